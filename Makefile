@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# swnic: kernel module, libfabric provider, management tool and selftests.
+#
+#   make            module (for $(K)), provider, tool and selftests
+#   make check      setup + build + run the suite in a VM on every kernel
+#   make demo       setup + build + boot a VM and show swnic at work
+#   make bench      benchmarks in the VM (swnic beside shm and tcp)
+#   make style      checkpatch on the kernel code
+#   make install    install module, provider, tool and man pages on this host
+#
+# Kernel trees: `tools/testing/setup.sh` unpacks Debian's 6.1 and 6.12
+# kernels and headers into $(SWNIC_CACHE)/k/<tag>/. On a real host, build
+# against the running kernel with `make module K=host KDIR=/lib/modules/$(uname -r)/build`.
+
+SWNIC_CACHE ?= $(HOME)/.cache/swnic
+export SWNIC_CACHE
+KERNELS     ?= 6.1 6.12
+K           ?= 6.12
+KDIR        ?= $(SWNIC_CACHE)/k/$(K)/build
+MODOUT      := build/$(K)
+
+PREFIX      ?= /usr/local
+LIBDIR      ?= $(PREFIX)/lib
+PROVDIR     ?= $(LIBDIR)/libfabric
+INCDIR      ?= $(PREFIX)/include
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+DESTDIR     ?=
+
+CC          ?= gcc
+USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	       -Wno-unused-parameter -Iinclude/uapi -Iinclude $(CFLAGS)
+
+MOD_SRCS  := Kbuild $(wildcard kernel/*.c kernel/*.h include/uapi/linux/*.h)
+
+LIB_SRCS  := $(wildcard lib/*.c)
+LIB_HDRS  := $(wildcard lib/*.h include/uapi/linux/*.h include/rdma/*.h)
+LIB       := lib/libswnic-fi.so
+
+TOOL_SRCS := $(wildcard tools/swnic/*.c)
+TOOL_HDRS := $(wildcard tools/swnic/*.h include/uapi/linux/*.h)
+TOOL      := tools/swnic/swnic
+
+TEST_SRCS := $(wildcard selftests/*.c)
+TEST_HDRS := $(wildcard selftests/*.h include/uapi/linux/*.h include/rdma/*.h)
+TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
+
+.PHONY: all module modules lib tool selftests setup check demo bench style \
+	install install-module install-user uninstall clean
+
+all: module lib tool selftests
+
+# ---- kernel module --------------------------------------------------------
+
+module: $(MODOUT)/swnic.ko
+
+$(MODOUT)/swnic.ko: $(MOD_SRCS)
+	@test -d "$(KDIR)" || { echo "no kernel tree at $(KDIR): run tools/testing/setup.sh or set KDIR=" >&2; exit 1; }
+	@mkdir -p $(MODOUT)
+	@find $(MODOUT) -type l -delete
+	@cp -rs $(CURDIR)/Kbuild $(CURDIR)/kernel $(CURDIR)/include $(MODOUT)/
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(MODOUT) W=1 modules
+
+modules:
+	@for k in $(KERNELS); do $(MAKE) --no-print-directory module K=$$k || exit 1; done
+
+# ---- user space -----------------------------------------------------------
+
+lib: $(LIB)
+
+$(LIB): $(LIB_SRCS) $(LIB_HDRS)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -fvisibility=hidden \
+		-Wl,--no-undefined -o $@ $(LIB_SRCS) -lfabric -lpthread
+
+tool: $(TOOL)
+
+$(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
+	$(CC) $(USER_CFLAGS) $(shell pkg-config --cflags json-c) -o $@ \
+		$(TOOL_SRCS) -lmnl $(shell pkg-config --libs json-c)
+
+selftests: $(TESTS)
+
+selftests/out/%: selftests/%.c $(TEST_HDRS)
+	@mkdir -p selftests/out
+	$(CC) $(USER_CFLAGS) -Iselftests -o $@ $< -lfabric -lpthread
+
+# ---- the VM ---------------------------------------------------------------
+
+setup:
+	tools/testing/setup.sh
+
+check: setup
+	$(MAKE) --no-print-directory modules lib tool selftests
+	tools/testing/check.sh $(KERNELS)
+
+demo: setup
+	$(MAKE) --no-print-directory modules lib tool selftests
+	tools/testing/vm.sh --kernel $(K) -- tools/testing/demo.sh
+
+bench: setup
+	$(MAKE) --no-print-directory modules lib tool selftests
+	tools/testing/vm.sh --kernel $(K) -- selftests/bench.sh
+
+style:
+	tools/testing/checkpatch.sh
+
+# ---- install on a real host ----------------------------------------------
+
+install: install-module install-user
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(MODOUT) modules_install
+	depmod -a $(notdir $(patsubst %/build,%,$(realpath $(KDIR))))
+
+install-user: lib tool
+	install -D -m 0755 $(LIB) $(DESTDIR)$(PROVDIR)/libswnic-fi.so
+	install -D -m 0644 include/rdma/fi_ext_swnic.h $(DESTDIR)$(INCDIR)/rdma/fi_ext_swnic.h
+	install -D -m 0644 include/uapi/linux/swnic.h $(DESTDIR)$(INCDIR)/linux/swnic.h
+	install -D -m 0755 $(TOOL) $(DESTDIR)$(SBINDIR)/swnic
+	install -D -m 0644 Documentation/swnic.8 $(DESTDIR)$(MANDIR)/man8/swnic.8
+	install -D -m 0644 Documentation/fi_swnic.7 $(DESTDIR)$(MANDIR)/man7/fi_swnic.7
+	install -D -m 0644 tools/swnic/swnic.udev $(DESTDIR)/etc/udev/rules.d/90-swnic.rules
+
+uninstall:
+	rm -f $(DESTDIR)$(PROVDIR)/libswnic-fi.so $(DESTDIR)$(SBINDIR)/swnic \
+	      $(DESTDIR)$(INCDIR)/rdma/fi_ext_swnic.h $(DESTDIR)$(INCDIR)/linux/swnic.h \
+	      $(DESTDIR)$(MANDIR)/man8/swnic.8 $(DESTDIR)$(MANDIR)/man7/fi_swnic.7 \
+	      $(DESTDIR)/etc/udev/rules.d/90-swnic.rules
+
+clean:
+	rm -rf build selftests/out $(LIB) $(TOOL)

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_DEVICE_H
+#define _SWNIC_DEVICE_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/swnic.h>
+#include <linux/swnic_netlink.h>
+
+#define SWNIC_MAX_DEVICES	64
+
+/* Fixed limits of the engine, reported by QUERY_DEVICE. */
+#define SWNIC_MAX_EQ		256
+#define SWNIC_MAX_CNTR		1024
+#define SWNIC_MAX_AV		64
+#define SWNIC_MAX_CQ_ENTRIES	(1U << 16)
+#define SWNIC_MAX_SQ_ENTRIES	(1U << 14)
+#define SWNIC_MAX_RQ_ENTRIES	(1U << 14)
+#define SWNIC_MAX_IOV		4
+#define SWNIC_MAX_INJECT	64
+#define SWNIC_MAX_ERR_DATA	64
+#define SWNIC_MAX_MSG_SIZE	(1ULL << 30)
+#define SWNIC_MAX_MR_SIZE	(1ULL << 40)
+
+/* Per-device limits an administrator can change (netlink DEV_SET). */
+struct swnic_limits {
+	u32 max_domains;	/* open domains on the device */
+	u32 max_mr;		/* MRs per domain */
+	u32 max_ep;		/* endpoints per domain */
+	u32 max_cq;		/* CQs per domain */
+	u64 max_pinned;		/* pinned bytes over all domains, 0 = none */
+};
+
+/*
+ * A virtual NIC. Its memory lives as long as its struct device: every open
+ * domain holds a reference (swnic_device_get/put). Unpublishing it
+ * (swnic_device_destroy) is a separate step from freeing it: a destroyed
+ * device is off the list and its char device is gone, but open domains keep
+ * it alive until they close.
+ */
+struct swnic_device {
+	struct device dev;		/* refcount and sysfs; release frees */
+	struct cdev cdev;		/* /dev/<name> */
+	struct list_head list;		/* on swnic_devices, swnic_devices_lock */
+	u32 index;			/* immutable; also the char dev minor */
+	char name[SWNIC_NAME_MAX];	/* immutable */
+
+	struct mutex lock;		/* protects everything below */
+	struct list_head domains;	/* struct swnic_domain.dev_node */
+	u32 ndomains;			/* length of @domains */
+	bool dead;			/* destroyed: no new domains */
+	u32 state;			/* SWNIC_DEV_STATE_* */
+	int ifindex;			/* bound netdev, 0 = local only */
+	struct swnic_limits limits;
+};
+
+/* Serialises device creation/destruction and the device list. */
+extern struct mutex swnic_devices_lock;
+extern struct list_head swnic_devices;
+/* Bumped on every change to the device list (netlink dump consistency). */
+extern unsigned int swnic_devices_gen;
+
+int swnic_device_init(void);
+void swnic_device_exit(void);
+
+struct swnic_device *swnic_device_create(const char *name, int ifindex);
+void swnic_device_destroy(struct swnic_device *sdev);
+
+struct swnic_device *swnic_device_lookup_index(u32 index);
+struct swnic_device *swnic_device_lookup_name(const char *name);
+
+static inline void swnic_device_get(struct swnic_device *sdev)
+{
+	get_device(&sdev->dev);
+}
+
+static inline void swnic_device_put(struct swnic_device *sdev)
+{
+	put_device(&sdev->dev);
+}
+
+#endif /* _SWNIC_DEVICE_H */

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swnic domains: the context behind every open file of a device. A domain
+ * is published in two places - its device's list (for limits and dumps) and
+ * the global id table (for lookups by id) - and unpublished from both before
+ * its resources are released.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include "device.h"
+#include "domain.h"
+
+/* Domains by id; lookups under RCU, entries freed after a grace period. */
+static DEFINE_XARRAY_ALLOC1(swnic_domain_xa);
+static u32 swnic_domain_next_id;
+
+static void swnic_domain_release(struct kref *ref)
+{
+	struct swnic_domain *dom = container_of(ref, struct swnic_domain, ref);
+
+	mmdrop(dom->mm);
+	swnic_device_put(dom->sdev);
+	mutex_destroy(&dom->lock);
+	kfree_rcu(dom, rcu);
+}
+
+void swnic_domain_put(struct swnic_domain *dom)
+{
+	kref_put(&dom->ref, swnic_domain_release);
+}
+
+/**
+ * swnic_domain_open() - create a domain on @sdev for the current process
+ * @sdev: the device; the domain takes its own reference
+ * @out: the new domain, holding the caller's (the file's) reference
+ *
+ * Return: 0, -ENODEV if the device is destroyed or down, -EMFILE at the
+ * device's domain limit, -ENOMEM.
+ */
+int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
+{
+	struct swnic_domain *dom;
+	int ret;
+
+	dom = kzalloc(sizeof(*dom), GFP_KERNEL);
+	if (!dom)
+		return -ENOMEM;
+	kref_init(&dom->ref);
+	mutex_init(&dom->lock);
+	INIT_LIST_HEAD(&dom->dev_node);
+	dom->tgid = task_tgid_nr(current);
+	dom->uid = current_uid();
+	get_task_comm(dom->comm, current);
+	dom->mm = current->mm;
+	mmgrab(dom->mm);
+	dom->sdev = sdev;
+	swnic_device_get(sdev);
+
+	mutex_lock(&sdev->lock);
+	if (sdev->dead || sdev->state != SWNIC_DEV_STATE_UP) {
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	if (sdev->ndomains >= sdev->limits.max_domains) {
+		ret = -EMFILE;
+		goto err_unlock;
+	}
+	ret = xa_alloc_cyclic(&swnic_domain_xa, &dom->id, dom, xa_limit_31b,
+			      &swnic_domain_next_id, GFP_KERNEL);
+	if (ret < 0)
+		goto err_unlock;
+	list_add_tail(&dom->dev_node, &sdev->domains);
+	sdev->ndomains++;
+	mutex_unlock(&sdev->lock);
+
+	*out = dom;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&sdev->lock);
+	swnic_domain_put(dom);
+	return ret;
+}
+
+/**
+ * swnic_domain_close() - end a domain
+ * @dom: the domain of a file being released
+ *
+ * Unpublishes @dom, releases what it owns and drops the file's reference.
+ */
+void swnic_domain_close(struct swnic_domain *dom)
+{
+	struct swnic_device *sdev = dom->sdev;
+
+	mutex_lock(&sdev->lock);
+	list_del_init(&dom->dev_node);
+	sdev->ndomains--;
+	mutex_unlock(&sdev->lock);
+	xa_erase(&swnic_domain_xa, dom->id);
+
+	swnic_domain_put(dom);
+}
+
+/* Return: the domain with id @id with a reference held, or NULL. */
+struct swnic_domain *swnic_domain_lookup(u32 id)
+{
+	struct swnic_domain *dom;
+
+	rcu_read_lock();
+	dom = xa_load(&swnic_domain_xa, id);
+	if (dom && !kref_get_unless_zero(&dom->ref))
+		dom = NULL;
+	rcu_read_unlock();
+	return dom;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_DOMAIN_H
+#define _SWNIC_DOMAIN_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+
+struct swnic_device;
+
+/*
+ * A domain: one open file of a device's char device. The file holds the
+ * initial reference; anything working on the domain outside a syscall on
+ * that file (netlink dumps, in-flight operations) holds its own.
+ */
+struct swnic_domain {
+	struct kref ref;
+	struct swnic_device *sdev;	/* holds a device reference */
+	struct list_head dev_node;	/* on sdev->domains, sdev->lock */
+	u32 id;				/* immutable, unique while alive */
+
+	/* The process that opened the file: immutable. */
+	pid_t tgid;
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];
+	struct mm_struct *mm;		/* mmgrab'ed: owner of registrations */
+
+	struct mutex lock;		/* serialises control operations */
+	struct rcu_head rcu;		/* frees after RCU lookups end */
+};
+
+int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out);
+void swnic_domain_close(struct swnic_domain *dom);
+
+struct swnic_domain *swnic_domain_lookup(u32 id);
+void swnic_domain_put(struct swnic_domain *dom);
+
+static inline void swnic_domain_get(struct swnic_domain *dom)
+{
+	kref_get(&dom->ref);
+}
+
+/* Is the caller the process that opened @dom (not e.g. a forked child)? */
+static inline bool swnic_domain_is_owner(const struct swnic_domain *dom)
+{
+	return current->mm == dom->mm;
+}
+
+#endif /* _SWNIC_DOMAIN_H */

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swnic: a software RDMA NIC for libfabric.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <net/genetlink.h>
+
+#include "device.h"
+#include "netlink.h"
+
+static char *default_dev = "swnic0";
+module_param(default_dev, charp, 0444);
+MODULE_PARM_DESC(default_dev,
+		 "Name of the local device created at load (empty: none)");
+
+static struct swnic_device *swnic_default_dev;
+
+static int __init swnic_init(void)
+{
+	int ret;
+
+	ret = swnic_device_init();
+	if (ret)
+		return ret;
+
+	if (default_dev && *default_dev) {
+		swnic_default_dev = swnic_device_create(default_dev, 0);
+		if (IS_ERR(swnic_default_dev)) {
+			ret = PTR_ERR(swnic_default_dev);
+			pr_err("cannot create device %s: %d\n", default_dev, ret);
+			goto err_device;
+		}
+	}
+
+	ret = swnic_genl_init();
+	if (ret)
+		goto err_device;
+
+	pr_info("loaded, version " SWNIC_VERSION "\n");
+	return 0;
+
+err_device:
+	swnic_device_exit();
+	return ret;
+}
+
+static void __exit swnic_exit(void)
+{
+	swnic_genl_exit();
+	swnic_device_exit();
+}
+
+module_init(swnic_init);
+module_exit(swnic_exit);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("swnic developers");
+MODULE_DESCRIPTION("swnic: a software RDMA NIC for libfabric");
+MODULE_VERSION(SWNIC_VERSION);
+MODULE_ALIAS_GENL_FAMILY(SWNIC_GENL_NAME);
