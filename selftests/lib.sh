@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# lib.sh - TAP helpers for swnic's shell selftests (selftests/test_*.sh).
+#
+#	#!/bin/sh
+#	. "$(dirname "$0")/lib.sh"
+#	tap_plan 3			# optional: else tap_done prints the plan
+#	require_cmd swnic		# no swnic tool: skip the whole file
+#	check "device exists" test -c /dev/swnic0
+#	check_fail "empty name is rejected" swnic dev add ""
+#	if ...; then ok "desc"; else not_ok "desc" "why"; fi
+#	skip "remote peers" "no second host"
+#	tap_done			# summary; exit 0 unless something failed
+#
+# Output is TAP 13 at top level: "ok N - desc", "not ok N - desc",
+# "ok N - desc # SKIP reason", diagnostics as "# ..." lines. selftests/run.sh
+# counts the top-level ok/not ok lines, and reports a file that exits
+# non-zero without a "not ok", or runs fewer tests than it planned.
+# Exit status (kselftest's): 0 pass, 1 fail, 4 the whole file was skipped.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+TAP_N=0
+TAP_PASS=0
+TAP_FAIL=0
+TAP_SKIP=0
+TAP_PLAN=
+TAP_HEADER=
+
+: "${SWNIC_REPO:=$(cd "$(dirname "$0")/.." && pwd)}"
+
+_tap_header()
+{
+	[ -n "$TAP_HEADER" ] && return 0
+	TAP_HEADER=1
+	echo "TAP version 13"
+}
+
+# tap_plan N: announce N tests (before the first result).
+tap_plan()
+{
+	_tap_header
+	TAP_PLAN=$1
+	echo "1..$1"
+}
+
+# diag TEXT...: a diagnostic line per argument; "-" reads them from stdin.
+diag()
+{
+	if [ "$#" = 1 ] && [ "$1" = - ]; then
+		sed 's/^/# /'
+		return 0
+	fi
+	for _tap_l in "$@"; do
+		printf '%s\n' "$_tap_l" | sed 's/^/# /'
+	done
+}
+
+# ok DESC
+ok()
+{
+	_tap_header
+	TAP_N=$((TAP_N + 1))
+	TAP_PASS=$((TAP_PASS + 1))
+	echo "ok $TAP_N - $1"
+}
+
+# not_ok DESC [DIAG...]
+not_ok()
+{
+	_tap_header
+	TAP_N=$((TAP_N + 1))
+	TAP_FAIL=$((TAP_FAIL + 1))
+	echo "not ok $TAP_N - $1"
+	shift
+	[ "$#" -gt 0 ] && diag "$@"
+	return 0
+}
+
+# skip DESC REASON
+skip()
+{
+	_tap_header
+	TAP_N=$((TAP_N + 1))
+	TAP_SKIP=$((TAP_SKIP + 1))
+	echo "ok $TAP_N - $1 # SKIP ${2:-}"
+}
+
+# skip_all REASON: nothing in this file can run here.
+skip_all()
+{
+	_tap_header
+	echo "1..0 # SKIP $1"
+	exit "$KSFT_SKIP"
+}
+
+# require_cmd CMD...: skip the whole file unless every CMD is available.
+require_cmd()
+{
+	for _tap_c in "$@"; do
+		command -v "$_tap_c" >/dev/null 2>&1 ||
+			skip_all "$_tap_c not available"
+	done
+}
+
+# check DESC CMD [ARGS...]: ok if CMD succeeds; else not ok with its output.
+check()
+{
+	_tap_d=$1
+	shift
+	if _tap_o=$("$@" 2>&1); then
+		ok "$_tap_d"
+	else
+		_tap_st=$?
+		not_ok "$_tap_d" "\`$*\` exited with status $_tap_st"
+		[ -n "$_tap_o" ] && printf '%s\n' "$_tap_o" | tail -n 40 | diag -
+	fi
+	return 0
+}
+
+# check_fail DESC CMD [ARGS...]: ok if CMD fails (exits non-zero, no signal).
+check_fail()
+{
+	_tap_d=$1
+	shift
+	if _tap_o=$("$@" 2>&1); then
+		not_ok "$_tap_d" "\`$*\` succeeded but should have failed"
+		[ -n "$_tap_o" ] && printf '%s\n' "$_tap_o" | tail -n 40 | diag -
+	else
+		_tap_st=$?
+		if [ "$_tap_st" -gt 128 ]; then
+			not_ok "$_tap_d" "\`$*\` died with status $_tap_st"
+		else
+			ok "$_tap_d"
+		fi
+	fi
+	return 0
+}
+
+# tap_done: print the plan (if not given) and a summary, and exit.
+tap_done()
+{
+	_tap_header
+	[ -n "$TAP_PLAN" ] || echo "1..$TAP_N"
+	echo "# $TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped"
+	if [ -n "$TAP_PLAN" ] && [ "$TAP_N" -ne "$TAP_PLAN" ]; then
+		echo "# planned $TAP_PLAN tests but ran $TAP_N"
+		exit "$KSFT_FAIL"
+	fi
+	[ "$TAP_FAIL" -eq 0 ] || exit "$KSFT_FAIL"
+	exit "$KSFT_PASS"
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh - run the selftest suite in a VM on each kernel and add up.
+#
+# Usage: tools/testing/check.sh KERNEL...        (make check: 6.1 6.12)
+#
+# For each kernel tag: `tools/testing/vm.sh --kernel TAG` (selftests/run.sh),
+# streamed and saved to build/check-TAG.log. Counts the top-level TAP lines
+# of all kernels: "ok" (passed), "ok ... # SKIP" (skipped, listed) and
+# "not ok" (failed). A VM that fails to boot or return (vm.sh exit status
+# other than 0/1, or 1 without any "not ok") counts as one more failure.
+# The last line of output is exactly "N passed, M failed"; the exit
+# status is 1 if M > 0.
+#
+# Environment: SWNIC_CHECK_TIMEOUT (seconds per VM, passed to vm.sh
+# --timeout), and everything vm.sh and run.sh read (SWNIC_TESTS, ...).
+
+set -eu
+set -o pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+cd "$REPO"
+
+[ $# -gt 0 ] || { echo "usage: $0 KERNEL..." >&2; exit 2; }
+
+total_pass=0
+total_fail=0
+total_skip=0
+summary=()
+skipped=()
+
+for k in "$@"; do
+	log=build/check-$k.log
+	mkdir -p build
+	echo "==== [$k] tools/testing/vm.sh --kernel $k ===="
+	t0=$SECONDS
+	args=(--kernel "$k")
+	[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] && args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
+	rc=0
+	tools/testing/vm.sh "${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+
+	read -r pass fail skip < <(awk '
+		/^not ok($| )/ { f++; next }
+		/^ok($| )/ { if (tolower($0) ~ /# skip/) s++; else p++ }
+		END { print p + 0, f + 0, s + 0 }' "$log")
+	if [ "$rc" != 0 ] && { [ "$rc" != 1 ] || [ "$fail" = 0 ]; }; then
+		line="not ok - vm $k: vm.sh exited with status $rc"
+		echo "$line" | tee -a "$log"
+		fail=$((fail + 1))
+	elif [ "$rc" = 0 ] && [ $((pass + fail + skip)) = 0 ]; then
+		line="not ok - vm $k: no test results"
+		echo "$line" | tee -a "$log"
+		fail=$((fail + 1))
+	fi
+	while IFS= read -r line; do
+		skipped+=("[$k] $line")
+	done < <(awk '/^# selftest: / { name = substr($0, 13) ": " }
+		      /^ok($| )/ && tolower($0) ~ /# skip/ { print name $0 }' "$log")
+
+	kver=$(cat "${SWNIC_CACHE:-$HOME/.cache/swnic}/k/$k/kver" 2>/dev/null) || kver="?"
+	summary+=("[$k] $kver: $pass passed, $fail failed, $skip skipped (vm.sh exit $rc, $((SECONDS - t0))s)")
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	total_skip=$((total_skip + skip))
+done
+
+echo "==== summary ===="
+if [ ${#skipped[@]} -gt 0 ]; then
+	echo "skipped:"
+	printf '  %s\n' "${skipped[@]}"
+fi
+printf '%s\n' "${summary[@]}"
+[ "$total_skip" = 0 ] || echo "($total_skip skipped)"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

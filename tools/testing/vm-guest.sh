@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# vm-guest.sh - the VM's init (PID 1) after switch_root; see vm.sh.
+#
+# Sourced by /run/swnic/init, which vm.sh writes on the job share with:
+#   VM_REPO VM_TAG VM_KVER VM_MODULE VM_KO VM_DEADLINE VM_SHARES VM_ENV VM_CMD
+# Sets up the rest of the system, loads swnic, runs VM_CMD with its output
+# on ttyS1 (the host's stdout), writes its status to /run/swnic/status and
+# powers off. PID 1 must never exit, so nothing here uses `set -e`.
+
+JOB=/run/swnic
+OUT=/dev/ttyS1
+P9OPTS=trans=virtio,version=9p2000.L,msize=512000
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LANG=C.UTF-8
+umask 022
+
+vm_poweroff()
+{
+	# Let ttyS1 drain (stty waits for it), then power off at once.
+	stty -F "$OUT" raw -echo 2>/dev/null
+	busybox poweroff -f 2>/dev/null
+	echo o > /proc/sysrq-trigger
+	sleep 60
+}
+
+vm_finish()
+{
+	local st=$1
+
+	dmesg > "$JOB/dmesg" 2>/dev/null
+	echo "$st" > "$JOB/status.tmp" && mv "$JOB/status.tmp" "$JOB/status"
+	echo "SWNIC-VM-EXIT=$st" > /dev/console
+	vm_poweroff
+}
+
+# The tail of the kernel log since the system was up (see vm_setup).
+vm_dmesg_tail()
+{
+	echo "vm: ---- dmesg tail ----"
+	dmesg | awk '/swnic-vm: up/ { n = 0 } { l[n++] = $0 }
+		     END { for (i = (n > '"$1"' ? n - '"$1"' : 0); i < n; i++) print l[i] }'
+	echo "vm: ----"
+}
+
+vm_fail()
+{
+	echo "vm: $*"
+	vm_dmesg_tail 25
+	vm_finish 125
+}
+
+vm_setup()
+{
+	local i p
+
+	# Marks where the kernel log of this job starts (run.sh checks it).
+	echo "swnic-vm: up, kernel $VM_KVER" > /dev/kmsg
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+	echo swnic-vm > /proc/sys/kernel/hostname
+	ip link set lo up || vm_fail "cannot bring lo up"
+	mkdir -p /tmp/home
+
+	for i in "${!VM_SHARES[@]}"; do
+		p=${VM_SHARES[$i]}
+		mkdir -p "$p" 2>/dev/null
+		mount -t 9p -o "$P9OPTS,rw,cache=none" "swnic_sh$i" "$p" ||
+			vm_fail "cannot mount --share $p"
+	done
+}
+
+vm_load_module()
+{
+	local err
+
+	echo "swnic-vm: insmod $VM_KO" > /dev/kmsg
+	if ! err=$(insmod "$VM_KO" 2>&1); then
+		vm_fail "insmod $VM_KO failed: $err"
+	fi
+}
+
+vm_run()
+{
+	local now left st e watchdog
+
+	for e in "${VM_ENV[@]}"; do
+		export "${e?}"
+	done
+	export SWNIC_VM=1 SWNIC_REPO="$VM_REPO" SWNIC_KERNEL="$VM_TAG"
+	export SWNIC_KVER="$VM_KVER" SWNIC_MODULE="$VM_KO"
+	export FI_PROVIDER_PATH="$VM_REPO/lib"
+	export PATH="$VM_REPO/tools/swnic:$PATH"
+	export HOME=/tmp/home
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+	now=$(date +%s)
+	left=$((VM_DEADLINE - now))
+	[ "$left" -ge 5 ] || left=5
+
+	cut -d' ' -f1 /proc/uptime > "$JOB/uptime"
+	: > "$JOB/started"
+	cd "$VM_REPO" || vm_fail "no $VM_REPO"
+	# Just before the timeout fires, show what is still running and where
+	# it blocks (sysrq-w: stacks of blocked tasks), even if it never dies.
+	{
+		sleep $((left - 1))
+		: > /tmp/.vm-timeout
+		echo "vm: '${VM_CMD[*]}' still running after $((left - 1))s; processes:"
+		# shellcheck disable=SC2009  # the forest, minus kernel threads
+		ps -eo pid,stat,wchan:28,etime,args --forest | grep -v ' \[[^]]*\]$'
+		echo w > /proc/sysrq-trigger
+		vm_dmesg_tail 60
+	} &
+	watchdog=$!
+	timeout -k 10 "$left" "${VM_CMD[@]}"
+	st=$?
+	kill "$watchdog" 2>/dev/null
+	cd /
+	if [ -e /tmp/.vm-timeout ]; then
+		sleep 1	# the watchdog's report
+		echo "vm: '${VM_CMD[*]}' timed out after ${left}s (status $st)"
+		st=124
+	fi
+	vm_finish "$st"
+}
+
+stty -F "$OUT" raw -echo 2>/dev/null
+exec < /dev/null > "$OUT" 2>&1
+
+vm_setup
+[ "$VM_MODULE" = 1 ] && vm_load_module
+vm_run
