@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Memory regions: what the rest of the module may use.
+ *
+ * Control (ioctls on the domain's file): swnic_mr_reg/dereg/query/refresh
+ * and swnic_inval_query. Data path: swnic_mr_ref_get() resolves a key into
+ * a reference on the MR and its pages, swnic_mr_ref_walk() hands out the
+ * pages, swnic_mr_ref_put() lets go. Netlink: swnic_mr_next() and the
+ * counters below. Documentation/mr.rst has the model.
+ */
+#ifndef _SWNIC_MR_H
+#define _SWNIC_MR_H
+
+#include <linux/kref.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/rhashtable-types.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "mr_stats.h"
+#include "notifier.h"
+
+struct swnic_device;
+struct swnic_domain;
+struct swnic_umem;
+
+/* Kernel-only state of an MR that is being torn down. */
+#define SWNIC_MR_STATE_DEAD	0
+
+/* Access rights the kernel writes pages for (the others read them). */
+#define SWNIC_MR_ACCESS_WRITES	(SWNIC_MR_ACCESS_RECV | SWNIC_MR_ACCESS_READ | \
+				 SWNIC_MR_ACCESS_REMOTE_WRITE)
+#define SWNIC_MR_ACCESS_LOCAL	(SWNIC_MR_ACCESS_SEND | SWNIC_MR_ACCESS_RECV | \
+				 SWNIC_MR_ACCESS_READ | SWNIC_MR_ACCESS_WRITE)
+#define SWNIC_MR_ACCESS_REMOTE	(SWNIC_MR_ACCESS_REMOTE_READ | \
+				 SWNIC_MR_ACCESS_REMOTE_WRITE)
+
+/*
+ * The MR state of one domain (dom->mr). The domain holds a reference until
+ * it closes; every MR and every pinned umem holds one too, so counters stay
+ * valid until the last page is unpinned. It holds what those need of the
+ * domain itself, not the domain. Freed after an RCU grace period.
+ */
+struct swnic_mr_domain {
+	struct kref ref;
+	struct swnic_device *sdev;	/* holds a reference: its counters */
+	struct mm_struct *mm;		/* mmgrab'ed: the owner's, charged */
+	struct swnic_domain __rcu *dom;	/* while open (events), RCU */
+	struct mutex lock;		/* serialises publish/unpublish below */
+	struct xarray mrs;		/* handle -> MR, RCU lookups, @lock */
+	u32 next_handle;		/* cyclic handle cursor, @lock */
+	u32 nmr;			/* MRs published or being made, @lock */
+	bool dead;			/* domain closing: no new MRs, @lock */
+	struct rhashtable user_keys;	/* (auth key, key) -> MR, @lock */
+	struct swnic_mr_stats stats;	/* this domain's counters */
+	struct swnic_inval inval;	/* the invalidation page */
+	atomic_t releases;		/* async umem releases queued */
+	struct work_struct release_work; /* the last put frees from here */
+	struct rcu_head rcu;
+};
+
+/* Key of the user-key table: unique per (domain, auth key). */
+struct swnic_mr_ukey {
+	u64 key;
+	u32 auth_key;
+	u32 zero;			/* padding, always 0 (hashed) */
+};
+
+/*
+ * A memory region. Published in its domain's @mrs (and @user_keys) with
+ * the table's reference; lookups take theirs with kref_get_unless_zero()
+ * under RCU. Deregistration unpublishes, marks it DEAD, removes the
+ * notifier and drops the pins; the struct goes with the last reference.
+ */
+struct swnic_mr {
+	struct kref ref;
+	struct swnic_mr_domain *mrd;	/* holds a reference */
+	struct rcu_head rcu;
+
+	/* Immutable once published. */
+	u32 handle;			/* index in mrd->mrs */
+	u32 access;			/* SWNIC_MR_ACCESS_* */
+	u32 flags;			/* SWNIC_MR_REG_* */
+	u32 auth_key;			/* the domain's when registered */
+	u64 key;
+	u64 addr;			/* as registered (any alignment) */
+	u64 length;
+	struct swnic_mr_ukey ukey;	/* USER_KEY: the hashed key */
+	struct rhash_head ukey_node;	/* USER_KEY: in mrd->user_keys */
+
+	/*
+	 * @lock protects @state, @umem and the ODP flags, and is the lock the
+	 * notifier sequence is set and checked under (mmu_interval_set_seq /
+	 * mmu_interval_read_retry). Taken in the notifier and by the data
+	 * path (maybe in softirq): _bh, never sleep under it.
+	 */
+	spinlock_t lock;
+	u32 state;			/* SWNIC_MR_STATE_* */
+	struct swnic_umem *umem;	/* pinned mode: pages while VALID */
+	bool odp_mapped;		/* ODP: pages faulted since last inval */
+	bool odp_dropped;		/* ODP: an invalidation dropped them */
+	bool verify_pending;		/* pinned: @verify_work is queued */
+	struct mmu_interval_notifier notifier;
+
+	atomic64_t revocations;
+	atomic64_t invalidations;
+	atomic64_t refaults;
+	struct work_struct revoke_work;	/* reports a revocation (netlink) */
+	struct work_struct verify_work;	/* checks pages after a THP split */
+};
+
+/* Snapshot of one MR, for dumps and events. */
+struct swnic_mr_info {
+	u32 handle;
+	u32 state;			/* SWNIC_MR_STATE_* */
+	u64 key;
+	u64 addr;
+	u64 length;
+	u32 access;			/* SWNIC_MR_ACCESS_* */
+	u32 flags;			/* SWNIC_MR_REG_* */
+	u32 auth_key;
+	u32 extents;			/* runs of pinned pages */
+	u64 pinned_bytes;
+	u64 revocations;
+	u64 invalidations;
+	u64 refaults;
+};
+
+/* What an access names (the data path's view of a request). */
+struct swnic_mr_target {
+	u64 key;
+	u64 addr;			/* VA or offset, see @flags */
+	u64 len;			/* > 0 */
+	u32 access;			/* exactly one SWNIC_MR_ACCESS_* right */
+	u32 auth_key;			/* accessor's (LOCAL: the MR's) */
+	u32 flags;			/* SWNIC_MR_TARGET_* */
+};
+
+/*
+ * The owning domain's own access: local rights, @addr is a virtual
+ * address. Without it the access is a peer's: remote rights, addressing
+ * per SWNIC_MR_REG_VIRT_ADDR. Both name the MR by (auth key, key).
+ */
+#define SWNIC_MR_TARGET_LOCAL	BIT(0)
+
+/* A resolved access: holds the MR and, pinned, its pages until _put(). */
+struct swnic_mr_ref {
+	struct swnic_mr *mr;
+	struct swnic_umem *umem;	/* pinned mode, else NULL */
+	u64 start;			/* byte offset of the access in the MR */
+	u64 len;
+	bool write;			/* the kernel writes the pages */
+};
+
+/* Called for each page piece of an access; non-zero stops the walk. */
+typedef int (*swnic_mr_page_fn)(void *ctx, struct page *page,
+				unsigned int offset, unsigned int len);
+
+/* Deferred MR work (unpinning, events, frees); drained at module exit. */
+extern struct workqueue_struct *swnic_mr_wq;
+
+int swnic_mr_init(void);
+void swnic_mr_exit(void);
+
+/* chardev ioctls (the struct is the kernel's copy, see chardev.c) */
+int swnic_mr_reg(struct swnic_domain *dom, void *arg);
+int swnic_mr_dereg(struct swnic_domain *dom, void *arg);
+int swnic_mr_query(struct swnic_domain *dom, void *arg);
+int swnic_mr_refresh(struct swnic_domain *dom, void *arg);
+int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg);
+int swnic_inval_query(struct swnic_domain *dom, void *arg);
+u64 swnic_mr_features(void);
+
+/* domain lifetime (domain.c) */
+int swnic_mr_domain_init(struct swnic_domain *dom);
+void swnic_mr_domain_destroy(struct swnic_domain *dom);
+
+/* data path */
+int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
+		     struct swnic_mr_ref *ref);
+int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
+		      swnic_mr_page_fn fn, void *ctx);
+int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
+			 u64 len);
+int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
+			   u64 len);
+void swnic_mr_ref_put(struct swnic_mr_ref *ref);
+
+/* netlink: dumps and counters */
+int swnic_mr_next(struct swnic_domain *dom, unsigned long *handle,
+		  struct swnic_mr_info *info);
+void swnic_mr_domain_counters(struct swnic_domain *dom,
+			      struct swnic_mr_counters *c);
+void swnic_mr_device_counters(struct swnic_device *sdev,
+			      struct swnic_mr_counters *c);
+
+/* internal to the MR files (mr*.c, notifier.c, umem.c) */
+struct swnic_mr_domain *swnic_mr_domain_get_rcu(struct swnic_domain *dom);
+void swnic_mr_domain_put(struct swnic_mr_domain *mrd);
+int swnic_mr_keys_init(struct swnic_mr_domain *mrd);
+void swnic_mr_keys_destroy(struct swnic_mr_domain *mrd);
+struct swnic_mr *swnic_mr_lookup_key(struct swnic_mr_domain *mrd,
+				     u32 auth_key, u64 key);
+struct swnic_mr *swnic_mr_lookup_handle(struct swnic_mr_domain *mrd,
+					u32 handle);
+int swnic_mr_key_assign(struct swnic_mr_domain *mrd, struct swnic_mr *mr,
+			u64 user_key);
+void swnic_mr_key_release(struct swnic_mr_domain *mrd, struct swnic_mr *mr);
+int swnic_mr_publish(struct swnic_mr_domain *mrd, struct swnic_mr *mr);
+void swnic_mr_unpublish(struct swnic_mr_domain *mrd, struct swnic_mr *mr);
+void swnic_mr_put(struct swnic_mr *mr);
+void swnic_mr_stat_add(struct swnic_mr_domain *mrd, size_t offset, s64 v);
+void swnic_mr_info_fill(struct swnic_mr *mr, struct swnic_mr_info *info);
+
+#define swnic_mr_stat_inc(mrd, field)					\
+	swnic_mr_stat_add(mrd, offsetof(struct swnic_mr_stats, field), 1)
+
+static inline void swnic_mr_get(struct swnic_mr *mr)
+{
+	kref_get(&mr->ref);
+}
+
+static inline void swnic_mr_domain_get(struct swnic_mr_domain *mrd)
+{
+	kref_get(&mrd->ref);
+}
+
+#endif /* _SWNIC_MR_H */

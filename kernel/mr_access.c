@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel access API of MRs: resolve (key, address, length, right) into
+ * a reference on the MR and its pages, and walk those pages.
+ *
+ * Every access is checked here and nowhere else: the key under the
+ * accessor's auth key, the MR's state, the right asked for against the
+ * MR's rights, and the bounds, with the address taken as a virtual address
+ * (the owner's accesses, FI_MR_VIRT_ADDR MRs) or an offset.
+ *
+ * Pinned MRs: the reference holds the umem, so the pages stay pinned even
+ * if the MR is revoked or deregistered meanwhile. ODP MRs: pages are
+ * faulted in with hmm_range_fault() a window at a time and held with a
+ * page reference while the caller uses them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/hmm.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "domain.h"
+#include "mr.h"
+#include "umem.h"
+
+/* Pages an ODP walk faults in and holds at a time. */
+#define SWNIC_ODP_WINDOW	16
+
+/* Give up faulting an ODP window that keeps being invalidated (ms). */
+#define SWNIC_ODP_TIMEOUT_MS	1000
+
+/* Return: the byte offset of @t in @mr, or a negative errno. */
+static s64 swnic_mr_target_offset(const struct swnic_mr *mr,
+				  const struct swnic_mr_target *t)
+{
+	u64 start = t->addr;
+
+	if ((t->flags & SWNIC_MR_TARGET_LOCAL) ||
+	    (mr->flags & SWNIC_MR_REG_VIRT_ADDR)) {
+		if (t->addr < mr->addr)
+			return -ERANGE;
+		start = t->addr - mr->addr;
+	}
+	if (start > mr->length || t->len > mr->length - start)
+		return -ERANGE;
+	return start;
+}
+
+static int swnic_mr_check_right(const struct swnic_mr_target *t)
+{
+	u32 allowed = (t->flags & SWNIC_MR_TARGET_LOCAL) ?
+		      SWNIC_MR_ACCESS_LOCAL : SWNIC_MR_ACCESS_REMOTE;
+
+	if (t->flags & ~SWNIC_MR_TARGET_LOCAL || !t->len ||
+	    hweight32(t->access) != 1 || !(t->access & allowed))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * swnic_mr_ref_get() - check an access and take a reference for it
+ * @dom: the domain that owns the MR (for a peer's access, the target);
+ *	 the caller holds a reference on it
+ * @t: what is accessed, how, by whom
+ * @ref: out: the reference, for swnic_mr_ref_walk() and swnic_mr_ref_put()
+ *
+ * Context: any but hardirq; does not sleep.
+ * Return: 0, -EINVAL malformed @t, -ENOKEY no MR with that key under that
+ * auth key (or being deregistered), -EKEYREVOKED revoked, -EACCES the MR
+ * lacks the right, -ERANGE outside the MR.
+ */
+int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
+		     struct swnic_mr_ref *ref)
+{
+	struct swnic_mr_domain *mrd;
+	struct swnic_mr *mr;
+	s64 start;
+	int ret;
+
+	ret = swnic_mr_check_right(t);
+	if (ret)
+		return ret;
+	mrd = swnic_mr_domain_get_rcu(dom);
+	if (!mrd)
+		return -ENOKEY;
+
+	mr = swnic_mr_lookup_key(mrd, t->auth_key, t->key);
+	if (!mr) {
+		ret = -ENOKEY;
+		goto err_denied;
+	}
+	if (!(mr->access & t->access)) {
+		ret = -EACCES;
+		goto err_mr;
+	}
+	start = swnic_mr_target_offset(mr, t);
+	if (start < 0) {
+		ret = start;
+		goto err_mr;
+	}
+
+	*ref = (struct swnic_mr_ref) {
+		.mr = mr,
+		.start = start,
+		.len = t->len,
+		.write = t->access & SWNIC_MR_ACCESS_WRITES,
+	};
+	spin_lock_bh(&mr->lock);
+	if (mr->state == SWNIC_MR_STATE_VALID) {
+		ref->umem = mr->umem;
+		if (ref->umem)
+			swnic_umem_get(ref->umem);
+	} else {
+		ret = mr->state == SWNIC_MR_STATE_REVOKED ? -EKEYREVOKED :
+							    -ENOKEY;
+	}
+	spin_unlock_bh(&mr->lock);
+	if (ret)
+		goto err_mr;
+	swnic_mr_domain_put(mrd);
+	return 0;
+
+err_mr:
+	swnic_mr_put(mr);
+err_denied:
+	swnic_mr_stat_inc(mrd, access_denied);
+	swnic_mr_domain_put(mrd);
+	return ret;
+}
+
+/**
+ * swnic_mr_ref_put() - end an access
+ * @ref: from swnic_mr_ref_get()
+ *
+ * Context: any but hardirq. If the MR was revoked or deregistered
+ * meanwhile, the pages are unpinned from a workqueue.
+ */
+void swnic_mr_ref_put(struct swnic_mr_ref *ref)
+{
+	swnic_umem_put_async(ref->umem);
+	swnic_mr_put(ref->mr);
+	ref->umem = NULL;
+	ref->mr = NULL;
+}
+
+static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
+				swnic_mr_page_fn fn, void *ctx)
+{
+	struct swnic_umem *umem = ref->umem;
+	unsigned long idx, contig = 0;
+	struct page *page = NULL;
+	unsigned int pgoff, n;
+	int ret;
+
+	/* @off: from the start of the umem's first page. */
+	off += ref->mr->addr - umem->addr;
+	while (len) {
+		idx = off >> PAGE_SHIFT;
+		pgoff = offset_in_page(off);
+		if (!contig)
+			page = swnic_umem_page(umem, idx, &contig);
+		else
+			page = nth_page(page, 1);
+		contig--;
+		n = min_t(u64, len, PAGE_SIZE - pgoff);
+		ret = fn(ctx, page, pgoff, n);
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Fault in @npages pages of @mr from @start and take a reference on each,
+ * checked against the notifier under mr->lock so that none of them was
+ * unmapped before it was referenced.
+ */
+static int swnic_mr_odp_fault(struct swnic_mr *mr, unsigned long start,
+			      unsigned int npages, bool write,
+			      struct page **pages)
+{
+	unsigned long timeout = jiffies + msecs_to_jiffies(SWNIC_ODP_TIMEOUT_MS);
+	struct mm_struct *mm = mr->mrd->mm;
+	unsigned long pfns[SWNIC_ODP_WINDOW];
+	struct hmm_range range = {
+		.notifier = &mr->notifier,
+		.start = start,
+		.end = start + ((unsigned long)npages << PAGE_SHIFT),
+		.hmm_pfns = pfns,
+		.default_flags = HMM_PFN_REQ_FAULT |
+				 (write ? HMM_PFN_REQ_WRITE : 0),
+	};
+	unsigned int i;
+	int ret;
+
+	if (!mmget_not_zero(mm))
+		return -EFAULT;
+	for (;;) {
+		if (time_after(jiffies, timeout)) {
+			ret = -EBUSY;
+			break;
+		}
+		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(mm);
+		if (ret == -EBUSY)
+			continue;
+		if (ret) {
+			ret = -EFAULT;
+			break;
+		}
+
+		spin_lock_bh(&mr->lock);
+		if (mr->state != SWNIC_MR_STATE_VALID) {
+			spin_unlock_bh(&mr->lock);
+			ret = -ENOKEY;
+			break;
+		}
+		if (mmu_interval_read_retry(&mr->notifier,
+					    range.notifier_seq)) {
+			spin_unlock_bh(&mr->lock);
+			continue;
+		}
+		for (i = 0; i < npages; i++) {
+			pages[i] = hmm_pfn_to_page(pfns[i]);
+			get_page(pages[i]);
+		}
+		if (mr->odp_dropped) {
+			mr->odp_dropped = false;
+			atomic64_inc(&mr->refaults);
+			swnic_mr_stat_inc(mr->mrd, refaults);
+		}
+		mr->odp_mapped = true;
+		spin_unlock_bh(&mr->lock);
+		break;
+	}
+	mmput(mm);
+	return ret;
+}
+
+static int swnic_mr_walk_odp(struct swnic_mr_ref *ref, u64 off, u64 len,
+			     swnic_mr_page_fn fn, void *ctx)
+{
+	struct page *pages[SWNIC_ODP_WINDOW];
+	unsigned long va = ref->mr->addr + off;
+	unsigned int i, npages, pgoff, n;
+	int ret = 0;
+
+	might_sleep();
+	while (len && !ret) {
+		pgoff = offset_in_page(va);
+		npages = min_t(u64, SWNIC_ODP_WINDOW,
+			       DIV_ROUND_UP(pgoff + len, PAGE_SIZE));
+		ret = swnic_mr_odp_fault(ref->mr, va & PAGE_MASK, npages,
+					 ref->write, pages);
+		if (ret)
+			break;
+		for (i = 0; i < npages; i++) {
+			n = min_t(u64, len, PAGE_SIZE - pgoff);
+			if (!ret)
+				ret = fn(ctx, pages[i], pgoff, n);
+			if (ref->write)
+				set_page_dirty_lock(pages[i]);
+			put_page(pages[i]);
+			va += n;
+			len -= n;
+			pgoff = 0;
+		}
+	}
+	return ret;
+}
+
+/**
+ * swnic_mr_ref_walk() - call @fn for each page piece of part of an access
+ * @ref: from swnic_mr_ref_get()
+ * @pos: byte offset from the start of the access
+ * @len: bytes; @pos + @len must not exceed the access's length
+ * @fn: called with each page, offset in it and length, in address order;
+ *	writes through the page if the access is a writing one
+ * @ctx: for @fn
+ *
+ * Context: pinned MRs: any but hardirq, as @fn allows. ODP MRs: may
+ * sleep (faults); no lock is held while @fn runs.
+ * Return: 0, -ERANGE beyond the access, @fn's non-zero return, or for ODP
+ * -EFAULT (not mapped), -ENOKEY (deregistered), -EBUSY (kept changing).
+ */
+int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
+		      swnic_mr_page_fn fn, void *ctx)
+{
+	if (pos > ref->len || len > ref->len - pos)
+		return -ERANGE;
+	if (ref->umem)
+		return swnic_mr_walk_pinned(ref, ref->start + pos, len, fn, ctx);
+	return swnic_mr_walk_odp(ref, ref->start + pos, len, fn, ctx);
+}
+
+struct swnic_mr_copy {
+	char *buf;
+	bool to_mr;
+};
+
+static int swnic_mr_copy_page(void *ctx, struct page *page,
+			      unsigned int offset, unsigned int len)
+{
+	struct swnic_mr_copy *c = ctx;
+
+	if (c->to_mr)
+		memcpy_to_page(page, offset, c->buf, len);
+	else
+		memcpy_from_page(c->buf, page, offset, len);
+	c->buf += len;
+	return 0;
+}
+
+/**
+ * swnic_mr_ref_copy_to() - copy a kernel buffer into an access's pages
+ * @ref: a writing access (RECV, READ, REMOTE_WRITE)
+ * @pos: byte offset from the start of the access
+ * @buf: source
+ * @len: bytes
+ *
+ * Return: 0, -EPERM for a reading access, or swnic_mr_ref_walk()'s errors.
+ */
+int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
+			 u64 len)
+{
+	struct swnic_mr_copy c = { .buf = (char *)buf, .to_mr = true };
+
+	if (!ref->write)
+		return -EPERM;
+	return swnic_mr_ref_walk(ref, pos, len, swnic_mr_copy_page, &c);
+}
+
+/**
+ * swnic_mr_ref_copy_from() - copy an access's pages into a kernel buffer
+ * @ref: a reading access (SEND, WRITE, REMOTE_READ)
+ * @pos: byte offset from the start of the access
+ * @buf: destination
+ * @len: bytes
+ *
+ * Return: 0, -EPERM for a writing access, or swnic_mr_ref_walk()'s errors.
+ */
+int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
+			   u64 len)
+{
+	struct swnic_mr_copy c = { .buf = buf, .to_mr = false };
+
+	if (ref->write)
+		return -EPERM;
+	return swnic_mr_ref_walk(ref, pos, len, swnic_mr_copy_page, &c);
+}
+
+/* The domain an MR_ACCESS names, with a reference. */
+static struct swnic_domain *swnic_mr_access_domain(struct swnic_domain *dom,
+						   u32 id)
+{
+	if (!id || id == dom->id) {
+		swnic_domain_get(dom);
+		return dom;
+	}
+	return swnic_domain_lookup(id);
+}
+
+/**
+ * swnic_mr_access_ioctl() - SWNIC_IOCTL_MR_ACCESS, the API's test hook
+ * @dom: the caller's domain
+ * @arg: struct swnic_mr_access
+ *
+ * Makes the access the data path would make, through the same checks, and
+ * copies between the MR and the caller's buffer. It grants nothing a peer
+ * on this host could not do: a peer's access to another domain needs its
+ * key, its auth key and the MR's remote rights.
+ *
+ * Return: 0, the errnos of swnic_mr_ref_get() and swnic_mr_ref_walk(),
+ * -ENOENT (no such domain), -EINVAL, -EFAULT, -EACCES (not the owner).
+ */
+int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_mr_access *a = arg;
+	bool local = a->flags & SWNIC_MR_ACCESS_F_LOCAL;
+	bool write = a->flags & SWNIC_MR_ACCESS_F_WRITE;
+	struct swnic_mr_target t = {
+		.key = a->key,
+		.addr = a->addr,
+		.len = a->len,
+		.access = a->access,
+		.auth_key = a->auth_key,
+		.flags = local ? SWNIC_MR_TARGET_LOCAL : 0,
+	};
+	struct swnic_domain *target;
+	struct swnic_mr_ref ref;
+	void *buf;
+	int ret;
+
+	if (a->flags & ~(SWNIC_MR_ACCESS_F_WRITE | SWNIC_MR_ACCESS_F_LOCAL) ||
+	    a->access & ~SWNIC_MR_ACCESS_ALL)
+		return -EOPNOTSUPP;
+	if (a->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EACCES;
+	if (!a->len || a->len > SWNIC_MR_ACCESS_MAX_LEN ||
+	    write != !!(a->access & SWNIC_MR_ACCESS_WRITES))
+		return -EINVAL;
+	if (local && a->domain_id && a->domain_id != dom->id)
+		return -EINVAL;
+
+	buf = kvmalloc(a->len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (write && copy_from_user(buf, u64_to_user_ptr(a->buf), a->len)) {
+		ret = -EFAULT;
+		goto out_buf;
+	}
+	target = swnic_mr_access_domain(dom, a->domain_id);
+	if (!target) {
+		ret = -ENOENT;
+		goto out_buf;
+	}
+
+	ret = swnic_mr_ref_get(target, &t, &ref);
+	if (ret)
+		goto out_dom;
+	if (write)
+		ret = swnic_mr_ref_copy_to(&ref, 0, buf, a->len);
+	else
+		ret = swnic_mr_ref_copy_from(&ref, 0, buf, a->len);
+	swnic_mr_ref_put(&ref);
+	if (!ret && !write &&
+	    copy_to_user(u64_to_user_ptr(a->buf), buf, a->len))
+		ret = -EFAULT;
+out_dom:
+	swnic_domain_put(target);
+out_buf:
+	kvfree(buf);
+	return ret;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MMU notifiers of MRs and the invalidation page that tells user space.
+ *
+ * Every MR has an mmu_interval_notifier on its range. Its callback runs
+ * under the mm's locks, possibly where it may not sleep: it only takes the
+ * MR's spinlock, bumps counters, writes a record into the invalidation page
+ * and hands everything that may sleep (unpinning, netlink) to workqueues.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/hmm.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+
+#include "compat.h"
+#include "domain.h"
+#include "mr.h"
+#include "netlink.h"
+#include "notifier.h"
+#include "umem.h"
+
+/*
+ * Does @event mean the pages behind the range may change? The three that
+ * keep the pages are left alone: mprotect/NUMA hinting, the write-protect
+ * of fork (pinned anonymous pages stay with the parent: the child gets
+ * copies) and soft-dirty clearing. Everything else - munmap, mremap,
+ * MADV_DONTNEED, migration, process exit - and any event a newer kernel
+ * adds, revokes.
+ */
+static bool swnic_mr_event_revokes(enum mmu_notifier_event event)
+{
+	switch (event) {
+	case MMU_NOTIFY_PROTECTION_VMA:
+	case MMU_NOTIFY_PROTECTION_PAGE:
+	case MMU_NOTIFY_SOFT_DIRTY:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static void swnic_mr_invalidate_odp(struct swnic_mr *mr)
+{
+	lockdep_assert_held(&mr->lock);
+
+	/* Pages faulted in since the last invalidation are dropped. */
+	if (mr->odp_mapped) {
+		mr->odp_mapped = false;
+		mr->odp_dropped = true;
+		atomic64_inc(&mr->invalidations);
+		swnic_mr_stat_inc(mr->mrd, invalidations);
+	}
+}
+
+/*
+ * Take a VALID pinned MR's pages away (mr->lock held). Returns them for
+ * swnic_mr_revoked() to drop once the lock is released, or NULL if the MR
+ * was not valid.
+ */
+static struct swnic_umem *swnic_mr_revoke_locked(struct swnic_mr *mr)
+{
+	struct swnic_umem *umem;
+
+	lockdep_assert_held(&mr->lock);
+	if (mr->state != SWNIC_MR_STATE_VALID)
+		return NULL;
+	umem = mr->umem;
+	mr->umem = NULL;
+	mr->state = SWNIC_MR_STATE_REVOKED;
+	return umem;
+}
+
+/*
+ * Tell everyone that @mr was revoked, then drop its pages. @quiet: the
+ * process is exiting (its mm has no users left); the MR goes with its
+ * file and nobody is left to tell.
+ */
+static void swnic_mr_revoked(struct swnic_mr *mr, struct swnic_umem *umem,
+			     bool quiet)
+{
+	if (!quiet) {
+		atomic64_inc(&mr->revocations);
+		swnic_mr_stat_inc(mr->mrd, revocations);
+		swnic_inval_push(&mr->mrd->inval, mr->addr, mr->length, mr->key);
+		swnic_mr_get(mr);
+		if (!queue_work(swnic_mr_wq, &mr->revoke_work))
+			swnic_mr_put(mr);
+	}
+	/* In-flight accesses keep their own references to the pages. */
+	swnic_umem_put_async(umem);
+}
+
+/*
+ * A PMD split or collapse (fork of a pinned THP, mprotect of part of
+ * one, khugepaged) clears exactly one huge page's range and maps the same
+ * pages again; so does nothing else that keeps them. Such an event is
+ * checked once it is over instead of revoking on sight.
+ */
+static bool swnic_mr_event_may_keep(const struct mmu_notifier_range *range)
+{
+	return range->event == MMU_NOTIFY_CLEAR &&
+	       IS_ALIGNED(range->start, PMD_SIZE) &&
+	       range->end - range->start == PMD_SIZE;
+}
+
+static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	struct swnic_mr *mr = container_of(mni, struct swnic_mr, notifier);
+	struct swnic_umem *umem;
+
+	spin_lock_bh(&mr->lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	if (mr->flags & SWNIC_MR_REG_ODP) {
+		/* ODP holds no pages: any change just means "fault again". */
+		swnic_mr_invalidate_odp(mr);
+		spin_unlock_bh(&mr->lock);
+		return true;
+	}
+	if (mr->state != SWNIC_MR_STATE_VALID ||
+	    !swnic_mr_event_revokes(range->event)) {
+		spin_unlock_bh(&mr->lock);
+		return true;
+	}
+	if (swnic_mr_event_may_keep(range)) {
+		if (!mr->verify_pending) {
+			mr->verify_pending = true;
+			swnic_mr_get(mr);
+			queue_work(swnic_mr_wq, &mr->verify_work);
+		}
+		spin_unlock_bh(&mr->lock);
+		return true;
+	}
+	umem = swnic_mr_revoke_locked(mr);
+	spin_unlock_bh(&mr->lock);
+
+	swnic_mr_revoked(mr, umem, range->event == MMU_NOTIFY_RELEASE);
+	return true;
+}
+
+/* Pages compared per hmm_range_fault() snapshot: one page of pfns. */
+#define SWNIC_VERIFY_BATCH	(PAGE_SIZE / sizeof(unsigned long))
+
+/*
+ * Does the process still map exactly @umem's pages over @umem's range?
+ * A snapshot (nothing is faulted in): a page not present counts as moved.
+ * Context: process, may sleep (waits for invalidations in progress).
+ */
+static bool swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem)
+{
+	struct mm_struct *mm = mr->mrd->mm;
+	unsigned long i, n, idx, contig;
+	struct hmm_range range = { .notifier = &mr->notifier };
+	unsigned long *pfns;
+	bool kept = true;
+	int ret;
+
+	/* Exiting: MMU_NOTIFY_RELEASE takes the MR down (quietly). */
+	if (!mmget_not_zero(mm))
+		return true;
+	pfns = (unsigned long *)__get_free_page(GFP_KERNEL);
+	if (!pfns) {
+		mmput(mm);
+		return false;	/* cannot tell: revoke, to be safe */
+	}
+	range.hmm_pfns = pfns;
+	for (idx = 0; kept && idx < umem->npages; idx += n) {
+		n = min(umem->npages - idx, SWNIC_VERIFY_BATCH);
+		range.start = umem->addr + (idx << PAGE_SHIFT);
+		range.end = range.start + (n << PAGE_SHIFT);
+		do {
+			range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
+			mmap_read_lock(mm);
+			ret = hmm_range_fault(&range);
+			mmap_read_unlock(mm);
+		} while (ret == -EBUSY);
+		if (ret) {
+			kept = false;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (!(pfns[i] & HMM_PFN_VALID) ||
+			    hmm_pfn_to_page(pfns[i]) !=
+			    swnic_umem_page(umem, idx + i, &contig)) {
+				kept = false;
+				break;
+			}
+		}
+		cond_resched();
+	}
+	mmput(mm);
+	free_page((unsigned long)pfns);
+	return kept;
+}
+
+/**
+ * swnic_mr_verify_work() - revoke a pinned MR whose pages did change
+ * @work: the MR's verify_work; the MR holds a reference for it
+ *
+ * After an event that may have kept the pages (swnic_mr_event_may_keep),
+ * compares them with the mapping and revokes the MR if they differ. Until
+ * then the MR stays valid on the pages it pinned.
+ */
+void swnic_mr_verify_work(struct work_struct *work)
+{
+	struct swnic_mr *mr = container_of(work, struct swnic_mr, verify_work);
+	struct swnic_umem *umem;
+	bool kept;
+
+	spin_lock_bh(&mr->lock);
+	mr->verify_pending = false;
+	umem = mr->state == SWNIC_MR_STATE_VALID ? mr->umem : NULL;
+	if (umem)
+		swnic_umem_get(umem);
+	spin_unlock_bh(&mr->lock);
+	if (!umem)
+		goto out;
+
+	kept = swnic_mr_pages_kept(mr, umem);
+	if (!kept) {
+		struct swnic_umem *gone = NULL;
+
+		spin_lock_bh(&mr->lock);
+		if (mr->umem == umem)
+			gone = swnic_mr_revoke_locked(mr);
+		spin_unlock_bh(&mr->lock);
+		if (gone)
+			swnic_mr_revoked(mr, gone, false);
+	}
+	swnic_umem_put(umem);
+out:
+	swnic_mr_put(mr);
+}
+
+const struct mmu_interval_notifier_ops swnic_mr_notifier_ops = {
+	.invalidate = swnic_mr_invalidate,
+};
+
+/**
+ * swnic_mr_revoke_work() - report a revocation from process context
+ * @work: the MR's revoke_work; the MR holds a reference for it
+ *
+ * This is the one place an "MR revoked" event leaves the MR code: the
+ * netlink family announces it to its event group (the invalidation page
+ * and the counters already have it). Nothing is announced for a domain
+ * that closed meanwhile.
+ */
+void swnic_mr_revoke_work(struct work_struct *work)
+{
+	struct swnic_mr *mr = container_of(work, struct swnic_mr, revoke_work);
+	struct swnic_domain *dom;
+	struct swnic_mr_info info;
+
+	rcu_read_lock();
+	dom = rcu_dereference(mr->mrd->dom);
+	if (dom && !kref_get_unless_zero(&dom->ref))
+		dom = NULL;
+	rcu_read_unlock();
+	if (dom) {
+		swnic_mr_info_fill(mr, &info);
+		swnic_nl_mr_revoked(dom, &info);
+		swnic_domain_put(dom);
+	}
+	swnic_mr_put(mr);
+}
+
+/* ---- the invalidation page ---------------------------------------------- */
+
+/**
+ * swnic_inval_init() - allocate and lay out an invalidation page
+ * @inv: embedded in its MR domain
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int swnic_inval_init(struct swnic_inval *inv)
+{
+	size_t ring_off = sizeof(struct swnic_inval_page);
+
+	BUILD_BUG_ON(sizeof(struct swnic_inval_page) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_inval_rec) != 32);
+
+	spin_lock_init(&inv->lock);
+	inv->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!inv->page)
+		return -ENOMEM;
+	inv->hdr = page_address(inv->page);
+	inv->ring = (void *)inv->hdr + ring_off;
+	inv->entries = rounddown_pow_of_two((PAGE_SIZE - ring_off) /
+					    sizeof(struct swnic_inval_rec));
+	inv->gen = 0;
+	inv->hdr->entries = inv->entries;
+	inv->hdr->ring_offset = ring_off;
+	return 0;
+}
+
+/**
+ * swnic_inval_destroy() - drop the kernel's reference to the page
+ * @inv: the invalidation page; mappings hold references of their own
+ */
+void swnic_inval_destroy(struct swnic_inval *inv)
+{
+	put_page(inv->page);
+}
+
+/**
+ * swnic_inval_push() - publish an invalidation record
+ * @inv: the domain's page
+ * @addr: start of the revoked range
+ * @length: its length
+ * @key: the revoked key
+ *
+ * The record is complete before the generation that names it is visible
+ * (release); the slot it reuses is no longer covered by the previous
+ * generation when its first byte changes (wmb), so a reader that re-checks
+ * the generation after copying can tell a torn copy.
+ *
+ * Context: any; takes @inv->lock.
+ */
+void swnic_inval_push(struct swnic_inval *inv, u64 addr, u64 length, u64 key)
+{
+	struct swnic_inval_rec *rec;
+	unsigned long flags;
+	u64 gen;
+
+	spin_lock_irqsave(&inv->lock, flags);
+	gen = inv->gen + 1;
+	rec = &inv->ring[(gen - 1) & (inv->entries - 1)];
+	/* The previous gen is visible before this slot starts to change. */
+	smp_wmb();
+	WRITE_ONCE(rec->gen, gen);
+	WRITE_ONCE(rec->addr, addr);
+	WRITE_ONCE(rec->length, length);
+	WRITE_ONCE(rec->key, key);
+	/* The record is complete before its gen is (pairs with acquire). */
+	smp_store_release(&inv->hdr->gen, gen);
+	inv->gen = gen;
+	spin_unlock_irqrestore(&inv->lock, flags);
+}
+
+/**
+ * swnic_inval_gen() - the generation published last
+ * @inv: the invalidation page
+ *
+ * Return: the number of records ever published.
+ */
+u64 swnic_inval_gen(struct swnic_inval *inv)
+{
+	unsigned long flags;
+	u64 gen;
+
+	spin_lock_irqsave(&inv->lock, flags);
+	gen = inv->gen;
+	spin_unlock_irqrestore(&inv->lock, flags);
+	return gen;
+}
+
+/**
+ * swnic_inval_mmap() - map the domain's invalidation page (SWNIC_MMAP_INVAL)
+ * @dom: the domain (the caller checked it is the owner's)
+ * @id: object id from the offset, must be 0
+ * @vma: exactly one page, without write access
+ *
+ * Return: 0, -EINVAL (id or size), -EACCES (writable), -ENODEV (closing).
+ */
+int swnic_inval_mmap(struct swnic_domain *dom, u32 id,
+		     struct vm_area_struct *vma)
+{
+	struct swnic_mr_domain *mrd;
+	struct page *page;
+	int ret;
+
+	if (id)
+		return -EINVAL;
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EACCES;
+
+	rcu_read_lock();
+	mrd = rcu_dereference(dom->mr);
+	page = mrd ? mrd->inval.page : NULL;
+	if (page)
+		get_page(page);
+	rcu_read_unlock();
+	if (!page)
+		return -ENODEV;
+
+	swnic_vm_flags_clear(vma, VM_MAYWRITE);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	ret = vm_insert_page(vma, vma->vm_start, page);
+	put_page(page);
+	return ret;
+}
