@@ -5,9 +5,25 @@
  * Documentation/netlink/specs/swnic.yaml describes every command and
  * attribute. Conventions:
  *  - Integers are u32 or u64 (u64 attributes are padded with SWNIC_A_PAD).
- *  - Every rejected request carries an extack message naming the attribute.
- *  - Commands that change state need CAP_NET_ADMIN in the caller's user
- *    namespace (GENL_UNS_ADMIN_PERM) for the network namespace involved.
+ *  - Each command has a strict policy: an attribute of the wrong size or
+ *    type, an unknown flag, or one the command does not take fails with
+ *    EINVAL, an integer out of its range with ERANGE. Every rejected
+ *    request carries an extack message and the offset of the attribute at
+ *    fault (NLMSGERR_ATTR_OFFS) or the type of a missing one
+ *    (NLMSGERR_ATTR_MISS_TYPE).
+ *  - Commands that change state need CAP_NET_ADMIN over the caller's
+ *    network namespace (GENL_UNS_ADMIN_PERM) and over the device's: the
+ *    namespace of its bound netdev, else init_net. DEV_NEW needs
+ *    CAP_NET_ADMIN in the initial user namespace.
+ *  - Anyone may read devices, services and module counters; domains, their
+ *    MRs and counters are shown to their owner (same uid) and to the
+ *    device's administrators only.
+ *  - Events go to the "events" group (joining needs CAP_NET_ADMIN) of
+ *    init_net and of the device's namespace: DEV_NEW/DEL/SET, DOMAIN_NEW/
+ *    DEL, SVC_NEW/DEL/SET, MR_REVOKED, LIMIT_HIT, with the attributes of
+ *    the matching GET.
+ *  - Dumps resume across messages; one that raced a change of the set it
+ *    walks has NLM_F_DUMP_INTR on its messages: run it again.
  *  - Enums only ever grow at the end; retired values stay as comments.
  */
 #ifndef _UAPI_LINUX_SWNIC_NETLINK_H
@@ -21,12 +37,52 @@
 #define SWNIC_DEV_STATE_DOWN	0
 #define SWNIC_DEV_STATE_UP	1
 
+/* Largest value of a count limit (SWNIC_A_DEV_MAX_*, SWNIC_A_SVC_MAX_*). */
+#define SWNIC_LIMIT_MAX		(1U << 24)
+
+/* Request flags of DEV_DEL (SWNIC_A_FLAGS). */
+#define SWNIC_DEV_DEL_F_FORCE	(1U << 0)	/* even while domains are open */
+
+/*
+ * Services (auth keys). Each device has its own services; the default
+ * service (SWNIC_SVC_DEFAULT_ID, auth key SWNIC_AUTH_KEY_DEFAULT) exists
+ * from the device's creation, is open to everyone and cannot be deleted.
+ */
+#define SWNIC_SVC_DEFAULT_ID	1
+#define SWNIC_AUTH_KEY_DEFAULT	1
+#define SWNIC_SVC_MAX_MEMBERS	64	/* uids + gids of one service */
+
+/* Service flags (SWNIC_A_SVC_FLAGS). */
+#define SWNIC_SVC_F_OPEN	(1U << 0)	/* any uid may use it */
+#define SWNIC_SVC_F_DISABLED	(1U << 1)	/* no domain may take its key */
+#define SWNIC_SVC_F_ALL		(SWNIC_SVC_F_OPEN | SWNIC_SVC_F_DISABLED)
+
+/* Limits named by LIMIT_HIT events (SWNIC_A_LIMIT). */
+#define SWNIC_LIMIT_DEV_DOMAINS	1	/* device's max domains */
+#define SWNIC_LIMIT_DEV_MR	2	/* device's MRs per domain */
+#define SWNIC_LIMIT_DEV_EP	3	/* device's endpoints per domain */
+#define SWNIC_LIMIT_DEV_CQ	4	/* device's CQs per domain */
+#define SWNIC_LIMIT_DEV_PINNED	5	/* device's pinned bytes */
+#define SWNIC_LIMIT_SVC_DOMAINS	6	/* service's max domains */
+
 enum swnic_nl_cmd {
 	SWNIC_NL_CMD_UNSPEC,
 	SWNIC_NL_CMD_DEV_GET,		/* doit by index/name, or dump */
 	SWNIC_NL_CMD_DEV_NEW,		/* create; also the "added" event */
 	SWNIC_NL_CMD_DEV_DEL,		/* destroy; also the "removed" event */
 	SWNIC_NL_CMD_DEV_SET,		/* change state/limits; also an event */
+	SWNIC_NL_CMD_DOMAIN_GET,	/* doit by DOMAIN_ID, or dump */
+	SWNIC_NL_CMD_DOMAIN_NEW,	/* event only: a domain was opened */
+	SWNIC_NL_CMD_DOMAIN_DEL,	/* event only: a domain was closed */
+	SWNIC_NL_CMD_STAT_GET,		/* counters: module, device or domain */
+	SWNIC_NL_CMD_STAT_RESET,	/* zero a device's or domain's counters */
+	SWNIC_NL_CMD_SVC_GET,		/* doit by SVC_ID, or dump */
+	SWNIC_NL_CMD_SVC_NEW,		/* create; also an event */
+	SWNIC_NL_CMD_SVC_DEL,		/* destroy; also an event */
+	SWNIC_NL_CMD_SVC_SET,		/* change; also an event */
+	SWNIC_NL_CMD_LIMIT_HIT,		/* event only: a request hit a limit */
+	SWNIC_NL_CMD_MR_GET,		/* dump of MRs (by domain, device) */
+	SWNIC_NL_CMD_MR_REVOKED,	/* event only: an MR was revoked */
 	__SWNIC_NL_CMD_MAX,
 	SWNIC_NL_CMD_MAX = __SWNIC_NL_CMD_MAX - 1
 };
@@ -45,8 +101,64 @@ enum swnic_nl_attr {
 	SWNIC_A_DEV_MAX_EP,		/* u32: endpoints per domain */
 	SWNIC_A_DEV_MAX_CQ,		/* u32: CQs per domain */
 	SWNIC_A_DEV_MAX_PINNED,		/* u64: pinned bytes on the device */
+	SWNIC_A_FLAGS,			/* u32: request flags, per command */
+	SWNIC_A_DOMAIN_ID,		/* u32: domain id */
+	SWNIC_A_DOMAIN_PID,		/* u32: pid (tgid) that opened it */
+	SWNIC_A_DOMAIN_UID,		/* u32: uid that opened it */
+	SWNIC_A_DOMAIN_COMM,		/* string: command that opened it */
+	SWNIC_A_DOMAIN_AUTH_KEY,	/* u32: auth key in use, 0 = none */
+	SWNIC_A_DOMAIN_MRS,		/* u32: memory regions */
+	SWNIC_A_DOMAIN_PINNED,		/* u64: bytes pinned */
+	SWNIC_A_DOMAIN_EPS,		/* u32: endpoints */
+	SWNIC_A_DOMAIN_CQS,		/* u32: completion queues */
+	SWNIC_A_STATS,			/* nest: SWNIC_A_STATS_ENTRY, repeated */
+	SWNIC_A_SVC_ID,			/* u32: service id, unique per device */
+	SWNIC_A_SVC_AUTH_KEY,		/* u32: the service's auth key, != 0 */
+	SWNIC_A_SVC_FLAGS,		/* u32: SWNIC_SVC_F_* */
+	SWNIC_A_SVC_MEMBERS,		/* nest: enum swnic_nl_member_attr */
+	SWNIC_A_SVC_MAX_DOMAINS,	/* u32: domains using the key at once */
+	SWNIC_A_SVC_DOMAINS,		/* u32: domains using the key now (out) */
+	SWNIC_A_LIMIT,			/* u32: SWNIC_LIMIT_* (LIMIT_HIT) */
+	SWNIC_A_MR_HANDLE,		/* u32: MR handle, unique per domain */
+	SWNIC_A_MR_KEY,			/* u64: MR key */
+	SWNIC_A_MR_ADDR,		/* u64: start address */
+	SWNIC_A_MR_LENGTH,		/* u64: length in bytes */
+	SWNIC_A_MR_ACCESS,		/* u32: SWNIC_MR_ACCESS_* (swnic.h) */
+	SWNIC_A_MR_FLAGS,		/* u32: SWNIC_MR_REG_*, ODP = the mode */
+	SWNIC_A_MR_STATE,		/* u32: SWNIC_MR_STATE_* (swnic.h) */
+	SWNIC_A_MR_AUTH_KEY,		/* u32: auth key it is reachable under */
+	SWNIC_A_MR_PINNED_PAGES,	/* u64: pages it pins now */
+	SWNIC_A_MR_REVOCATIONS,		/* u64: times it was revoked */
+	SWNIC_A_MR_INVALIDATIONS,	/* u64: ODP invalidations */
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
+};
+
+/* Inside SWNIC_A_STATS: one nest per counter. */
+enum swnic_nl_stats_attr {
+	SWNIC_A_STATS_UNSPEC,
+	SWNIC_A_STATS_ENTRY,		/* nest: enum swnic_nl_stat_attr */
+	__SWNIC_A_STATS_MAX,
+	SWNIC_A_STATS_MAX = __SWNIC_A_STATS_MAX - 1
+};
+
+/* Inside SWNIC_A_STATS_ENTRY: a named counter. */
+enum swnic_nl_stat_attr {
+	SWNIC_A_STAT_UNSPEC,
+	SWNIC_A_STAT_PAD,		/* padding for u64 attributes */
+	SWNIC_A_STAT_NAME,		/* string: counter name */
+	SWNIC_A_STAT_VALUE,		/* u64: counter value */
+	__SWNIC_A_STAT_MAX,
+	SWNIC_A_STAT_MAX = __SWNIC_A_STAT_MAX - 1
+};
+
+/* Inside SWNIC_A_SVC_MEMBERS: any number of uids and gids. */
+enum swnic_nl_member_attr {
+	SWNIC_A_MEMBER_UNSPEC,
+	SWNIC_A_MEMBER_UID,		/* u32: a member uid */
+	SWNIC_A_MEMBER_GID,		/* u32: a member gid */
+	__SWNIC_A_MEMBER_MAX,
+	SWNIC_A_MEMBER_MAX = __SWNIC_A_MEMBER_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_SWNIC_NETLINK_H */

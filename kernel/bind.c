@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Binding devices to netdevs. The device holds a tracked reference on its
+ * netdev; a netdevice notifier drops it when the netdev is unregistered
+ * (deleted, or its namespace dies or it moves to another one), which
+ * leaves the device unbound and down.
+ *
+ * sdev->netdev changes under RTNL and the device's lock and is read under
+ * either of them or RCU. Lock order: RTNL, swnic_devices_lock, sdev->lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/rtnetlink.h>
+#include <net/netlink.h>
+
+#include "bind.h"
+#include "device.h"
+#include "netlink.h"
+
+/**
+ * swnic_device_net() - the network namespace that owns a device
+ * @sdev: the device; the caller holds its lock or rcu_read_lock()
+ *
+ * Return: the bound netdev's namespace, or &init_net when unbound.
+ */
+struct net *swnic_device_net(struct swnic_device *sdev)
+{
+	struct net_device *nd;
+
+	nd = rcu_dereference_check(sdev->netdev,
+				   lockdep_is_held(&sdev->lock) ||
+				   lockdep_rtnl_is_held());
+	return nd ? dev_net(nd) : &init_net;
+}
+
+/*
+ * Point @sdev at @nd (NULL: unbind) and return the old netdev, whose
+ * reference (tracked by @old_tracker) the caller drops after an RCU grace
+ * period. RTNL and the device's lock held.
+ */
+static struct net_device *
+swnic_device_set_netdev(struct swnic_device *sdev, struct net_device *nd,
+			netdevice_tracker *old_tracker)
+{
+	struct net_device *old;
+
+	ASSERT_RTNL();
+	lockdep_assert_held(&sdev->lock);
+	old = rcu_dereference_protected(sdev->netdev, true);
+	*old_tracker = sdev->netdev_tracker;
+	if (nd)
+		netdev_hold(nd, &sdev->netdev_tracker, GFP_KERNEL);
+	rcu_assign_pointer(sdev->netdev, nd);
+	sdev->ifindex = nd ? nd->ifindex : 0;
+	return old;
+}
+
+static void swnic_netdev_put(struct net_device *old,
+			     netdevice_tracker *tracker)
+{
+	if (!old)
+		return;
+	synchronize_net();
+	netdev_put(old, tracker);
+}
+
+/**
+ * swnic_device_bind() - bind a device to a netdev, replacing any binding
+ * @sdev: the device
+ * @net: the namespace to find the netdev in (the caller's)
+ * @ifindex: the netdev's index, or 0 to find it by @ifname
+ * @ifname: the netdev's name when @ifindex is 0
+ * @extack: for the error message
+ *
+ * Return: 0, -ENODEV if there is no such netdev or @sdev is destroyed.
+ */
+int swnic_device_bind(struct swnic_device *sdev, struct net *net,
+		      int ifindex, const char *ifname,
+		      struct netlink_ext_ack *extack)
+{
+	netdevice_tracker old_tracker;
+	struct net_device *nd, *old = NULL;
+	int ret = 0;
+
+	rtnl_lock();
+	nd = ifindex ? __dev_get_by_index(net, ifindex)
+		     : __dev_get_by_name(net, ifname);
+	if (!nd || nd->reg_state != NETREG_REGISTERED) {
+		NL_SET_ERR_MSG(extack,
+			       "no such netdev in the caller's network namespace");
+		ret = -ENODEV;
+		goto out_rtnl;
+	}
+	mutex_lock(&sdev->lock);
+	if (sdev->dead) {
+		NL_SET_ERR_MSG(extack, "the device is being destroyed");
+		ret = -ENODEV;
+	} else if (rcu_access_pointer(sdev->netdev) != nd) {
+		old = swnic_device_set_netdev(sdev, nd, &old_tracker);
+	}
+	mutex_unlock(&sdev->lock);
+	swnic_netdev_put(old, &old_tracker);
+out_rtnl:
+	rtnl_unlock();
+	return ret;
+}
+
+/**
+ * swnic_device_unbind() - make a device local only
+ * @sdev: the device
+ */
+void swnic_device_unbind(struct swnic_device *sdev)
+{
+	netdevice_tracker old_tracker;
+	struct net_device *old;
+
+	rtnl_lock();
+	mutex_lock(&sdev->lock);
+	old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
+	mutex_unlock(&sdev->lock);
+	swnic_netdev_put(old, &old_tracker);
+	rtnl_unlock();
+}
+
+/* The netdev @nd goes away: unbind every device bound to it, set it down. */
+static void swnic_bind_netdev_gone(struct net_device *nd)
+{
+	netdevice_tracker old_tracker;
+	struct swnic_device *sdev;
+	struct net_device *old;
+
+	ASSERT_RTNL();
+	mutex_lock(&swnic_devices_lock);
+	list_for_each_entry(sdev, &swnic_devices, list) {
+		if (rcu_access_pointer(sdev->netdev) != nd)
+			continue;
+		mutex_lock(&sdev->lock);
+		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
+		sdev->state = SWNIC_DEV_STATE_DOWN;
+		mutex_unlock(&sdev->lock);
+		swnic_netdev_put(old, &old_tracker);
+		pr_info("device %s: netdev %s is gone, device down\n",
+			sdev->name, nd->name);
+		swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
+	}
+	mutex_unlock(&swnic_devices_lock);
+}
+
+static int swnic_bind_netdev_event(struct notifier_block *nb,
+				   unsigned long event, void *ptr)
+{
+	struct net_device *nd = netdev_notifier_info_to_dev(ptr);
+
+	if (event == NETDEV_UNREGISTER)
+		swnic_bind_netdev_gone(nd);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block swnic_bind_notifier = {
+	.notifier_call = swnic_bind_netdev_event,
+};
+
+int __init swnic_bind_init(void)
+{
+	return register_netdevice_notifier(&swnic_bind_notifier);
+}
+
+void swnic_bind_exit(void)
+{
+	unregister_netdevice_notifier(&swnic_bind_notifier);
+}

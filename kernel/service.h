@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Services: the auth keys of a device and who may use them (as Slingshot's
+ * CXI services). Each device has a list of services; the default one
+ * (SWNIC_SVC_DEFAULT_ID, SWNIC_AUTH_KEY_DEFAULT) is created with the device
+ * and is open to everyone until an administrator restricts it.
+ *
+ * A domain uses at most one service at a time: the default one if it
+ * admits the opening process, or the one whose key the process asks for
+ * with SWNIC_IOCTL_AUTH_KEY (membership checked there, CAP_NET_ADMIN over
+ * the device's network namespace bypasses it).
+ */
+#ifndef _SWNIC_SERVICE_H
+#define _SWNIC_SERVICE_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/swnic_netlink.h>
+
+#include "domain.h"
+
+struct genl_info;
+struct netlink_callback;
+struct sk_buff;
+struct swnic_device;
+struct swnic_domain;
+
+/* Services a device may have, the default one included. */
+#define SWNIC_SVC_MAX		256
+
+/*
+ * One service. Lives on its device's list, under the device's lock, from
+ * creation to deletion (refused while domains use it) or the device's
+ * release. Domains point to it under the same lock.
+ */
+struct swnic_service {
+	struct list_head node;		/* on sdev->services */
+	u32 id;				/* immutable, unique per device */
+	u32 auth_key;			/* immutable, unique per device, != 0 */
+	u32 flags;			/* SWNIC_SVC_F_* */
+	u32 max_domains;		/* domains using it at once */
+	u32 ndomains;			/* domains using it now */
+	u32 nuids;			/* entries of @uids */
+	u32 ngids;			/* entries of @gids */
+	kuid_t uids[SWNIC_SVC_MAX_MEMBERS];
+	kgid_t gids[SWNIC_SVC_MAX_MEMBERS];
+};
+
+int swnic_service_device_init(struct swnic_device *sdev);
+void swnic_service_device_fini(struct swnic_device *sdev);
+
+void swnic_service_domain_open(struct swnic_domain *dom);
+void swnic_service_domain_close(struct swnic_domain *dom);
+
+int swnic_auth_key_ioctl(struct swnic_domain *dom, void *arg);
+
+/**
+ * swnic_domain_auth_key() - the auth key a domain uses now
+ * @dom: the domain
+ *
+ * Return: the key, or 0 if the domain has none (the default service did
+ * not admit its process and it took no other key). Lockless.
+ */
+static inline u32 swnic_domain_auth_key(const struct swnic_domain *dom)
+{
+	return READ_ONCE(dom->auth_key);
+}
+
+/* Netlink commands (service.c). */
+int swnic_nl_svc_get_doit(struct sk_buff *skb, struct genl_info *info);
+int swnic_nl_svc_get_dump_start(struct netlink_callback *cb);
+int swnic_nl_svc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info);
+int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info);
+int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info);
+
+#endif /* _SWNIC_SERVICE_H */

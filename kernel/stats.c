@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Named counters of devices and domains, and module-wide object gauges.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "device.h"
+#include "domain.h"
+#include "mr.h"
+#include "netlink.h"
+#include "stats.h"
+
+atomic_t swnic_objects[__SWNIC_OBJ_NUM];
+
+static const struct {
+	const char *name;
+	bool domain;		/* also kept per domain */
+} swnic_stat_desc[__SWNIC_STAT_NUM] = {
+	[SWNIC_STAT_DOMAINS_OPENED] = { "domains_opened", false },
+	[SWNIC_STAT_DOMAINS_CLOSED] = { "domains_closed", false },
+	[SWNIC_STAT_LIMITS_HIT] = { "limits_hit", true },
+	[SWNIC_STAT_AUTH_KEY_SETS] = { "auth_key_sets", true },
+	[SWNIC_STAT_AUTH_KEY_DENIED] = { "auth_key_denied", true },
+};
+
+/* The MR counters, by their place in struct swnic_mr_counters. */
+#define SWNIC_STAT_MR(_field, _name, _gauge) {				\
+	.name = _name,							\
+	.offset = offsetof(struct swnic_mr_counters, _field),		\
+	.gauge = _gauge,						\
+}
+
+static const struct {
+	const char *name;
+	size_t offset;
+	bool gauge;		/* a level, not an event count: never reset */
+} swnic_stat_mr[] = {
+	SWNIC_STAT_MR(mrs, "mrs", true),
+	SWNIC_STAT_MR(pinned_bytes, "pinned_bytes", true),
+	SWNIC_STAT_MR(registrations, "mr_registrations", false),
+	SWNIC_STAT_MR(revocations, "mr_revocations", false),
+	SWNIC_STAT_MR(invalidations, "mr_invalidations", false),
+	SWNIC_STAT_MR(refaults, "mr_refaults", false),
+	SWNIC_STAT_MR(memlock_denied, "mr_memlock_denied", false),
+	SWNIC_STAT_MR(access_denied, "mr_access_denied", false),
+};
+
+static_assert(ARRAY_SIZE(swnic_stat_mr) == SWNIC_STAT_MR_NUM);
+static_assert(sizeof(struct swnic_mr_counters) ==
+	      SWNIC_STAT_MR_NUM * sizeof(u64));
+
+static const char *const swnic_obj_names[__SWNIC_OBJ_NUM] = {
+	[SWNIC_OBJ_DEVICES] = "devices",
+	[SWNIC_OBJ_DOMAINS] = "domains",
+	[SWNIC_OBJ_SERVICES] = "services",
+};
+
+static u64 swnic_mr_counter(const struct swnic_mr_counters *c, int i)
+{
+	return *(const u64 *)((const char *)c + swnic_stat_mr[i].offset);
+}
+
+/**
+ * swnic_stat_inc() - count an event on a device and, if given, a domain
+ * @sdev: the device
+ * @dom: the domain (of @sdev) the event belongs to, or NULL
+ * @stat: the counter
+ *
+ * Lockless; any context.
+ */
+void swnic_stat_inc(struct swnic_device *sdev, struct swnic_domain *dom,
+		    enum swnic_stat stat)
+{
+	atomic64_inc(&sdev->stats.v[stat]);
+	if (dom && swnic_stat_desc[stat].domain)
+		atomic64_inc(&dom->stats.v[stat]);
+}
+
+/* @dom's MR counters, or @sdev's when @dom is NULL. */
+static void swnic_stats_mr_read(struct swnic_device *sdev,
+				struct swnic_domain *dom,
+				struct swnic_mr_counters *c)
+{
+	if (dom)
+		swnic_mr_domain_counters(dom, c);
+	else
+		swnic_mr_device_counters(sdev, c);
+}
+
+/**
+ * swnic_stats_reset() - zero the counters of a device or of a domain
+ * @sdev: the device, when @dom is NULL
+ * @dom: the domain, or NULL
+ *
+ * Gauges (what is alive now) are not counters and stay.
+ */
+void swnic_stats_reset(struct swnic_device *sdev, struct swnic_domain *dom)
+{
+	struct swnic_stats *stats = dom ? &dom->stats : &sdev->stats;
+	struct swnic_mr_counters c;
+	int i;
+
+	for (i = 0; i < __SWNIC_STAT_NUM; i++)
+		atomic64_set(&stats->v[i], 0);
+	swnic_stats_mr_read(sdev, dom, &c);
+	for (i = 0; i < SWNIC_STAT_MR_NUM; i++)
+		if (!swnic_stat_mr[i].gauge)
+			atomic64_set(&stats->mr_base[i],
+				     swnic_mr_counter(&c, i));
+}
+
+/* Add one named counter to an open SWNIC_A_STATS nest. */
+static int swnic_stats_put(struct sk_buff *skb, const char *name, u64 value)
+{
+	struct nlattr *entry;
+
+	entry = nla_nest_start(skb, SWNIC_A_STATS_ENTRY);
+	if (!entry)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, SWNIC_A_STAT_NAME, name) ||
+	    nla_put_u64_64bit(skb, SWNIC_A_STAT_VALUE, value,
+			      SWNIC_A_STAT_PAD)) {
+		nla_nest_cancel(skb, entry);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, entry);
+	return 0;
+}
+
+/**
+ * swnic_stats_fill() - add the counters of a device or of a domain
+ * @skb: the message, inside a SWNIC_A_STATS nest
+ * @sdev: the device, when @dom is NULL
+ * @dom: the domain, or NULL
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int swnic_stats_fill(struct sk_buff *skb, struct swnic_device *sdev,
+		     struct swnic_domain *dom)
+{
+	struct swnic_stats *stats = dom ? &dom->stats : &sdev->stats;
+	struct swnic_mr_counters c;
+	u64 v;
+	int i;
+
+	for (i = 0; i < __SWNIC_STAT_NUM; i++) {
+		if (dom && !swnic_stat_desc[i].domain)
+			continue;
+		if (swnic_stats_put(skb, swnic_stat_desc[i].name,
+				    atomic64_read(&stats->v[i])))
+			return -EMSGSIZE;
+	}
+	swnic_stats_mr_read(sdev, dom, &c);
+	for (i = 0; i < SWNIC_STAT_MR_NUM; i++) {
+		v = swnic_mr_counter(&c, i);
+		if (!swnic_stat_mr[i].gauge)
+			v -= atomic64_read(&stats->mr_base[i]);
+		if (swnic_stats_put(skb, swnic_stat_mr[i].name, v))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/**
+ * swnic_stats_fill_objects() - add the module-wide gauges of live objects
+ * @skb: the message, inside a SWNIC_A_STATS nest
+ *
+ * MRs and pinned bytes are summed over the devices on the list.
+ * Caller holds swnic_devices_lock.
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int swnic_stats_fill_objects(struct sk_buff *skb)
+{
+	struct swnic_mr_counters c;
+	struct swnic_device *sdev;
+	u64 mrs = 0, pinned = 0;
+	int i;
+
+	lockdep_assert_held(&swnic_devices_lock);
+	for (i = 0; i < __SWNIC_OBJ_NUM; i++)
+		if (swnic_stats_put(skb, swnic_obj_names[i],
+				    atomic_read(&swnic_objects[i])))
+			return -EMSGSIZE;
+	list_for_each_entry(sdev, &swnic_devices, list) {
+		swnic_mr_device_counters(sdev, &c);
+		mrs += c.mrs;
+		pinned += c.pinned_bytes;
+	}
+	if (swnic_stats_put(skb, "mrs", mrs) ||
+	    swnic_stats_put(skb, "pinned_bytes", pinned))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* ---- netlink: STAT_GET, STAT_RESET ------------------------------------- */
+
+/* A STAT_GET message: module-wide (both NULL), a device's or a domain's. */
+static int swnic_nl_fill_stats(struct sk_buff *skb, struct swnic_device *sdev,
+			       struct swnic_domain *dom, u32 portid, u32 seq,
+			       int flags, struct netlink_callback *cb)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &swnic_genl_family, flags,
+			  SWNIC_NL_CMD_STAT_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (dom)
+		sdev = dom->sdev;
+	if (sdev && swnic_nl_put_dev_id(skb, sdev))
+		goto err_cancel;
+	if (dom && nla_put_u32(skb, SWNIC_A_DOMAIN_ID, dom->id))
+		goto err_cancel;
+	nest = nla_nest_start(skb, SWNIC_A_STATS);
+	if (!nest)
+		goto err_cancel;
+	if (dom || sdev ? swnic_stats_fill(skb, sdev, dom) :
+	    swnic_stats_fill_objects(skb))
+		goto err_cancel;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/*
+ * The object of a STAT_GET/STAT_RESET request: a domain (DOMAIN_ID), a
+ * device (DEV_*), or neither (module-wide). Referenced.
+ */
+static int swnic_nl_stat_target(struct sk_buff *skb, struct genl_info *info,
+				struct swnic_device **sdev,
+				struct swnic_domain **dom)
+{
+	*sdev = NULL;
+	*dom = NULL;
+	if (info->attrs[SWNIC_A_DOMAIN_ID]) {
+		if (info->attrs[SWNIC_A_DEV_INDEX] ||
+		    info->attrs[SWNIC_A_DEV_NAME]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[SWNIC_A_DOMAIN_ID],
+					    "give a device or a domain, not both");
+			return -EINVAL;
+		}
+		*dom = swnic_nl_domain_get(skb, info);
+		return PTR_ERR_OR_ZERO(*dom);
+	}
+	if (info->attrs[SWNIC_A_DEV_INDEX] || info->attrs[SWNIC_A_DEV_NAME]) {
+		*sdev = swnic_nl_dev_get(info->attrs, info->extack);
+		return PTR_ERR_OR_ZERO(*sdev);
+	}
+	return 0;
+}
+
+/**
+ * swnic_nl_stat_get_doit() - STAT_GET of a domain, a device or the module
+ * @skb: the request
+ * @info: its attributes: DOMAIN_ID, DEV_*, or neither (module-wide)
+ *
+ * Return: 0 or -errno.
+ */
+int swnic_nl_stat_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct swnic_device *sdev;
+	struct swnic_domain *dom;
+	struct sk_buff *msg;
+	int ret;
+
+	ret = swnic_nl_stat_target(skb, info, &sdev, &dom);
+	if (ret)
+		return ret;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	/* The module-wide gauges sum over the device list. */
+	mutex_lock(&swnic_devices_lock);
+	ret = swnic_nl_fill_stats(msg, sdev, dom, info->snd_portid,
+				  info->snd_seq, 0, NULL);
+	mutex_unlock(&swnic_devices_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		goto out_put;
+	}
+	ret = genlmsg_reply(msg, info);
+out_put:
+	if (dom)
+		swnic_domain_put(dom);
+	if (sdev)
+		swnic_device_put(sdev);
+	return ret;
+}
+
+/**
+ * swnic_nl_stat_get_dumpit() - STAT_GET dump: module-wide, then each device
+ * @skb: the part being filled
+ * @cb: the dump; cb->args[0] is 0 before the module-wide message, then the
+ *	next device index + 1
+ *
+ * Return: the part's length, 0 at the end, or -errno.
+ */
+int swnic_nl_stat_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid, seq = cb->nlh->nlmsg_seq;
+	struct swnic_device *sdev;
+	int ret = 0;
+
+	mutex_lock(&swnic_devices_lock);
+	cb->seq = swnic_devices_gen;
+	if (!cb->args[0]) {
+		ret = swnic_nl_fill_stats(skb, NULL, NULL, portid, seq,
+					  NLM_F_MULTI, cb);
+		if (!ret)
+			cb->args[0] = 1;
+	}
+	for (; !ret && cb->args[0] <= SWNIC_MAX_DEVICES; cb->args[0]++) {
+		sdev = swnic_nl_dev_by_index_locked(cb->args[0] - 1);
+		if (!sdev)
+			continue;
+		ret = swnic_nl_fill_stats(skb, sdev, NULL, portid, seq,
+					  NLM_F_MULTI, cb);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&swnic_devices_lock);
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ?: skb->len;
+}
+
+/**
+ * swnic_nl_stat_reset_doit() - STAT_RESET of a device's or a domain's counters
+ * @skb: the request
+ * @info: its attributes: DEV_* or DOMAIN_ID
+ *
+ * Return: 0 or -errno.
+ */
+int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct swnic_device *sdev;
+	struct swnic_domain *dom;
+	int ret;
+
+	ret = swnic_nl_stat_target(skb, info, &sdev, &dom);
+	if (ret)
+		return ret;
+	if (!sdev && !dom) {
+		NL_SET_ERR_MSG(info->extack,
+			       "give the device or the domain whose counters to reset");
+		return -EINVAL;
+	}
+	ret = swnic_nl_dev_admin(skb, dom ? dom->sdev : sdev, info->extack);
+	if (!ret)
+		swnic_stats_reset(sdev, dom);
+	if (dom)
+		swnic_domain_put(dom);
+	if (sdev)
+		swnic_device_put(sdev);
+	return ret;
+}

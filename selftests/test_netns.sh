@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_netns.sh - devices and network namespaces: a device created from a
+# namespace and bound to a veth there, seen from both sides; netdevs are
+# looked up in the caller's namespace only; events of a bound device reach
+# its namespace; a user namespace's root administers nothing of the host;
+# deleting the namespace unbinds the device and sets it down. Ends by
+# checking, with the module's own counters, that everything made is gone.
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd swnic jq ip unshare
+[ -c /dev/swnic0 ] || skip_all "no /dev/swnic0 (module not loaded?)"
+ip netns add swnicns1 2>/dev/null || skip_all "cannot create network namespaces"
+
+NS="ip netns exec swnicns1"
+TMP=$(mktemp -d)
+MON=
+cleanup()
+{
+	[ -n "$MON" ] && kill "$MON" 2>/dev/null
+	wait 2>/dev/null
+	swnic dev del swnicns1 force >/dev/null 2>&1
+	ip netns del swnicns1 2>/dev/null
+	ip link del veth-sw0 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+before=$(objects)
+
+check "a veth pair across namespaces" sh -c \
+	"ip link add veth-sw0 type veth peer name veth-sw1 netns swnicns1 &&
+	 ip link set veth-sw0 up && $NS ip link set veth-sw1 up"
+ns_ifindex=$($NS cat /sys/class/net/veth-sw1/ifindex)
+
+check "dev add from the namespace, bound to its veth" \
+	$NS swnic dev add swnicns1 netdev veth-sw1
+jq_check()
+{
+	if printf '%s' "$3" | jq -e "$2" >/dev/null 2>&1; then
+		ok "$1"
+	else
+		not_ok "$1" "jq -e '$2' failed on:" "$3"
+	fi
+}
+jq_check "the namespace sees the binding" \
+	".[0].netdev == \"veth-sw1\" and .[0].ifindex == $ns_ifindex and .[0].state == \"up\"" \
+	"$($NS swnic -j dev show swnicns1)"
+jq_check "init_net sees the same device" \
+	".[0].netdev == \"veth-sw1\" and .[0].ifindex == $ns_ifindex" \
+	"$(swnic -j dev show swnicns1)"
+
+if swnic dev set swnicns1 netdev veth-sw1 >/dev/null 2>"$TMP/err"; then
+	not_ok "netdevs are found in the caller's namespace only"
+elif grep -q "no such netdev in the caller's network namespace" "$TMP/err"; then
+	ok "netdevs are found in the caller's namespace only"
+else
+	not_ok "netdevs are found in the caller's namespace only" "$(cat "$TMP/err")"
+fi
+check "dev set by ifindex, in the namespace" \
+	$NS swnic dev set swnicns1 ifindex "$ns_ifindex"
+
+# A domain on the bound device works as on any other.
+(exec 3</dev/swnicns1; swnic -j domain show dev swnicns1 >"$TMP/dom")
+jq_check "a domain opens on the bound device" \
+	'length == 1 and .[0].dev == "swnicns1"' "$(cat "$TMP/dom")"
+
+# Events of the bound device reach its namespace; swnic0's do not.
+$NS swnic -j monitor count 1 >"$TMP/mon" 2>"$TMP/mon.err" &
+MON=$!
+max_ep=$(swnic -j dev show swnic0 | jq .[0].max_ep)
+for i in $(seq 100); do
+	swnic dev set swnic0 max_ep "$max_ep"
+	swnic dev set swnicns1 max_ep $((100 + i))
+	[ -s "$TMP/mon" ] && break
+	sleep 0.1
+done
+wait "$MON"
+MON=
+jq_check "a monitor in the namespace hears its device, not swnic0" \
+	'.event == "dev_set" and .name == "swnicns1"' "$(cat "$TMP/mon")"
+
+# A user namespace's root is root of nothing here.
+if unshare -U -r -n true 2>/dev/null; then
+	if unshare -U -r -n swnic dev set swnic0 max_ep 3 2>"$TMP/err" >/dev/null; then
+		not_ok "userns root cannot change a host device"
+	elif grep -q "CAP_NET_ADMIN over the device's network namespace" "$TMP/err"; then
+		ok "userns root cannot change a host device"
+	else
+		not_ok "userns root cannot change a host device" "$(cat "$TMP/err")"
+	fi
+	if unshare -U -r -n sh -c 'ip link set lo up; swnic dev add swnicu1 netdev lo' \
+		2>"$TMP/err" >/dev/null; then
+		not_ok "userns root cannot create devices"
+		swnic dev del swnicu1 >/dev/null 2>&1
+	elif grep -q "creating a device needs CAP_NET_ADMIN" "$TMP/err"; then
+		ok "userns root cannot create devices"
+	else
+		not_ok "userns root cannot create devices" "$(cat "$TMP/err")"
+	fi
+else
+	skip "userns root cannot change a host device" "no user namespaces"
+	skip "userns root cannot create devices" "no user namespaces"
+fi
+
+# The namespace goes away with its veth: the device is unbound and down.
+check "ip netns del" ip netns del swnicns1
+for _ in $(seq 100); do
+	json=$(swnic -j dev show swnicns1)
+	[ "$(printf '%s' "$json" | jq -r .[0].state)" = down ] && break
+	sleep 0.1
+done
+jq_check "the netns is gone: the device is unbound and down" \
+	'.[0].netdev == null and .[0].ifindex == 0 and .[0].state == "down"' "$json"
+check "the device can be deleted" swnic dev del swnicns1
+ip link del veth-sw0 2>/dev/null
+
+for _ in $(seq 50); do
+	[ "$(objects)" = "$before" ] && break
+	sleep 0.1
+done
+if [ "$(objects)" = "$before" ]; then
+	ok "every object made was destroyed (module counters)"
+else
+	not_ok "every object made was destroyed (module counters)" \
+		"before: $before" "after:  $(objects)"
+fi
+
+tap_done
