@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * swnic: the data-path ABI - completion queues, endpoints and their rings.
+ *
+ * Objects. SWNIC_IOCTL_CQ_CREATE and SWNIC_IOCTL_EP_CREATE on a domain's
+ * file each return a new file descriptor for the object (O_CLOEXEC). The
+ * object lives until that fd is closed and unmapped; it holds its domain.
+ *
+ * Rings (io_uring style). Each ring lives in kernel memory and is mapped by
+ * mmap(obj_fd, ring.mmap_offset, ring.mmap_size). A ring is a header page
+ * (head, tail and flags words on separate cache lines at the offsets
+ * given) followed by `entries` (a power of two) entries of `entry_size`
+ * bytes. Indices are free-running __u32s; entry i is at (i & (entries - 1)).
+ *
+ *   SQ, RQ:  user space produces (writes entries, then tail with release
+ *            ordering), the kernel consumes (head). CQ: the reverse.
+ *
+ * The kernel keeps its own copy of every index it owns and treats every
+ * word user space can write as hostile: it reads the producer index once
+ * (acquire), bounds it, copies each entry before validating it, and never
+ * writes beyond entries the consumer has released. An entry that fails
+ * validation completes with an error CQE (never a crash, never an
+ * overrun); an index that is out of bounds marks the ring broken
+ * (SWNIC_RING_F_BROKEN) and the endpoint stops.
+ *
+ * Doorbells. After producing SQ/RQ entries user space makes them visible to
+ * the kernel. In SWNIC_EP_F_DB_SYSCALL mode (default) it calls
+ * SWNIC_IOCTL_EP_DOORBELL on the endpoint's fd, which consumes the rings in
+ * the caller's context. In SWNIC_EP_F_DB_ENGINE mode the device's engine
+ * thread polls the rings of busy endpoints; when it goes idle it sets
+ * SWNIC_RING_F_NEED_WAKEUP in the SQ's flags word and user space must then
+ * call the doorbell once to wake it.
+ *
+ * Completions are read from the CQ ring without a syscall; poll() on the
+ * CQ's fd reports POLLIN while the CQ is not empty (FI_WAIT_FD).
+ */
+#ifndef _UAPI_LINUX_SWNIC_QUEUE_H
+#define _UAPI_LINUX_SWNIC_QUEUE_H
+
+#include <linux/types.h>
+#include <linux/swnic.h>
+
+/* Flags word of a ring (kernel-written). */
+#define SWNIC_RING_F_NEED_WAKEUP	(1U << 0)	/* SQ: ring the doorbell */
+#define SWNIC_RING_F_BROKEN		(1U << 1)	/* bad index seen: ring dead */
+#define SWNIC_RING_F_OVERFLOW		(1U << 2)	/* CQ: a completion was lost */
+
+/**
+ * struct swnic_ring_info - where a ring is and how it is laid out
+ */
+struct swnic_ring_info {
+	__aligned_u64 mmap_offset;	/* out: mmap offset on the object's fd */
+	__aligned_u64 mmap_size;	/* out: bytes to map */
+	__u32 head;			/* out: offset of the consumer index */
+	__u32 tail;			/* out: offset of the producer index */
+	__u32 flags;			/* out: offset of the flags word */
+	__u32 array;			/* out: offset of entry 0 */
+	__u32 entries;			/* out: number of entries, power of 2 */
+	__u32 entry_size;		/* out: bytes per entry */
+};
+
+/* ---- completion queues ------------------------------------------------ */
+
+/* CQE flags: which operation completed (libfabric's FI_* completion flags
+ * are mapped to and from these by the provider).
+ */
+#define SWNIC_CQE_SEND		(1U << 0)
+#define SWNIC_CQE_RECV		(1U << 1)
+#define SWNIC_CQE_TAGGED	(1U << 2)
+#define SWNIC_CQE_RMA_WRITE	(1U << 3)	/* local write completed */
+#define SWNIC_CQE_RMA_READ	(1U << 4)	/* local read completed */
+#define SWNIC_CQE_REMOTE_WRITE	(1U << 5)	/* a peer wrote with CQ data */
+#define SWNIC_CQE_REMOTE_DATA	(1U << 6)	/* @data is valid */
+#define SWNIC_CQE_MULTI_RECV	(1U << 7)	/* multi-recv buffer released */
+#define SWNIC_CQE_ERROR		(1U << 8)	/* @err is set */
+
+/**
+ * struct swnic_cqe - one completion (64 bytes)
+ */
+struct swnic_cqe {
+	__aligned_u64 context;		/* the work request's context */
+	__aligned_u64 buf;		/* recv: where the data starts */
+	__aligned_u64 len;		/* bytes transferred */
+	__aligned_u64 data;		/* remote CQ data (REMOTE_DATA) */
+	__aligned_u64 tag;		/* tagged recv: the sender's tag */
+	__aligned_u64 olen;		/* error: bytes that did not fit */
+	__u32 flags;			/* SWNIC_CQE_* */
+	__s32 err;			/* ERROR: positive errno */
+	__u32 src_addr;			/* recv: sender's IPv4 (network order) */
+	__u16 src_port;			/* recv: sender's port (host order) */
+	__u16 __pad;			/* 0 */
+};
+
+/**
+ * struct swnic_cq_create - SWNIC_IOCTL_CQ_CREATE on a domain fd
+ */
+struct swnic_cq_create {
+	__u32 size;			/* in: sizeof(struct swnic_cq_create) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 entries;			/* in: minimum entries (rounded up) */
+	__s32 fd;			/* out: the CQ's file descriptor */
+	__u32 cq_id;			/* out: id to name it in EP_CREATE */
+	__u32 __reserved;		/* must be 0 */
+	struct swnic_ring_info ring;	/* out: the CQ ring */
+};
+
+/* ---- endpoints ---------------------------------------------------------- */
+
+/* Endpoint types (struct swnic_ep_create.type). */
+#define SWNIC_EP_RDM		1	/* reliable, unconnected */
+#define SWNIC_EP_MSG		2	/* reliable, connected */
+#define SWNIC_EP_DGRAM		3	/* unreliable, unconnected */
+
+/* struct swnic_ep_create.flags */
+#define SWNIC_EP_F_DB_SYSCALL	(1U << 0)	/* doorbell consumes inline */
+#define SWNIC_EP_F_DB_ENGINE	(1U << 1)	/* engine thread polls */
+#define SWNIC_EP_F_RM_ENABLED	(1U << 2)	/* never overrun: EAGAIN */
+
+/* SQE opcodes */
+#define SWNIC_OP_SEND		1	/* message to @dest */
+#define SWNIC_OP_TSEND		2	/* tagged message to @dest */
+#define SWNIC_OP_WRITE		3	/* RMA write to @raddr/@rkey at @dest */
+#define SWNIC_OP_READ		4	/* RMA read from @raddr/@rkey at @dest */
+
+/* SQE flags */
+#define SWNIC_SQE_COMPLETION	(1U << 0)	/* write a CQE on success */
+#define SWNIC_SQE_REMOTE_DATA	(1U << 1)	/* deliver @data to the target */
+#define SWNIC_SQE_INLINE	(1U << 2)	/* payload in @inline_data */
+
+#define SWNIC_INLINE_MAX	56
+
+/**
+ * struct swnic_sqe - one send-queue work request (128 bytes)
+ */
+struct swnic_sqe {
+	__u8 opcode;			/* SWNIC_OP_* */
+	__u8 __pad[3];			/* 0 */
+	__u32 flags;			/* SWNIC_SQE_* */
+	__aligned_u64 context;		/* returned in the CQE */
+	__aligned_u64 addr;		/* local buffer (poster's address) */
+	__aligned_u64 len;		/* bytes */
+	__aligned_u64 tag;		/* TSEND: the tag */
+	__aligned_u64 data;		/* REMOTE_DATA: remote CQ data */
+	__aligned_u64 raddr;		/* RMA: target address or offset */
+	__aligned_u64 rkey;		/* RMA: target MR key */
+	__u32 dest_addr;		/* target IPv4 (network order) */
+	__u16 dest_port;		/* target endpoint port (host order) */
+	__u16 __pad2;			/* 0 */
+	__u8 inline_data[SWNIC_INLINE_MAX]; /* INLINE: the payload */
+};
+
+/* RQE flags */
+#define SWNIC_RQE_TAGGED	(1U << 0)	/* match tagged sends */
+#define SWNIC_RQE_MULTI_RECV	(1U << 1)	/* buffer takes many messages */
+#define SWNIC_RQE_DIRECTED	(1U << 2)	/* only from @src_addr/@src_port */
+
+/**
+ * struct swnic_rqe - one posted receive (64 bytes)
+ */
+struct swnic_rqe {
+	__aligned_u64 context;		/* returned in the CQE */
+	__aligned_u64 addr;		/* buffer (poster's address) */
+	__aligned_u64 len;		/* bytes */
+	__aligned_u64 tag;		/* TAGGED: tag to match */
+	__aligned_u64 ignore;		/* TAGGED: tag bits to ignore */
+	__aligned_u64 min_free;		/* MULTI_RECV: release below this */
+	__u32 flags;			/* SWNIC_RQE_* */
+	__u32 src_addr;			/* DIRECTED: sender IPv4 */
+	__u16 src_port;			/* DIRECTED: sender port */
+	__u16 __pad[3];			/* 0 */
+};
+
+/**
+ * struct swnic_ep_create - SWNIC_IOCTL_EP_CREATE on a domain fd
+ *
+ * The port names the endpoint on this host (all local devices share one
+ * port space); 0 asks the kernel to pick a free one. Ports below 1024 need
+ * CAP_NET_BIND_SERVICE. A port in use is EADDRINUSE.
+ */
+struct swnic_ep_create {
+	__u32 size;			/* in: sizeof(struct swnic_ep_create) */
+	__u32 flags;			/* in: SWNIC_EP_F_* */
+	__u32 type;			/* in: SWNIC_EP_* */
+	__u32 tx_cq;			/* in: cq_id for send completions */
+	__u32 rx_cq;			/* in: cq_id for recv completions */
+	__u32 sq_entries;		/* in: minimum SQ entries */
+	__u32 rq_entries;		/* in: minimum RQ entries */
+	__u16 port;			/* in/out: the endpoint's port */
+	__u16 __pad;			/* 0 */
+	__u32 addr;			/* out: the endpoint's IPv4 address */
+	__s32 fd;			/* out: the endpoint's fd */
+	__u32 ep_id;			/* out: id (netlink dumps) */
+	__u32 __reserved;		/* must be 0 */
+	struct swnic_ring_info sq;	/* out: send queue */
+	struct swnic_ring_info rq;	/* out: receive queue */
+};
+
+/**
+ * struct swnic_ep_doorbell - SWNIC_IOCTL_EP_DOORBELL on an endpoint fd
+ *
+ * Consumes the SQ and RQ (SYSCALL mode) or wakes the engine (ENGINE mode).
+ * Returns 0, or EPIPE if a ring is broken.
+ */
+struct swnic_ep_doorbell {
+	__u32 size;			/* in: sizeof(struct swnic_ep_doorbell) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 sq_done;			/* out: SQ entries consumed */
+	__u32 rq_done;			/* out: RQ entries consumed */
+};
+
+#define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
+#define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
+#define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
+
+#endif /* _UAPI_LINUX_SWNIC_QUEUE_H */

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues. Each CQ is a file (anon inode): mmap maps its ring,
+ * poll() waits for completions. A poster that must not lose its completion
+ * reserves a slot before it starts the work (swnic_cq_reserve), so the
+ * ring can never overrun; completions for a peer's work are posted only if
+ * a slot is free, else the peer's work fails with EAGAIN and is retried.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+
+#include "chardev.h"
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+
+static void swnic_cq_release(struct kref *ref)
+{
+	struct swnic_cq *cq = container_of(ref, struct swnic_cq, ref);
+
+	swnic_ring_free(&cq->ring);
+	swnic_domain_put(cq->dom);
+	kfree(cq);
+}
+
+void swnic_cq_put(struct swnic_cq *cq)
+{
+	kref_put(&cq->ref, swnic_cq_release);
+}
+
+/* Return: the CQ @id of @dom with a reference held, or NULL. */
+struct swnic_cq *swnic_cq_lookup(struct swnic_domain *dom, u32 id)
+{
+	struct swnic_cq *cq;
+
+	xa_lock(&dom->cqs);
+	cq = xa_load(&dom->cqs, id);
+	if (cq)
+		swnic_cq_get(cq);
+	xa_unlock(&dom->cqs);
+	return cq;
+}
+
+/* Promise the caller one slot for a completion it will post. */
+bool swnic_cq_reserve(struct swnic_cq *cq)
+{
+	unsigned long irqflags;
+	bool ok;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	ok = swnic_ring_space(&cq->ring) > cq->reserved;
+	if (ok)
+		cq->reserved++;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ok;
+}
+
+void swnic_cq_unreserve(struct swnic_cq *cq)
+{
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (!WARN_ON_ONCE(!cq->reserved))
+		cq->reserved--;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+}
+
+/**
+ * swnic_cq_post() - write a completion and wake waiters
+ * @cq: the CQ
+ * @cqe: the completion
+ * @reserved: the caller holds a slot from swnic_cq_reserve()
+ *
+ * Return: 0, or -EAGAIN if there was no free slot (never with @reserved,
+ * unless user space moved its head backwards - then the completion is
+ * counted as an overflow and flagged in the ring).
+ */
+int swnic_cq_post(struct swnic_cq *cq, const struct swnic_cqe *cqe,
+		  bool reserved)
+{
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (reserved) {
+		if (!WARN_ON_ONCE(!cq->reserved))
+			cq->reserved--;
+	} else if (swnic_ring_space(&cq->ring) <= cq->reserved) {
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+	if (swnic_ring_produce(&cq->ring, cqe)) {
+		cq->overflows++;
+		swnic_ring_set_flags(&cq->ring, SWNIC_RING_F_OVERFLOW, 0);
+		ret = -EAGAIN;
+	}
+out_unlock:
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	if (!ret)
+		wake_up_interruptible(&cq->wq);
+	return ret;
+}
+
+static __poll_t swnic_cq_poll(struct file *file, poll_table *wait)
+{
+	struct swnic_cq *cq = file->private_data;
+
+	poll_wait(file, &cq->wq, wait);
+	return swnic_ring_empty(&cq->ring) ? 0 : EPOLLIN | EPOLLRDNORM;
+}
+
+static int swnic_cq_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct swnic_cq *cq = file->private_data;
+
+	if (vma->vm_pgoff)
+		return -EINVAL;
+	return swnic_ring_mmap(&cq->ring, vma);
+}
+
+static int swnic_cq_file_release(struct inode *inode, struct file *file)
+{
+	struct swnic_cq *cq = file->private_data;
+	struct swnic_domain *dom = cq->dom;
+
+	/* Unpublish: no new endpoint can bind it; bound ones keep a ref. */
+	xa_erase(&dom->cqs, cq->id);
+	mutex_lock(&dom->lock);
+	dom->ncq--;
+	mutex_unlock(&dom->lock);
+	swnic_cq_put(cq);
+	return 0;
+}
+
+static const struct file_operations swnic_cq_fops = {
+	.owner = THIS_MODULE,
+	.poll = swnic_cq_poll,
+	.mmap = swnic_cq_mmap,
+	.release = swnic_cq_file_release,
+};
+
+/* SWNIC_IOCTL_CQ_CREATE */
+int swnic_cq_create(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_cq_create *c = arg;
+	struct swnic_cq *cq;
+	struct file *file;
+	int fd, ret;
+
+	if (c->flags)
+		return -EOPNOTSUPP;
+	if (c->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	if (!cq)
+		return -ENOMEM;
+	kref_init(&cq->ref);
+	spin_lock_init(&cq->lock);
+	init_waitqueue_head(&cq->wq);
+	cq->dom = dom;
+	swnic_domain_get(dom);
+
+	ret = swnic_ring_init(&cq->ring, c->entries, SWNIC_MAX_CQ_ENTRIES,
+			      sizeof(struct swnic_cqe));
+	if (ret)
+		goto err_put;
+
+	mutex_lock(&dom->lock);
+	if (dom->ncq >= dom->sdev->limits.max_cq) {
+		mutex_unlock(&dom->lock);
+		ret = -ENOSPC;
+		goto err_put;
+	}
+	dom->ncq++;
+	mutex_unlock(&dom->lock);
+
+	ret = xa_alloc(&dom->cqs, &cq->id, cq, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto err_count;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_xa;
+	}
+	file = anon_inode_getfile("[swnic-cq]", &swnic_cq_fops, cq, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_fd;
+	}
+
+	c->fd = fd;
+	c->cq_id = cq->id;
+	swnic_ring_info(&cq->ring, 0, &c->ring);
+	swnic_ioctl_defer_fd(arg, fd, file);
+	return 0;
+
+err_fd:
+	put_unused_fd(fd);
+err_xa:
+	xa_erase(&dom->cqs, cq->id);
+err_count:
+	mutex_lock(&dom->lock);
+	dom->ncq--;
+	mutex_unlock(&dom->lock);
+err_put:
+	swnic_cq_put(cq);
+	return ret;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_CQ_H
+#define _SWNIC_CQ_H
+
+#include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "ring.h"
+
+struct swnic_domain;
+
+/*
+ * A completion queue: a ring the kernel produces into from any context
+ * that completes work (the poster's, a peer's, the engine's), and user
+ * space consumes without syscalls. Its fd holds one reference, each bound
+ * endpoint another.
+ */
+struct swnic_cq {
+	struct kref ref;
+	struct swnic_domain *dom;	/* holds a domain reference */
+	u32 id;				/* in dom->cqs */
+	spinlock_t lock;		/* serialises producers of @ring */
+	struct swnic_ring ring;
+	wait_queue_head_t wq;		/* poll() waiters */
+	u32 reserved;			/* slots promised to posters, @lock */
+	u64 overflows;			/* completions refused: ring was full */
+};
+
+int swnic_cq_create(struct swnic_domain *dom, void *arg);
+struct swnic_cq *swnic_cq_lookup(struct swnic_domain *dom, u32 id);
+void swnic_cq_put(struct swnic_cq *cq);
+
+static inline void swnic_cq_get(struct swnic_cq *cq)
+{
+	kref_get(&cq->ref);
+}
+
+bool swnic_cq_reserve(struct swnic_cq *cq);
+void swnic_cq_unreserve(struct swnic_cq *cq);
+int swnic_cq_post(struct swnic_cq *cq, const struct swnic_cqe *cqe,
+		  bool reserved);
+
+#endif /* _SWNIC_CQ_H */

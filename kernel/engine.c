@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine: executes send-queue work requests, in the poster's context
+ * (doorbell syscall) or in the device's engine thread running on the
+ * poster's mm (SWNIC_EP_F_DB_ENGINE), with the NEED_WAKEUP protocol of
+ * include/uapi/linux/swnic_queue.h between the thread and user space.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kthread.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
+
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+#include "engine.h"
+#include "ep.h"
+#include "rma.h"
+
+/* Polling rounds without work before an endpoint is put to sleep. */
+#define SWNIC_ENGINE_IDLE_ROUNDS	64
+
+#define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
+			 SWNIC_SQE_INLINE)
+
+static int swnic_sqe_check(const struct swnic_sqe *sqe)
+{
+	if (sqe->flags & ~SWNIC_SQE_FLAGS)
+		return -EOPNOTSUPP;
+	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2] || sqe->__pad2)
+		return -EINVAL;
+	switch (sqe->opcode) {
+	case SWNIC_OP_SEND:
+	case SWNIC_OP_TSEND:
+		break;
+	case SWNIC_OP_WRITE:
+	case SWNIC_OP_READ:
+		if (sqe->flags & SWNIC_SQE_INLINE && sqe->opcode == SWNIC_OP_READ)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (sqe->flags & SWNIC_SQE_INLINE)
+		return sqe->len <= SWNIC_INLINE_MAX ? 0 : -EINVAL;
+	if (sqe->len > SWNIC_MAX_MSG_SIZE ||
+	    !access_ok(u64_to_user_ptr(sqe->addr), sqe->len))
+		return -EINVAL;
+	return 0;
+}
+
+/* Execute one validated work request. Return: 0 or the sender's error. */
+static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
+{
+	const void *kbuf = sqe->flags & SWNIC_SQE_INLINE ? sqe->inline_data : NULL;
+	struct swnic_ep *dst;
+	int ret;
+
+	/* Only this host is reachable until the wire path lands. */
+	if (!swnic_addr_is_local((__force __be32)sqe->dest_addr))
+		return -EHOSTUNREACH;
+	dst = swnic_ep_lookup((__force __be32)sqe->dest_addr, sqe->dest_port);
+	if (!dst)
+		return -ECONNREFUSED;
+	if (dst->type != ep->type) {
+		ret = -ECONNREFUSED;
+		goto out_put;
+	}
+	/* Auth keys isolate jobs: only peers with the same key talk. */
+	if (READ_ONCE(dst->dom->auth_key) != READ_ONCE(ep->dom->auth_key)) {
+		ret = -EACCES;
+		goto out_put;
+	}
+
+	switch (sqe->opcode) {
+	case SWNIC_OP_SEND:
+	case SWNIC_OP_TSEND:
+		ret = swnic_ep_deliver(dst, ep, sqe, kbuf);
+		break;
+	case SWNIC_OP_WRITE:
+		ret = swnic_rma_write(dst, ep, sqe, kbuf);
+		break;
+	case SWNIC_OP_READ:
+		ret = swnic_rma_read(dst, ep, sqe);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+	}
+out_put:
+	swnic_ep_put(dst);
+	return ret;
+}
+
+static u32 swnic_sqe_cqe_flags(const struct swnic_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case SWNIC_OP_TSEND:
+		return SWNIC_CQE_SEND | SWNIC_CQE_TAGGED;
+	case SWNIC_OP_WRITE:
+		return SWNIC_CQE_RMA_WRITE;
+	case SWNIC_OP_READ:
+		return SWNIC_CQE_RMA_READ;
+	default:
+		return SWNIC_CQE_SEND;
+	}
+}
+
+/*
+ * Consume the send queue. Each entry first reserves its completion slot,
+ * so a full CQ stops consumption instead of losing a completion. With
+ * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
+ * the ring to be retried at the next doorbell or engine round.
+ *
+ * Return: entries consumed, or -EPIPE if the ring is broken.
+ */
+static int swnic_ep_process_sq(struct swnic_ep *ep)
+{
+	struct swnic_sqe sqe;
+	int avail, done = 0, ret;
+
+	mutex_lock(&ep->sq_lock);
+	avail = swnic_ring_avail(&ep->sq);
+	if (avail < 0) {
+		mutex_unlock(&ep->sq_lock);
+		return avail;
+	}
+	while (done < avail) {
+		struct swnic_cqe cqe = {};
+
+		if (!swnic_cq_reserve(ep->tx_cq))
+			break;
+		swnic_ring_peek(&ep->sq, &sqe);
+		ret = swnic_sqe_check(&sqe);
+		if (!ret)
+			ret = swnic_sqe_exec(ep, &sqe);
+		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
+			swnic_cq_unreserve(ep->tx_cq);
+			break;
+		}
+
+		ep->tx_ops++;
+		if (ret) {
+			ep->tx_errors++;
+			cqe.flags = swnic_sqe_cqe_flags(&sqe) | SWNIC_CQE_ERROR;
+			cqe.err = -ret;
+		} else {
+			ep->tx_bytes += sqe.len;
+			cqe.flags = swnic_sqe_cqe_flags(&sqe);
+			cqe.len = sqe.len;
+		}
+		cqe.context = sqe.context;
+		if (ret || (sqe.flags & SWNIC_SQE_COMPLETION))
+			swnic_cq_post(ep->tx_cq, &cqe, true);
+		else
+			swnic_cq_unreserve(ep->tx_cq);
+		swnic_ring_consume(&ep->sq);
+		done++;
+	}
+	mutex_unlock(&ep->sq_lock);
+	return done;
+}
+
+/* Both rings, receives first so that sends to ourselves can match. */
+static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
+{
+	int rq, sq;
+
+	rq = swnic_ep_process_rq(ep);
+	if (rq < 0)
+		return rq;
+	sq = swnic_ep_process_sq(ep);
+	if (sq < 0)
+		return sq;
+	if (db) {
+		db->rq_done = rq;
+		db->sq_done = sq;
+	}
+	return rq + sq;
+}
+
+static bool swnic_ep_has_work(struct swnic_ep *ep)
+{
+	return swnic_ring_avail(&ep->sq) > 0 || swnic_ring_avail(&ep->rq) > 0;
+}
+
+/**
+ * swnic_engine_doorbell() - SWNIC_IOCTL_EP_DOORBELL
+ * @ep: the endpoint, in the caller's (its owner's) context
+ * @db: the answer: entries consumed in this call
+ *
+ * Return: 0, or -EPIPE if a ring is broken.
+ */
+int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
+{
+	struct swnic_engine *eng = &ep->dom->sdev->engine;
+	int ret;
+
+	db->rq_done = 0;
+	db->sq_done = 0;
+	if (ep->flags & SWNIC_EP_F_DB_ENGINE) {
+		mutex_lock(&ep->sq_lock);
+		swnic_ring_set_flags(&ep->sq, 0, SWNIC_RING_F_NEED_WAKEUP);
+		mutex_unlock(&ep->sq_lock);
+		spin_lock(&eng->lock);
+		if (eng->task) {
+			if (!ep->engine_active) {
+				ep->engine_active = true;
+				list_add_tail(&ep->engine_node, &eng->eps);
+			}
+			wake_up_process(eng->task);
+			spin_unlock(&eng->lock);
+			return 0;
+		}
+		/* The device is being destroyed: progress inline. */
+		spin_unlock(&eng->lock);
+	}
+	ret = swnic_ep_process(ep, db);
+	return ret < 0 ? ret : 0;
+}
+
+/* Take @ep off its engine's list; called once its fd is closed. */
+void swnic_engine_remove(struct swnic_ep *ep)
+{
+	struct swnic_engine *eng = &ep->dom->sdev->engine;
+
+	spin_lock(&eng->lock);
+	if (ep->engine_active) {
+		list_del_init(&ep->engine_node);
+		ep->engine_active = false;
+	}
+	spin_unlock(&eng->lock);
+}
+
+/* One engine round on @ep, on its owner's mm. Return: entries consumed. */
+static int swnic_engine_run_ep(struct swnic_ep *ep)
+{
+	struct mm_struct *mm = ep->dom->mm;
+	int ret;
+
+	if (!mmget_not_zero(mm))
+		return 0;
+	kthread_use_mm(mm);
+	ret = swnic_ep_process(ep, NULL);
+	kthread_unuse_mm(mm);
+	mmput(mm);
+	return ret > 0 ? ret : 0;
+}
+
+/*
+ * Put an idle endpoint to sleep: raise NEED_WAKEUP (one flag, in the SQ's
+ * flags word, for both rings), then look once more under the engine lock,
+ * so that an entry user space published before it saw the flag is not
+ * missed (user space: write tail, full barrier, read flags, doorbell).
+ */
+static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
+{
+	mutex_lock(&ep->sq_lock);
+	swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
+	mutex_unlock(&ep->sq_lock);
+	/* Flag store before the tail loads; pairs with user space's barrier. */
+	smp_mb();
+
+	spin_lock(&eng->lock);
+	/* With work found the flag stays: at most one needless doorbell. */
+	if (ep->engine_active && !swnic_ep_has_work(ep)) {
+		list_del_init(&ep->engine_node);
+		ep->engine_active = false;
+	}
+	spin_unlock(&eng->lock);
+}
+
+static int swnic_engine_thread(void *arg)
+{
+	struct swnic_engine *eng = arg;
+	struct swnic_ep *ep;
+	unsigned int idle = 0;
+
+	while (!kthread_should_stop()) {
+		spin_lock(&eng->lock);
+		ep = list_first_entry_or_null(&eng->eps, struct swnic_ep,
+					      engine_node);
+		if (!ep) {
+			set_current_state(TASK_INTERRUPTIBLE);
+			spin_unlock(&eng->lock);
+			if (!kthread_should_stop())
+				schedule();
+			__set_current_state(TASK_RUNNING);
+			idle = 0;
+			continue;
+		}
+		/* Round robin: the next endpoint goes first next time. */
+		list_move_tail(&ep->engine_node, &eng->eps);
+		kref_get(&ep->ref);
+		spin_unlock(&eng->lock);
+
+		if (swnic_engine_run_ep(ep)) {
+			idle = 0;
+		} else if (++idle >= SWNIC_ENGINE_IDLE_ROUNDS) {
+			swnic_engine_park(eng, ep);
+			idle = 0;
+		}
+		swnic_ep_put(ep);
+		cond_resched();
+	}
+	return 0;
+}
+
+int swnic_engine_start(struct swnic_device *sdev)
+{
+	struct swnic_engine *eng = &sdev->engine;
+	struct task_struct *task;
+
+	spin_lock_init(&eng->lock);
+	INIT_LIST_HEAD(&eng->eps);
+	task = kthread_run(swnic_engine_thread, eng, "swnic-%s", sdev->name);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	eng->task = task;
+	return 0;
+}
+
+/* Stops the thread; endpoints left on the list progress inline. */
+void swnic_engine_stop(struct swnic_device *sdev)
+{
+	struct swnic_engine *eng = &sdev->engine;
+	struct swnic_ep *ep, *tmp;
+	struct task_struct *task;
+
+	spin_lock(&eng->lock);
+	task = eng->task;
+	eng->task = NULL;
+	list_for_each_entry_safe(ep, tmp, &eng->eps, engine_node) {
+		list_del_init(&ep->engine_node);
+		ep->engine_active = false;
+	}
+	spin_unlock(&eng->lock);
+	if (task)
+		kthread_stop(task);
+}

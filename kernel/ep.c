@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Endpoints: the host-wide port table, the endpoint file (mmap of its SQ
+ * and RQ, the doorbell), and the receive side - posted receives, matching
+ * of sends and tagged sends against them, unexpected messages.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/inet.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <net/ip.h>
+
+#include "chardev.h"
+#include "copy.h"
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+#include "engine.h"
+#include "ep.h"
+
+#define SWNIC_PORT_EPHEMERAL_MIN	32768
+#define SWNIC_PORT_EPHEMERAL_MAX	60999
+
+/* Endpoints by port, host-wide; RCU lookups, entries freed after a GP. */
+static DEFINE_XARRAY_ALLOC(swnic_ports);
+static u32 swnic_port_next = SWNIC_PORT_EPHEMERAL_MIN;
+
+/* A posted receive: the validated copy of its RQE. */
+struct swnic_recv {
+	struct list_head node;
+	struct swnic_rqe rqe;
+	u64 used;			/* MULTI_RECV: bytes filled so far */
+};
+
+/* A message that arrived before a matching receive was posted. */
+struct swnic_unexp {
+	struct list_head node;
+	bool tagged;
+	bool has_data;
+	u64 tag;
+	u64 data;
+	__be32 src_addr;
+	u16 src_port;
+	u32 len;
+	u8 payload[];
+};
+
+static void swnic_ep_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct swnic_ep, rcu));
+}
+
+static void swnic_ep_release(struct kref *ref)
+{
+	struct swnic_ep *ep = container_of(ref, struct swnic_ep, ref);
+
+	swnic_ring_free(&ep->sq);
+	swnic_ring_free(&ep->rq);
+	swnic_cq_put(ep->tx_cq);
+	swnic_cq_put(ep->rx_cq);
+	swnic_domain_put(ep->dom);
+	mutex_destroy(&ep->sq_lock);
+	mutex_destroy(&ep->rx_lock);
+	call_rcu(&ep->rcu, swnic_ep_free_rcu);
+}
+
+void swnic_ep_put(struct swnic_ep *ep)
+{
+	kref_put(&ep->ref, swnic_ep_release);
+}
+
+bool swnic_addr_is_local(__be32 addr)
+{
+	return !addr || ipv4_is_loopback(addr);
+}
+
+/**
+ * swnic_ep_lookup() - find the endpoint at @addr:@port
+ * @addr: IPv4 address (network order); only this host's are reachable yet
+ * @port: the endpoint's port
+ *
+ * Return: the endpoint with a reference held, or NULL.
+ */
+struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port)
+{
+	struct swnic_ep *ep;
+
+	if (!swnic_addr_is_local(addr))
+		return NULL;
+	rcu_read_lock();
+	ep = xa_load(&swnic_ports, port);
+	if (ep && !kref_get_unless_zero(&ep->ref))
+		ep = NULL;
+	rcu_read_unlock();
+	return ep;
+}
+
+/* ---- matching ----------------------------------------------------------- */
+
+static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
+			       u64 tag, __be32 src_addr, u16 src_port)
+{
+	if (tagged && ((rqe->tag ^ tag) & ~rqe->ignore))
+		return false;
+	if ((rqe->flags & SWNIC_RQE_DIRECTED) &&
+	    (rqe->src_port != src_port ||
+	     (rqe->src_addr && (__force __be32)rqe->src_addr != src_addr)))
+		return false;
+	return true;
+}
+
+static struct swnic_recv *swnic_ep_match_recv(struct swnic_ep *ep,
+					      bool tagged, u64 tag,
+					      __be32 src_addr, u16 src_port)
+{
+	struct list_head *list = tagged ? &ep->trecvs : &ep->recvs;
+	struct swnic_recv *recv;
+
+	lockdep_assert_held(&ep->rx_lock);
+	list_for_each_entry(recv, list, node)
+		if (swnic_recv_matches(&recv->rqe, tagged, tag, src_addr,
+				       src_port))
+			return recv;
+	return NULL;
+}
+
+static struct swnic_unexp *swnic_ep_match_unexp(struct swnic_ep *ep,
+						const struct swnic_rqe *rqe)
+{
+	bool tagged = rqe->flags & SWNIC_RQE_TAGGED;
+	struct swnic_unexp *u;
+
+	lockdep_assert_held(&ep->rx_lock);
+	list_for_each_entry(u, &ep->unexp, node)
+		if (u->tagged == tagged &&
+		    swnic_recv_matches(rqe, tagged, u->tag, u->src_addr,
+				       u->src_port))
+			return u;
+	return NULL;
+}
+
+/* The completion of @len bytes of a message landing in @rqe at @off. */
+static void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
+			   u64 off, u64 msg_len, bool tagged, u64 tag,
+			   bool has_data, u64 data, __be32 src_addr,
+			   u16 src_port)
+{
+	u64 room = rqe->len - off;
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->context = rqe->context;
+	cqe->buf = rqe->addr + off;
+	cqe->len = min(msg_len, room);
+	cqe->flags = SWNIC_CQE_RECV;
+	if (tagged) {
+		cqe->flags |= SWNIC_CQE_TAGGED;
+		cqe->tag = tag;
+	}
+	if (has_data) {
+		cqe->flags |= SWNIC_CQE_REMOTE_DATA;
+		cqe->data = data;
+	}
+	cqe->src_addr = (__force u32)src_addr;
+	cqe->src_port = src_port;
+	if (msg_len > room) {
+		cqe->flags |= SWNIC_CQE_ERROR;
+		cqe->err = EMSGSIZE;
+		cqe->olen = msg_len - room;
+	}
+}
+
+/*
+ * A multi-receive buffer is released once less than min_free is left: its
+ * last completion carries SWNIC_CQE_MULTI_RECV. Return: true if released.
+ */
+static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
+			       struct swnic_cqe *cqe)
+{
+	if (!(recv->rqe.flags & SWNIC_RQE_MULTI_RECV))
+		return true;
+	recv->used += n;
+	if (recv->rqe.len - recv->used >= recv->rqe.min_free &&
+	    recv->rqe.len > recv->used)
+		return false;
+	cqe->flags |= SWNIC_CQE_MULTI_RECV;
+	return true;
+}
+
+/**
+ * swnic_ep_deliver() - deliver a send or tagged send into @dst
+ * @dst: the target endpoint
+ * @src: the sending endpoint
+ * @sqe: the validated work request
+ * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
+ *	  current address space)
+ *
+ * Called in the sender's context. One copy: from the sender's memory to
+ * the posted receive buffer, or into a bounded kernel buffer if no receive
+ * matches yet.
+ *
+ * Return: 0, or the sender's error: -ECONNREFUSED (endpoint closed),
+ * -EAGAIN (the target's CQ or unexpected buffer is full: retry later),
+ * -EFAULT, -ENOMEM.
+ */
+int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+		     const struct swnic_sqe *sqe, const void *kbuf)
+{
+	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
+	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
+	bool has_data = sqe->flags & SWNIC_SQE_REMOTE_DATA;
+	struct swnic_recv *recv;
+	struct swnic_unexp *u;
+	struct swnic_cqe cqe;
+	int ret = 0;
+
+	mutex_lock(&dst->rx_lock);
+	if (dst->dead) {
+		ret = -ECONNREFUSED;
+		goto out_unlock;
+	}
+
+	recv = swnic_ep_match_recv(dst, tagged, sqe->tag, src->addr, src->port);
+	if (recv) {
+		u64 off = recv->used;
+		u64 n = min(sqe->len, recv->rqe.len - off);
+
+		if (!swnic_cq_reserve(dst->rx_cq)) {
+			ret = -EAGAIN;
+			goto out_unlock;
+		}
+		swnic_recv_cqe(&cqe, &recv->rqe, off, sqe->len, tagged,
+			       sqe->tag, has_data, sqe->data, src->addr,
+			       src->port);
+		ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off, usrc,
+				       kbuf, n);
+		if (ret) {
+			cqe.flags |= SWNIC_CQE_ERROR;
+			cqe.err = -ret;
+			cqe.len = 0;
+		}
+		if (ret || swnic_recv_consume(recv, n, &cqe)) {
+			list_del(&recv->node);
+			kfree(recv);
+		}
+		swnic_cq_post(dst->rx_cq, &cqe, true);
+		dst->rx_ops++;
+		dst->rx_bytes += n;
+		goto out_unlock;
+	}
+
+	if (dst->unexp_msgs >= SWNIC_UNEXP_MAX_MSGS ||
+	    sqe->len > SWNIC_UNEXP_MAX_BYTES - dst->unexp_bytes) {
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL);
+	if (!u) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	if (kbuf) {
+		memcpy(u->payload, kbuf, sqe->len);
+	} else if (copy_from_user(u->payload, usrc, sqe->len)) {
+		kvfree(u);
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	u->tagged = tagged;
+	u->tag = sqe->tag;
+	u->has_data = has_data;
+	u->data = sqe->data;
+	u->src_addr = src->addr;
+	u->src_port = src->port;
+	u->len = sqe->len;
+	list_add_tail(&u->node, &dst->unexp);
+	dst->unexp_msgs++;
+	dst->unexp_bytes += u->len;
+out_unlock:
+	mutex_unlock(&dst->rx_lock);
+	return ret;
+}
+
+/* ---- the receive queue -------------------------------------------------- */
+
+#define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
+			 SWNIC_RQE_DIRECTED)
+
+static int swnic_rqe_check(const struct swnic_rqe *rqe)
+{
+	if (rqe->flags & ~SWNIC_RQE_FLAGS)
+		return -EOPNOTSUPP;
+	if (rqe->__pad[0] || rqe->__pad[1] || rqe->__pad[2])
+		return -EINVAL;
+	if ((rqe->flags & SWNIC_RQE_MULTI_RECV) &&
+	    (rqe->flags & SWNIC_RQE_TAGGED))
+		return -EINVAL;
+	if (rqe->len > SWNIC_MAX_MSG_SIZE ||
+	    !access_ok(u64_to_user_ptr(rqe->addr), rqe->len))
+		return -EINVAL;
+	return 0;
+}
+
+/* Complete an unexpected message into the receive just posted. */
+static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
+				struct swnic_unexp *u, struct swnic_cqe *cqe)
+{
+	u64 off = recv->used;
+	u64 n = min_t(u64, u->len, recv->rqe.len - off);
+
+	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
+		       u->has_data, u->data, u->src_addr, u->src_port);
+	/* The receiver's own context (or the engine on its mm). */
+	if (copy_to_user(u64_to_user_ptr(recv->rqe.addr + off), u->payload, n)) {
+		cqe->flags |= SWNIC_CQE_ERROR;
+		cqe->err = EFAULT;
+		cqe->len = 0;
+	}
+	list_del(&u->node);
+	ep->unexp_msgs--;
+	ep->unexp_bytes -= u->len;
+	ep->rx_ops++;
+	ep->rx_bytes += n;
+	kvfree(u);
+	recv->used += n;
+}
+
+/*
+ * Post one receive: drain matching unexpected messages into it, then keep
+ * it if it still has room. Return: -EAGAIN if the CQ has no room (the RQE
+ * stays in the ring), else 0.
+ */
+static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
+{
+	struct swnic_recv *recv;
+	struct swnic_unexp *u;
+	struct swnic_cqe cqe;
+
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL);
+	if (!recv)
+		return -ENOMEM;
+	recv->rqe = *rqe;
+
+	while ((u = swnic_ep_match_unexp(ep, rqe))) {
+		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
+
+		if (!swnic_cq_reserve(ep->rx_cq)) {
+			if (!recv->used) {
+				kfree(recv);
+				return -EAGAIN;
+			}
+			/* Partly filled multi-recv: keep it posted. */
+			break;
+		}
+		swnic_ep_take_unexp(ep, recv, u, &cqe);
+		if (!multi || cqe.err ||
+		    recv->rqe.len - recv->used < recv->rqe.min_free ||
+		    recv->rqe.len == recv->used) {
+			if (multi)
+				cqe.flags |= SWNIC_CQE_MULTI_RECV;
+			swnic_cq_post(ep->rx_cq, &cqe, true);
+			kfree(recv);
+			return 0;
+		}
+		swnic_cq_post(ep->rx_cq, &cqe, true);
+	}
+	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
+		      &ep->trecvs : &ep->recvs);
+	return 0;
+}
+
+/**
+ * swnic_ep_process_rq() - consume the receive queue
+ * @ep: the endpoint; the caller runs on its domain's mm
+ *
+ * Return: RQEs consumed, or -EPIPE if the ring is broken.
+ */
+int swnic_ep_process_rq(struct swnic_ep *ep)
+{
+	struct swnic_rqe rqe;
+	int avail, done = 0, ret;
+
+	mutex_lock(&ep->rx_lock);
+	avail = swnic_ring_avail(&ep->rq);
+	if (avail < 0) {
+		mutex_unlock(&ep->rx_lock);
+		return avail;
+	}
+	while (done < avail) {
+		swnic_ring_peek(&ep->rq, &rqe);
+		ret = swnic_rqe_check(&rqe);
+		if (!ret)
+			ret = swnic_ep_post_recv(ep, &rqe);
+		if (ret == -EAGAIN)
+			break;
+		if (ret) {
+			struct swnic_cqe cqe = {
+				.context = rqe.context,
+				.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
+				.err = -ret,
+			};
+
+			if (swnic_cq_post(ep->rx_cq, &cqe, false))
+				break;
+		}
+		swnic_ring_consume(&ep->rq);
+		done++;
+	}
+	mutex_unlock(&ep->rx_lock);
+	return done;
+}
+
+/* ---- the endpoint file -------------------------------------------------- */
+
+static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct swnic_ep_doorbell __user *udb = (void __user *)arg;
+	struct swnic_ep *ep = file->private_data;
+	struct swnic_ep_doorbell db;
+	u32 usize;
+	int ret;
+
+	if (cmd != SWNIC_IOCTL_EP_DOORBELL)
+		return -ENOTTY;
+	if (get_user(usize, &udb->size))
+		return -EFAULT;
+	if (usize < sizeof(db))
+		return -EINVAL;
+	ret = copy_struct_from_user(&db, sizeof(db), udb, usize);
+	if (ret)
+		return ret;
+	if (db.flags)
+		return -EOPNOTSUPP;
+	/* Only the process that owns the rings' buffers may drive them. */
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+
+	ret = swnic_engine_doorbell(ep, &db);
+	if (ret)
+		return ret;
+	return copy_to_user(udb, &db, sizeof(db)) ? -EFAULT : 0;
+}
+
+static int swnic_ep_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct swnic_ep *ep = file->private_data;
+
+	switch (vma->vm_pgoff) {
+	case SWNIC_EP_MMAP_SQ:
+		return swnic_ring_mmap(&ep->sq, vma);
+	case SWNIC_EP_MMAP_RQ:
+		return swnic_ring_mmap(&ep->rq, vma);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int swnic_ep_file_release(struct inode *inode, struct file *file)
+{
+	struct swnic_ep *ep = file->private_data;
+	struct swnic_domain *dom = ep->dom;
+	struct swnic_recv *recv, *rtmp;
+	struct swnic_unexp *u, *utmp;
+
+	/* Unpublish: no new lookups; deliveries in flight see @dead. */
+	xa_erase(&swnic_ports, ep->port);
+	swnic_engine_remove(ep);
+
+	mutex_lock(&ep->rx_lock);
+	ep->dead = true;
+	list_for_each_entry_safe(recv, rtmp, &ep->recvs, node)
+		kfree(recv);
+	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
+		kfree(recv);
+	list_for_each_entry_safe(u, utmp, &ep->unexp, node)
+		kvfree(u);
+	INIT_LIST_HEAD(&ep->recvs);
+	INIT_LIST_HEAD(&ep->trecvs);
+	INIT_LIST_HEAD(&ep->unexp);
+	ep->unexp_msgs = 0;
+	ep->unexp_bytes = 0;
+	mutex_unlock(&ep->rx_lock);
+
+	mutex_lock(&dom->lock);
+	dom->nep--;
+	mutex_unlock(&dom->lock);
+	swnic_ep_put(ep);
+	return 0;
+}
+
+static const struct file_operations swnic_ep_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = swnic_ep_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = swnic_ep_mmap,
+	.release = swnic_ep_file_release,
+};
+
+#define SWNIC_EP_FLAGS	(SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_DB_ENGINE | \
+			 SWNIC_EP_F_RM_ENABLED)
+
+static int swnic_ep_bind_port(struct swnic_ep *ep, u16 port)
+{
+	u32 id;
+	int ret;
+
+	if (port) {
+		if (port < 1024 && !capable(CAP_NET_BIND_SERVICE))
+			return -EACCES;
+		ret = xa_insert(&swnic_ports, port, ep, GFP_KERNEL);
+		return ret == -EBUSY ? -EADDRINUSE : ret;
+	}
+	ret = xa_alloc_cyclic(&swnic_ports, &id, ep,
+			      XA_LIMIT(SWNIC_PORT_EPHEMERAL_MIN,
+				       SWNIC_PORT_EPHEMERAL_MAX),
+			      &swnic_port_next, GFP_KERNEL);
+	if (ret < 0)
+		return ret == -EBUSY ? -EADDRNOTAVAIL : ret;
+	ep->port = id;
+	return 0;
+}
+
+/* SWNIC_IOCTL_EP_CREATE */
+int swnic_ep_create(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_ep_create *c = arg;
+	struct swnic_ep *ep;
+	struct file *file;
+	int fd, ret;
+
+	if (c->flags & ~SWNIC_EP_FLAGS)
+		return -EOPNOTSUPP;
+	if (c->__reserved || c->__pad)
+		return -EINVAL;
+	if ((c->flags & SWNIC_EP_F_DB_SYSCALL) &&
+	    (c->flags & SWNIC_EP_F_DB_ENGINE))
+		return -EINVAL;
+	/* Datagram endpoints are served reliably: a permitted strengthening. */
+	if (c->type != SWNIC_EP_RDM && c->type != SWNIC_EP_DGRAM)
+		return -EOPNOTSUPP;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep)
+		return -ENOMEM;
+	kref_init(&ep->ref);
+	mutex_init(&ep->sq_lock);
+	mutex_init(&ep->rx_lock);
+	INIT_LIST_HEAD(&ep->recvs);
+	INIT_LIST_HEAD(&ep->trecvs);
+	INIT_LIST_HEAD(&ep->unexp);
+	INIT_LIST_HEAD(&ep->engine_node);
+	ep->type = c->type;
+	ep->flags = c->flags;
+	ep->addr = htonl(INADDR_LOOPBACK);
+	ep->dom = dom;
+	swnic_domain_get(dom);
+
+	ep->tx_cq = swnic_cq_lookup(dom, c->tx_cq);
+	ep->rx_cq = swnic_cq_lookup(dom, c->rx_cq);
+	if (!ep->tx_cq || !ep->rx_cq) {
+		ret = -ENOENT;
+		goto err_cqs;
+	}
+	ret = swnic_ring_init(&ep->sq, c->sq_entries, SWNIC_MAX_SQ_ENTRIES,
+			      sizeof(struct swnic_sqe));
+	if (ret)
+		goto err_cqs;
+	ret = swnic_ring_init(&ep->rq, c->rq_entries, SWNIC_MAX_RQ_ENTRIES,
+			      sizeof(struct swnic_rqe));
+	if (ret)
+		goto err_sq;
+
+	mutex_lock(&dom->lock);
+	if (dom->nep >= dom->sdev->limits.max_ep) {
+		mutex_unlock(&dom->lock);
+		ret = -ENOSPC;
+		goto err_rq;
+	}
+	dom->nep++;
+	mutex_unlock(&dom->lock);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_count;
+	}
+	ep->port = c->port;
+	ret = swnic_ep_bind_port(ep, c->port);
+	if (ret)
+		goto err_fd;
+	/* From here the file's release undoes everything above. */
+	file = anon_inode_getfile("[swnic-ep]", &swnic_ep_fops, ep, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		xa_erase(&swnic_ports, ep->port);
+		goto err_fd;
+	}
+
+	c->port = ep->port;
+	c->addr = (__force u32)ep->addr;
+	c->fd = fd;
+	c->ep_id = ep->port;
+	swnic_ring_info(&ep->sq, (u64)SWNIC_EP_MMAP_SQ << PAGE_SHIFT, &c->sq);
+	swnic_ring_info(&ep->rq, (u64)SWNIC_EP_MMAP_RQ << PAGE_SHIFT, &c->rq);
+	if (ep->flags & SWNIC_EP_F_DB_ENGINE)
+		swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
+	swnic_ioctl_defer_fd(arg, fd, file);
+	return 0;
+
+err_fd:
+	put_unused_fd(fd);
+err_count:
+	mutex_lock(&dom->lock);
+	dom->nep--;
+	mutex_unlock(&dom->lock);
+err_rq:
+	swnic_ring_free(&ep->rq);
+err_sq:
+	swnic_ring_free(&ep->sq);
+err_cqs:
+	if (ep->tx_cq)
+		swnic_cq_put(ep->tx_cq);
+	if (ep->rx_cq)
+		swnic_cq_put(ep->rx_cq);
+	swnic_domain_put(dom);
+	mutex_destroy(&ep->sq_lock);
+	mutex_destroy(&ep->rx_lock);
+	kfree(ep);
+	return ret;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_EP_H
+#define _SWNIC_EP_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/types.h>
+
+#include "ring.h"
+
+struct swnic_cq;
+struct swnic_domain;
+
+/* mmap page offsets on an endpoint's fd. */
+#define SWNIC_EP_MMAP_SQ	0
+#define SWNIC_EP_MMAP_RQ	0x10000		/* in pages */
+
+/* Bounds of the kernel memory an endpoint may hold for unexpected sends. */
+#define SWNIC_UNEXP_MAX_BYTES	(4U << 20)
+#define SWNIC_UNEXP_MAX_MSGS	1024
+
+/*
+ * An endpoint: a send queue the kernel consumes in the poster's context
+ * (doorbell syscall or the engine thread with the poster's mm), and a
+ * receive side others deliver into. Published in the host-wide port table
+ * while its fd is open; lookups hold a reference.
+ */
+struct swnic_ep {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct swnic_domain *dom;	/* holds a domain reference */
+	u16 port;			/* immutable; key in the port table */
+	__be32 addr;			/* immutable */
+	u32 type;			/* immutable: SWNIC_EP_* */
+	u32 flags;			/* immutable: SWNIC_EP_F_* */
+	struct swnic_cq *tx_cq;		/* immutable, referenced */
+	struct swnic_cq *rx_cq;		/* immutable, referenced */
+
+	struct mutex sq_lock;		/* SQ consumption (one poster) */
+	struct swnic_ring sq;
+
+	/*
+	 * Receive side: RQ consumption, posted receives, unexpected messages
+	 * and every delivery into this endpoint. Taken after a poster's
+	 * sq_lock, never the other way round.
+	 */
+	struct mutex rx_lock;
+	struct swnic_ring rq;
+	struct list_head recvs;		/* untagged posted receives */
+	struct list_head trecvs;	/* tagged posted receives */
+	struct list_head unexp;		/* unexpected messages, oldest first */
+	u32 unexp_msgs;
+	u32 unexp_bytes;
+	bool dead;			/* fd closed: deliveries refused */
+
+	struct list_head engine_node;	/* on the device engine's list */
+	bool engine_active;		/* on that list (engine lock) */
+
+	/* Statistics, under the lock of their side. */
+	u64 tx_ops, tx_bytes, tx_errors;
+	u64 rx_ops, rx_bytes;
+};
+
+int swnic_ep_create(struct swnic_domain *dom, void *arg);
+bool swnic_addr_is_local(__be32 addr);
+struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port);
+void swnic_ep_put(struct swnic_ep *ep);
+
+int swnic_ep_process_rq(struct swnic_ep *ep);
+int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+		     const struct swnic_sqe *sqe, const void *kbuf);
+
+#endif /* _SWNIC_EP_H */

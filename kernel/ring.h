@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_RING_H
+#define _SWNIC_RING_H
+
+#include <linux/mm_types.h>
+#include <linux/types.h>
+#include <linux/swnic_queue.h>
+
+/*
+ * A ring shared with user space (layout in include/uapi/linux/swnic_queue.h).
+ *
+ * Producer/consumer contract: for the side the kernel owns it keeps the
+ * index in @kidx and only ever publishes it (smp_store_release); it never
+ * reads its own index back from shared memory. The other side's index is
+ * read once per batch (smp_load_acquire or READ_ONCE), bounded against
+ * @kidx, and entries are copied out before they are validated. Callers
+ * serialise all use of one ring (the owning object's lock).
+ */
+struct swnic_ring {
+	void *mem;		/* vmalloc_user(): header + entries */
+	size_t size;		/* bytes of @mem, page aligned */
+	u32 entries;		/* power of two */
+	u32 entry_size;		/* bytes */
+	u32 kidx;		/* the kernel's own index (head or tail) */
+	u32 kflags;		/* the kernel's copy of the flags word */
+	bool broken;		/* a hostile index was seen: ring is dead */
+	u32 *head;		/* shared: consumer index */
+	u32 *tail;		/* shared: producer index */
+	u32 *flags;		/* shared: SWNIC_RING_F_* (kernel-written) */
+	u8 *array;		/* shared: entry 0 */
+};
+
+int swnic_ring_init(struct swnic_ring *r, u32 min_entries, u32 max_entries,
+		    u32 entry_size);
+void swnic_ring_free(struct swnic_ring *r);
+void swnic_ring_info(const struct swnic_ring *r, u64 mmap_offset,
+		     struct swnic_ring_info *info);
+int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma);
+
+/* Consumer side (SQ, RQ: the kernel consumes). */
+int swnic_ring_avail(struct swnic_ring *r);
+void swnic_ring_peek(struct swnic_ring *r, void *entry);
+void swnic_ring_consume(struct swnic_ring *r);
+
+/* Producer side (CQ: the kernel produces). */
+u32 swnic_ring_space(struct swnic_ring *r);
+int swnic_ring_produce(struct swnic_ring *r, const void *entry);
+bool swnic_ring_empty(struct swnic_ring *r);
+
+void swnic_ring_set_flags(struct swnic_ring *r, u32 set, u32 clear);
+
+#endif /* _SWNIC_RING_H */

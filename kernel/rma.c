@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RMA: writes into and reads from a target's memory region, named by its
+ * key, in the initiator's context. The target process does not run: the
+ * MR access API (mr.h) checks key, auth key, access right and bounds and
+ * hands out the pages; one copy moves the data between them and the
+ * initiator's buffer.
+ */
+#include <linux/highmem.h>
+#include <linux/uaccess.h>
+
+#include "cq.h"
+#include "domain.h"
+#include "ep.h"
+#include "mr.h"
+#include "rma.h"
+
+/* One side of the copy: the initiator's user buffer or inline bytes. */
+struct swnic_rma_ctx {
+	void __user *ubuf;
+	const void *kbuf;
+	bool to_mr;
+};
+
+static int swnic_rma_page(void *arg, struct page *page, unsigned int off,
+			  unsigned int len)
+{
+	struct swnic_rma_ctx *c = arg;
+	void *kaddr = kmap_local_page(page);
+	int ret = 0;
+
+	if (!c->to_mr) {
+		if (copy_to_user(c->ubuf, kaddr + off, len))
+			ret = -EFAULT;
+		c->ubuf += len;
+	} else if (c->kbuf) {
+		memcpy(kaddr + off, c->kbuf, len);
+		c->kbuf += len;
+	} else {
+		if (copy_from_user(kaddr + off, c->ubuf, len))
+			ret = -EFAULT;
+		c->ubuf += len;
+	}
+	kunmap_local(kaddr);
+	return ret;
+}
+
+static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
+			  const struct swnic_sqe *sqe, u32 access,
+			  struct swnic_rma_ctx *ctx)
+{
+	struct swnic_mr_target t = {
+		.key = sqe->rkey,
+		.addr = sqe->raddr,
+		.len = sqe->len,
+		.access = access,
+		.auth_key = READ_ONCE(src->dom->auth_key),
+	};
+	struct swnic_mr_ref ref;
+	int ret;
+
+	if (!sqe->len)
+		return 0;
+	ret = swnic_mr_ref_get(dst->dom, &t, &ref);
+	if (ret)
+		return ret;
+	ret = swnic_mr_ref_walk(&ref, 0, sqe->len, swnic_rma_page, ctx);
+	swnic_mr_ref_put(&ref);
+	return ret;
+}
+
+/**
+ * swnic_rma_write() - SWNIC_OP_WRITE: copy into the target's MR
+ * @dst: the target endpoint (its domain owns the MR)
+ * @src: the initiator
+ * @sqe: the validated work request (rkey, raddr, len, data)
+ * @kbuf: inline payload, or NULL for sqe->addr in the current mm
+ *
+ * With SWNIC_SQE_REMOTE_DATA the target's receive CQ gets a completion; its
+ * slot is reserved first, so a full CQ fails the write with -EAGAIN before
+ * any byte moves.
+ *
+ * Return: 0 or the initiator's error (-ENOENT/-EACCES/-ERANGE from the MR
+ * checks, -EFAULT, -EAGAIN).
+ */
+int swnic_rma_write(struct swnic_ep *dst, struct swnic_ep *src,
+		    const struct swnic_sqe *sqe, const void *kbuf)
+{
+	struct swnic_rma_ctx ctx = {
+		.ubuf = u64_to_user_ptr(sqe->addr),
+		.kbuf = kbuf,
+		.to_mr = true,
+	};
+	bool notify = sqe->flags & SWNIC_SQE_REMOTE_DATA;
+	struct swnic_cqe cqe = {};
+	int ret;
+
+	if (notify && !swnic_cq_reserve(dst->rx_cq))
+		return -EAGAIN;
+	ret = swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_WRITE, &ctx);
+	if (!notify)
+		return ret;
+	if (ret) {
+		swnic_cq_unreserve(dst->rx_cq);
+		return ret;
+	}
+	cqe.flags = SWNIC_CQE_REMOTE_WRITE | SWNIC_CQE_REMOTE_DATA;
+	cqe.data = sqe->data;
+	cqe.len = sqe->len;
+	cqe.src_addr = (__force u32)src->addr;
+	cqe.src_port = src->port;
+	swnic_cq_post(dst->rx_cq, &cqe, true);
+	return 0;
+}
+
+/**
+ * swnic_rma_read() - SWNIC_OP_READ: copy from the target's MR
+ * @dst: the target endpoint (its domain owns the MR)
+ * @src: the initiator
+ * @sqe: the validated work request; the data lands at sqe->addr
+ *
+ * Return: 0 or the initiator's error, as swnic_rma_write().
+ */
+int swnic_rma_read(struct swnic_ep *dst, struct swnic_ep *src,
+		   const struct swnic_sqe *sqe)
+{
+	struct swnic_rma_ctx ctx = { .ubuf = u64_to_user_ptr(sqe->addr) };
+
+	return swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_READ, &ctx);
+}

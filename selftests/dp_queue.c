@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data-path ABI tests: CQs and endpoints, their mmapped rings, sends and
+ * tagged sends matched in the kernel, unexpected messages, truncation,
+ * multi-receive, both doorbell modes, and hostile ring contents.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "swnic_rings.h"
+
+#define DEV_PATH "/dev/swnic0"
+
+FIXTURE(dp)
+{
+	int da, db;			/* two domains */
+	struct t_cq ca, cb;		/* one CQ each (tx and rx) */
+	struct t_ep a, b;		/* one endpoint each */
+};
+
+FIXTURE_SETUP(dp)
+{
+	self->da = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	self->db = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->da);
+	ASSERT_LE(0, self->db);
+	ASSERT_EQ(0, t_cq_create(self->da, 64, &self->ca));
+	ASSERT_EQ(0, t_cq_create(self->db, 64, &self->cb));
+	ASSERT_EQ(0, t_ep_create(self->da, &self->ca, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 32, &self->a));
+	ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &self->cb,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 32, &self->b));
+}
+
+FIXTURE_TEARDOWN(dp)
+{
+	t_ep_destroy(&self->a);
+	t_ep_destroy(&self->b);
+	close(self->ca.fd);
+	close(self->cb.fd);
+	close(self->da);
+	close(self->db);
+}
+
+/* Post a receive on b, a send from a, and ring both doorbells. */
+static void exchange(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
+		     struct swnic_sqe *s, struct swnic_rqe *r)
+{
+	if (r) {
+		ASSERT_EQ(0, t_ring_push(&self->b.rq, r));
+		ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	}
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+}
+
+TEST_F(dp, endpoint_addresses)
+{
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), self->a.addr);
+	EXPECT_NE(0, self->a.port);
+	EXPECT_NE(self->a.port, self->b.port);
+	EXPECT_EQ(0, *self->a.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+}
+
+TEST_F(dp, send_recv_one_copy)
+{
+	char src[300], dst[512];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 0xb0b);
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 0xa11ce);
+	struct swnic_cqe c;
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)(i * 7 + 1);
+	memset(dst, 0, sizeof(dst));
+	s.flags |= SWNIC_SQE_REMOTE_DATA;
+	s.data = 0x1234;
+	exchange(_metadata, self, &s, &r);
+
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0xa11ce, c.context);
+	EXPECT_EQ(SWNIC_CQE_SEND, c.flags);
+	EXPECT_EQ(sizeof(src), c.len);
+
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0xb0b, c.context);
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_REMOTE_DATA, c.flags);
+	EXPECT_EQ(sizeof(src), c.len);
+	EXPECT_EQ((uintptr_t)dst, c.buf);
+	EXPECT_EQ(0x1234, c.data);
+	EXPECT_EQ(self->a.port, c.src_port);
+	EXPECT_EQ(self->a.addr, c.src_addr);
+	EXPECT_EQ(0, memcmp(src, dst, sizeof(src)));
+	EXPECT_EQ(0, dst[sizeof(src)]);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+}
+
+TEST_F(dp, no_completion_unless_asked)
+{
+	char buf[8] = "abcdefg", dst[8];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(buf, sizeof(buf), &self->b, 2);
+	struct swnic_cqe c;
+
+	s.flags = 0;
+	exchange(_metadata, self, &s, &r);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_STREQ("abcdefg", dst);
+}
+
+TEST_F(dp, inline_send)
+{
+	char dst[SWNIC_INLINE_MAX];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(NULL, 0, &self->b, 2);
+	struct swnic_cqe c;
+
+	s.flags |= SWNIC_SQE_INLINE;
+	s.len = sizeof(dst);
+	memset(s.inline_data, 0x5a, sizeof(s.inline_data));
+	exchange(_metadata, self, &s, &r);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(SWNIC_INLINE_MAX, c.len);
+	for (size_t i = 0; i < sizeof(dst); i++)
+		ASSERT_EQ(0x5a, (unsigned char)dst[i]);
+
+	/* More than fits inline is refused with an error completion. */
+	s.len = SWNIC_INLINE_MAX + 1;
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(SWNIC_CQE_SEND | SWNIC_CQE_ERROR, c.flags);
+	EXPECT_EQ(EINVAL, c.err);
+}
+
+TEST_F(dp, unexpected_then_recv)
+{
+	char msg[3][16] = { "first", "second", "third" }, dst[16];
+	struct swnic_cqe c;
+
+	for (int i = 0; i < 3; i++) {
+		struct swnic_sqe s = t_send(msg[i], sizeof(msg[i]), &self->b, i);
+
+		exchange(_metadata, self, &s, NULL);
+		ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+		EXPECT_EQ(0, c.err);
+	}
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	/* Receives posted later take the buffered messages in order. */
+	for (int i = 0; i < 3; i++) {
+		struct swnic_rqe r = t_recv(dst, sizeof(dst), 100 + i);
+
+		ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+		ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+		ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+		EXPECT_EQ(100 + i, c.context);
+		EXPECT_STREQ(msg[i], dst);
+	}
+}
+
+TEST_F(dp, truncation_reports_overflow)
+{
+	char src[100], dst[40];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 2);
+	struct swnic_cqe c;
+
+	memset(src, 'x', sizeof(src));
+	exchange(_metadata, self, &s, &r);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EMSGSIZE, c.err);
+	EXPECT_EQ(sizeof(dst), c.len);
+	EXPECT_EQ(sizeof(src) - sizeof(dst), c.olen);
+}
+
+TEST_F(dp, tagged_matching_with_ignore_bits)
+{
+	uint64_t got[2] = {};
+	char p1[8] = "one", p2[8] = "two";
+	struct swnic_rqe r = t_recv(got, 8, 1);
+	struct swnic_rqe r2 = t_recv(&got[1], 8, 2);
+	struct swnic_sqe s = t_send(p1, 8, &self->b, 3);
+	struct swnic_cqe c;
+
+	/* Receive 1 wants tag 0xab00 with the low byte ignored. */
+	r.flags = SWNIC_RQE_TAGGED;
+	r.tag = 0xab00;
+	r.ignore = 0xff;
+	r2.flags = SWNIC_RQE_TAGGED;
+	r2.tag = 0x7;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r2));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+
+	/* An untagged send never matches a tagged receive. */
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+
+	s.opcode = SWNIC_OP_TSEND;
+	s.tag = 0x7;
+	s.addr = (uintptr_t)p2;
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(2, c.context);
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_TAGGED, c.flags);
+	EXPECT_EQ(0x7, c.tag);
+	EXPECT_STREQ("two", (char *)&got[1]);
+
+	s.tag = 0xab42;
+	s.addr = (uintptr_t)p1;
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(1, c.context);
+	EXPECT_EQ(0xab42, c.tag);
+	EXPECT_STREQ("one", (char *)&got[0]);
+}
+
+TEST_F(dp, directed_receive_filters_source)
+{
+	char dst[8] = "", src[8] = "hello";
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 2);
+	struct swnic_cqe c;
+
+	r.flags = SWNIC_RQE_DIRECTED;
+	r.src_port = self->a.port + 1;	/* somebody else */
+	exchange(_metadata, self, &s, &r);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));	/* went to unexpected */
+
+	r.src_port = self->a.port;
+	r.src_addr = self->a.addr;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_STREQ("hello", dst);
+}
+
+TEST_F(dp, multi_recv_buffer)
+{
+	char buf[64], m[3][20];
+	struct swnic_rqe r = t_recv(buf, sizeof(buf), 9);
+	struct swnic_cqe c;
+
+	r.flags = SWNIC_RQE_MULTI_RECV;
+	r.min_free = 20;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	for (int i = 0; i < 3; i++) {
+		struct swnic_sqe s = t_send(m[i], sizeof(m[i]), &self->b, i);
+
+		memset(m[i], 'a' + i, sizeof(m[i]));
+		exchange(_metadata, self, &s, NULL);
+		ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+		EXPECT_EQ(9, c.context);
+		EXPECT_EQ((uintptr_t)buf + 20 * i, c.buf);
+		EXPECT_EQ(20, c.len);
+		/* 64 - 60 = 4 bytes left < min_free: released with the third. */
+		EXPECT_EQ(i == 2, !!(c.flags & SWNIC_CQE_MULTI_RECV));
+	}
+	EXPECT_EQ('c', buf[59]);
+}
+
+TEST_F(dp, bad_work_requests_complete_with_errors)
+{
+	struct swnic_sqe s = t_send(NULL, 8, &self->b, 7);
+	struct swnic_cqe c;
+
+	s.opcode = 99;
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(7, c.context);
+	EXPECT_EQ(EOPNOTSUPP, c.err);
+
+	s = t_send((void *)0xffff880000000000ULL, 8, &self->b, 8);
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(EINVAL, c.err);		/* kernel address */
+
+	s = t_send((void *)4096, 8, &self->b, 9);	/* unmapped */
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(EFAULT, c.err);
+
+	s = t_send(&c, 8, &self->b, 10);
+	s.__pad2 = 1;
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(EINVAL, c.err);
+
+	s = t_send(&c, 8, &self->b, 11);
+	s.dest_port = 1;			/* nobody there */
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(ECONNREFUSED, c.err);
+
+	s = t_send(&c, 8, &self->b, 12);
+	s.dest_addr = htonl(0x0a000001);	/* 10.0.0.1: not this host */
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(EHOSTUNREACH, c.err);
+}
+
+TEST_F(dp, cq_full_stops_consumption_without_overrun)
+{
+	char dst[8];
+	struct swnic_ep_doorbell db;
+	struct swnic_cqe c;
+	int sent = 0;
+
+	/* 64-entry CQ, sends completing into it, nobody reaping. */
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 32; i++) {
+			struct swnic_sqe s = t_send(dst, 1, &self->b, sent + i);
+
+			s.dest_port = 1;	/* each completes with an error */
+			ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+		}
+		ASSERT_EQ(0, t_doorbell(&self->a, &db));
+		sent += db.sq_done;
+		/* The third round finds the CQ full: nothing is taken. */
+		EXPECT_EQ(round < 2 ? 32 : 0, db.sq_done);
+	}
+	EXPECT_EQ(64, sent);
+	EXPECT_EQ(0, *self->ca.ring.flags & SWNIC_RING_F_OVERFLOW);
+	for (int i = 0; i < 64; i++) {
+		ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+		EXPECT_EQ(i, c.context);
+	}
+	/* Room again: the rest is consumed. */
+	ASSERT_EQ(0, t_doorbell(&self->a, &db));
+	EXPECT_EQ(32, db.sq_done);
+}
+
+TEST_F(dp, hostile_tail_breaks_ring)
+{
+	struct swnic_cqe c;
+
+	atomic_store(self->a.sq.tail, 1000);	/* beyond any entry */
+	EXPECT_EQ(-EPIPE, t_doorbell(&self->a, NULL));
+	EXPECT_TRUE(*self->a.sq.flags & SWNIC_RING_F_BROKEN);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	/* The other endpoint is unaffected. */
+	EXPECT_EQ(0, t_doorbell(&self->b, NULL));
+}
+
+TEST_F(dp, hostile_cq_head_never_overruns)
+{
+	struct swnic_ep_doorbell db;
+	char buf[8];
+
+	/* A head far ahead of the tail leaves no room: nothing is written. */
+	atomic_store(self->ca.ring.head, 5000);
+	for (int i = 0; i < 4; i++) {
+		struct swnic_sqe s = t_send(buf, 1, &self->b, i);
+
+		ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	}
+	ASSERT_EQ(0, t_doorbell(&self->a, &db));
+	EXPECT_EQ(0, db.sq_done);
+	EXPECT_EQ(0, atomic_load(self->ca.ring.tail));
+}
+
+TEST_F(dp, port_in_use_and_bad_create)
+{
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM,
+		.tx_cq = self->ca.id, .rx_cq = self->ca.id,
+		.port = self->b.port,
+	};
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct t_ep e;
+
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EADDRINUSE, errno);
+
+	c.port = 0;
+	c.tx_cq = 12345;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(ENOENT, errno);
+
+	c.tx_cq = c.rx_cq = self->ca.id;
+	c.flags = SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_DB_ENGINE;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.flags = 1U << 31;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	c.flags = 0;
+	c.type = 77;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	c.type = SWNIC_EP_MSG;		/* connected endpoints: not yet */
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	c.type = SWNIC_EP_RDM;
+	c.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.__reserved = 0;
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	c.sq_entries = q.max_sq_entries + 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* While its rings are mapped the endpoint lives on... */
+	ASSERT_EQ(0, close(self->b.fd));
+	ASSERT_EQ(-EADDRINUSE, t_ep_create(self->db, &self->cb, &self->cb, 0,
+					   self->b.port, 8, &e));
+	/* ...and unmapping them frees its port. */
+	self->b.fd = -1;
+	t_ep_destroy(&self->b);
+	ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &self->cb, 0,
+				 self->b.port, 8, &e));
+	self->b = e;
+}
+
+TEST_F(dp, cq_create_abi)
+{
+	struct {
+		struct swnic_cq_create c;
+		uint64_t tail;
+	} l = { .c = { .size = sizeof(l) } };
+	struct swnic_cq_create c = { .size = sizeof(c), .flags = 1 };
+
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	c.flags = 0;
+	c.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.__reserved = 0;
+	c.size = offsetof(struct swnic_cq_create, ring);
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	l.tail = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &l));
+	EXPECT_EQ(E2BIG, errno);
+	l.tail = 0;
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &l));
+	EXPECT_LE(0, l.c.fd);
+	EXPECT_EQ(64, l.c.ring.entries);	/* 0 asks for the default */
+	EXPECT_EQ(sizeof(struct swnic_cqe), l.c.ring.entry_size);
+	/* Only the whole ring maps, at offset 0. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, l.c.fd,
+				   l.c.ring.mmap_size));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, l.c.ring.mmap_size * 2, PROT_READ,
+				   MAP_SHARED, l.c.fd, 0));
+	close(l.c.fd);
+}
+
+TEST_F(dp, poll_wakes_on_completion)
+{
+	struct pollfd p = { .fd = self->cb.fd, .events = POLLIN };
+	char src[4] = "abc", dst[4];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 2);
+	struct swnic_cqe c;
+
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	exchange(_metadata, self, &s, &r);
+	EXPECT_EQ(1, poll(&p, 1, 1000));
+	EXPECT_TRUE(p.revents & POLLIN);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, poll(&p, 1, 0));
+}
+
+/* Datagram and reliable endpoints do not talk to each other. */
+TEST_F(dp, endpoint_types_must_match)
+{
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_DGRAM,
+		.tx_cq = self->ca.id, .rx_cq = self->ca.id,
+	};
+	struct t_ep d = {};
+	char buf[4] = "dg", dst[4] = "";
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(buf, sizeof(buf), &self->b, 2);
+	struct swnic_cqe cqe;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	d.fd = c.fd;
+	d.port = c.port;
+	d.addr = c.addr;
+	ASSERT_EQ(0, t_ring_map(&d.sq, c.fd, &c.sq));
+	ASSERT_EQ(0, t_ring_map(&d.rq, c.fd, &c.rq));
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+
+	ASSERT_EQ(0, t_ring_push(&d.sq, &s));		/* dgram -> rdm */
+	ASSERT_EQ(0, t_doorbell(&d, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &cqe));
+	EXPECT_EQ(ECONNREFUSED, cqe.err);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &cqe));
+	t_ep_destroy(&d);
+}
+
+/* A peer in another process: data crosses address spaces, one copy. */
+TEST(cross_process_pingpong)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), status;
+	int pipefd[2];
+	struct t_cq cq = {};
+	struct t_ep ep = {}, peer = {};
+	struct swnic_cqe c;
+	uint16_t child_port;
+	uint64_t v = 0x1122334455667788ULL, back = 0;
+	struct swnic_rqe r = t_recv(&back, sizeof(back), 3);
+	struct swnic_sqe s;
+	pid_t pid;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(0, t_cq_create(dom, 64, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, 0, 0, 16, &ep));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child has its own domain; the parent's is not usable. */
+		int d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		struct t_cq ccq = {};
+		struct t_ep cep = {};
+
+		v = 0;
+		r = t_recv(&v, sizeof(v), 1);
+
+		if (d < 0 || t_cq_create(d, 64, &ccq) ||
+		    t_ep_create(d, &ccq, &ccq, 0, 0, 16, &cep))
+			_exit(2);
+		if (t_doorbell(&ep, NULL) != -EPERM)
+			_exit(3);
+		t_ring_push(&cep.rq, &r);
+		t_doorbell(&cep, NULL);
+		if (write(pipefd[1], &cep.port, sizeof(cep.port)) != 2)
+			_exit(4);
+		if (t_cq_wait(&ccq, &c, 5000) || v != 0x1122334455667788ULL)
+			_exit(5);
+		v++;
+		s = t_send(&v, sizeof(v), &ep, 2);
+		t_ring_push(&cep.sq, &s);
+		t_doorbell(&cep, NULL);
+		if (t_cq_wait(&ccq, &c, 5000) || c.err)
+			_exit(6);
+		_exit(0);
+	}
+	ASSERT_EQ(2, read(pipefd[0], &child_port, 2));
+	peer.addr = ep.addr;
+	peer.port = child_port;
+	s = t_send(&v, sizeof(v), &peer, 4);
+	ASSERT_EQ(0, t_ring_push(&ep.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&ep.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&ep, NULL));
+	for (int got = 0; got < 2; got++) {
+		ASSERT_EQ(0, t_cq_wait(&cq, &c, 5000));
+		EXPECT_EQ(0, c.err);
+	}
+	EXPECT_EQ(0x1122334455667789ULL, back);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(ep.fd);
+	close(cq.fd);
+	close(dom);
+}
+
+/* Engine doorbell: after one wakeup the thread moves data on its own. */
+TEST(engine_mode_progress)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq cq = {};
+	struct t_ep a = {}, b = {};
+	struct swnic_cqe c;
+	char src[32] = "engine", dst[32] = "";
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, t_cq_create(dom, 64, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_ENGINE, 0, 16, &a));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &b));
+	ASSERT_TRUE(*a.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	ASSERT_EQ(0, t_ring_push(&b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&b, NULL));
+
+	for (int i = 0; i < 50; i++) {
+		struct swnic_sqe s = t_send(src, sizeof(src), &b, i);
+
+		s.flags = 0;
+		/* A full SQ waits for the engine: it is consuming on its own. */
+		for (int spins = 0; t_ring_push(&a.sq, &s) == -EAGAIN; spins++) {
+			ASSERT_LT(spins, 5000);
+			usleep(1000);
+		}
+		atomic_thread_fence(memory_order_seq_cst);
+		if (*a.sq.flags & SWNIC_RING_F_NEED_WAKEUP)
+			ASSERT_EQ(0, t_doorbell(&a, NULL));
+		if (i == 0) {
+			ASSERT_EQ(0, t_cq_wait(&cq, &c, 5000));
+			EXPECT_STREQ("engine", dst);
+		}
+	}
+	/* All 50 consumed by the engine (49 went to the unexpected queue). */
+	for (int i = 0; i < 500 && atomic_load(a.sq.head) != 50; i++)
+		usleep(10000);
+	EXPECT_EQ(50, atomic_load(a.sq.head));
+	close(a.fd);
+	close(b.fd);
+	close(cq.fd);
+	close(dom);
+}
+
+TEST_HARNESS_MAIN
