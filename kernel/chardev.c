@@ -7,14 +7,20 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compat.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "chardev.h"
+#include "cq.h"
 #include "device.h"
 #include "domain.h"
+#include "ep.h"
+#include "mmap.h"
+#include "mr.h"
+#include "service.h"
 
 static int swnic_query_device(struct swnic_domain *dom, void *arg)
 {
@@ -26,7 +32,8 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	if (q->__reserved)
 		return -EINVAL;
 
-	q->features = SWNIC_FEAT_QUERY;
+	q->features = SWNIC_FEAT_QUERY | SWNIC_FEAT_AUTH_KEY |
+		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
 	q->domain_id = dom->id;
@@ -81,11 +88,64 @@ struct swnic_ioctl_op {
 /* Union of every command's struct: the kernel's copy lives on the stack. */
 union swnic_ioctl_buf {
 	struct swnic_query_device query_device;
+	struct swnic_mr_reg mr_reg;
+	struct swnic_mr_dereg mr_dereg;
+	struct swnic_mr_query mr_query;
+	struct swnic_mr_refresh mr_refresh;
+	struct swnic_mr_access mr_access;
+	struct swnic_inval_query inval_query;
+	struct swnic_cq_create cq_create;
+	struct swnic_ep_create ep_create;
+	struct swnic_auth_key auth_key;
 };
+
+/*
+ * One ioctl call: the kernel's copy of the struct, and a file descriptor
+ * the handler created for user space. The fd is installed only after the
+ * struct naming it reached user space, so a failed copy leaks nothing.
+ */
+struct swnic_ioctl_call {
+	union swnic_ioctl_buf buf;	/* first: handlers get &buf */
+	struct file *file;
+	int fd;
+};
+
+/**
+ * swnic_ioctl_defer_fd() - hand a new object's file to user space
+ * @arg: the handler's argument (the struct being answered)
+ * @fd: a reserved fd (get_unused_fd_flags)
+ * @file: the file to install at @fd once the answer is copied out
+ *
+ * If the copy-out fails, @file is released and @fd freed instead.
+ */
+void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file)
+{
+	struct swnic_ioctl_call *call =
+		container_of(arg, struct swnic_ioctl_call, buf);
+
+	call->fd = fd;
+	call->file = file;
+}
 
 static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 	SWNIC_IOCTL_OP(QUERY_DEVICE, swnic_query_device,
 		       struct swnic_query_device, max_pinned),
+	SWNIC_IOCTL_OP(MR_REG, swnic_mr_reg, struct swnic_mr_reg, __reserved),
+	SWNIC_IOCTL_OP(MR_DEREG, swnic_mr_dereg,
+		       struct swnic_mr_dereg, __reserved),
+	SWNIC_IOCTL_OP(MR_QUERY, swnic_mr_query, struct swnic_mr_query, device),
+	SWNIC_IOCTL_OP(MR_REFRESH, swnic_mr_refresh,
+		       struct swnic_mr_refresh, state),
+	SWNIC_IOCTL_OP(MR_ACCESS, swnic_mr_access_ioctl,
+		       struct swnic_mr_access, __reserved),
+	SWNIC_IOCTL_OP(INVAL_QUERY, swnic_inval_query,
+		       struct swnic_inval_query, __reserved),
+	SWNIC_IOCTL_OP(CQ_CREATE, swnic_cq_create,
+		       struct swnic_cq_create, ring),
+	SWNIC_IOCTL_OP(EP_CREATE, swnic_ep_create,
+		       struct swnic_ep_create, rq),
+	SWNIC_IOCTL_OP(AUTH_KEY, swnic_auth_key_ioctl,
+		       struct swnic_auth_key, svc_id),
 };
 
 static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
@@ -94,7 +154,7 @@ static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
 	struct swnic_domain *dom = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	const struct swnic_ioctl_op *op;
-	union swnic_ioctl_buf buf;
+	struct swnic_ioctl_call call = { .fd = -1 };
 	unsigned int nr;
 	u32 usize;
 	int ret;
@@ -113,15 +173,22 @@ static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
 		return -EFAULT;
 	if (usize < op->min_size)
 		return -EINVAL;
-	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
+	ret = copy_struct_from_user(&call.buf, op->size, uarg, usize);
 	if (ret)
 		return ret;
 
-	ret = op->handler(dom, &buf);
+	ret = op->handler(dom, &call.buf);
 	if (ret)
 		return ret;
-	if (copy_to_user(uarg, &buf, min_t(u32, usize, op->size)))
+	if (copy_to_user(uarg, &call.buf, min_t(u32, usize, op->size))) {
+		if (call.file) {
+			fput(call.file);
+			put_unused_fd(call.fd);
+		}
 		return -EFAULT;
+	}
+	if (call.file)
+		fd_install(call.fd, call.file);
 	return 0;
 }
 
@@ -154,4 +221,5 @@ const struct file_operations swnic_chardev_fops = {
 	.release = swnic_chardev_release,
 	.unlocked_ioctl = swnic_chardev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = swnic_domain_mmap,
 };

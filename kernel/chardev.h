@@ -6,4 +6,6 @@
 
 extern const struct file_operations swnic_chardev_fops;
 
+void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file);
+
 #endif /* _SWNIC_CHARDEV_H */

@@ -12,8 +12,10 @@
 #include <linux/string.h>
 
 #include "compat.h"
+#include "bind.h"
 #include "chardev.h"
 #include "device.h"
+#include "service.h"
 
 static unsigned int max_domains = 1024;
 module_param(max_domains, uint, 0444);
@@ -31,13 +33,13 @@ static unsigned int max_cq = 1024;
 module_param(max_cq, uint, 0444);
 MODULE_PARM_DESC(max_cq, "Default limit of completion queues per domain");
 
+/* Serialises device creation/destruction; protects the two below. */
 DEFINE_MUTEX(swnic_devices_lock);
 LIST_HEAD(swnic_devices);
 unsigned int swnic_devices_gen = 1;
 
 static DEFINE_IDA(swnic_device_ida);
 static dev_t swnic_devt;
-
 
 static char *swnic_devnode(SWNIC_DEVNODE_CONST struct device *dev,
 			   umode_t *mode)
@@ -58,6 +60,8 @@ static void swnic_device_release(struct device *dev)
 	struct swnic_device *sdev = container_of(dev, struct swnic_device, dev);
 
 	WARN_ON(!list_empty(&sdev->domains));
+	swnic_service_device_fini(sdev);
+	swnic_obj_dec(SWNIC_OBJ_DEVICES);
 	ida_free(&swnic_device_ida, sdev->index);
 	mutex_destroy(&sdev->lock);
 	kfree(sdev);
@@ -126,6 +130,7 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	strscpy(sdev->name, name, sizeof(sdev->name));
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->domains);
+	INIT_LIST_HEAD(&sdev->services);
 	sdev->state = SWNIC_DEV_STATE_UP;
 	sdev->ifindex = ifindex;
 	sdev->limits = (struct swnic_limits) {
@@ -139,7 +144,16 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	sdev->dev.class = &swnic_class;
 	sdev->dev.devt = MKDEV(MAJOR(swnic_devt), index);
 	sdev->dev.release = swnic_device_release;
+	swnic_obj_inc(SWNIC_OBJ_DEVICES);
 	ret = dev_set_name(&sdev->dev, "%s", name);
+	if (ret)
+		goto err_put;
+
+	ret = swnic_service_device_init(sdev);
+	if (ret)
+		goto err_put;
+
+	ret = swnic_engine_start(sdev);
 	if (ret)
 		goto err_put;
 
@@ -147,7 +161,7 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	sdev->cdev.owner = THIS_MODULE;
 	ret = cdev_device_add(&sdev->cdev, &sdev->dev);
 	if (ret)
-		goto err_put;
+		goto err_engine;
 
 	list_add_tail(&sdev->list, &swnic_devices);
 	swnic_devices_gen++;
@@ -155,6 +169,8 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	pr_info("device %s created\n", name);
 	return sdev;
 
+err_engine:
+	swnic_engine_stop(sdev);
 err_put:
 	/* The release callback frees sdev and its index. */
 	put_device(&sdev->dev);
@@ -184,8 +200,10 @@ void swnic_device_destroy(struct swnic_device *sdev)
 	mutex_lock(&sdev->lock);
 	sdev->dead = true;
 	mutex_unlock(&sdev->lock);
+	swnic_device_unbind(sdev);
 
 	cdev_device_del(&sdev->cdev, &sdev->dev);
+	swnic_engine_stop(sdev);
 	pr_info("device %s destroyed\n", sdev->name);
 	swnic_device_put(sdev);
 }

@@ -6,9 +6,16 @@
 #include <linux/device.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
+#include <linux/netdevice.h>
 #include <linux/types.h>
+
+#include "engine.h"
+#include "mr_stats.h"
+#include "stats.h"
 #include <linux/swnic.h>
 #include <linux/swnic_netlink.h>
+#include <linux/swnic_queue.h>
 
 #define SWNIC_MAX_DEVICES	64
 
@@ -16,14 +23,14 @@
 #define SWNIC_MAX_EQ		256
 #define SWNIC_MAX_CNTR		1024
 #define SWNIC_MAX_AV		64
-#define SWNIC_MAX_CQ_ENTRIES	(1U << 16)
-#define SWNIC_MAX_SQ_ENTRIES	(1U << 14)
-#define SWNIC_MAX_RQ_ENTRIES	(1U << 14)
+#define SWNIC_MAX_CQ_ENTRIES	65536
+#define SWNIC_MAX_SQ_ENTRIES	16384
+#define SWNIC_MAX_RQ_ENTRIES	16384
 #define SWNIC_MAX_IOV		4
-#define SWNIC_MAX_INJECT	64
+#define SWNIC_MAX_INJECT	SWNIC_INLINE_MAX
 #define SWNIC_MAX_ERR_DATA	64
-#define SWNIC_MAX_MSG_SIZE	(1ULL << 30)
-#define SWNIC_MAX_MR_SIZE	(1ULL << 40)
+#define SWNIC_MAX_MSG_SIZE	SZ_1G
+#define SWNIC_MAX_MR_SIZE	(SZ_1G * 1024ULL)
 
 /* Per-device limits an administrator can change (netlink DEV_SET). */
 struct swnic_limits {
@@ -55,6 +62,15 @@ struct swnic_device {
 	u32 state;			/* SWNIC_DEV_STATE_* */
 	int ifindex;			/* bound netdev, 0 = local only */
 	struct swnic_limits limits;
+	/* bound netdev (bind.c): changed under RTNL + @lock, read under RCU */
+	struct net_device __rcu *netdev;
+	netdevice_tracker netdev_tracker;	/* @netdev's reference */
+	struct list_head services;	/* struct swnic_service.node */
+	u32 next_svc_id;		/* last service id given */
+	struct swnic_stats stats;	/* counters (stats.h), atomic */
+	struct swnic_mr_stats mr_stats;	/* MR counters, all domains (mr.h) */
+
+	struct swnic_engine engine;	/* data movement thread */
 };
 
 /* Serialises device creation/destruction and the device list. */

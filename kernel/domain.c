@@ -15,6 +15,9 @@
 
 #include "device.h"
 #include "domain.h"
+#include "mr.h"
+#include "netlink.h"
+#include "service.h"
 
 /* Domains by id; lookups under RCU, entries freed after a grace period. */
 static DEFINE_XARRAY_ALLOC1(swnic_domain_xa);
@@ -24,6 +27,8 @@ static void swnic_domain_release(struct kref *ref)
 {
 	struct swnic_domain *dom = container_of(ref, struct swnic_domain, ref);
 
+	WARN_ON(!xa_empty(&dom->cqs));
+	xa_destroy(&dom->cqs);
 	mmdrop(dom->mm);
 	swnic_device_put(dom->sdev);
 	mutex_destroy(&dom->lock);
@@ -54,6 +59,7 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 	kref_init(&dom->ref);
 	mutex_init(&dom->lock);
 	INIT_LIST_HEAD(&dom->dev_node);
+	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	dom->tgid = task_tgid_nr(current);
 	dom->uid = current_uid();
 	get_task_comm(dom->comm, current);
@@ -61,6 +67,11 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 	mmgrab(dom->mm);
 	dom->sdev = sdev;
 	swnic_device_get(sdev);
+	ret = swnic_mr_domain_init(dom);
+	if (ret) {
+		swnic_domain_put(dom);
+		return ret;
+	}
 
 	mutex_lock(&sdev->lock);
 	if (sdev->dead || sdev->state != SWNIC_DEV_STATE_UP) {
@@ -77,13 +88,18 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 		goto err_unlock;
 	list_add_tail(&dom->dev_node, &sdev->domains);
 	sdev->ndomains++;
+	swnic_service_domain_open(dom);
 	mutex_unlock(&sdev->lock);
 
+	swnic_nl_domain_opened(dom);
 	*out = dom;
 	return 0;
 
 err_unlock:
 	mutex_unlock(&sdev->lock);
+	if (ret == -EMFILE)
+		swnic_nl_limit_hit(sdev, NULL, SWNIC_LIMIT_DEV_DOMAINS);
+	swnic_mr_domain_destroy(dom);
 	swnic_domain_put(dom);
 	return ret;
 }
@@ -99,11 +115,14 @@ void swnic_domain_close(struct swnic_domain *dom)
 	struct swnic_device *sdev = dom->sdev;
 
 	mutex_lock(&sdev->lock);
+	swnic_service_domain_close(dom);
 	list_del_init(&dom->dev_node);
 	sdev->ndomains--;
 	mutex_unlock(&sdev->lock);
 	xa_erase(&swnic_domain_xa, dom->id);
+	swnic_nl_domain_closed(dom);
 
+	swnic_mr_domain_destroy(dom);
 	swnic_domain_put(dom);
 }
 
@@ -117,5 +136,35 @@ struct swnic_domain *swnic_domain_lookup(u32 id)
 	if (dom && !kref_get_unless_zero(&dom->ref))
 		dom = NULL;
 	rcu_read_unlock();
+	return dom;
+}
+
+/**
+ * swnic_domain_find_next() - the live domain with the lowest id >= *@id
+ * @id: in: where to start; out: the id of the domain found
+ *
+ * For walks that resume by id (netlink dumps).
+ *
+ * Return: the domain with a reference held, or NULL when none is left.
+ */
+struct swnic_domain *swnic_domain_find_next(u32 *id)
+{
+	unsigned long index = *id;
+	struct swnic_domain *dom;
+
+	rcu_read_lock();
+	for (;;) {
+		dom = xa_find(&swnic_domain_xa, &index, U32_MAX, XA_PRESENT);
+		if (!dom || kref_get_unless_zero(&dom->ref))
+			break;
+		if (index == U32_MAX) {
+			dom = NULL;
+			break;
+		}
+		index++;
+	}
+	rcu_read_unlock();
+	if (dom)
+		*id = index;
 	return dom;
 }

@@ -9,8 +9,12 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/xarray.h>
+
+#include "stats.h"
 
 struct swnic_device;
+struct swnic_mr_domain;
 
 /*
  * A domain: one open file of a device's char device. The file holds the
@@ -30,6 +34,15 @@ struct swnic_domain {
 	struct mm_struct *mm;		/* mmgrab'ed: owner of registrations */
 
 	struct mutex lock;		/* serialises control operations */
+	u32 ncq;			/* CQs alive, @lock */
+	u32 nep;			/* endpoints alive, @lock */
+	struct xarray cqs;		/* CQs by id (xa_lock) */
+	/* service.c: changed under @lock and sdev->lock */
+	struct swnic_service *svc;	/* service of @auth_key, or NULL */
+	u32 auth_key;			/* 0 = none; READ_ONCE() unlocked */
+	struct swnic_stats stats;	/* counters (stats.h), atomic */
+	/* MRs (mr.h): set at open, NULL once closed, freed after RCU */
+	struct swnic_mr_domain __rcu *mr;
 	struct rcu_head rcu;		/* frees after RCU lookups end */
 };
 
@@ -37,6 +50,7 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out);
 void swnic_domain_close(struct swnic_domain *dom);
 
 struct swnic_domain *swnic_domain_lookup(u32 id);
+struct swnic_domain *swnic_domain_find_next(u32 *id);
 void swnic_domain_put(struct swnic_domain *dom);
 
 static inline void swnic_domain_get(struct swnic_domain *dom)

@@ -7,7 +7,9 @@
 #include <linux/module.h>
 #include <net/genetlink.h>
 
+#include "bind.h"
 #include "device.h"
+#include "mr.h"
 #include "netlink.h"
 
 static char *default_dev = "swnic0";
@@ -21,9 +23,17 @@ static int __init swnic_init(void)
 {
 	int ret;
 
-	ret = swnic_device_init();
+	ret = swnic_mr_init();
 	if (ret)
 		return ret;
+
+	ret = swnic_device_init();
+	if (ret)
+		goto err_mr;
+
+	ret = swnic_bind_init();
+	if (ret)
+		goto err_device_init;
 
 	if (default_dev && *default_dev) {
 		swnic_default_dev = swnic_device_create(default_dev, 0);
@@ -43,6 +53,13 @@ static int __init swnic_init(void)
 
 err_device:
 	swnic_device_exit();
+	swnic_bind_exit();
+	swnic_mr_exit();
+	return ret;
+err_device_init:
+	swnic_device_exit();
+err_mr:
+	swnic_mr_exit();
 	return ret;
 }
 
@@ -50,6 +67,8 @@ static void __exit swnic_exit(void)
 {
 	swnic_genl_exit();
 	swnic_device_exit();
+	swnic_bind_exit();
+	swnic_mr_exit();
 }
 
 module_init(swnic_init);

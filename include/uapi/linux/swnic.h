@@ -42,12 +42,21 @@ enum {
 	SWNIC_CMD_MR_REFRESH,
 	SWNIC_CMD_MR_ACCESS,
 	SWNIC_CMD_INVAL_QUERY,
+	SWNIC_CMD_CQ_CREATE,		/* swnic_queue.h */
+	SWNIC_CMD_EP_CREATE,		/* swnic_queue.h */
+	SWNIC_CMD_EP_DOORBELL,		/* swnic_queue.h, on an endpoint fd */
+	SWNIC_CMD_AUTH_KEY,		/* the domain's auth key (service) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
 
 /* Features a device offers (struct swnic_query_device.features). */
 #define SWNIC_FEAT_QUERY	(1ULL << 0)	/* QUERY_DEVICE (always set) */
+#define SWNIC_FEAT_MR		(1ULL << 1)	/* MR_REG/DEREG/QUERY/REFRESH */
+#define SWNIC_FEAT_MR_ODP	(1ULL << 2)	/* SWNIC_MR_REG_ODP */
+#define SWNIC_FEAT_INVAL_PAGE	(1ULL << 3)	/* INVAL_QUERY + its mmap */
+#define SWNIC_FEAT_MR_ACCESS	(1ULL << 4)	/* MR_ACCESS test hook */
+#define SWNIC_FEAT_AUTH_KEY	(1ULL << 5)	/* AUTH_KEY (services) */
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
@@ -89,5 +98,296 @@ struct swnic_query_device {
 };
 
 #define SWNIC_IOCTL_QUERY_DEVICE	_IO(SWNIC_TYPE, SWNIC_CMD_QUERY_DEVICE)
+
+/*
+ * mmap offsets of a domain's file. Every mappable object is reported by its
+ * query ioctl with an mmap_offset (and size); pass both to mmap() unchanged.
+ * The kernel encodes the object in the offset:
+ *
+ *   offset = type << SWNIC_MMAP_TYPE_SHIFT | id << SWNIC_MMAP_ID_SHIFT
+ *
+ * (bits 39..32: SWNIC_MMAP_* type, bits 31..16: object id, low bits 0), so
+ * the offset fits 32-bit mmap2 and is page aligned for pages up to 64 KiB.
+ * An offset naming no object of this domain fails with EINVAL; a writable
+ * mapping of a read-only object with EACCES; a mapping from another process
+ * than the one that opened the file with EACCES.
+ */
+#define SWNIC_MMAP_TYPE_SHIFT	32
+#define SWNIC_MMAP_TYPE_MASK	0xffULL
+#define SWNIC_MMAP_ID_SHIFT	16
+#define SWNIC_MMAP_ID_MASK	0xffffULL
+#define SWNIC_MMAP_OFFSET(type, id)					\
+	(((__u64)(type) << SWNIC_MMAP_TYPE_SHIFT) |			\
+	 ((__u64)(id) << SWNIC_MMAP_ID_SHIFT))
+
+/* Object types of a domain's mmap offsets; 0 is never valid. */
+#define SWNIC_MMAP_INVAL	1	/* the invalidation page (read-only) */
+
+/* ---- memory registration ------------------------------------------------
+ *
+ * Documentation/mr.rst describes the model. In short: an MR is a range of
+ * the registering process's memory, named by a domain-local handle (for the
+ * control ioctls) and a 64-bit key (for access by the data path and peers).
+ * Every MR ioctl must come from the process that opened the file (not a
+ * forked child): others get EACCES.
+ *
+ * Errors of SWNIC_IOCTL_MR_REG, beyond the generic contract:
+ *   EINVAL   length 0, range overflows or is not user memory, access 0,
+ *            length above max_mr_size, a user key with USER_KEY unset
+ *   EOPNOTSUPP unknown flag or access bit
+ *   EFAULT   part of the range is not mapped (or not writable when the
+ *            access needs writes)
+ *   EPERM    pinning would exceed RLIMIT_MEMLOCK (pinned_vm) and the
+ *            caller lacks CAP_IPC_LOCK
+ *   EDQUOT   pinning would exceed the device's max_pinned
+ *   ENOSPC   the domain has max_mr MRs
+ *   EEXIST   USER_KEY and the key is in use under the same auth key
+ *   EKEYREJECTED an auth key other than the domain's, without CAP_NET_ADMIN
+ *   EAGAIN   the range kept changing while it was being pinned
+ *   ENOMEM   kernel memory
+ */
+
+/* Access rights of an MR (libfabric's FI_* access flags, one to one). */
+#define SWNIC_MR_ACCESS_SEND		(1U << 0)	/* FI_SEND: send source */
+#define SWNIC_MR_ACCESS_RECV		(1U << 1)	/* FI_RECV: recv target */
+#define SWNIC_MR_ACCESS_READ		(1U << 2)	/* FI_READ: RMA read dest */
+#define SWNIC_MR_ACCESS_WRITE		(1U << 3)	/* FI_WRITE: RMA write src */
+#define SWNIC_MR_ACCESS_REMOTE_READ	(1U << 4)	/* FI_REMOTE_READ */
+#define SWNIC_MR_ACCESS_REMOTE_WRITE	(1U << 5)	/* FI_REMOTE_WRITE */
+#define SWNIC_MR_ACCESS_ALL		0x3fU
+
+/* Registration flags (struct swnic_mr_reg.flags, swnic_mr_query.reg_flags). */
+#define SWNIC_MR_REG_ODP	(1U << 0)	/* on demand: pin nothing */
+#define SWNIC_MR_REG_USER_KEY	(1U << 1)	/* use @requested_key */
+/* Peers address the MR by virtual address, not by offset (FI_MR_VIRT_ADDR). */
+#define SWNIC_MR_REG_VIRT_ADDR	(1U << 2)
+
+/* MR states (struct swnic_mr_query.state). */
+#define SWNIC_MR_STATE_VALID	1	/* accessible through its key */
+#define SWNIC_MR_STATE_REVOKED	2	/* pages changed: key refused */
+
+/**
+ * struct swnic_mr_reg - SWNIC_IOCTL_MR_REG: register a memory region
+ *
+ * Pinned (default): the pages are pinned now and charged to the process's
+ * pinned_vm. SWNIC_MR_REG_ODP: nothing is pinned; pages are faulted in at
+ * access time. Both are watched by an MMU notifier (see Documentation).
+ */
+struct swnic_mr_reg {
+	__u32 size;			/* in: sizeof(struct swnic_mr_reg) */
+	__u32 flags;			/* in: SWNIC_MR_REG_* */
+	__aligned_u64 addr;		/* in: start address in this process */
+	__aligned_u64 length;		/* in: bytes, > 0 */
+	__aligned_u64 requested_key;	/* in: key if SWNIC_MR_REG_USER_KEY */
+	__u32 access;			/* in: SWNIC_MR_ACCESS_*, not 0 */
+	__u32 auth_key;			/* in: auth key, 0 = the domain's */
+	__aligned_u64 key;		/* out: the MR's key */
+	__u32 handle;			/* out: domain-local handle of the MR */
+	__u32 __reserved;		/* must be 0 */
+};
+
+/**
+ * struct swnic_mr_dereg - SWNIC_IOCTL_MR_DEREG: deregister an MR
+ *
+ * The key is refused from return on; an access in flight keeps the pages
+ * until it ends. ENOENT: no MR with that handle.
+ */
+struct swnic_mr_dereg {
+	__u32 size;			/* in: sizeof(struct swnic_mr_dereg) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 handle;			/* in: from swnic_mr_reg.handle */
+	__u32 __reserved;		/* must be 0 */
+};
+
+/**
+ * struct swnic_mr_counters - MR statistics of a domain or a device
+ *
+ * Exact at the time of the query. Gauges (mrs, pinned_bytes) return to 0
+ * when every MR is gone; the rest only grow.
+ */
+struct swnic_mr_counters {
+	__aligned_u64 mrs;		/* MRs registered now */
+	__aligned_u64 pinned_bytes;	/* bytes pinned now */
+	__aligned_u64 registrations;	/* successful MR_REG calls */
+	__aligned_u64 revocations;	/* pinned MRs revoked by the notifier */
+	__aligned_u64 invalidations;	/* ODP MRs whose pages were dropped */
+	__aligned_u64 refaults;		/* ODP faults after an invalidation */
+	__aligned_u64 memlock_denied;	/* MR_REG refused over RLIMIT_MEMLOCK */
+	__aligned_u64 access_denied;	/* accesses refused by a check */
+};
+
+/* SWNIC_IOCTL_MR_QUERY flags. */
+#define SWNIC_MR_QUERY_COUNTERS	(1U << 0)	/* counters only, no MR */
+
+/**
+ * struct swnic_mr_query - SWNIC_IOCTL_MR_QUERY: an MR and the counters
+ *
+ * Without SWNIC_MR_QUERY_COUNTERS, @handle names an MR (ENOENT if none) and
+ * the MR fields are filled; the counters are always filled.
+ */
+struct swnic_mr_query {
+	__u32 size;			/* in: sizeof(struct swnic_mr_query) */
+	__u32 flags;			/* in: SWNIC_MR_QUERY_* */
+	__u32 handle;			/* in: the MR */
+	__u32 state;			/* out: SWNIC_MR_STATE_* */
+	__aligned_u64 key;		/* out: its key */
+	__aligned_u64 addr;		/* out: its start address */
+	__aligned_u64 length;		/* out: its length in bytes */
+	__u32 access;			/* out: SWNIC_MR_ACCESS_* */
+	__u32 reg_flags;		/* out: SWNIC_MR_REG_* */
+	__u32 auth_key;			/* out: its auth key */
+	__u32 extents;			/* out: contiguous runs of its pins */
+	__aligned_u64 pinned_bytes;	/* out: bytes it pins now */
+	__aligned_u64 revocations;	/* out: times it was revoked */
+	__aligned_u64 invalidations;	/* out: ODP invalidations */
+	__aligned_u64 refaults;		/* out: ODP faults after invalidation */
+	struct swnic_mr_counters domain;	/* out: this domain's */
+	struct swnic_mr_counters device;	/* out: the device's, all domains */
+};
+
+/**
+ * struct swnic_mr_refresh - SWNIC_IOCTL_MR_REFRESH: revalidate an MR
+ *
+ * Pinned: pins the pages now mapped at the MR's range again and makes a
+ * revoked MR valid with its key unchanged (fi_mr_refresh). ODP: faults the
+ * range in. EFAULT if the range is not (all) mapped now: the MR stays as
+ * it was. ENOENT: no MR with that handle.
+ */
+struct swnic_mr_refresh {
+	__u32 size;			/* in: sizeof(struct swnic_mr_refresh) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 handle;			/* in: the MR */
+	__u32 state;			/* out: SWNIC_MR_STATE_* after refresh */
+};
+
+/* SWNIC_IOCTL_MR_ACCESS flags. */
+#define SWNIC_MR_ACCESS_F_WRITE	(1U << 0)	/* @buf into the MR, not out */
+#define SWNIC_MR_ACCESS_F_LOCAL	(1U << 1)	/* the owner's: local right, VA */
+
+/**
+ * struct swnic_mr_access - SWNIC_IOCTL_MR_ACCESS: a kernel-side access
+ *
+ * Test hook for the kernel access API: copies @len bytes between @buf (in
+ * the caller) and the MR named by @key in domain @domain_id, through the
+ * same checks the data path makes. Without SWNIC_MR_ACCESS_F_LOCAL it is a
+ * peer's access (auth key, remote access bits, addressing per the MR's
+ * SWNIC_MR_REG_VIRT_ADDR); with it, @domain_id must be this domain.
+ * Errors: ENOENT no such domain, ENOKEY unknown key or another auth key,
+ * EKEYREVOKED a revoked MR, EACCES access bits, ERANGE out of the MR's
+ * bounds, EINVAL @len 0 or above SWNIC_MR_ACCESS_MAX_LEN, EFAULT @buf (or
+ * an ODP page that cannot be faulted in).
+ */
+struct swnic_mr_access {
+	__u32 size;			/* in: sizeof(struct swnic_mr_access) */
+	__u32 flags;			/* in: SWNIC_MR_ACCESS_F_* */
+	__aligned_u64 key;		/* in: the key */
+	__aligned_u64 addr;		/* in: VA or offset into the MR */
+	__aligned_u64 len;		/* in: bytes, <= 1 MiB */
+	__aligned_u64 buf;		/* in: user buffer of @len bytes */
+	__u32 access;			/* in: one SWNIC_MR_ACCESS_* right */
+	__u32 auth_key;			/* in: the accessor's auth key */
+	__u32 domain_id;		/* in: target domain, 0 = this one */
+	__u32 __reserved;		/* must be 0 */
+};
+
+#define SWNIC_MR_ACCESS_MAX_LEN	(1U << 20)
+
+/* ---- the invalidation page ----------------------------------------------
+ *
+ * One page per domain, mapped read-only (SWNIC_IOCTL_INVAL_QUERY gives its
+ * offset). The kernel appends a record every time it revokes a pinned MR
+ * and then publishes the record by storing @gen (release). A reader keeps
+ * the last generation it handled, @seen:
+ *
+ *   g = load_acquire(&page->gen);         nothing new if g == seen
+ *   if (g - seen >= entries) -> overflow: treat every MR as invalidated
+ *   for n in seen+1 .. g: copy ring[(n - 1) & (entries - 1)] to a local;
+ *   then rmb; g2 = load(&page->gen);
+ *   if (g2 - seen >= entries) a copied slot may have been reused while it
+ *   was copied -> overflow; else the copies (rec.gen == n) are valid;
+ *   seen = g.
+ *
+ * The kernel never waits for readers, so overflow is detected by each
+ * reader from the counters, never lost silently.
+ */
+
+/**
+ * struct swnic_inval_rec - one revocation (32 bytes)
+ */
+struct swnic_inval_rec {
+	__aligned_u64 gen;		/* generation this record published */
+	__aligned_u64 addr;		/* the MR's start address */
+	__aligned_u64 length;		/* the MR's length */
+	__aligned_u64 key;		/* the MR's key */
+};
+
+/**
+ * struct swnic_inval_page - layout of the start of the invalidation page
+ */
+struct swnic_inval_page {
+	__aligned_u64 gen;		/* records ever published (release) */
+	__u32 entries;			/* ring entries, a power of 2 */
+	__u32 ring_offset;		/* byte offset of ring entry 0 */
+	__aligned_u64 __pad[6];		/* rest of the cache line */
+};
+
+/**
+ * struct swnic_inval_query - SWNIC_IOCTL_INVAL_QUERY: the invalidation page
+ */
+struct swnic_inval_query {
+	__u32 size;			/* in: sizeof(struct swnic_inval_query) */
+	__u32 flags;			/* in: must be 0 */
+	__aligned_u64 mmap_offset;	/* out: mmap offset on this file */
+	__aligned_u64 mmap_size;	/* out: bytes to map (read-only) */
+	__aligned_u64 gen;		/* out: current generation */
+	__u32 ring_offset;		/* out: offset of ring entry 0 */
+	__u32 entries;			/* out: ring entries, a power of 2 */
+	__u32 entry_size;		/* out: sizeof(struct swnic_inval_rec) */
+	__u32 __reserved;		/* must be 0 */
+};
+
+#define SWNIC_IOCTL_MR_REG		_IO(SWNIC_TYPE, SWNIC_CMD_MR_REG)
+#define SWNIC_IOCTL_MR_DEREG		_IO(SWNIC_TYPE, SWNIC_CMD_MR_DEREG)
+#define SWNIC_IOCTL_MR_QUERY		_IO(SWNIC_TYPE, SWNIC_CMD_MR_QUERY)
+#define SWNIC_IOCTL_MR_REFRESH		_IO(SWNIC_TYPE, SWNIC_CMD_MR_REFRESH)
+#define SWNIC_IOCTL_MR_ACCESS		_IO(SWNIC_TYPE, SWNIC_CMD_MR_ACCESS)
+#define SWNIC_IOCTL_INVAL_QUERY		_IO(SWNIC_TYPE, SWNIC_CMD_INVAL_QUERY)
+
+/* ---- auth keys -----------------------------------------------------------
+ *
+ * A domain uses one auth key, the key of one of its device's services
+ * (netlink SVC_*, `swnic service`): at open, the default key
+ * (SWNIC_AUTH_KEY_DEFAULT in swnic_netlink.h) if the default service admits
+ * the opening process, else none (0) until the domain takes one with
+ * SWNIC_IOCTL_AUTH_KEY.
+ */
+
+/**
+ * struct swnic_auth_key - SWNIC_IOCTL_AUTH_KEY: report or take an auth key
+ *
+ * With a non-zero @auth_key, the domain first switches to the service of
+ * that key if the calling process may use it: the service is open, or
+ * lists the process's euid, egid or a supplementary gid, or the process
+ * has CAP_NET_ADMIN over the device's network namespace. Then (and with
+ * @auth_key 0, only) it reports the domain's key in @auth_key (0 if it has
+ * none) and its service in @svc_id. Changing a service's members later
+ * does not affect domains already using it.
+ *
+ * Errors, beyond the generic contract:
+ *   ENOKEY       no service with this auth key on the device
+ *   EKEYREVOKED  the service is disabled
+ *   EPERM        the process may not use the service
+ *   EDQUOT       the service is used by its max_domains domains
+ *   EBUSY        the domain already has MRs, CQs or endpoints
+ *   EACCES       the caller is not the process that opened the file
+ */
+struct swnic_auth_key {
+	__u32 size;			/* in: sizeof(struct swnic_auth_key) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 auth_key;			/* in: key to take, 0 = none; out: own */
+	__u32 svc_id;			/* out: its service's id, 0 = no key */
+};
+
+#define SWNIC_IOCTL_AUTH_KEY		_IO(SWNIC_TYPE, SWNIC_CMD_AUTH_KEY)
 
 #endif /* _UAPI_LINUX_SWNIC_H */
