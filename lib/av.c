@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Address vectors (fi_av(3)).
+ *
+ * An swnic address is an IPv4 address and a port (struct sockaddr_in, or
+ * "fi_swnic://A.B.C.D:PORT" with FI_ADDR_STR), packed here into a 48-bit
+ * key: ip << 16 | port.
+ *
+ *  - FI_AV_MAP: the fi_addr_t is that key, so a send decodes its target
+ *    without a lookup (the kernel SQE carries ip and port);
+ *  - FI_AV_TABLE: the fi_addr_t is the index of the entry, the lowest free
+ *    one, in insertion order.
+ * Both keep the entries in one array and a hash of key -> entry, used for
+ * MAP lookups, duplicate MAP inserts (reference counted) and, with the data
+ * path, for turning a completion's source into its fi_addr_t or its
+ * FI_AV_USER_ID identifier.
+ *
+ * AV changes are control operations: always under the AV's mutex.
+ * FI_EVENT makes inserts report to the bound EQ (errors with the index of
+ * the failed address in data, then FI_AV_COMPLETE with the count).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep.h"
+#include "swnic.h"
+
+#define SWNIC_AV_DEF_COUNT	64
+#define SWNIC_AV_KEY_MASK	((1ULL << 48) - 1)
+#define SWNIC_AV_HASH_EMPTY	0
+#define SWNIC_AV_HASH_DEAD	UINT32_MAX
+
+struct swnic_av_entry {
+	uint64_t key;			/* ip << 16 | port, host order */
+	fi_addr_t user_id;		/* FI_AV_USER_ID, else FI_ADDR_NOTAVAIL */
+	uint32_t refs;			/* 0: slot free */
+};
+
+struct swnic_av {
+	struct fid_av av_fid;
+	struct swnic_domain *domain;
+	enum fi_av_type type;
+	uint32_t addr_format;		/* the domain's */
+	uint64_t flags;			/* fi_av_attr.flags */
+	pthread_mutex_t lock;		/* protects everything below */
+	struct swnic_av_entry *entries;
+	size_t nentries;		/* array length */
+	size_t used;			/* slots in use */
+	size_t lowest_free;		/* no free slot below this */
+	uint32_t *hash;			/* entry index + 1, 0 empty, DEAD */
+	size_t hash_size;		/* power of two, > 2 * used */
+	struct swnic_eq *eq;		/* FI_EVENT */
+	atomic_uint binds;		/* endpoints using the AV */
+};
+
+#define swnic_av(f) swnic_container_of(f, struct swnic_av, av_fid)
+
+static uint64_t swnic_av_key(const struct sockaddr_in *sin)
+{
+	return ((uint64_t)ntohl(sin->sin_addr.s_addr) << 16) |
+	       ntohs(sin->sin_port);
+}
+
+static void swnic_av_key_addr(uint64_t key, struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl((uint32_t)(key >> 16));
+	sin->sin_port = htons((uint16_t)key);
+}
+
+static size_t swnic_av_hash_slot(uint64_t key, size_t size)
+{
+	key ^= key >> 29;
+	key *= 0xbf58476d1ce4e5b9ULL;
+	key ^= key >> 32;
+	return (size_t)key & (size - 1);
+}
+
+/* The entry index of @key, or -1. */
+static ssize_t swnic_av_find(const struct swnic_av *av, uint64_t key)
+{
+	size_t i, slot;
+	uint32_t v;
+
+	if (!av->hash_size)
+		return -1;
+	slot = swnic_av_hash_slot(key, av->hash_size);
+	for (i = 0; i < av->hash_size; i++) {
+		v = av->hash[(slot + i) & (av->hash_size - 1)];
+		if (v == SWNIC_AV_HASH_EMPTY)
+			return -1;
+		if (v != SWNIC_AV_HASH_DEAD && av->entries[v - 1].key == key &&
+		    av->entries[v - 1].refs)
+			return v - 1;
+	}
+	return -1;
+}
+
+static void swnic_av_hash_put(struct swnic_av *av, uint64_t key, size_t idx)
+{
+	size_t slot = swnic_av_hash_slot(key, av->hash_size);
+	uint32_t *v;
+
+	for (;; slot = (slot + 1) & (av->hash_size - 1)) {
+		v = &av->hash[slot];
+		if (*v == SWNIC_AV_HASH_EMPTY || *v == SWNIC_AV_HASH_DEAD) {
+			*v = (uint32_t)idx + 1;
+			return;
+		}
+	}
+}
+
+static void swnic_av_hash_del(struct swnic_av *av, uint64_t key, size_t idx)
+{
+	size_t i, slot = swnic_av_hash_slot(key, av->hash_size);
+	uint32_t *v;
+
+	for (i = 0; i < av->hash_size; i++) {
+		v = &av->hash[(slot + i) & (av->hash_size - 1)];
+		if (*v == SWNIC_AV_HASH_EMPTY)
+			return;
+		if (*v == idx + 1) {
+			*v = SWNIC_AV_HASH_DEAD;
+			return;
+		}
+	}
+}
+
+/* Make room for one more entry (array and hash). */
+static int swnic_av_grow(struct swnic_av *av)
+{
+	struct swnic_av_entry *entries;
+	uint32_t *hash, *old = av->hash;
+	size_t n, i, old_size = av->hash_size;
+
+	if (av->lowest_free >= av->nentries) {
+		n = av->nentries ? av->nentries * 2 : SWNIC_AV_DEF_COUNT;
+		if (n >= SWNIC_AV_HASH_DEAD)
+			return -FI_ENOSPC;
+		entries = realloc(av->entries, n * sizeof(*entries));
+		if (!entries)
+			return -FI_ENOMEM;
+		memset(entries + av->nentries, 0,
+		       (n - av->nentries) * sizeof(*entries));
+		av->entries = entries;
+		av->nentries = n;
+	}
+	if (av->hash_size > 2 * (av->used + 1))
+		return 0;
+	n = av->hash_size ? av->hash_size * 2 : 2 * SWNIC_AV_DEF_COUNT;
+	hash = calloc(n, sizeof(*hash));
+	if (!hash)
+		return -FI_ENOMEM;
+	av->hash = hash;
+	av->hash_size = n;
+	for (i = 0; i < old_size; i++)
+		if (old[i] != SWNIC_AV_HASH_EMPTY && old[i] != SWNIC_AV_HASH_DEAD)
+			swnic_av_hash_put(av, av->entries[old[i] - 1].key,
+					  old[i] - 1);
+	free(old);
+	return 0;
+}
+
+static fi_addr_t swnic_av_fi_addr(const struct swnic_av *av, size_t idx)
+{
+	return av->type == FI_AV_MAP ? av->entries[idx].key : idx;
+}
+
+/* The entry of @fi_addr, or -1 if it names none. */
+static ssize_t swnic_av_entry_of(const struct swnic_av *av, fi_addr_t fi_addr)
+{
+	if (av->type == FI_AV_MAP)
+		return fi_addr & ~SWNIC_AV_KEY_MASK ? -1 :
+		       swnic_av_find(av, fi_addr);
+	if (fi_addr >= av->nentries || !av->entries[fi_addr].refs)
+		return -1;
+	return (ssize_t)fi_addr;
+}
+
+/* Can the domain's device reach @sin? */
+static int swnic_av_check_addr(const struct swnic_av *av,
+			       const struct sockaddr_in *sin)
+{
+	const struct swnic_dev *dev = &av->domain->dev;
+
+	if (sin->sin_addr.s_addr == htonl(INADDR_ANY))
+		return -FI_EADDRNOTAVAIL;
+	if (!dev->attr.ifindex &&
+	    sin->sin_addr.s_addr != dev->addr.sin_addr.s_addr)
+		return -FI_EHOSTUNREACH;
+	return 0;
+}
+
+/* Insert one address; the caller holds the lock. */
+static int swnic_av_insert_one(struct swnic_av *av,
+			       const struct sockaddr_in *sin,
+			       fi_addr_t user_id, fi_addr_t *fi_addr)
+{
+	uint64_t key = swnic_av_key(sin);
+	struct swnic_av_entry *e;
+	ssize_t idx;
+	int ret;
+
+	ret = swnic_av_check_addr(av, sin);
+	if (ret)
+		return ret;
+	if (av->type == FI_AV_MAP) {
+		idx = swnic_av_find(av, key);
+		if (idx >= 0) {
+			av->entries[idx].refs++;
+			av->entries[idx].user_id = user_id;
+			*fi_addr = key;
+			return 0;
+		}
+	}
+	ret = swnic_av_grow(av);
+	if (ret)
+		return ret;
+	idx = (ssize_t)av->lowest_free;
+	e = &av->entries[idx];
+	e->key = key;
+	e->user_id = user_id;
+	e->refs = 1;
+	av->used++;
+	while (av->lowest_free < av->nentries &&
+	       av->entries[av->lowest_free].refs)
+		av->lowest_free++;
+	swnic_av_hash_put(av, key, (size_t)idx);
+	*fi_addr = swnic_av_fi_addr(av, (size_t)idx);
+	return 0;
+}
+
+static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
+				fi_addr_t *fi_addr)
+{
+	if (flags & ~(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID))
+		return -FI_EBADFLAGS;
+	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
+		return -FI_EINVAL;
+	if ((flags & FI_AV_USER_ID) || (av->flags & FI_AV_USER_ID)) {
+		if (!fi_addr) {
+			SWNIC_WARN(FI_LOG_AV,
+				   "FI_AV_USER_ID needs the ids in fi_addr\n");
+			return -FI_EINVAL;
+		}
+	}
+	if ((av->flags & FI_EVENT) && !av->eq)
+		return -FI_ENOEQ;
+	return 0;
+}
+
+/*
+ * Insert @count addresses from @sins (NULL entries failed to parse, their
+ * error in @errs). Reports per address like fi_av_insert(3).
+ */
+static int swnic_av_insert_addrs(struct swnic_av *av,
+				 const struct sockaddr_in *sins,
+				 const int *errs, size_t count,
+				 fi_addr_t *fi_addr, uint64_t flags,
+				 void *context)
+{
+	bool user_id = (flags & FI_AV_USER_ID) || (av->flags & FI_AV_USER_ID);
+	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
+	fi_addr_t out, id;
+	size_t i, done = 0;
+	int ret;
+
+	pthread_mutex_lock(&av->lock);
+	for (i = 0; i < count; i++) {
+		id = user_id ? fi_addr[i] : FI_ADDR_NOTAVAIL;
+		ret = errs[i] ? errs[i] :
+		      swnic_av_insert_one(av, &sins[i], id, &out);
+		if (fi_addr)
+			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : out;
+		if (sync_err)
+			sync_err[i] = -ret;
+		if (!ret)
+			done++;
+		else if (av->flags & FI_EVENT)
+			swnic_eq_report_err(av->eq, &av->av_fid.fid, context, i,
+					    -ret, 0);
+		else
+			SWNIC_INFO(FI_LOG_AV, "address %zu: %s\n", i,
+				   fi_strerror(-ret));
+	}
+	pthread_mutex_unlock(&av->lock);
+
+	if (av->flags & FI_EVENT) {
+		swnic_eq_report(av->eq, FI_AV_COMPLETE, &av->av_fid.fid, context,
+				done);
+		return 0;
+	}
+	return (int)done;
+}
+
+static int swnic_av_insert(struct fid_av *av_fid, const void *addr,
+			   size_t count, fi_addr_t *fi_addr, uint64_t flags,
+			   void *context)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	struct sockaddr_in *sins;
+	const char *const *strs = addr;
+	size_t i, len;
+	int *errs, ret;
+
+	ret = swnic_av_check_flags(av, flags, fi_addr);
+	if (ret)
+		return ret;
+	if (count && !addr)
+		return -FI_EINVAL;
+	sins = calloc(count ? count : 1, sizeof(*sins));
+	errs = calloc(count ? count : 1, sizeof(*errs));
+	if (!sins || !errs) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	len = swnic_addr_len(av->addr_format);
+	for (i = 0; i < count; i++) {
+		if (av->addr_format == FI_ADDR_STR)
+			errs[i] = strs[i] ? swnic_addr_parse_str(strs[i],
+								 &sins[i]) :
+					    -FI_EINVAL;
+		else
+			errs[i] = swnic_addr_read(av->addr_format,
+						  (const char *)addr + i * len,
+						  len, &sins[i]);
+	}
+	ret = swnic_av_insert_addrs(av, sins, errs, count, fi_addr, flags,
+				    context);
+out:
+	free(sins);
+	free(errs);
+	return ret;
+}
+
+/* node/service to an address, as fi_getinfo and fi_av_insertsvc read them. */
+static int swnic_av_resolve(struct swnic_av *av, const char *node,
+			    const char *service, struct sockaddr_in *sin)
+{
+	uint16_t port;
+
+	if (!node)
+		return -FI_EINVAL;
+	if (!swnic_addr_parse_str(node, sin))
+		return service ? -FI_EINVAL : 0;
+	if (!service || swnic_addr_parse_service(service, &port))
+		return -FI_EINVAL;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (swnic_addr_is_local_host(node)) {
+		sin->sin_addr = av->domain->dev.addr.sin_addr;
+		return 0;
+	}
+	return swnic_addr_resolve_node(node, false,
+				       av->domain->dev.attr.ifindex != 0,
+				       &sin->sin_addr) ? -FI_EADDRNOTAVAIL : 0;
+}
+
+static int swnic_av_insertsvc(struct fid_av *av_fid, const char *node,
+			      const char *service, fi_addr_t *fi_addr,
+			      uint64_t flags, void *context)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	struct sockaddr_in sin;
+	int err, ret;
+
+	ret = swnic_av_check_flags(av, flags, fi_addr);
+	if (ret)
+		return ret;
+	err = swnic_av_resolve(av, node, service, &sin);
+	return swnic_av_insert_addrs(av, &sin, &err, 1, fi_addr, flags,
+				     context);
+}
+
+/* The i-th node of a symmetric range: dotted quads and "name<N>" count up. */
+static int swnic_av_sym_node(const char *node, size_t i, char *buf,
+			     size_t len)
+{
+	struct in_addr ip;
+	size_t n = strlen(node), digits = 0;
+	unsigned long base;
+
+	if (inet_pton(AF_INET, node, &ip) == 1) {
+		ip.s_addr = htonl(ntohl(ip.s_addr) + (uint32_t)i);
+		return inet_ntop(AF_INET, &ip, buf, (socklen_t)len) ? 0 :
+		       -FI_EINVAL;
+	}
+	if (!i) {
+		snprintf(buf, len, "%s", node);
+		return 0;
+	}
+	while (digits < n && node[n - 1 - digits] >= '0' &&
+	       node[n - 1 - digits] <= '9')
+		digits++;
+	if (!digits)
+		return -FI_EINVAL;
+	base = strtoul(node + n - digits, NULL, 10);
+	snprintf(buf, len, "%.*s%lu", (int)(n - digits), node, base + i);
+	return 0;
+}
+
+static int swnic_av_insertsym(struct fid_av *av_fid, const char *node,
+			      size_t nodecnt, const char *service,
+			      size_t svccnt, fi_addr_t *fi_addr,
+			      uint64_t flags, void *context)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	size_t count = nodecnt * svccnt, i, j, k;
+	struct sockaddr_in *sins;
+	char name[256], svc[8];
+	uint16_t port;
+	int *errs, ret;
+
+	ret = swnic_av_check_flags(av, flags, fi_addr);
+	if (ret)
+		return ret;
+	if (!node || !service || !nodecnt || !svccnt ||
+	    swnic_addr_parse_service(service, &port) ||
+	    (size_t)port + svccnt - 1 > UINT16_MAX)
+		return -FI_EINVAL;
+	sins = calloc(count, sizeof(*sins));
+	errs = calloc(count, sizeof(*errs));
+	if (!sins || !errs) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	for (i = 0, k = 0; i < nodecnt; i++) {
+		ret = swnic_av_sym_node(node, i, name, sizeof(name));
+		for (j = 0; j < svccnt; j++, k++) {
+			snprintf(svc, sizeof(svc), "%u",
+				 (unsigned int)(port + j) & 0xffff);
+			errs[k] = ret ? ret :
+				  swnic_av_resolve(av, name, svc, &sins[k]);
+		}
+	}
+	ret = swnic_av_insert_addrs(av, sins, errs, count, fi_addr, flags,
+				    context);
+out:
+	free(sins);
+	free(errs);
+	return ret;
+}
+
+static int swnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
+			   size_t count, uint64_t flags)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	struct swnic_av_entry *e;
+	ssize_t idx;
+	size_t i;
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (count && !fi_addr)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	for (i = 0; i < count; i++) {
+		idx = swnic_av_entry_of(av, fi_addr[i]);
+		if (idx < 0) {
+			ret = -FI_EINVAL;
+			continue;
+		}
+		e = &av->entries[idx];
+		if (--e->refs)
+			continue;
+		swnic_av_hash_del(av, e->key, (size_t)idx);
+		av->used--;
+		if ((size_t)idx < av->lowest_free)
+			av->lowest_free = (size_t)idx;
+	}
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+/* Write @sin in the AV's format into @addr (truncated), *addrlen: needed. */
+static void swnic_av_format(const struct swnic_av *av,
+			    const struct sockaddr_in *sin, void *addr,
+			    size_t *addrlen)
+{
+	char buf[64];
+	size_t need, n;
+
+	if (av->addr_format == FI_ADDR_STR) {
+		need = (size_t)swnic_addr_to_str(sin, buf, sizeof(buf)) + 1;
+		n = need < *addrlen ? need : *addrlen;
+		if (addr && n) {
+			memcpy(addr, buf, n);
+			((char *)addr)[n - 1] = '\0';
+		}
+	} else {
+		need = sizeof(*sin);
+		n = need < *addrlen ? need : *addrlen;
+		if (addr && n)
+			memcpy(addr, sin, n);
+	}
+	*addrlen = need;
+}
+
+static int swnic_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
+			   void *addr, size_t *addrlen)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	struct sockaddr_in sin;
+	ssize_t idx;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	idx = swnic_av_entry_of(av, fi_addr);
+	if (idx >= 0)
+		swnic_av_key_addr(av->entries[idx].key, &sin);
+	pthread_mutex_unlock(&av->lock);
+	if (idx < 0)
+		return -FI_EINVAL;
+	swnic_av_format(av, &sin, addr, addrlen);
+	return 0;
+}
+
+static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
+				    char *buf, size_t *len)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	struct sockaddr_in sin;
+	char tmp[64];
+	size_t need, n;
+
+	if (!addr || !buf || !len)
+		return NULL;
+	if (av->addr_format == FI_ADDR_STR ?
+	    swnic_addr_parse_str(addr, &sin) :
+	    swnic_addr_read(av->addr_format, addr, sizeof(sin), &sin))
+		snprintf(tmp, sizeof(tmp), "(not an swnic address)");
+	else
+		swnic_addr_to_str(&sin, tmp, sizeof(tmp));
+	need = strlen(tmp) + 1;
+	n = need < *len ? need : *len;
+	if (n) {
+		memcpy(buf, tmp, n);
+		buf[n - 1] = '\0';
+	}
+	*len = need;
+	return buf;
+}
+
+static int swnic_av_set(struct fid_av *av_fid, struct fi_av_set_attr *attr,
+			struct fid_av_set **av_set, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct swnic_av *av =
+		swnic_container_of(fid, struct swnic_av, av_fid.fid);
+	struct swnic_eq *eq = swnic_eq_from_fid(bfid);
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!eq)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	if (av->eq) {
+		ret = -FI_EALREADY;
+	} else {
+		swnic_eq_bind_get(eq);
+		av->eq = eq;
+	}
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+/* ---- the data path's side (ep.h) --------------------------------------- */
+
+static struct fi_ops swnic_av_fi_ops;
+
+struct swnic_av *swnic_av_of(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &swnic_av_fi_ops)
+		return NULL;
+	return swnic_container_of(fid, struct swnic_av, av_fid.fid);
+}
+
+/* The address of @fi_addr: -FI_EINVAL if it names no entry. */
+int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
+		  struct sockaddr_in *sin)
+{
+	ssize_t idx;
+
+	/* A MAP address is the key itself: no lookup on the send path. */
+	if (av->type == FI_AV_MAP) {
+		if (fi_addr & ~SWNIC_AV_KEY_MASK)
+			return -FI_EINVAL;
+		swnic_av_key_addr(fi_addr, sin);
+		return 0;
+	}
+	pthread_mutex_lock(&av->lock);
+	idx = swnic_av_entry_of(av, fi_addr);
+	if (idx >= 0)
+		swnic_av_key_addr(av->entries[idx].key, sin);
+	pthread_mutex_unlock(&av->lock);
+	return idx < 0 ? -FI_EINVAL : 0;
+}
+
+/* The fi_addr_t (or FI_AV_USER_ID) of a completion's source. */
+fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin)
+{
+	fi_addr_t ret = FI_ADDR_NOTAVAIL;
+	ssize_t idx;
+
+	pthread_mutex_lock(&av->lock);
+	idx = swnic_av_find(av, swnic_av_key(sin));
+	if (idx >= 0)
+		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ?
+		      av->entries[idx].user_id : swnic_av_fi_addr(av, idx);
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+void swnic_av_bind_ep(struct swnic_av *av, int delta)
+{
+	if (delta > 0)
+		atomic_fetch_add(&av->binds, 1);
+	else
+		atomic_fetch_sub(&av->binds, 1);
+}
+
+static int swnic_av_close(struct fid *fid)
+{
+	struct swnic_av *av =
+		swnic_container_of(fid, struct swnic_av, av_fid.fid);
+	unsigned int binds = atomic_load(&av->binds);
+
+	if (binds) {
+		SWNIC_WARN(FI_LOG_AV, "AV %p is still used by %u endpoint(s)\n",
+			   (void *)fid, binds);
+		return -FI_EBUSY;
+	}
+	if (av->eq)
+		swnic_eq_bind_put(av->eq);
+	swnic_domain_child(av->domain, SWNIC_CHILD_AV, -1);
+	pthread_mutex_destroy(&av->lock);
+	free(av->entries);
+	free(av->hash);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops swnic_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_av_close,
+	.bind = swnic_av_bind,
+	.control = swnic_no_control,
+	.ops_open = swnic_no_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+static struct fi_ops_av swnic_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = swnic_av_insert,
+	.insertsvc = swnic_av_insertsvc,
+	.insertsym = swnic_av_insertsym,
+	.remove = swnic_av_remove,
+	.lookup = swnic_av_lookup,
+	.straddr = swnic_av_straddr,
+	.av_set = swnic_av_set,
+};
+
+int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **av_fid, void *context)
+{
+	struct swnic_domain *dom =
+		swnic_container_of(domain, struct swnic_domain, domain_fid);
+	enum fi_av_type type;
+	struct swnic_av *av;
+
+	if (!attr || !av_fid)
+		return -FI_EINVAL;
+	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC | FI_READ |
+			    FI_AV_USER_ID)) {
+		SWNIC_WARN(FI_LOG_AV, "AV flags %#llx not supported\n",
+			   (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	if (attr->name || (attr->flags & FI_READ)) {
+		SWNIC_WARN(FI_LOG_AV, "named (shared) AVs are not supported\n");
+		return -FI_ENOSYS;
+	}
+	if ((attr->flags & FI_AV_USER_ID) && !(dom->caps & FI_AV_USER_ID)) {
+		SWNIC_WARN(FI_LOG_AV, "FI_AV_USER_ID AVs need the domain capability\n");
+		return -FI_EINVAL;
+	}
+	if (attr->rx_ctx_bits) {
+		SWNIC_WARN(FI_LOG_AV, "rx_ctx_bits: no scalable endpoints\n");
+		return -FI_EINVAL;
+	}
+	type = attr->type ? attr->type : dom->av_type;
+	if (!type)
+		type = FI_AV_TABLE;
+	if (type != FI_AV_MAP && type != FI_AV_TABLE) {
+		SWNIC_WARN(FI_LOG_AV, "AV type %d unknown\n", attr->type);
+		return -FI_EINVAL;
+	}
+	if (dom->av_type && type != dom->av_type) {
+		SWNIC_WARN(FI_LOG_AV, "domain %s was opened for AV type %d\n",
+			   dom->dev.name, dom->av_type);
+		return -FI_EINVAL;
+	}
+	if (atomic_load(&dom->children[SWNIC_CHILD_AV]) >=
+	    dom->dev.attr.max_av) {
+		SWNIC_WARN(FI_LOG_AV, "domain %s has its %u AVs\n",
+			   dom->dev.name, dom->dev.attr.max_av);
+		return -FI_ENOSPC;
+	}
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->domain = dom;
+	av->type = type;
+	av->addr_format = dom->addr_format;
+	av->flags = attr->flags;
+	pthread_mutex_init(&av->lock, NULL);
+	atomic_init(&av->binds, 0);
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = &swnic_av_fi_ops;
+	av->av_fid.ops = &swnic_av_ops;
+	swnic_domain_child(dom, SWNIC_CHILD_AV, 1);
+	attr->type = type;
+	*av_fid = &av->av_fid;
+	return 0;
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Counters (fi_cntr(3)): a success and an error value, each a 64-bit atomic
+ * word. Atomics make every counter operation thread safe without a lock, so
+ * the same code serves FI_THREAD_SAFE and the lock-free models; when the
+ * kernel data path counts completions it will update words of this shape
+ * in a page shared with it.
+ *
+ * Every change signals the wait object, so fi_cntr_wait() (and a poll() on
+ * the FI_WAIT_FD fd) wakes up and re-checks the threshold; a change of the
+ * error value ends fi_cntr_wait() with -FI_EAVAIL.
+ */
+#include <stdlib.h>
+
+#include "ep.h"
+#include "swnic.h"
+
+struct swnic_cntr {
+	struct fid_cntr cntr_fid;
+	struct swnic_domain *domain;
+	_Atomic uint64_t value;
+	_Atomic uint64_t err;
+	_Atomic uint64_t err_gen;	/* bumped on every error change */
+	struct swnic_wait wait;
+	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
+	atomic_uint binds;		/* objects counting into it */
+
+	/*
+	 * CQs whose progress moves completions that this counter counts:
+	 * reading or waiting on the counter progresses them (the kernel
+	 * reports every operation as a CQE). Set at fi_enable.
+	 */
+	pthread_mutex_t cq_lock;
+	struct swnic_cq *cqs[SWNIC_CNTR_MAX_CQS];
+	unsigned int ncqs;
+};
+
+static void swnic_cntr_progress(struct swnic_cntr *cntr)
+{
+	pthread_mutex_lock(&cntr->cq_lock);
+	for (unsigned int i = 0; i < cntr->ncqs; i++)
+		swnic_cq_progress_all(cntr->cqs[i]);
+	pthread_mutex_unlock(&cntr->cq_lock);
+}
+
+static struct fi_ops swnic_cntr_fi_ops;
+
+static struct swnic_cntr *swnic_cntr_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CNTR ||
+	    fid->ops != &swnic_cntr_fi_ops)
+		return NULL;
+	return swnic_container_of(fid, struct swnic_cntr, cntr_fid.fid);
+}
+
+#define swnic_cntr(f) swnic_container_of(f, struct swnic_cntr, cntr_fid)
+
+static uint64_t swnic_cntr_read(struct fid_cntr *cntr_fid)
+{
+	swnic_cntr_progress(swnic_cntr(cntr_fid));
+	return atomic_load_explicit(&swnic_cntr(cntr_fid)->value,
+				    memory_order_acquire);
+}
+
+static uint64_t swnic_cntr_readerr(struct fid_cntr *cntr_fid)
+{
+	swnic_cntr_progress(swnic_cntr(cntr_fid));
+	return atomic_load_explicit(&swnic_cntr(cntr_fid)->err,
+				    memory_order_acquire);
+}
+
+static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+
+	atomic_fetch_add_explicit(&cntr->value, value, memory_order_acq_rel);
+	swnic_wait_set(&cntr->wait);
+	return 0;
+}
+
+static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+
+	atomic_store_explicit(&cntr->value, value, memory_order_release);
+	swnic_wait_set(&cntr->wait);
+	return 0;
+}
+
+static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+
+	atomic_fetch_add_explicit(&cntr->err, value, memory_order_acq_rel);
+	atomic_fetch_add(&cntr->err_gen, 1);
+	swnic_wait_set(&cntr->wait);
+	return 0;
+}
+
+static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+
+	atomic_store_explicit(&cntr->err, value, memory_order_release);
+	atomic_fetch_add(&cntr->err_gen, 1);
+	swnic_wait_set(&cntr->wait);
+	return 0;
+}
+
+static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+			   int timeout)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	uint64_t start = swnic_now_ms();
+	uint64_t err_gen = atomic_load(&cntr->err_gen);
+	unsigned int seq;
+	int ret, left;
+
+	if (cntr->wait.type == FI_WAIT_NONE) {
+		SWNIC_WARN(FI_LOG_CNTR,
+			   "fi_cntr_wait on a counter without a wait object\n");
+		return -FI_EINVAL;
+	}
+	for (;;) {
+		seq = swnic_wait_seq(&cntr->wait);
+		if (swnic_cntr_read(cntr_fid) >= threshold)
+			return 0;
+		if (atomic_load(&cntr->err_gen) != err_gen)
+			return -FI_EAVAIL;
+		left = swnic_timeout_left(timeout, start);
+		if (!left)
+			return -FI_ETIMEDOUT;
+		/*
+		 * Completions the kernel queued move only by progress: with
+		 * CQs to progress, wake up every millisecond to do it.
+		 */
+		if (cntr->ncqs && (left < 0 || left > 1)) {
+			ret = swnic_wait_wait(&cntr->wait, seq, 1);
+			if (ret && ret != -FI_ETIMEDOUT)
+				return ret;
+			continue;
+		}
+		ret = swnic_wait_wait(&cntr->wait, seq, left);
+		if (ret == -FI_ETIMEDOUT) {
+			if (swnic_cntr_read(cntr_fid) >= threshold)
+				return 0;
+			return -FI_ETIMEDOUT;
+		}
+		if (ret)
+			return ret;
+		/* Consumed: the fd is readable again at the next change. */
+		swnic_wait_clear(&cntr->wait);
+	}
+}
+
+int swnic_cntr_trywait(struct fid *fid)
+{
+	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);
+
+	if (!cntr || cntr->wait.type != FI_WAIT_FD)
+		return -FI_EINVAL;
+	/* A change not yet seen by the application: read it first. */
+	if (atomic_load(&cntr->wait.signals)) {
+		swnic_wait_clear(&cntr->wait);
+		return -FI_EAGAIN;
+	}
+	return 0;
+}
+
+static int swnic_cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);
+
+	switch (command) {
+	case FI_GETOPSFLAG:
+		if (!arg)
+			return -FI_EINVAL;
+		*(uint64_t *)arg = cntr->op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!arg)
+			return -FI_EINVAL;
+		cntr->op_flags = *(uint64_t *)arg;
+		return 0;
+	default:
+		return swnic_wait_control(&cntr->wait, command, arg);
+	}
+}
+
+/* ---- the data path's side (ep.h) --------------------------------------- */
+
+struct swnic_cntr *swnic_cntr_of(struct fid *fid)
+{
+	return swnic_cntr_from_fid(fid);
+}
+
+/* One operation counted as done (or failed). */
+void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
+{
+	if (error) {
+		atomic_fetch_add_explicit(&cntr->err, 1, memory_order_acq_rel);
+		atomic_fetch_add(&cntr->err_gen, 1);
+	} else {
+		atomic_fetch_add_explicit(&cntr->value, 1, memory_order_acq_rel);
+	}
+	swnic_wait_set(&cntr->wait);
+}
+
+void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)
+{
+	if (delta > 0)
+		atomic_fetch_add(&cntr->binds, 1);
+	else
+		atomic_fetch_sub(&cntr->binds, 1);
+}
+
+/* Reading @cntr must progress @cq (an endpoint counting into it uses it). */
+int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&cntr->cq_lock);
+	for (unsigned int i = 0; i < cntr->ncqs; i++)
+		if (cntr->cqs[i] == cq)
+			goto out;
+	if (cntr->ncqs == SWNIC_CNTR_MAX_CQS)
+		ret = -FI_ENOSPC;
+	else
+		cntr->cqs[cntr->ncqs++] = cq;
+out:
+	pthread_mutex_unlock(&cntr->cq_lock);
+	return ret;
+}
+
+static int swnic_cntr_close(struct fid *fid)
+{
+	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);
+	unsigned int binds = atomic_load(&cntr->binds);
+
+	if (binds) {
+		SWNIC_WARN(FI_LOG_CNTR,
+			   "counter %p still counts for %u object(s)\n",
+			   (void *)fid, binds);
+		return -FI_EBUSY;
+	}
+	swnic_wait_fini(&cntr->wait);
+	pthread_mutex_destroy(&cntr->cq_lock);
+	swnic_domain_child(cntr->domain, SWNIC_CHILD_CNTR, -1);
+	free(cntr);
+	return 0;
+}
+
+static struct fi_ops swnic_cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_cntr_close,
+	.bind = swnic_no_bind,
+	.control = swnic_cntr_control,
+	.ops_open = swnic_no_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+static struct fi_ops_cntr swnic_cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = swnic_cntr_read,
+	.readerr = swnic_cntr_readerr,
+	.add = swnic_cntr_add,
+	.set = swnic_cntr_set,
+	.wait = swnic_cntr_wait,
+	.adderr = swnic_cntr_adderr,
+	.seterr = swnic_cntr_seterr,
+};
+
+int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr_fid, void *context)
+{
+	struct swnic_domain *dom =
+		swnic_container_of(domain, struct swnic_domain, domain_fid);
+	struct fi_cntr_attr def = { .events = FI_CNTR_EVENTS_COMP,
+				    .wait_obj = FI_WAIT_NONE };
+	struct swnic_cntr *cntr;
+	int ret;
+
+	if (!cntr_fid)
+		return -FI_EINVAL;
+	if (!attr)
+		attr = &def;
+	if (attr->events != FI_CNTR_EVENTS_COMP) {
+		SWNIC_WARN(FI_LOG_CNTR, "counter events %d unknown\n",
+			   attr->events);
+		return -FI_EINVAL;
+	}
+	if (attr->flags) {
+		SWNIC_WARN(FI_LOG_CNTR, "counter flags must be 0\n");
+		return -FI_EBADFLAGS;
+	}
+	if (atomic_load(&dom->children[SWNIC_CHILD_CNTR]) >=
+	    dom->dev.attr.max_cntr) {
+		SWNIC_WARN(FI_LOG_CNTR, "domain %s has cntr_cnt (%u) counters\n",
+			   dom->dev.name, dom->dev.attr.max_cntr);
+		return -FI_ENOSPC;
+	}
+	cntr = calloc(1, sizeof(*cntr));
+	if (!cntr)
+		return -FI_ENOMEM;
+	ret = swnic_wait_init(&cntr->wait, attr->wait_obj);
+	if (ret) {
+		free(cntr);
+		return ret;
+	}
+	cntr->domain = dom;
+	atomic_init(&cntr->value, 0);
+	atomic_init(&cntr->err, 0);
+	atomic_init(&cntr->err_gen, 0);
+	atomic_init(&cntr->binds, 0);
+	pthread_mutex_init(&cntr->cq_lock, NULL);
+	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
+	cntr->cntr_fid.fid.context = context;
+	cntr->cntr_fid.fid.ops = &swnic_cntr_fi_ops;
+	cntr->cntr_fid.ops = &swnic_cntr_ops;
+	swnic_domain_child(dom, SWNIC_CHILD_CNTR, 1);
+	*cntr_fid = &cntr->cntr_fid;
+	return 0;
+}

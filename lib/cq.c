@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues (fi_cq(3)).
+ *
+ * A CQ reads completions from sources, in this order:
+ *  1. its error list (any error makes reads fail with -FI_EAVAIL until
+ *     fi_cq_readerr takes it);
+ *  2. its software ring: completions the provider makes itself and those
+ *     an application appends through FI_SWNIC_CQ_OPS_1;
+ *  3. (with the data path) the kernel's CQ ring of struct swnic_cqe
+ *     (swnic_queue.h), read without a syscall; its fd joins the CQ's wait
+ *     object (swnic_wait_add_fd) so FI_WAIT_FD stays one pollable fd.
+ * Every source is converted to the generic struct swnic_cq_entry and
+ * written out in the CQ's format.
+ *
+ * Locking: the data lock is real only when the domain's threading model
+ * needs it (FI_THREAD_SAFE/FID/ENDPOINT); under FI_THREAD_DOMAIN and
+ * FI_THREAD_COMPLETION the application serialises and no lock is taken.
+ * fi_cq_signal may come from any thread: it only touches atomics and the
+ * wait object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "ep.h"
+#include "swnic.h"
+
+#define SWNIC_CQ_DEF_SIZE	1024
+
+/* One completion, whatever its source. */
+struct swnic_cq_entry {
+	void *op_context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+struct swnic_cq_err {
+	struct swnic_list node;
+	struct fi_cq_err_entry entry;	/* err_data points to @err_data */
+	fi_addr_t src;
+	uint8_t err_data[];
+};
+
+struct swnic_cq {
+	struct fid_cq cq_fid;
+	struct swnic_domain *domain;
+	enum fi_cq_format format;
+	size_t entry_size;
+	enum fi_cq_wait_cond wait_cond;
+	struct swnic_wait wait;
+	atomic_uint signal_gen;		/* fi_cq_signal calls */
+
+	struct swnic_lock lock;		/* data lock: all below */
+	struct swnic_cq_entry *ring;	/* software ring, @size entries */
+	size_t size;			/* a power of two */
+	size_t head, tail;		/* free-running */
+	struct swnic_list errors;
+	size_t nerrors;
+	uint8_t *err_data;		/* readerr's buffer, until next read */
+	atomic_uint binds;		/* endpoints/counters bound to it */
+
+	/* The kernel's CQ ring, made when the first endpoint is enabled. */
+	int kfd;			/* -1 until then */
+	uint32_t kid;
+	struct swnic_uring kring;
+	struct swnic_list eps;		/* bound endpoints (ep->cq_node[]) */
+};
+
+static struct fi_ops swnic_cq_fi_ops;
+
+static struct swnic_cq *swnic_cq_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &swnic_cq_fi_ops)
+		return NULL;
+	return swnic_container_of(fid, struct swnic_cq, cq_fid.fid);
+}
+
+#define swnic_cq(f) swnic_container_of(f, struct swnic_cq, cq_fid)
+
+static size_t swnic_cq_format_size(enum fi_cq_format format)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_TAGGED:
+		return sizeof(struct fi_cq_tagged_entry);
+	default:
+		return 0;
+	}
+}
+
+/* Write @e in the CQ's format at @out. */
+static void swnic_cq_format(const struct swnic_cq *cq,
+			    const struct swnic_cq_entry *e, void *out)
+{
+	struct fi_cq_tagged_entry *t = out;
+
+	/* The formats share their leading members in this order. */
+	switch (cq->format) {
+	case FI_CQ_FORMAT_TAGGED:
+		t->tag = e->tag;
+		/* fall through */
+	case FI_CQ_FORMAT_DATA:
+		t->buf = e->buf;
+		t->data = e->data;
+		/* fall through */
+	case FI_CQ_FORMAT_MSG:
+		t->flags = e->flags;
+		t->len = e->len;
+		/* fall through */
+	default:
+		t->op_context = e->op_context;
+		break;
+	}
+}
+
+static size_t swnic_cq_avail(const struct swnic_cq *cq)
+{
+	return cq->tail - cq->head;
+}
+
+/* Nothing left to read: clear the wait object (level semantics). */
+static void swnic_cq_update_wait(struct swnic_cq *cq)
+{
+	if (!swnic_cq_avail(cq) && !cq->nerrors)
+		swnic_wait_clear(&cq->wait);
+}
+
+/*
+ * Progress, with the data lock held: move the kernel's completions into
+ * this CQ (as long as it has room: the kernel ring keeps the rest), and
+ * ring the doorbell of RM_ENABLED endpoints whose SQ the kernel left
+ * entries in (a peer was out of resources), so they are retried.
+ */
+static void swnic_cq_progress(struct swnic_cq *cq)
+{
+	struct swnic_uring *r = &cq->kring;
+	struct swnic_list *pos;
+	struct swnic_cqe kc;
+	uint32_t tail;
+
+	if (cq->kfd < 0)
+		return;
+	tail = atomic_load_explicit(r->tail, memory_order_acquire);
+	while (r->local != tail && swnic_cq_avail(cq) + cq->nerrors < cq->size) {
+		memcpy(&kc, swnic_uring_slot(r, r->local), sizeof(kc));
+		swnic_cqe_complete(cq, &kc);
+		r->local++;
+		atomic_store_explicit(r->head, r->local, memory_order_release);
+	}
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (ep->rm_enabled && ep->enabled && ep->tx_cq == cq &&
+		    ep->sq.local != atomic_load(ep->sq.head))
+			swnic_ep_doorbell(ep);
+	}
+}
+
+/* Progress from outside the CQ (counters): takes the data lock. */
+void swnic_cq_progress_all(struct swnic_cq *cq)
+{
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	swnic_lock_release(&cq->lock);
+}
+
+/* Completions the kernel wrote that progress has not taken yet. */
+static bool swnic_cq_kernel_pending(struct swnic_cq *cq)
+{
+	return cq->kfd >= 0 && cq->kring.local !=
+	       atomic_load_explicit(cq->kring.tail, memory_order_acquire);
+}
+
+static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src_addr)
+{
+	struct swnic_cq *cq = swnic_cq(cq_fid);
+	const struct swnic_cq_entry *e;
+	size_t i, n;
+	ssize_t ret;
+
+	if (count && !buf)
+		return -FI_EINVAL;
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	if (cq->nerrors) {
+		ret = -FI_EAVAIL;
+		goto out;
+	}
+	n = swnic_cq_avail(cq);
+	if (!n) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	if (n > count)
+		n = count;
+	for (i = 0; i < n; i++) {
+		e = &cq->ring[(cq->head + i) & (cq->size - 1)];
+		swnic_cq_format(cq, e, (char *)buf + i * cq->entry_size);
+		if (src_addr)
+			src_addr[i] = e->src;
+	}
+	cq->head += n;
+	swnic_cq_update_wait(cq);
+	ret = (ssize_t)n;
+out:
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
+static ssize_t swnic_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return swnic_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
+				struct fi_cq_err_entry *buf, uint64_t flags)
+{
+	struct swnic_cq *cq = swnic_cq(cq_fid);
+	uint32_t api = cq->domain->api_version;
+	struct swnic_cq_err *err;
+	bool user_buf;
+	size_t n;
+	ssize_t ret;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	user_buf = !FI_VERSION_LT(api, FI_VERSION(1, 5)) && buf->err_data_size;
+
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	if (!cq->nerrors) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	err = swnic_list_entry(cq->errors.next, struct swnic_cq_err, node);
+	buf->op_context = err->entry.op_context;
+	buf->flags = err->entry.flags;
+	buf->len = err->entry.len;
+	buf->buf = err->entry.buf;
+	buf->data = err->entry.data;
+	buf->tag = err->entry.tag;
+	buf->olen = err->entry.olen;
+	buf->err = err->entry.err;
+	buf->prov_errno = err->entry.prov_errno;
+	n = err->entry.err_data_size;
+	if (user_buf) {
+		if (n > buf->err_data_size)
+			n = buf->err_data_size;
+		if (n)
+			memcpy(buf->err_data, err->err_data, n);
+		buf->err_data_size = n;
+	} else {
+		free(cq->err_data);
+		cq->err_data = NULL;
+		if (n) {
+			cq->err_data = malloc(n);
+			if (cq->err_data)
+				memcpy(cq->err_data, err->err_data, n);
+			else
+				n = 0;
+		}
+		buf->err_data = cq->err_data;
+		if (!FI_VERSION_LT(api, FI_VERSION(1, 5)))
+			buf->err_data_size = n;
+	}
+	if (!(flags & FI_PEEK)) {
+		swnic_list_del(&err->node);
+		cq->nerrors--;
+		free(err);
+		swnic_cq_update_wait(cq);
+	}
+	ret = 1;
+out:
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
+/* Is there an error, or at least @threshold completions, to read? */
+static bool swnic_cq_ready(struct swnic_cq *cq, size_t threshold)
+{
+	bool ready;
+
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	ready = cq->nerrors || swnic_cq_avail(cq) >= threshold;
+	swnic_lock_release(&cq->lock);
+	return ready;
+}
+
+/*
+ * Blocking read: returns completions once @threshold (FI_CQ_COND_THRESHOLD)
+ * are there, or whatever there is when the timeout expires; -FI_EAGAIN if
+ * nothing came, or if fi_cq_signal woke the thread up.
+ */
+static ssize_t swnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
+				  size_t count, fi_addr_t *src_addr,
+				  const void *cond, int timeout)
+{
+	struct swnic_cq *cq = swnic_cq(cq_fid);
+	unsigned int gen = atomic_load(&cq->signal_gen);
+	uint64_t start = swnic_now_ms();
+	size_t threshold = 1;
+	bool signalled;
+	unsigned int seq;
+	ssize_t ret;
+	int left;
+
+	if (cq->wait.type == FI_WAIT_NONE) {
+		SWNIC_WARN(FI_LOG_CQ, "fi_cq_sread on a CQ without a wait object\n");
+		return -FI_EINVAL;
+	}
+	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond)
+		threshold = *(const size_t *)cond;
+	if (threshold > count)
+		threshold = count;
+	if (!threshold)
+		threshold = 1;
+
+	for (;;) {
+		seq = swnic_wait_seq(&cq->wait);
+		left = swnic_timeout_left(timeout, start);
+		signalled = atomic_load(&cq->signal_gen) != gen;
+		if (!left || signalled || swnic_cq_ready(cq, threshold)) {
+			ret = swnic_cq_readfrom(cq_fid, buf, count, src_addr);
+			if (ret != -FI_EAGAIN)
+				return ret;
+			if (!left || signalled) {
+				/* Woken by fi_cq_signal, or out of time. */
+				swnic_lock_acquire(&cq->lock);
+				swnic_cq_update_wait(cq);
+				swnic_lock_release(&cq->lock);
+				return -FI_EAGAIN;
+			}
+		}
+		if (cq->kfd >= 0 && cq->wait.type != FI_WAIT_FD) {
+			/* Only an FD wait object holds the kernel CQ's fd. */
+			struct pollfd p = { .fd = cq->kfd, .events = POLLIN };
+
+			poll(&p, 1, left < 0 || left > 10 ? 10 : left);
+			continue;
+		}
+		ret = swnic_wait_wait(&cq->wait, seq, left);
+		if (ret && ret != -FI_ETIMEDOUT)
+			return ret;
+	}
+}
+
+static ssize_t swnic_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			      const void *cond, int timeout)
+{
+	return swnic_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int swnic_cq_signal(struct fid_cq *cq_fid)
+{
+	struct swnic_cq *cq = swnic_cq(cq_fid);
+
+	if (cq->wait.type == FI_WAIT_NONE)
+		return -FI_ENOSYS;
+	atomic_fetch_add(&cq->signal_gen, 1);
+	swnic_wait_set(&cq->wait);
+	return 0;
+}
+
+static const char *swnic_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+				     const void *err_data, char *buf,
+				     size_t len)
+{
+	const char *str = strerror(prov_errno);
+
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
+}
+
+/* ---- producers ------------------------------------------------------------ */
+
+/* Append a completion, lock held: -FI_EAGAIN when full (never overrun). */
+static ssize_t swnic_cq_push_locked(struct swnic_cq *cq,
+				    const struct swnic_cq_entry *e)
+{
+	if (swnic_cq_avail(cq) + cq->nerrors >= cq->size)
+		return -FI_EAGAIN;
+	cq->ring[cq->tail & (cq->size - 1)] = *e;
+	cq->tail++;
+	swnic_wait_set(&cq->wait);
+	return 0;
+}
+
+static ssize_t swnic_cq_push(struct swnic_cq *cq,
+			     const struct swnic_cq_entry *e)
+{
+	ssize_t ret;
+
+	swnic_lock_acquire(&cq->lock);
+	ret = swnic_cq_push_locked(cq, e);
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
+static ssize_t swnic_cq_push_err(struct swnic_cq *cq,
+				 const struct fi_cq_err_entry *entry,
+				 fi_addr_t src, bool locked)
+{
+	size_t n = entry->err_data ? entry->err_data_size : 0;
+	struct swnic_cq_err *err;
+	ssize_t ret = 0;
+
+	if (n > cq->domain->dev.attr.max_err_data)
+		n = cq->domain->dev.attr.max_err_data;
+	err = calloc(1, sizeof(*err) + n);
+	if (!err)
+		return -FI_ENOMEM;
+	err->entry = *entry;
+	err->entry.err_data = n ? err->err_data : NULL;
+	err->entry.err_data_size = n;
+	if (n)
+		memcpy(err->err_data, entry->err_data, n);
+	err->src = src;
+
+	if (!locked)
+		swnic_lock_acquire(&cq->lock);
+	if (swnic_cq_avail(cq) + cq->nerrors >= cq->size) {
+		ret = -FI_EAGAIN;
+	} else {
+		swnic_list_add_tail(&cq->errors, &err->node);
+		cq->nerrors++;
+		swnic_wait_set(&cq->wait);
+	}
+	if (!locked)
+		swnic_lock_release(&cq->lock);
+	if (ret)
+		free(err);
+	return ret;
+}
+
+/* ---- the data path's side (ep.h) --------------------------------------- */
+
+struct swnic_cq *swnic_cq_of(struct fid *fid)
+{
+	return swnic_cq_from_fid(fid);
+}
+
+/* The kernel CQ behind @cq, made on first use. */
+int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id)
+{
+	struct swnic_cq_create c = { .size = sizeof(c) };
+	int ret = 0;
+
+	swnic_lock_acquire(&cq->lock);
+	if (cq->kfd >= 0)
+		goto out;
+	c.entries = (uint32_t)cq->size;
+	if (ioctl(cq->domain->fd, SWNIC_IOCTL_CQ_CREATE, &c)) {
+		ret = -errno;
+		SWNIC_WARN(FI_LOG_CQ, "kernel CQ: %s\n", strerror(errno));
+		goto out;
+	}
+	ret = swnic_uring_map(&cq->kring, c.fd, &c.ring);
+	if (!ret && (cq->wait.type == FI_WAIT_FD))
+		ret = swnic_wait_add_fd(&cq->wait, c.fd);
+	if (ret) {
+		swnic_uring_unmap(&cq->kring);
+		close(c.fd);
+		goto out;
+	}
+	cq->kfd = c.fd;
+	cq->kid = c.cq_id;
+out:
+	if (!ret)
+		*id = cq->kid;
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
+void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep)
+{
+	int i = ep->tx_cq == cq ? 0 : 1;
+
+	atomic_fetch_add(&cq->binds, 1);
+	swnic_lock_acquire(&cq->lock);
+	swnic_list_add_tail(&cq->eps, &ep->cq_node[i]);
+	swnic_lock_release(&cq->lock);
+}
+
+void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep)
+{
+	int i = ep->tx_cq == cq ? 0 : 1;
+
+	swnic_lock_acquire(&cq->lock);
+	swnic_list_del(&ep->cq_node[i]);
+	swnic_lock_release(&cq->lock);
+	atomic_fetch_sub(&cq->binds, 1);
+}
+
+/* From progress (lock held): a successful completion. */
+int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
+		    size_t len, void *buf, uint64_t data, uint64_t tag,
+		    fi_addr_t src)
+{
+	struct swnic_cq_entry e = {
+		.op_context = context, .flags = flags, .len = len, .buf = buf,
+		.data = data, .tag = tag, .src = src,
+	};
+
+	return (int)swnic_cq_push_locked(cq, &e);
+}
+
+/* From progress (lock held): an error completion. */
+int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
+			size_t len, void *buf, uint64_t data, uint64_t tag,
+			size_t olen, int err, int prov_errno)
+{
+	struct fi_cq_err_entry e = {
+		.op_context = context, .flags = flags, .len = len, .buf = buf,
+		.data = data, .tag = tag, .olen = olen, .err = err,
+		.prov_errno = prov_errno,
+	};
+
+	return (int)swnic_cq_push_err(cq, &e, FI_ADDR_NOTAVAIL, true);
+}
+
+static ssize_t swnic_cq_ext_write(struct fid_cq *cq_fid,
+				  const struct fi_cq_tagged_entry *entry,
+				  fi_addr_t src_addr)
+{
+	struct swnic_cq *cq = swnic_cq_from_fid(cq_fid ? &cq_fid->fid : NULL);
+	struct swnic_cq_entry e;
+
+	if (!cq || !entry)
+		return -FI_EINVAL;
+	e.op_context = entry->op_context;
+	e.flags = entry->flags;
+	e.len = entry->len;
+	e.buf = entry->buf;
+	e.data = entry->data;
+	e.tag = entry->tag;
+	e.src = src_addr;
+	return swnic_cq_push(cq, &e);
+}
+
+static ssize_t swnic_cq_ext_writeerr(struct fid_cq *cq_fid,
+				     const struct fi_cq_err_entry *entry,
+				     fi_addr_t src_addr)
+{
+	struct swnic_cq *cq = swnic_cq_from_fid(cq_fid ? &cq_fid->fid : NULL);
+
+	if (!cq || !entry || entry->err <= 0)
+		return -FI_EINVAL;
+	return swnic_cq_push_err(cq, entry, src_addr, false);
+}
+
+static struct fi_swnic_ops_cq swnic_cq_ext_ops = {
+	.size = sizeof(struct fi_swnic_ops_cq),
+	.write = swnic_cq_ext_write,
+	.writeerr = swnic_cq_ext_writeerr,
+};
+
+static int swnic_cq_ops_open(struct fid *fid, const char *name,
+			     uint64_t flags, void **ops, void *context)
+{
+	if (!name || !ops)
+		return -FI_EINVAL;
+	if (strcmp(name, FI_SWNIC_CQ_OPS_1))
+		return -FI_ENOSYS;
+	if (flags)
+		return -FI_EBADFLAGS;
+	*ops = &swnic_cq_ext_ops;
+	return 0;
+}
+
+/* ---- the fid ---------------------------------------------------------------- */
+
+int swnic_cq_trywait(struct fid *fid)
+{
+	struct swnic_cq *cq = swnic_cq_from_fid(fid);
+	int ret;
+
+	if (!cq || cq->wait.type != FI_WAIT_FD)
+		return -FI_EINVAL;
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	ret = swnic_cq_avail(cq) || cq->nerrors || swnic_cq_kernel_pending(cq) ?
+	      -FI_EAGAIN : 0;
+	if (!ret)
+		swnic_wait_clear(&cq->wait);
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
+static int swnic_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct swnic_cq *cq = swnic_cq_from_fid(fid);
+
+	return swnic_wait_control(&cq->wait, command, arg);
+}
+
+static int swnic_cq_close(struct fid *fid)
+{
+	struct swnic_cq *cq = swnic_cq_from_fid(fid);
+	unsigned int binds = atomic_load(&cq->binds);
+	struct swnic_list *pos, *tmp;
+
+	if (binds) {
+		SWNIC_WARN(FI_LOG_CQ, "CQ %p is still bound to %u object(s)\n",
+			   (void *)fid, binds);
+		return -FI_EBUSY;
+	}
+	swnic_list_for_each_safe(pos, tmp, &cq->errors)
+		free(swnic_list_entry(pos, struct swnic_cq_err, node));
+	if (cq->kfd >= 0) {
+		swnic_uring_unmap(&cq->kring);
+		close(cq->kfd);
+	}
+	swnic_wait_fini(&cq->wait);
+	swnic_lock_destroy(&cq->lock);
+	swnic_domain_child(cq->domain, SWNIC_CHILD_CQ, -1);
+	free(cq->err_data);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops swnic_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_cq_close,
+	.bind = swnic_no_bind,
+	.control = swnic_cq_control,
+	.ops_open = swnic_cq_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+static struct fi_ops_cq swnic_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = swnic_cq_read,
+	.readfrom = swnic_cq_readfrom,
+	.readerr = swnic_cq_readerr,
+	.sread = swnic_cq_sread,
+	.sreadfrom = swnic_cq_sreadfrom,
+	.signal = swnic_cq_signal,
+	.strerror = swnic_cq_strerror,
+};
+
+static size_t swnic_pow2(size_t n)
+{
+	size_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		  struct fid_cq **cq_fid, void *context)
+{
+	struct swnic_domain *dom =
+		swnic_container_of(domain, struct swnic_domain, domain_fid);
+	const struct swnic_query_device *q = &dom->dev.attr;
+	struct swnic_cq *cq;
+	size_t size;
+	int ret;
+
+	if (!attr || !cq_fid)
+		return -FI_EINVAL;
+	if (attr->flags & ~FI_AFFINITY) {
+		SWNIC_WARN(FI_LOG_CQ, "CQ flags %#llx not supported\n",
+			   (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	if (attr->format != FI_CQ_FORMAT_UNSPEC &&
+	    !swnic_cq_format_size(attr->format)) {
+		SWNIC_WARN(FI_LOG_CQ, "CQ format %d unknown\n", attr->format);
+		return -FI_EINVAL;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
+		SWNIC_WARN(FI_LOG_CQ, "CQ wait_cond %d unknown\n",
+			   attr->wait_cond);
+		return -FI_EINVAL;
+	}
+	if (attr->size > q->max_cq_entries) {
+		SWNIC_WARN(FI_LOG_CQ, "CQ size %zu > %u\n", attr->size,
+			   q->max_cq_entries);
+		return -FI_EINVAL;
+	}
+	if (atomic_load(&dom->children[SWNIC_CHILD_CQ]) >= q->max_cq) {
+		SWNIC_WARN(FI_LOG_CQ, "domain %s has cq_cnt (%u) CQs\n",
+			   dom->dev.name, q->max_cq);
+		return -FI_ENOSPC;
+	}
+	size = attr->size ? attr->size : SWNIC_CQ_DEF_SIZE;
+	if (size > q->max_cq_entries)
+		size = q->max_cq_entries;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->size = swnic_pow2(size);
+	cq->ring = calloc(cq->size, sizeof(*cq->ring));
+	if (!cq->ring) {
+		ret = -FI_ENOMEM;
+		goto err_free;
+	}
+	ret = swnic_wait_init(&cq->wait, attr->wait_obj);
+	if (ret)
+		goto err_ring;
+	cq->domain = dom;
+	cq->format = attr->format ? attr->format : FI_CQ_FORMAT_CONTEXT;
+	cq->entry_size = swnic_cq_format_size(cq->format);
+	cq->wait_cond = attr->wait_cond;
+	atomic_init(&cq->signal_gen, 0);
+	atomic_init(&cq->binds, 0);
+	swnic_lock_init(&cq->lock, dom->data_locks);
+	swnic_list_init(&cq->errors);
+	swnic_list_init(&cq->eps);
+	cq->kfd = -1;
+
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &swnic_cq_fi_ops;
+	cq->cq_fid.ops = &swnic_cq_ops;
+	swnic_domain_child(dom, SWNIC_CHILD_CQ, 1);
+	attr->format = cq->format;
+	*cq_fid = &cq->cq_fid;
+	return 0;
+
+err_ring:
+	free(cq->ring);
+err_free:
+	free(cq);
+	return ret;
+}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Endpoints (fi_endpoint(3)): binding to CQs, counters and an AV, enabling
+ * (the kernel endpoint and its rings), names, options, and the posting
+ * primitives msg.c and rma.c build on. RDM and DGRAM endpoints are served
+ * by the kernel; MSG endpoints and the passive and shared objects are not
+ * (yet), and say so.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ep.h"
+
+/* ---- rings ------------------------------------------------------------ */
+
+int swnic_uring_map(struct swnic_uring *r, int fd,
+		    const struct swnic_ring_info *info)
+{
+	uint8_t *base;
+
+	if (!info->entries || (info->entries & (info->entries - 1)) ||
+	    info->array >= info->mmap_size)
+		return -FI_EINVAL;
+	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, (off_t)info->mmap_offset);
+	if (base == MAP_FAILED)
+		return -errno;
+	r->map = base;
+	r->map_len = info->mmap_size;
+	r->head = (_Atomic uint32_t *)(base + info->head);
+	r->tail = (_Atomic uint32_t *)(base + info->tail);
+	r->flags = (const _Atomic uint32_t *)(base + info->flags);
+	r->array = base + info->array;
+	r->entries = info->entries;
+	r->entry_size = info->entry_size;
+	r->local = 0;
+	return 0;
+}
+
+void swnic_uring_unmap(struct swnic_uring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+/* ---- operations in flight ------------------------------------------------ */
+
+static int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
+			      size_t size)
+{
+	pool->ops = calloc(size, sizeof(*pool->ops));
+	if (!pool->ops)
+		return -FI_ENOMEM;
+	pool->size = size;
+	pool->used = 0;
+	pool->free = NULL;
+	for (size_t i = size; i-- > 0;) {
+		pool->ops[i].ep = ep;
+		pool->ops[i].free = true;
+		pool->ops[i].next = pool->free;
+		pool->free = &pool->ops[i];
+	}
+	return 0;
+}
+
+static void swnic_op_pool_fini(struct swnic_op_pool *pool)
+{
+	for (size_t i = 0; pool->ops && i < pool->size; i++)
+		free(pool->ops[i].bounce);
+	free(pool->ops);
+	pool->ops = NULL;
+}
+
+/* Caller holds ep->lock. NULL when every op is in flight. */
+struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
+{
+	struct swnic_op *op = pool->free;
+
+	if (!op)
+		return NULL;
+	pool->free = op->next;
+	pool->used++;
+	op->free = false;
+	op->bounce = NULL;
+	op->iov_count = 0;
+	op->multi_recv = false;
+	op->buf = NULL;
+	return op;
+}
+
+void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op)
+{
+	free(op->bounce);
+	op->bounce = NULL;
+	op->free = true;
+	op->next = pool->free;
+	pool->free = op;
+	pool->used--;
+}
+
+/* ---- doorbells ------------------------------------------------------------- */
+
+int swnic_ep_doorbell(struct swnic_ep *ep)
+{
+	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+
+	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db)) {
+		SWNIC_WARN(FI_LOG_EP_DATA, "doorbell: %s\n", strerror(errno));
+		return errno == EPIPE ? -FI_EIO : -errno;
+	}
+	return 0;
+}
+
+/* Make what was just produced visible to the kernel. */
+void swnic_ep_kick(struct swnic_ep *ep)
+{
+	if (ep->engine) {
+		/* Tail stores before the flag load; pairs with the kernel. */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!(atomic_load_explicit(ep->sq.flags, memory_order_relaxed) &
+		      SWNIC_RING_F_NEED_WAKEUP))
+			return;
+	}
+	swnic_ep_doorbell(ep);
+}
+
+/*
+ * Produce one entry into @r (SQ or RQ) and kick. A full ring is given one
+ * doorbell to drain (the kernel may have stopped at a full CQ that has
+ * room now). Caller holds ep->lock. Return: 0 or -FI_EAGAIN.
+ */
+int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e)
+{
+	uint32_t head = atomic_load_explicit(r->head, memory_order_acquire);
+
+	if (r->local - head >= r->entries) {
+		swnic_ep_doorbell(ep);
+		head = atomic_load_explicit(r->head, memory_order_acquire);
+		if (r->local - head >= r->entries)
+			return -FI_EAGAIN;
+	}
+	memcpy(swnic_uring_slot(r, r->local), e, r->entry_size);
+	r->local++;
+	atomic_store_explicit(r->tail, r->local, memory_order_release);
+	swnic_ep_kick(ep);
+	return 0;
+}
+
+/* The sockaddr of @fi_addr, through the bound AV. */
+int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
+		  struct sockaddr_in *sin)
+{
+	if (!ep->av)
+		return -FI_ENOAV;
+	return swnic_av_addr(ep->av, fi_addr, sin);
+}
+
+/* Does an operation with @flags report a completion (fi_cq(3))? */
+bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
+			       uint64_t flags)
+{
+	if (tx ? !ep->tx_selective : !ep->rx_selective)
+		return true;
+	return flags & FI_COMPLETION;
+}
+
+/* ---- fi_ops --------------------------------------------------------------- */
+
+static struct swnic_ep *swnic_ep_of(struct fid *fid)
+{
+	return swnic_container_of(fid, struct swnic_ep, ep_fid.fid);
+}
+
+static int swnic_ep_close(struct fid *fid)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+
+	if (ep->tx_cq)
+		swnic_cq_del_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		swnic_cq_del_ep(ep->rx_cq, ep);
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++)
+		if (ep->cntr[i])
+			swnic_cntr_bind(ep->cntr[i], -1);
+	if (ep->av)
+		swnic_av_bind_ep(ep->av, -1);
+	if (ep->enabled) {
+		swnic_uring_unmap(&ep->sq);
+		swnic_uring_unmap(&ep->rq);
+		close(ep->fd);
+	}
+	swnic_op_pool_fini(&ep->tx_pool);
+	swnic_op_pool_fini(&ep->rx_pool);
+	swnic_lock_destroy(&ep->lock);
+	swnic_domain_child(ep->domain, SWNIC_CHILD_EP, -1);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static int swnic_ep_bind_cq(struct swnic_ep *ep, struct swnic_cq *cq,
+			    uint64_t flags)
+{
+	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	if (!(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EINVAL;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	swnic_cq_add_ep(cq, ep);
+	return 0;
+}
+
+static int swnic_ep_bind_cntr(struct swnic_ep *ep, struct swnic_cntr *cntr,
+			      uint64_t flags)
+{
+	static const uint64_t kinds[SWNIC_CNTR_MAX] = {
+		[SWNIC_CNTR_SEND] = FI_SEND,
+		[SWNIC_CNTR_RECV] = FI_RECV,
+		[SWNIC_CNTR_READ] = FI_READ,
+		[SWNIC_CNTR_WRITE] = FI_WRITE,
+	};
+
+	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "counting remote RMA at the target is not supported\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE) || !flags)
+		return -FI_EBADFLAGS;
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
+		if (!(flags & kinds[i]))
+			continue;
+		if (ep->cntr[i])
+			return -FI_EINVAL;
+	}
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
+		if (flags & kinds[i]) {
+			ep->cntr[i] = cntr;
+			swnic_cntr_bind(cntr, 1);
+		}
+	}
+	return 0;
+}
+
+static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+	struct swnic_cntr *cntr;
+	struct swnic_cq *cq;
+	struct swnic_av *av;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->enabled) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "bind after fi_enable\n");
+		return -FI_EOPBADSTATE;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ:
+		cq = swnic_cq_of(bfid);
+		return cq ? swnic_ep_bind_cq(ep, cq, flags) : -FI_EINVAL;
+	case FI_CLASS_CNTR:
+		cntr = swnic_cntr_of(bfid);
+		return cntr ? swnic_ep_bind_cntr(ep, cntr, flags) : -FI_EINVAL;
+	case FI_CLASS_AV:
+		av = swnic_av_of(bfid);
+		if (!av || flags)
+			return -FI_EINVAL;
+		if (ep->av)
+			return -FI_EINVAL;
+		ep->av = av;
+		swnic_av_bind_ep(av, 1);
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static uint32_t swnic_ep_kernel_type(enum fi_ep_type type)
+{
+	return type == FI_EP_DGRAM ? SWNIC_EP_DGRAM : SWNIC_EP_RDM;
+}
+
+static int swnic_ep_enable(struct swnic_ep *ep)
+{
+	struct swnic_domain *dom = ep->domain;
+	struct swnic_ep_create c = {
+		.size = sizeof(c),
+		.type = swnic_ep_kernel_type(ep->type),
+		.flags = ep->engine ? SWNIC_EP_F_DB_ENGINE : SWNIC_EP_F_DB_SYSCALL,
+		.sq_entries = (uint32_t)ep->info->tx_attr->size,
+		.rq_entries = (uint32_t)ep->info->rx_attr->size,
+		.port = ntohs(ep->addr.sin_port),
+	};
+	struct swnic_cq *tx = ep->tx_cq ? ep->tx_cq : ep->rx_cq;
+	struct swnic_cq *rx = ep->rx_cq ? ep->rx_cq : ep->tx_cq;
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!tx) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ bound\n");
+		return -FI_ENOCQ;
+	}
+	if (!ep->av) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no AV bound\n");
+		return -FI_ENOAV;
+	}
+	if (ep->rm_enabled)
+		c.flags |= SWNIC_EP_F_RM_ENABLED;
+	ret = swnic_cq_kernel_id(tx, &c.tx_cq);
+	if (!ret)
+		ret = swnic_cq_kernel_id(rx, &c.rx_cq);
+	if (ret)
+		return ret;
+	if (ioctl(dom->fd, SWNIC_IOCTL_EP_CREATE, &c)) {
+		ret = -errno;
+		SWNIC_WARN(FI_LOG_EP_CTRL, "kernel endpoint: %s\n",
+			   strerror(errno));
+		return ret;
+	}
+	ep->fd = c.fd;
+	ret = swnic_uring_map(&ep->sq, c.fd, &c.sq);
+	if (!ret)
+		ret = swnic_uring_map(&ep->rq, c.fd, &c.rq);
+	if (ret) {
+		swnic_uring_unmap(&ep->sq);
+		close(c.fd);
+		return ret;
+	}
+	ep->addr.sin_family = AF_INET;
+	ep->addr.sin_port = htons(c.port);
+	ep->addr.sin_addr.s_addr = c.addr;
+	/* Counters progress the CQs their completions arrive on. */
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
+		if (!ep->cntr[i])
+			continue;
+		if (swnic_cntr_add_cq(ep->cntr[i], tx) ||
+		    swnic_cntr_add_cq(ep->cntr[i], rx))
+			SWNIC_WARN(FI_LOG_EP_CTRL,
+				   "counter bound to too many CQs: it may not progress\n");
+	}
+	ep->enabled = true;
+	return 0;
+}
+
+static int swnic_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+	uint64_t *flags = arg;
+
+	switch (command) {
+	case FI_ENABLE:
+		return swnic_ep_enable(ep);
+	case FI_GETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+			return -FI_EINVAL;
+		*flags = (*flags & FI_RECV) ? ep->rx_op_flags | FI_RECV :
+					      ep->tx_op_flags | FI_TRANSMIT;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~(FI_RECV | FI_TRANSMIT);
+		else
+			ep->tx_op_flags = *flags & ~(FI_RECV | FI_TRANSMIT);
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static struct fi_ops swnic_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_ep_close,
+	.bind = swnic_ep_bind,
+	.control = swnic_ep_control,
+	.ops_open = swnic_no_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+/* ---- fi_ops_ep -------------------------------------------------------------- */
+
+static ssize_t swnic_ep_cancel(fid_t fid, void *context)
+{
+	/* Work handed to the kernel is not recalled: nothing is queued here. */
+	return -FI_ENOENT;
+}
+
+static int swnic_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			   size_t *optlen)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (!optval || !optlen || *optlen < sizeof(size_t))
+			return -FI_EINVAL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	case FI_OPT_CM_DATA_SIZE:
+		if (!optval || !optlen || *optlen < sizeof(size_t))
+			return -FI_EINVAL;
+		*(size_t *)optval = 0;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int swnic_ep_setopt(fid_t fid, int level, int optname,
+			   const void *optval, size_t optlen)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	ep->min_multi_recv = *(const size_t *)optval;
+	return 0;
+}
+
+static ssize_t swnic_ep_rx_size_left(struct fid_ep *ep_fid)
+{
+	struct swnic_ep *ep = swnic_ep_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	return (ssize_t)(ep->rx_pool.size - ep->rx_pool.used);
+}
+
+static ssize_t swnic_ep_tx_size_left(struct fid_ep *ep_fid)
+{
+	struct swnic_ep *ep = swnic_ep_of(&ep_fid->fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	return (ssize_t)(ep->tx_pool.size - ep->tx_pool.used);
+}
+
+static int swnic_ep_no_ctx(struct fid_ep *sep, int index,
+			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			   void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_no_rx_ctx(struct fid_ep *sep, int index,
+			      struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			      void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_ep swnic_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = swnic_ep_cancel,
+	.getopt = swnic_ep_getopt,
+	.setopt = swnic_ep_setopt,
+	.tx_ctx = swnic_ep_no_ctx,
+	.rx_ctx = swnic_ep_no_rx_ctx,
+	.rx_size_left = swnic_ep_rx_size_left,
+	.tx_size_left = swnic_ep_tx_size_left,
+};
+
+/* ---- fi_ops_cm --------------------------------------------------------------- */
+
+static int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+	struct sockaddr_in sin;
+	int ret;
+
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	ret = swnic_addr_read(ep->addr_format, addr, addrlen, &sin);
+	if (ret)
+		return ret;
+	ep->addr.sin_port = sin.sin_port;
+	return 0;
+}
+
+static int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct swnic_ep *ep = swnic_ep_of(fid);
+	void *buf;
+	size_t len;
+	int ret;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	ret = swnic_addr_dup(ep->addr_format, &ep->addr, &buf, &len);
+	if (ret)
+		return ret;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		free(buf);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, buf, len);
+	*addrlen = len;
+	free(buf);
+	return 0;
+}
+
+/* Connection management belongs to MSG endpoints, which are not served. */
+static int swnic_ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_connect(struct fid_ep *ep, const void *addr,
+			    const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_accept(struct fid_ep *ep, const void *param,
+			   size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_reject(struct fid_pep *pep, fid_t handle,
+			   const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+			 struct fid_mc **mc, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm swnic_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = swnic_ep_setname,
+	.getname = swnic_ep_getname,
+	.getpeer = swnic_ep_getpeer,
+	.connect = swnic_ep_connect,
+	.listen = swnic_ep_listen,
+	.accept = swnic_ep_accept,
+	.reject = swnic_ep_reject,
+	.shutdown = swnic_ep_shutdown,
+	.join = swnic_ep_join,
+};
+
+/* ---- construction ------------------------------------------------------------ */
+
+static bool swnic_doorbell_engine(void)
+{
+	return swnic_params.doorbell_engine;
+}
+
+int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep_out, void *context)
+{
+	struct swnic_domain *dom = swnic_domain_registered(domain);
+	struct swnic_ep *ep;
+	size_t tx_size, rx_size;
+	int ret;
+
+	if (!dom || !info || !info->ep_attr || !ep_out)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_DGRAM) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "endpoint type %s is not available yet\n",
+			   fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+		return -FI_ENOSYS;
+	}
+	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ||
+	    info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
+		return -FI_ENOSYS;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	if (!ep->info->tx_attr->size)
+		ep->info->tx_attr->size = SWNIC_EP_DEF_SIZE;
+	if (!ep->info->rx_attr->size)
+		ep->info->rx_attr->size = SWNIC_EP_DEF_SIZE;
+	tx_size = ep->info->tx_attr->size;
+	rx_size = ep->info->rx_attr->size;
+	if (tx_size > dom->dev.attr.max_sq_entries ||
+	    rx_size > dom->dev.attr.max_rq_entries) {
+		ret = -FI_EINVAL;
+		goto err_info;
+	}
+
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &swnic_ep_fi_ops;
+	ep->ep_fid.ops = &swnic_ep_ops;
+	ep->ep_fid.cm = &swnic_ep_cm_ops;
+	ep->ep_fid.msg = &swnic_msg_ops;
+	ep->ep_fid.rma = &swnic_rma_ops;
+	ep->ep_fid.tagged = &swnic_tagged_ops;
+	ep->ep_fid.atomic = &swnic_atomic_ops;
+	ep->domain = dom;
+	ep->type = info->ep_attr->type;
+	ep->caps = ep->info->caps;
+	ep->tx_op_flags = ep->info->tx_attr->op_flags;
+	ep->rx_op_flags = ep->info->rx_attr->op_flags;
+	ep->addr_format = info->addr_format == FI_FORMAT_UNSPEC ?
+			  dom->addr_format : info->addr_format;
+	ep->min_multi_recv = 64;
+	ep->engine = swnic_doorbell_engine();
+	ep->rm_enabled = dom->resource_mgmt == FI_RM_ENABLED;
+	ep->fd = -1;
+	ep->addr.sin_family = AF_INET;
+	if (info->src_addr) {
+		struct sockaddr_in sin;
+
+		if (!swnic_addr_read(info->addr_format, info->src_addr,
+				     info->src_addrlen, &sin))
+			ep->addr.sin_port = sin.sin_port;
+	}
+	swnic_lock_init(&ep->lock, dom->data_locks);
+	swnic_list_init(&ep->cq_node[0]);
+	swnic_list_init(&ep->cq_node[1]);
+	/* Each op holds one kernel entry or one unreaped completion. */
+	ret = swnic_op_pool_init(ep, &ep->tx_pool, tx_size * 2);
+	if (!ret)
+		ret = swnic_op_pool_init(ep, &ep->rx_pool, rx_size * 2);
+	if (ret)
+		goto err_pools;
+
+	swnic_domain_child(dom, SWNIC_CHILD_EP, 1);
+	*ep_out = &ep->ep_fid;
+	return 0;
+
+err_pools:
+	swnic_op_pool_fini(&ep->tx_pool);
+	swnic_op_pool_fini(&ep->rx_pool);
+	swnic_lock_destroy(&ep->lock);
+err_info:
+	fi_freeinfo(ep->info);
+	free(ep);
+	return ret;
+}
+
+int swnic_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **sep, void *context)
+{
+	SWNIC_WARN(FI_LOG_EP_CTRL, "scalable endpoints are not supported\n");
+	return -FI_ENOSYS;
+}
+
+int swnic_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		  struct fid_stx **stx, void *context)
+{
+	SWNIC_WARN(FI_LOG_EP_CTRL, "shared transmit contexts: max_ep_stx_ctx is 0\n");
+	return -FI_ENOSYS;
+}
+
+int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context)
+{
+	SWNIC_WARN(FI_LOG_EP_CTRL, "shared receive contexts: max_ep_srx_ctx is 0\n");
+	return -FI_ENOSYS;
+}
+
+int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_pep **pep, void *context)
+{
+	SWNIC_WARN(FI_LOG_EP_CTRL,
+		   "passive endpoints (FI_EP_MSG) are not available yet\n");
+	return -FI_ENOSYS;
+}
+
+/* No atomics: fi_query_atomic(3) says -FI_EOPNOTSUPP for every operation. */
+int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		       enum fi_op op, struct fi_atomic_attr *attr,
+		       uint64_t flags)
+{
+	return -FI_EOPNOTSUPP;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * swnic provider - endpoints and the data path over the kernel's rings
+ * (include/uapi/linux/swnic_queue.h, Documentation/datapath.rst).
+ *
+ * Posting writes an entry into the endpoint's mmapped SQ or RQ and rings
+ * the doorbell (a syscall in SYSCALL mode; in ENGINE mode only when the
+ * kernel raised NEED_WAKEUP). Every kernel work request carries a pointer
+ * to a struct swnic_op in its context; the kernel answers each one with a
+ * CQE, so the provider always learns when an operation is done and can
+ * free its op, bump counters and apply selective completion itself.
+ * Reading a completion is a ring read in the CQ's progress function: no
+ * syscall.
+ */
+#ifndef SWNIC_PROV_EP_H
+#define SWNIC_PROV_EP_H
+
+#include <stdatomic.h>
+
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <linux/swnic_queue.h>
+
+#include "swnic.h"
+
+struct swnic_cq;
+struct swnic_cntr;
+struct swnic_av;
+struct fi_ops_atomic;
+
+/* iov entries per operation (the kernel's max_iov is the same). */
+#define SWNIC_MAX_IOV_PROV	4
+
+/* A mapped kernel ring (user side of the protocol). */
+struct swnic_uring {
+	void *map;
+	size_t map_len;
+	_Atomic uint32_t *head;
+	_Atomic uint32_t *tail;
+	const _Atomic uint32_t *flags;
+	uint8_t *array;
+	uint32_t entries;
+	uint32_t entry_size;
+	uint32_t local;		/* our index: tail (SQ/RQ) or head (CQ) */
+};
+
+int swnic_uring_map(struct swnic_uring *r, int fd,
+		    const struct swnic_ring_info *info);
+void swnic_uring_unmap(struct swnic_uring *r);
+
+static inline void *swnic_uring_slot(struct swnic_uring *r, uint32_t idx)
+{
+	return r->array + (size_t)(idx & (r->entries - 1)) * r->entry_size;
+}
+
+/* Counters an endpoint bumps, by fi_ep_bind flag. */
+enum swnic_ep_cntr {
+	SWNIC_CNTR_SEND,
+	SWNIC_CNTR_RECV,
+	SWNIC_CNTR_READ,
+	SWNIC_CNTR_WRITE,
+	SWNIC_CNTR_MAX
+};
+
+/* One operation in flight in the kernel. */
+struct swnic_op {
+	struct swnic_ep *ep;
+	void *context;			/* the application's */
+	uint64_t flags;			/* FI_* completion flags + FI_COMPLETION */
+	uint8_t kind;			/* SWNIC_CNTR_* it counts as */
+	bool free;			/* on the free list */
+	bool multi_recv;
+	void *bounce;			/* gathered/scattered copy, or NULL */
+	struct iovec iov[SWNIC_MAX_IOV_PROV];	/* recv: where to scatter */
+	size_t iov_count;
+	void *buf;			/* recv: the (first) buffer */
+	struct swnic_op *next;		/* free list */
+};
+
+struct swnic_op_pool {
+	struct swnic_op *ops;
+	struct swnic_op *free;
+	size_t size;
+	size_t used;
+};
+
+struct swnic_ep {
+	struct fid_ep ep_fid;
+	struct swnic_domain *domain;
+	struct fi_info *info;		/* our copy of what it was opened with */
+	enum fi_ep_type type;
+	uint64_t caps;
+	uint64_t tx_op_flags;		/* defaults for fi_send & co */
+	uint64_t rx_op_flags;
+	size_t min_multi_recv;
+	uint32_t addr_format;
+
+	struct swnic_cq *tx_cq;
+	struct swnic_cq *rx_cq;
+	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on the tx CQ */
+	bool rx_selective;
+	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
+	struct swnic_av *av;
+
+	struct sockaddr_in addr;	/* port 0 until enabled, unless set */
+	bool enabled;
+	bool engine;			/* ENGINE doorbell mode */
+	bool rm_enabled;
+	int fd;				/* the kernel endpoint */
+	struct swnic_uring sq;
+	struct swnic_uring rq;
+
+	struct swnic_lock lock;		/* data lock: rings and op pools */
+	struct swnic_op_pool tx_pool;
+	struct swnic_op_pool rx_pool;
+	struct swnic_list cq_node[2];	/* on the tx [0] and rx [1] CQ's list */
+};
+
+/* The endpoint of one of @cq's list nodes. */
+static inline struct swnic_ep *swnic_ep_of_cq_node(struct swnic_list *node,
+						   struct swnic_cq *cq)
+{
+	struct swnic_ep *ep = swnic_container_of(node, struct swnic_ep,
+						 cq_node[0]);
+
+	/* Not ep's tx CQ: it is the rx node, one element further on. */
+	if (ep->tx_cq != cq)
+		ep = swnic_container_of(node, struct swnic_ep, cq_node[1]);
+	return ep;
+}
+
+/*
+ * Internal operation flag (a bit libfabric 1.17 leaves unused): the
+ * operation reports no completion whatever the endpoint's defaults, as
+ * fi_inject(3) says of the inject calls.
+ */
+#define SWNIC_OP_NO_COMPLETION	(1ULL << 62)
+
+/* Provider limits of its own (the kernel's are in the device query). */
+#define SWNIC_EP_DEF_SIZE	256
+
+/* ep.c */
+int swnic_ep_doorbell(struct swnic_ep *ep);
+void swnic_ep_kick(struct swnic_ep *ep);
+struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool);
+void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op);
+int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e);
+int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
+		  struct sockaddr_in *sin);
+bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
+			       uint64_t flags);
+
+/* msg.c, rma.c, atomic.c: the data-path ops tables */
+extern struct fi_ops_msg swnic_msg_ops;
+extern struct fi_ops_atomic swnic_atomic_ops;
+extern struct fi_ops_tagged swnic_tagged_ops;
+extern struct fi_ops_rma swnic_rma_ops;
+ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
+			   const struct iovec *iov, size_t count,
+			   fi_addr_t dest, uint64_t tag, uint64_t data,
+			   uint64_t raddr, uint64_t rkey, void *context,
+			   uint64_t flags);
+
+/* progress.c: the kernel's completions into the provider's CQ */
+void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc);
+int swnic_errno_to_fi(int err);
+
+/* Hooks into cq.c, av.c and cntr.c. */
+struct swnic_cq *swnic_cq_of(struct fid *fid);
+int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
+void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
+void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
+int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
+		    size_t len, void *buf, uint64_t data, uint64_t tag,
+		    fi_addr_t src);
+int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
+			size_t len, void *buf, uint64_t data, uint64_t tag,
+			size_t olen, int err, int prov_errno);
+struct swnic_cntr *swnic_cntr_of(struct fid *fid);
+void swnic_cntr_inc(struct swnic_cntr *cntr, bool error);
+void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
+int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
+void swnic_cq_progress_all(struct swnic_cq *cq);
+
+/* CQs one counter progresses (each endpoint adds its one or two). */
+#define SWNIC_CNTR_MAX_CQS	16
+struct swnic_av *swnic_av_of(struct fid *fid);
+int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
+		  struct sockaddr_in *sin);
+fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin);
+void swnic_av_bind_ep(struct swnic_av *av, int delta);
+
+#endif /* SWNIC_PROV_EP_H */

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Event queues (fi_eq(3)): control events of domains, MRs (FI_MR_COMPLETE
+ * for asynchronous registration) and AVs (FI_AV_COMPLETE), plus the
+ * application's own (fi_eq_write with FI_WRITE).
+ *
+ * Events and error events sit on two lists: while an error is queued, reads
+ * fail with -FI_EAVAIL and fi_eq_readerr returns it. An event the provider
+ * cannot queue because the EQ is full puts the EQ in the overrun state: the
+ * queued events stay readable, then fi_eq_readerr reports FI_EOVERRUN and
+ * writes fail with -FI_EOVERRUN, as fi_eq(3) says.
+ *
+ * An EQ is a control-path object: always thread safe, whatever the
+ * threading model of the domains it serves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swnic.h"
+
+#define SWNIC_EQ_DEF_SIZE	1024
+
+struct swnic_eq_event {
+	struct swnic_list node;
+	uint32_t event;
+	size_t len;			/* bytes of @data (events) */
+	struct fi_eq_err_entry err;	/* error events */
+	uint8_t *err_data;		/* owned copy of err.err_data */
+	uint8_t data[];			/* the event as read */
+};
+
+struct swnic_eq {
+	struct fid_eq eq_fid;
+	struct swnic_fabric *fabric;
+	pthread_mutex_t lock;		/* protects everything below */
+	struct swnic_wait wait;
+	uint64_t flags;			/* fi_eq_attr.flags */
+	size_t size;			/* events the EQ holds */
+	size_t count;			/* events + errors queued */
+	struct swnic_list events;
+	struct swnic_list errors;
+	bool overrun;			/* a provider event was lost */
+	uint8_t *err_data;		/* readerr's buffer, until next read */
+	atomic_uint binds;		/* objects bound to this EQ */
+};
+
+static struct fi_ops swnic_eq_fi_ops;
+
+struct swnic_eq *swnic_eq_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &swnic_eq_fi_ops)
+		return NULL;
+	return swnic_container_of(fid, struct swnic_eq, eq_fid.fid);
+}
+
+void swnic_eq_bind_get(struct swnic_eq *eq)
+{
+	atomic_fetch_add(&eq->binds, 1);
+}
+
+void swnic_eq_bind_put(struct swnic_eq *eq)
+{
+	atomic_fetch_sub(&eq->binds, 1);
+}
+
+static void swnic_eq_event_free(struct swnic_eq_event *ev)
+{
+	free(ev->err_data);
+	free(ev);
+}
+
+/* Queue @ev; the caller holds eq->lock. -FI_EAGAIN if full. */
+static int swnic_eq_push(struct swnic_eq *eq, struct swnic_eq_event *ev,
+			 bool error)
+{
+	if (eq->count >= eq->size)
+		return -FI_EAGAIN;
+	swnic_list_add_tail(error ? &eq->errors : &eq->events, &ev->node);
+	eq->count++;
+	swnic_wait_set(&eq->wait);
+	return 0;
+}
+
+/* A provider event that does not fit is lost: the EQ is overrun. */
+static int swnic_eq_push_prov(struct swnic_eq *eq, struct swnic_eq_event *ev,
+			      bool error)
+{
+	int ret;
+
+	pthread_mutex_lock(&eq->lock);
+	ret = eq->overrun ? -FI_EOVERRUN : swnic_eq_push(eq, ev, error);
+	if (ret == -FI_EAGAIN) {
+		SWNIC_WARN(FI_LOG_EQ, "EQ %p overrun: an event was lost\n",
+			   (void *)eq);
+		eq->overrun = true;
+		swnic_wait_set(&eq->wait);
+		ret = -FI_EOVERRUN;
+	}
+	pthread_mutex_unlock(&eq->lock);
+	if (ret)
+		swnic_eq_event_free(ev);
+	return ret;
+}
+
+int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
+		    void *context, uint64_t data)
+{
+	struct fi_eq_entry entry = { .fid = fid, .context = context,
+				     .data = data };
+	struct swnic_eq_event *ev;
+
+	ev = calloc(1, sizeof(*ev) + sizeof(entry));
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->event = event;
+	ev->len = sizeof(entry);
+	memcpy(ev->data, &entry, sizeof(entry));
+	return swnic_eq_push_prov(eq, ev, false);
+}
+
+int swnic_eq_report_err(struct swnic_eq *eq, fid_t fid, void *context,
+			uint64_t data, int err, int prov_errno)
+{
+	struct swnic_eq_event *ev;
+
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->err.fid = fid;
+	ev->err.context = context;
+	ev->err.data = data;
+	ev->err.err = err;
+	ev->err.prov_errno = prov_errno;
+	return swnic_eq_push_prov(eq, ev, true);
+}
+
+/* Nothing left to read: the wait object stops saying "readable". */
+static void swnic_eq_update_wait(struct swnic_eq *eq)
+{
+	if (!eq->count && !eq->overrun)
+		swnic_wait_clear(&eq->wait);
+}
+
+static ssize_t swnic_eq_read(struct fid_eq *eq_fid, uint32_t *event,
+			     void *buf, size_t len, uint64_t flags)
+{
+	struct swnic_eq *eq =
+		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
+	struct swnic_eq_event *ev;
+	ssize_t ret;
+
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&eq->lock);
+	if (!swnic_list_empty(&eq->errors)) {
+		ret = -FI_EAVAIL;
+		goto out;
+	}
+	if (swnic_list_empty(&eq->events)) {
+		ret = eq->overrun ? -FI_EAVAIL : -FI_EAGAIN;
+		goto out;
+	}
+	ev = swnic_list_entry(eq->events.next, struct swnic_eq_event, node);
+	if (ev->len > len || (ev->len && !buf)) {
+		ret = -FI_ETOOSMALL;
+		goto out;
+	}
+	if (event)
+		*event = ev->event;
+	memcpy(buf, ev->data, ev->len);
+	ret = (ssize_t)ev->len;
+	if (!(flags & FI_PEEK)) {
+		swnic_list_del(&ev->node);
+		eq->count--;
+		swnic_eq_event_free(ev);
+		swnic_eq_update_wait(eq);
+	}
+out:
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+static ssize_t swnic_eq_readerr(struct fid_eq *eq_fid,
+				struct fi_eq_err_entry *buf, uint64_t flags)
+{
+	struct swnic_eq *eq =
+		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
+	struct swnic_eq_event *ev;
+	bool user_buf;
+	size_t n;
+	ssize_t ret;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	user_buf = buf->err_data_size &&
+		   !FI_VERSION_LT(eq->fabric->api_version, FI_VERSION(1, 5));
+
+	pthread_mutex_lock(&eq->lock);
+	if (swnic_list_empty(&eq->errors)) {
+		if (eq->overrun && swnic_list_empty(&eq->events)) {
+			memset(buf, 0, sizeof(*buf));
+			buf->fid = &eq->eq_fid.fid;
+			buf->err = FI_EOVERRUN;
+			ret = sizeof(*buf);
+		} else {
+			ret = -FI_EAGAIN;
+		}
+		goto out;
+	}
+	ev = swnic_list_entry(eq->errors.next, struct swnic_eq_event, node);
+	buf->fid = ev->err.fid;
+	buf->context = ev->err.context;
+	buf->data = ev->err.data;
+	buf->err = ev->err.err;
+	buf->prov_errno = ev->err.prov_errno;
+	n = ev->err.err_data_size;
+	if (user_buf) {
+		if (n > buf->err_data_size)
+			n = buf->err_data_size;
+		if (n)
+			memcpy(buf->err_data, ev->err_data, n);
+		buf->err_data_size = n;
+	} else {
+		free(eq->err_data);
+		eq->err_data = NULL;
+		if (n) {
+			eq->err_data = malloc(n);
+			if (eq->err_data)
+				memcpy(eq->err_data, ev->err_data, n);
+			else
+				n = 0;
+		}
+		buf->err_data = eq->err_data;
+		buf->err_data_size = n;
+	}
+	ret = sizeof(*buf);
+	if (!(flags & FI_PEEK)) {
+		swnic_list_del(&ev->node);
+		eq->count--;
+		swnic_eq_event_free(ev);
+		swnic_eq_update_wait(eq);
+	}
+out:
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+static ssize_t swnic_eq_write(struct fid_eq *eq_fid, uint32_t event,
+			      const void *buf, size_t len, uint64_t flags)
+{
+	struct swnic_eq *eq =
+		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
+	struct swnic_eq_event *ev;
+	int ret;
+
+	if (!(eq->flags & FI_WRITE)) {
+		SWNIC_WARN(FI_LOG_EQ, "fi_eq_write on an EQ opened without FI_WRITE\n");
+		return -FI_EINVAL;
+	}
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!buf || !len)
+		return -FI_EINVAL;
+	ev = calloc(1, sizeof(*ev) + len);
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->event = event;
+	ev->len = len;
+	memcpy(ev->data, buf, len);
+
+	pthread_mutex_lock(&eq->lock);
+	ret = eq->overrun ? -FI_EOVERRUN : swnic_eq_push(eq, ev, false);
+	pthread_mutex_unlock(&eq->lock);
+	if (ret) {
+		free(ev);
+		return ret;
+	}
+	return (ssize_t)len;
+}
+
+static ssize_t swnic_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
+			      void *buf, size_t len, int timeout,
+			      uint64_t flags)
+{
+	struct swnic_eq *eq =
+		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
+	uint64_t start = swnic_now_ms();
+	unsigned int seq;
+	ssize_t ret;
+	int left;
+
+	if (eq->wait.type == FI_WAIT_NONE) {
+		SWNIC_WARN(FI_LOG_EQ, "fi_eq_sread on an EQ without a wait object\n");
+		return -FI_EINVAL;
+	}
+	for (;;) {
+		seq = swnic_wait_seq(&eq->wait);
+		ret = swnic_eq_read(eq_fid, event, buf, len, flags);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		left = swnic_timeout_left(timeout, start);
+		if (!left)
+			return -FI_EAGAIN;
+		ret = swnic_wait_wait(&eq->wait, seq, left);
+		if (ret == -FI_ETIMEDOUT)
+			return -FI_EAGAIN;
+		if (ret)
+			return ret;
+	}
+}
+
+static const char *swnic_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
+				     const void *err_data, char *buf,
+				     size_t len)
+{
+	const char *str = strerror(prov_errno);
+
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
+}
+
+/* fi_trywait: 0 if nothing is queued, so blocking on the fd is safe. */
+int swnic_eq_trywait(struct fid *fid)
+{
+	struct swnic_eq *eq = swnic_eq_from_fid(fid);
+	int ret;
+
+	if (!eq)
+		return -FI_EINVAL;
+	if (eq->wait.type != FI_WAIT_FD)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&eq->lock);
+	ret = eq->count || eq->overrun ? -FI_EAGAIN : 0;
+	if (!ret)
+		swnic_wait_clear(&eq->wait);
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+static int swnic_eq_control(struct fid *fid, int command, void *arg)
+{
+	struct swnic_eq *eq = swnic_eq_from_fid(fid);
+
+	return swnic_wait_control(&eq->wait, command, arg);
+}
+
+static int swnic_eq_close(struct fid *fid)
+{
+	struct swnic_eq *eq = swnic_eq_from_fid(fid);
+	struct swnic_list *pos, *tmp;
+	unsigned int binds = atomic_load(&eq->binds);
+
+	if (binds) {
+		SWNIC_WARN(FI_LOG_EQ, "EQ %p is still bound to %u object(s)\n",
+			   (void *)fid, binds);
+		return -FI_EBUSY;
+	}
+	swnic_list_for_each_safe(pos, tmp, &eq->events)
+		swnic_eq_event_free(swnic_list_entry(pos, struct swnic_eq_event,
+						     node));
+	swnic_list_for_each_safe(pos, tmp, &eq->errors)
+		swnic_eq_event_free(swnic_list_entry(pos, struct swnic_eq_event,
+						     node));
+	swnic_wait_fini(&eq->wait);
+	pthread_mutex_destroy(&eq->lock);
+	swnic_fabric_child(eq->fabric, &eq->fabric->neqs, -1);
+	free(eq->err_data);
+	free(eq);
+	return 0;
+}
+
+static struct fi_ops swnic_eq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_eq_close,
+	.bind = swnic_no_bind,
+	.control = swnic_eq_control,
+	.ops_open = swnic_no_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+static struct fi_ops_eq swnic_eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = swnic_eq_read,
+	.readerr = swnic_eq_readerr,
+	.write = swnic_eq_write,
+	.sread = swnic_eq_sread,
+	.strerror = swnic_eq_strerror,
+};
+
+int swnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		  struct fid_eq **eq_fid, void *context)
+{
+	struct swnic_fabric *fab = swnic_fabric_registered(fabric);
+	struct swnic_eq *eq;
+	int ret;
+
+	if (!fab || !attr || !eq_fid)
+		return -FI_EINVAL;
+	if (attr->flags & ~(FI_WRITE | FI_AFFINITY)) {
+		SWNIC_WARN(FI_LOG_EQ, "EQ flags %#llx not supported\n",
+			   (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	eq = calloc(1, sizeof(*eq));
+	if (!eq)
+		return -FI_ENOMEM;
+	ret = swnic_wait_init(&eq->wait, attr->wait_obj);
+	if (ret) {
+		free(eq);
+		return ret;
+	}
+	pthread_mutex_init(&eq->lock, NULL);
+	swnic_list_init(&eq->events);
+	swnic_list_init(&eq->errors);
+	eq->fabric = fab;
+	eq->flags = attr->flags;
+	eq->size = attr->size ? attr->size : SWNIC_EQ_DEF_SIZE;
+	atomic_init(&eq->binds, 0);
+	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
+	eq->eq_fid.fid.context = context;
+	eq->eq_fid.fid.ops = &swnic_eq_fi_ops;
+	eq->eq_fid.ops = &swnic_eq_ops;
+	swnic_fabric_child(fab, &fab->neqs, 1);
+	*eq_fid = &eq->eq_fid;
+	return 0;
+}

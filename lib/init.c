@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The provider object and its entry point: libfabric dlopen()s
+ * libswnic-fi.so from its provider directory (or FI_PROVIDER_PATH) and calls
+ * fi_prov_ini().
+ */
+#include <limits.h>
+
+#include "swnic.h"
+
+struct swnic_params swnic_params = {
+	.layering = 0,
+	.mr_odp = 0,
+	.mr_cache = 1,
+	.mr_cache_max = 1024,
+	.doorbell_engine = 0,
+};
+
+static void swnic_cleanup(void)
+{
+}
+
+struct fi_provider swnic_prov = {
+	.name = SWNIC_PROV_NAME,
+	.version = SWNIC_PROV_VERSION,
+	.fi_version = SWNIC_FI_VERSION,
+	.getinfo = swnic_getinfo,
+	.fabric = swnic_fabric,
+	.cleanup = swnic_cleanup,
+};
+
+static void swnic_params_init(void)
+{
+	int val;
+	size_t sval;
+
+	fi_param_define(&swnic_prov, "layering", FI_PARAM_BOOL,
+			"Let utility providers (ofi_rxm, ofi_rxd) layer over "
+			"swnic's MSG and DGRAM endpoints. swnic has native "
+			"RDM endpoints, so this is off by default (default: "
+			"%d)", swnic_params.layering);
+	fi_param_define(&swnic_prov, "mr_odp", FI_PARAM_BOOL,
+			"Register memory on demand (pin nothing, fault pages "
+			"in at access time) instead of pinning it, for every "
+			"domain (default: %d)", swnic_params.mr_odp);
+	fi_param_define(&swnic_prov, "mr_cache", FI_PARAM_BOOL,
+			"Cache local-access registrations, invalidated by the "
+			"kernel's invalidation page (default: %d)",
+			swnic_params.mr_cache);
+	fi_param_define(&swnic_prov, "mr_cache_max", FI_PARAM_SIZE_T,
+			"Unused registrations the cache keeps per domain "
+			"(default: %zu)", swnic_params.mr_cache_max);
+
+	fi_param_define(&swnic_prov, "doorbell_engine", FI_PARAM_BOOL,
+			"Endpoints ring the doorbell through the device's "
+			"engine thread, which polls their queues and needs a "
+			"syscall only after it went idle, instead of a syscall "
+			"that moves the data in the caller's context on every "
+			"post (default: %d)", swnic_params.doorbell_engine);
+
+	if (!fi_param_get_bool(&swnic_prov, "doorbell_engine", &val))
+		swnic_params.doorbell_engine = !!val;
+	if (!fi_param_get_bool(&swnic_prov, "layering", &val))
+		swnic_params.layering = !!val;
+	if (!fi_param_get_bool(&swnic_prov, "mr_odp", &val))
+		swnic_params.mr_odp = !!val;
+	if (!fi_param_get_bool(&swnic_prov, "mr_cache", &val))
+		swnic_params.mr_cache = !!val;
+	if (!fi_param_get_size_t(&swnic_prov, "mr_cache_max", &sval))
+		swnic_params.mr_cache_max = sval;
+}
+
+FI_EXT_INI
+{
+	swnic_params_init();
+	return &swnic_prov;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory registration internals: kernel registrations (struct swnic_kmr),
+ * the MR objects applications hold (struct swnic_mr) and the registration
+ * cache (mr_cache.c).
+ */
+#ifndef SWNIC_MR_H
+#define SWNIC_MR_H
+
+#include "swnic.h"
+
+/*
+ * One kernel MR (SWNIC_IOCTL_MR_REG). Remote-access registrations belong
+ * to exactly one swnic_mr; local-access ones may be shared through the
+ * cache by several swnic_mrs and outlive them while unused.
+ */
+struct swnic_kmr {
+	uint32_t handle;		/* the kernel's domain-local handle */
+	uint64_t key;
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access;		/* SWNIC_MR_ACCESS_* */
+	uint32_t reg_flags;		/* SWNIC_MR_REG_* */
+	uint32_t auth_key;
+	/* Cache state, under the cache's lock (or owned by one MR). */
+	unsigned int refs;		/* swnic_mrs using it */
+	bool cached;			/* on the cache's list */
+	struct swnic_list node;		/* cache->entries */
+	struct swnic_list lru;		/* cache->unused, when refs == 0 */
+};
+
+enum swnic_mr_state {
+	SWNIC_MR_PENDING,		/* FI_REG_MR: registration queued */
+	SWNIC_MR_READY,
+	SWNIC_MR_FAILED,		/* FI_REG_MR: the error went to the EQ */
+};
+
+struct swnic_mr {
+	struct fid_mr mr_fid;
+	struct swnic_domain *domain;
+	struct swnic_kmr *kmr;		/* NULL unless READY */
+	uint64_t addr;			/* the range as registered */
+	uint64_t length;
+	uint32_t access;		/* SWNIC_MR_ACCESS_* */
+	uint32_t reg_flags;		/* SWNIC_MR_REG_* */
+	uint64_t requested_key;
+	uint32_t auth_key;
+	bool cacheable;
+	void *context;			/* for the FI_MR_COMPLETE event */
+	enum swnic_mr_state state;	/* under the async worker's lock */
+	struct swnic_list async_node;	/* on the worker's queue */
+};
+
+int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
+		  uint64_t requested_key);
+void swnic_kmr_dereg(struct swnic_domain *dom, struct swnic_kmr *kmr);
+int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr);
+
+/* The registration cache; every call is a no-op when it is disabled. */
+int swnic_mr_cache_init(struct swnic_domain *dom);
+void swnic_mr_cache_fini(struct swnic_domain *dom);
+bool swnic_mr_cache_enabled(struct swnic_domain *dom);
+/* A registration for @mr: from the cache, or made and cached. */
+int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
+		       struct swnic_kmr **kmr);
+void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr);
+void swnic_mr_cache_stats(struct swnic_domain *dom, struct fi_swnic_stats *s);
+int swnic_inval_map(struct swnic_domain *dom);
+
+#endif /* SWNIC_MR_H */

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Messages and tagged messages (fi_msg(3), fi_tagged(3)): each post is one
+ * entry in the endpoint's SQ or RQ. Matching happens in the kernel. A
+ * single buffer goes to the kernel as is (one copy, sender's pages to
+ * receiver's); several are gathered into a bounce buffer (sends) or
+ * scattered from one at completion (receives). Payloads up to the inject
+ * size travel inside the SQE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep.h"
+
+#define swnic_ep_from(f) swnic_container_of(f, struct swnic_ep, ep_fid)
+
+static size_t swnic_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+static void swnic_iov_gather(void *dst, const struct iovec *iov, size_t count)
+{
+	char *p = dst;
+
+	for (size_t i = 0; i < count; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+}
+
+static uint64_t swnic_send_cflags(uint8_t opcode)
+{
+	switch (opcode) {
+	case SWNIC_OP_TSEND:
+		return FI_SEND | FI_TAGGED;
+	case SWNIC_OP_WRITE:
+		return FI_RMA | FI_WRITE;
+	case SWNIC_OP_READ:
+		return FI_RMA | FI_READ;
+	default:
+		return FI_SEND | FI_MSG;
+	}
+}
+
+static uint8_t swnic_send_kind(uint8_t opcode)
+{
+	switch (opcode) {
+	case SWNIC_OP_WRITE:
+		return SWNIC_CNTR_WRITE;
+	case SWNIC_OP_READ:
+		return SWNIC_CNTR_READ;
+	default:
+		return SWNIC_CNTR_SEND;
+	}
+}
+
+/**
+ * swnic_ep_post_send() - post a send, tagged send, RMA write or RMA read
+ *
+ * @flags are the operation's flags (fi_*msg) or the endpoint's defaults;
+ * FI_INJECT carries the payload in the SQE (len <= inject_size) and, as
+ * fi_inject(3), generates no completion when it comes from an inject call
+ * (the callers pass FI_INJECT without FI_COMPLETION for those).
+ */
+ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
+			   const struct iovec *iov, size_t count,
+			   fi_addr_t dest, uint64_t tag, uint64_t data,
+			   uint64_t raddr, uint64_t rkey, void *context,
+			   uint64_t flags)
+{
+	struct swnic_sqe sqe = {
+		.opcode = opcode,
+		.flags = SWNIC_SQE_COMPLETION,
+		.tag = tag,
+		.data = data,
+		.raddr = raddr,
+		.rkey = rkey,
+	};
+	size_t len = swnic_iov_len(iov, count);
+	bool inline_ok = opcode != SWNIC_OP_READ && len <= SWNIC_INLINE_MAX;
+	struct sockaddr_in sin;
+	struct swnic_op *op;
+	void *bounce = NULL;
+	ssize_t ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
+		return -FI_EINVAL;
+	if (len > ep->info->ep_attr->max_msg_size)
+		return -FI_EMSGSIZE;
+	if ((flags & FI_INJECT) && !inline_ok)
+		return -FI_EINVAL;
+	ret = swnic_ep_dest(ep, dest, &sin);
+	if (ret)
+		return ret;
+	sqe.dest_addr = sin.sin_addr.s_addr;
+	sqe.dest_port = ntohs(sin.sin_port);
+	sqe.len = len;
+	if (flags & FI_REMOTE_CQ_DATA)
+		sqe.flags |= SWNIC_SQE_REMOTE_DATA;
+
+	if (inline_ok && ((flags & FI_INJECT) || count != 1)) {
+		sqe.flags |= SWNIC_SQE_INLINE;
+		swnic_iov_gather(sqe.inline_data, iov, count);
+	} else if (count == 1) {
+		sqe.addr = (uintptr_t)iov[0].iov_base;
+	} else if (opcode == SWNIC_OP_READ) {
+		/* A read lands in one buffer; scattering it is not offered. */
+		return -FI_EINVAL;
+	} else {
+		bounce = malloc(len);
+		if (!bounce)
+			return -FI_ENOMEM;
+		swnic_iov_gather(bounce, iov, count);
+		sqe.addr = (uintptr_t)bounce;
+	}
+
+	swnic_lock_acquire(&ep->lock);
+	op = swnic_op_get(ep, &ep->tx_pool);
+	if (!op) {
+		swnic_lock_release(&ep->lock);
+		free(bounce);
+		return -FI_EAGAIN;
+	}
+	op->context = context;
+	op->kind = swnic_send_kind(opcode);
+	op->flags = swnic_send_cflags(opcode);
+	if (swnic_ep_wants_completion(ep, true, flags) &&
+	    !(flags & SWNIC_OP_NO_COMPLETION))
+		op->flags |= FI_COMPLETION;
+	op->bounce = bounce;
+	sqe.context = (uintptr_t)op;
+	ret = swnic_ep_push(ep, &ep->sq, &sqe);
+	if (ret)
+		swnic_op_put(&ep->tx_pool, op);
+	swnic_lock_release(&ep->lock);
+	return ret;
+}
+
+static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
+				  size_t count, fi_addr_t src, uint64_t tag,
+				  uint64_t ignore, void *context,
+				  uint64_t flags, bool tagged)
+{
+	struct swnic_rqe rqe = { .tag = tag, .ignore = ignore };
+	size_t len = swnic_iov_len(iov, count);
+	struct sockaddr_in sin;
+	struct swnic_op *op;
+	void *bounce = NULL;
+	ssize_t ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
+		return -FI_EINVAL;
+	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+		return -FI_EOPNOTSUPP;
+	if (tagged)
+		rqe.flags |= SWNIC_RQE_TAGGED;
+	if (flags & FI_MULTI_RECV) {
+		if (tagged || count != 1)
+			return -FI_EINVAL;
+		rqe.flags |= SWNIC_RQE_MULTI_RECV;
+		rqe.min_free = ep->min_multi_recv;
+	}
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		ret = swnic_ep_dest(ep, src, &sin);
+		if (ret)
+			return ret;
+		rqe.flags |= SWNIC_RQE_DIRECTED;
+		rqe.src_addr = sin.sin_addr.s_addr;
+		rqe.src_port = ntohs(sin.sin_port);
+	}
+	rqe.len = len;
+	if (count == 1) {
+		rqe.addr = (uintptr_t)iov[0].iov_base;
+	} else if (count > 1) {
+		bounce = malloc(len);
+		if (!bounce)
+			return -FI_ENOMEM;
+		rqe.addr = (uintptr_t)bounce;
+	}
+
+	swnic_lock_acquire(&ep->lock);
+	op = swnic_op_get(ep, &ep->rx_pool);
+	if (!op) {
+		swnic_lock_release(&ep->lock);
+		free(bounce);
+		return -FI_EAGAIN;
+	}
+	op->context = context;
+	op->kind = SWNIC_CNTR_RECV;
+	op->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	if (swnic_ep_wants_completion(ep, false, flags))
+		op->flags |= FI_COMPLETION;
+	op->multi_recv = flags & FI_MULTI_RECV;
+	op->bounce = bounce;
+	op->buf = count ? iov[0].iov_base : NULL;
+	if (bounce) {
+		memcpy(op->iov, iov, count * sizeof(*iov));
+		op->iov_count = count;
+	}
+	rqe.context = (uintptr_t)op;
+	ret = swnic_ep_push(ep, &ep->rq, &rqe);
+	if (ret)
+		swnic_op_put(&ep->rx_pool, op);
+	swnic_lock_release(&ep->lock);
+	return ret;
+}
+
+/* ---- fi_ops_msg ---------------------------------------------------------- */
+
+static ssize_t swnic_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+			  void *desc, fi_addr_t src, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return swnic_ep_post_recv(ep, &iov, 1, src, 0, 0, context,
+				  ep->rx_op_flags, false);
+}
+
+static ssize_t swnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+			   void **desc, size_t count, fi_addr_t src,
+			   void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	return swnic_ep_post_recv(ep, iov, count, src, 0, 0, context,
+				  ep->rx_op_flags, false);
+}
+
+static ssize_t swnic_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			     uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	if (!msg)
+		return -FI_EINVAL;
+	return swnic_ep_post_recv(ep, msg->msg_iov, msg->iov_count, msg->addr,
+				  0, 0, msg->context, flags, false);
+}
+
+static ssize_t swnic_send(struct fid_ep *ep_fid, const void *buf, size_t len,
+			  void *desc, fi_addr_t dest, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, 0, 0, 0,
+				  context, ep->tx_op_flags);
+}
+
+static ssize_t swnic_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
+			   void **desc, size_t count, fi_addr_t dest,
+			   void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, iov, count, dest, 0, 0, 0,
+				  0, context, ep->tx_op_flags);
+}
+
+static ssize_t swnic_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+			     uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	if (!msg)
+		return -FI_EINVAL;
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, msg->msg_iov,
+				  msg->iov_count, msg->addr, 0, msg->data, 0, 0,
+				  msg->context, flags);
+}
+
+static ssize_t swnic_inject(struct fid_ep *ep_fid, const void *buf,
+			    size_t len, fi_addr_t dest)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, 0, 0, 0,
+				  NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION);
+}
+
+static ssize_t swnic_senddata(struct fid_ep *ep_fid, const void *buf,
+			      size_t len, void *desc, uint64_t data,
+			      fi_addr_t dest, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, data, 0,
+				  0, context, ep->tx_op_flags | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t swnic_injectdata(struct fid_ep *ep_fid, const void *buf,
+				size_t len, uint64_t data, fi_addr_t dest)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, data, 0,
+				  0, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
+				  SWNIC_OP_NO_COMPLETION);
+}
+
+struct fi_ops_msg swnic_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = swnic_recv,
+	.recvv = swnic_recvv,
+	.recvmsg = swnic_recvmsg,
+	.send = swnic_send,
+	.sendv = swnic_sendv,
+	.sendmsg = swnic_sendmsg,
+	.inject = swnic_inject,
+	.senddata = swnic_senddata,
+	.injectdata = swnic_injectdata,
+};
+
+/* ---- fi_ops_tagged ------------------------------------------------------- */
+
+static ssize_t swnic_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
+			   void *desc, fi_addr_t src, uint64_t tag,
+			   uint64_t ignore, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return swnic_ep_post_recv(ep, &iov, 1, src, tag, ignore, context,
+				  ep->rx_op_flags & ~FI_MULTI_RECV, true);
+}
+
+static ssize_t swnic_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
+			    void **desc, size_t count, fi_addr_t src,
+			    uint64_t tag, uint64_t ignore, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	return swnic_ep_post_recv(ep, iov, count, src, tag, ignore, context,
+				  ep->rx_op_flags & ~FI_MULTI_RECV, true);
+}
+
+static ssize_t swnic_trecvmsg(struct fid_ep *ep_fid,
+			      const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	if (!msg)
+		return -FI_EINVAL;
+	return swnic_ep_post_recv(ep, msg->msg_iov, msg->iov_count, msg->addr,
+				  msg->tag, msg->ignore, msg->context, flags,
+				  true);
+}
+
+static ssize_t swnic_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
+			   void *desc, fi_addr_t dest, uint64_t tag,
+			   void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, 0, 0,
+				  0, context, ep->tx_op_flags);
+}
+
+static ssize_t swnic_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
+			    void **desc, size_t count, fi_addr_t dest,
+			    uint64_t tag, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, iov, count, dest, tag, 0,
+				  0, 0, context, ep->tx_op_flags);
+}
+
+static ssize_t swnic_tsendmsg(struct fid_ep *ep_fid,
+			      const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+
+	if (!msg)
+		return -FI_EINVAL;
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, msg->msg_iov,
+				  msg->iov_count, msg->addr, msg->tag,
+				  msg->data, 0, 0, msg->context, flags);
+}
+
+static ssize_t swnic_tinject(struct fid_ep *ep_fid, const void *buf,
+			     size_t len, fi_addr_t dest, uint64_t tag)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, 0, 0,
+				  0, NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION);
+}
+
+static ssize_t swnic_tsenddata(struct fid_ep *ep_fid, const void *buf,
+			       size_t len, void *desc, uint64_t data,
+			       fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, data,
+				  0, 0, context,
+				  ep->tx_op_flags | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t swnic_tinjectdata(struct fid_ep *ep_fid, const void *buf,
+				 size_t len, uint64_t data, fi_addr_t dest,
+				 uint64_t tag)
+{
+	struct swnic_ep *ep = swnic_ep_from(ep_fid);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, data,
+				  0, 0, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
+				  SWNIC_OP_NO_COMPLETION);
+}
+
+struct fi_ops_tagged swnic_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = swnic_trecv,
+	.recvv = swnic_trecvv,
+	.recvmsg = swnic_trecvmsg,
+	.send = swnic_tsend,
+	.sendv = swnic_tsendv,
+	.sendmsg = swnic_tsendmsg,
+	.inject = swnic_tinject,
+	.senddata = swnic_tsenddata,
+	.injectdata = swnic_tinjectdata,
+};

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * From the kernel's completions to the application's: a CQ's progress
+ * drains its kernel ring and hands every struct swnic_cqe here. The CQE's
+ * context is the struct swnic_op its work request carried; the op says
+ * whether the application wants a completion (selective completion,
+ * injects), which counter to bump, and where to scatter a bounced receive.
+ */
+#include <string.h>
+
+#include "ep.h"
+
+/* The kernel's positive errno as libfabric's (also positive) error. */
+int swnic_errno_to_fi(int err)
+{
+	/* Truncation is the only errno whose libfabric name differs. */
+	return err == EMSGSIZE ? FI_ETRUNC : err;
+}
+
+static uint64_t swnic_cqe_fi_flags(const struct swnic_op *op,
+				   const struct swnic_cqe *kc)
+{
+	uint64_t flags = op->flags & ~FI_COMPLETION;
+
+	if (kc->flags & SWNIC_CQE_REMOTE_DATA)
+		flags |= FI_REMOTE_CQ_DATA;
+	if (kc->flags & SWNIC_CQE_MULTI_RECV)
+		flags |= FI_MULTI_RECV;
+	return flags;
+}
+
+static void swnic_op_scatter(struct swnic_op *op, size_t len)
+{
+	const char *p = op->bounce;
+
+	for (size_t i = 0; i < op->iov_count && len; i++) {
+		size_t n = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
+
+		memcpy(op->iov[i].iov_base, p, n);
+		p += n;
+		len -= n;
+	}
+}
+
+static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(kc->src_port),
+		.sin_addr.s_addr = kc->src_addr,
+	};
+
+	if (!ep->av || !(kc->flags & SWNIC_CQE_RECV))
+		return FI_ADDR_NOTAVAIL;
+	return swnic_av_reverse(ep->av, &sin);
+}
+
+/**
+ * swnic_cqe_complete() - turn one kernel completion into the application's
+ * @cq: the CQ whose kernel ring held @kc (the caller holds its lock)
+ * @kc: the kernel's completion
+ */
+void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
+{
+	bool error = kc->flags & SWNIC_CQE_ERROR;
+	bool rx = kc->flags & SWNIC_CQE_RECV;
+	struct swnic_op_pool *pool;
+	struct swnic_op *op;
+	struct swnic_ep *ep;
+	uint64_t flags;
+	void *buf;
+
+	if (!kc->context) {
+		/* A peer's RMA write with remote CQ data. */
+		swnic_cq_report(cq, NULL, FI_RMA | FI_REMOTE_WRITE |
+				FI_REMOTE_CQ_DATA, kc->len, NULL, kc->data, 0,
+				FI_ADDR_NOTAVAIL);
+		return;
+	}
+	op = (struct swnic_op *)(uintptr_t)kc->context;
+	ep = op->ep;
+	pool = rx ? &ep->rx_pool : &ep->tx_pool;
+
+	swnic_lock_acquire(&ep->lock);
+	flags = swnic_cqe_fi_flags(op, kc);
+	buf = rx ? (void *)(uintptr_t)kc->buf : NULL;
+	if (rx && op->bounce) {
+		swnic_op_scatter(op, kc->len);
+		buf = op->buf;
+	}
+	if (error) {
+		swnic_cq_report_err(cq, op->context, flags, kc->len, buf,
+				    kc->data, kc->tag, kc->olen,
+				    swnic_errno_to_fi(kc->err), kc->err);
+	} else if (op->flags & FI_COMPLETION) {
+		swnic_cq_report(cq, op->context, flags, kc->len,
+				(flags & FI_MULTI_RECV) || op->multi_recv ?
+				buf : NULL, kc->data, kc->tag,
+				swnic_cqe_src(ep, kc));
+	}
+	if (ep->cntr[op->kind])
+		swnic_cntr_inc(ep->cntr[op->kind], error);
+	/* A multi-receive buffer stays posted until the kernel releases it. */
+	if (!op->multi_recv || error || (kc->flags & SWNIC_CQE_MULTI_RECV))
+		swnic_op_put(pool, op);
+	swnic_lock_release(&ep->lock);
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counters of the swnic provider (fi_cntr(3)): values and error values,
+ * fi_cntr_wait (threshold met, timeout, woken by another thread, ended by
+ * an error), wait objects (FD with poll() and fi_trywait, MUTEX_COND),
+ * operation flags, attribute checks, cntr_cnt from the kernel, and exact
+ * sums from concurrent threads.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+FIXTURE(cntr)
+{
+	struct prov_ctx ctx;
+	struct fid_cntr *cntr;
+};
+
+FIXTURE_SETUP(cntr)
+{
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_open(&self->ctx, NULL));
+	self->cntr = NULL;
+}
+
+FIXTURE_TEARDOWN(cntr)
+{
+	if (self->cntr)
+		fi_close(&self->cntr->fid);
+	prov_close(&self->ctx);
+}
+
+static int open_cntr(FIXTURE_DATA(cntr) *self, enum fi_wait_obj wait)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = wait,
+	};
+
+	return fi_cntr_open(self->ctx.domain, &attr, &self->cntr, NULL);
+}
+
+static long ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+TEST_F(cntr, values)
+{
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_NONE));
+	EXPECT_EQ(FI_CLASS_CNTR, self->cntr->fid.fclass);
+	EXPECT_EQ(0, fi_cntr_read(self->cntr));
+	EXPECT_EQ(0, fi_cntr_readerr(self->cntr));
+	EXPECT_EQ(0, fi_cntr_add(self->cntr, 5));
+	EXPECT_EQ(0, fi_cntr_add(self->cntr, 7));
+	EXPECT_EQ(12, fi_cntr_read(self->cntr));
+	EXPECT_EQ(0, fi_cntr_set(self->cntr, 100));
+	EXPECT_EQ(100, fi_cntr_read(self->cntr));
+	EXPECT_EQ(0, fi_cntr_adderr(self->cntr, 2));
+	EXPECT_EQ(2, fi_cntr_readerr(self->cntr));
+	EXPECT_EQ(0, fi_cntr_seterr(self->cntr, 9));
+	EXPECT_EQ(9, fi_cntr_readerr(self->cntr));
+	/* The two values are independent. */
+	EXPECT_EQ(100, fi_cntr_read(self->cntr));
+	EXPECT_EQ(0, fi_cntr_set(self->cntr, UINT64_MAX));
+	EXPECT_EQ(0, fi_cntr_add(self->cntr, 1));
+	EXPECT_EQ(0, fi_cntr_read(self->cntr));
+}
+
+TEST_F(cntr, default_attr_and_errors)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *c;
+
+	/* NULL attributes: a counter without a wait object. */
+	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, NULL, &self->cntr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_wait(self->cntr, 1, 10));
+	attr.events = 5;
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->ctx.domain, &attr, &c, NULL));
+	attr.events = FI_CNTR_EVENTS_COMP;
+	attr.flags = 1;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cntr_open(self->ctx.domain, &attr, &c,
+					      NULL));
+	attr.flags = 0;
+	attr.wait_obj = FI_WAIT_SET;
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->ctx.domain, &attr, &c, NULL));
+}
+
+TEST_F(cntr, ops_flags)
+{
+	uint64_t flags = FI_SEND | FI_WRITE, got = 0;
+
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_NONE));
+	ASSERT_EQ(0, fi_control(&self->cntr->fid, FI_SETOPSFLAG, &flags));
+	ASSERT_EQ(0, fi_control(&self->cntr->fid, FI_GETOPSFLAG, &got));
+	EXPECT_EQ(flags, got);
+}
+
+struct adder {
+	struct fid_cntr *cntr;
+	int delay_ms;
+	int err;
+	int n;
+};
+
+static void *add_later(void *arg)
+{
+	struct adder *a = arg;
+	int i;
+
+	for (i = 0; i < a->n; i++) {
+		usleep(a->delay_ms * 1000);
+		if (a->err)
+			fi_cntr_adderr(a->cntr, 1);
+		else
+			fi_cntr_add(a->cntr, 1);
+	}
+	return NULL;
+}
+
+static void wait_cycle(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(cntr) *self, enum fi_wait_obj wait)
+{
+	struct adder a = { .delay_ms = 50, .n = 3 };
+	struct timespec t0;
+	pthread_t thread;
+	long ms;
+	int ret;
+
+	ASSERT_EQ(0, open_cntr(self, wait));
+	a.cntr = self->cntr;
+	ASSERT_EQ(0, fi_cntr_set(self->cntr, 10));
+	EXPECT_EQ(0, fi_cntr_wait(self->cntr, 10, 0));
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = fi_cntr_wait(self->cntr, 11, 150);
+	ms = ms_since(&t0);
+	EXPECT_EQ(-FI_ETIMEDOUT, ret);
+	EXPECT_LE(140, ms);
+	EXPECT_EQ(0, fi_cntr_readerr(self->cntr));
+
+	/* Three adds from another thread reach the threshold. */
+	ASSERT_EQ(0, pthread_create(&thread, NULL, add_later, &a));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = fi_cntr_wait(self->cntr, 13, -1);
+	ms = ms_since(&t0);
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(13, fi_cntr_read(self->cntr));
+	EXPECT_LE(140, ms);
+
+	/* An error ends the wait. */
+	a.err = 1;
+	a.n = 1;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, add_later, &a));
+	ret = fi_cntr_wait(self->cntr, 1000, 5000);
+	pthread_join(thread, NULL);
+	EXPECT_EQ(-FI_EAVAIL, ret);
+	EXPECT_EQ(1, fi_cntr_readerr(self->cntr));
+}
+
+TEST_F(cntr, wait_fd)
+{
+	wait_cycle(_metadata, self, FI_WAIT_FD);
+}
+
+TEST_F(cntr, wait_unspec)
+{
+	wait_cycle(_metadata, self, FI_WAIT_UNSPEC);
+}
+
+TEST_F(cntr, wait_mutex_cond)
+{
+	struct fi_mutex_cond mc = { 0 };
+
+	wait_cycle(_metadata, self, FI_WAIT_MUTEX_COND);
+	ASSERT_EQ(0, fi_control(&self->cntr->fid, FI_GETWAIT, &mc));
+	EXPECT_NE(NULL, mc.mutex);
+}
+
+TEST_F(cntr, wait_yield)
+{
+	wait_cycle(_metadata, self, FI_WAIT_YIELD);
+}
+
+TEST_F(cntr, fd_poll_and_trywait)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct fid *fids[1];
+
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_FD));
+	ASSERT_EQ(0, fi_control(&self->cntr->fid, FI_GETWAIT, &p.fd));
+	fids[0] = &self->cntr->fid;
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	EXPECT_EQ(0, fi_trywait(self->ctx.fabric, fids, 1));
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	/* A change the application has not seen makes the fd readable. */
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->ctx.fabric, fids, 1));
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	EXPECT_EQ(0, fi_trywait(self->ctx.fabric, fids, 1));
+}
+
+TEST_F(cntr, cntr_cnt_limit)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct fid_cntr **c;
+	size_t i;
+
+	ASSERT_EQ(0, prov_ext(self->ctx.domain)->query_device(self->ctx.domain,
+							      &q));
+	EXPECT_EQ(q.max_cntr, self->ctx.info->domain_attr->cntr_cnt);
+	ASSERT_LT(0, q.max_cntr);
+	c = calloc(q.max_cntr, sizeof(*c));
+	ASSERT_NE(NULL, c);
+	for (i = 0; i < q.max_cntr; i++)
+		ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, NULL, &c[i], NULL));
+	EXPECT_EQ(-FI_ENOSPC, fi_cntr_open(self->ctx.domain, NULL,
+					   &self->cntr, NULL));
+	for (i = 0; i < q.max_cntr; i++)
+		EXPECT_EQ(0, fi_close(&c[i]->fid));
+	free(c);
+}
+
+static void *add_many(void *arg)
+{
+	struct fid_cntr *cntr = arg;
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		fi_cntr_add(cntr, 1);
+		fi_cntr_adderr(cntr, 2);
+	}
+	return NULL;
+}
+
+TEST_F(cntr, concurrent_adds)
+{
+	pthread_t t[4];
+	int i;
+
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_FD));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, add_many, self->cntr));
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(400000, fi_cntr_read(self->cntr));
+	EXPECT_EQ(800000, fi_cntr_readerr(self->cntr));
+}
+
+TEST_HARNESS_MAIN

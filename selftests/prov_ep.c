@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Provider data path through the public libfabric API: RDM endpoints over
+ * the kernel's rings - sends, tagged sends, injects, remote CQ data,
+ * readfrom, truncation, multi-receive, selective completion, counters, RMA
+ * through registered memory, and a peer in another process.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/wait.h>
+
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+struct side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t peer;
+};
+
+FIXTURE(ep)
+{
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct side a, b;
+};
+
+static int side_open(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(ep) *self, struct side *s,
+		     uint64_t cq_flags)
+{
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_TAGGED, .size = 64,
+		.wait_obj = FI_WAIT_FD,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &s->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &s->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid,
+				FI_TRANSMIT | FI_RECV | cq_flags));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(s->ep));
+	return 0;
+}
+
+static void side_close(struct side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+}
+
+/* Insert @to's name into @from's AV. */
+static void connect_to(struct __test_metadata *_metadata, struct side *from,
+		       struct side *to)
+{
+	char name[64];
+	size_t len = sizeof(name);
+
+	ASSERT_EQ(0, fi_getname(&to->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(from->av, name, 1, &from->peer, 0, NULL));
+}
+
+FIXTURE_SETUP(ep)
+{
+	struct fi_info *hints;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_DIRECTED_RECV |
+		      FI_SOURCE | FI_MULTI_RECV;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	side_open(_metadata, self, &self->a, 0);
+	side_open(_metadata, self, &self->b, 0);
+	connect_to(_metadata, &self->a, &self->b);
+	connect_to(_metadata, &self->b, &self->a);
+}
+
+FIXTURE_TEARDOWN(ep)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+	if (self->domain)
+		fi_close(&self->domain->fid);
+	if (self->fabric)
+		fi_close(&self->fabric->fid);
+	fi_freeinfo(self->info);
+}
+
+/* RMA address of @p in an MR starting at @base (fi_mr(3) FI_MR_VIRT_ADDR). */
+static uint64_t rma_addr(const struct fi_info *info, const void *base,
+			 const void *p)
+{
+	if (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+		return (uintptr_t)p;
+	return (uintptr_t)p - (uintptr_t)base;
+}
+
+/* Read one completion (waiting up to 5 s); -FI_EAVAIL for an error. */
+static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
+		      fi_addr_t *src)
+{
+	fi_addr_t dummy;
+
+	for (int i = 0; i < 5000; i++) {
+		ssize_t n = fi_cq_readfrom(cq, e, 1, src ? src : &dummy);
+
+		if (n != -FI_EAGAIN)
+			return n;
+		usleep(1000);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+TEST_F(ep, getname_is_sockaddr_in)
+{
+	struct sockaddr_in sin;
+	size_t len = 0;
+
+	ASSERT_EQ(-FI_ETOOSMALL, fi_getname(&self->a.ep->fid, &sin, &len));
+	ASSERT_EQ(sizeof(sin), len);
+	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, &sin, &len));
+	EXPECT_EQ(AF_INET, sin.sin_family);
+	EXPECT_NE(0, sin.sin_port);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), sin.sin_addr.s_addr);
+}
+
+TEST_F(ep, send_recv_readfrom)
+{
+	char out[4096], in[4096] = "";
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src = 0;
+	int ctx_s, ctx_r;
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (char)(i * 31);
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r));
+	ASSERT_EQ(0, fi_send(self->a.ep, out, sizeof(out), NULL, self->a.peer,
+			     &ctx_s));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(&ctx_s, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(&ctx_r, e.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG, e.flags);
+	EXPECT_EQ(sizeof(out), e.len);
+	EXPECT_EQ(0, memcmp(out, in, sizeof(out)));
+	/* The sender, as B's AV knows it. */
+	EXPECT_EQ(self->b.peer, src);
+}
+
+TEST_F(ep, tagged_inject_and_data)
+{
+	uint64_t v = 42, got = 0;
+	struct fi_cq_tagged_entry e;
+
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &got, sizeof(got), NULL,
+			      FI_ADDR_UNSPEC, 0x1200, 0xff, NULL));
+	ASSERT_EQ(0, fi_tinjectdata(self->a.ep, &v, sizeof(v), 7,
+				    self->a.peer, 0x1234));
+	v = 0;		/* inject: the buffer is free at once */
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, e.flags);
+	EXPECT_EQ(0x1234, e.tag);
+	EXPECT_EQ(7, e.data);
+	EXPECT_EQ(42, got);
+	/* An inject reports no completion to the sender. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+}
+
+TEST_F(ep, sendv_recvv_gather_scatter)
+{
+	char a1[3] = "ab", a2[5000], b1[100], b2[6000];
+	struct iovec out[2] = { { a1, 2 }, { a2, sizeof(a2) } };
+	struct iovec in[2] = { { b1, sizeof(b1) }, { b2, sizeof(b2) } };
+	struct fi_cq_tagged_entry e;
+
+	memset(a2, 'z', sizeof(a2));
+	ASSERT_EQ(0, fi_recvv(self->b.ep, in, NULL, 2, FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_sendv(self->a.ep, out, NULL, 2, self->a.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(5002, e.len);
+	EXPECT_EQ('a', b1[0]);
+	EXPECT_EQ('b', b1[1]);
+	EXPECT_EQ('z', b1[2]);
+	EXPECT_EQ('z', b2[5002 - 100 - 1]);
+}
+
+TEST_F(ep, truncation_is_an_error_completion)
+{
+	char out[100], in[10];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {};
+
+	memset(out, 'x', sizeof(out));
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, out, sizeof(out), NULL, self->a.peer,
+			     NULL));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ETRUNC, err.err);
+	EXPECT_EQ(sizeof(in), err.len);
+	EXPECT_EQ(sizeof(out) - sizeof(in), err.olen);
+}
+
+TEST_F(ep, rma_write_read_with_keys)
+{
+	static char target[8192], local[8192];
+	struct fid_mr *mr;
+	struct fi_cq_tagged_entry e;
+	uint64_t key;
+
+	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL));
+	key = fi_mr_key(mr);
+	memset(local, 'w', sizeof(local));
+	ASSERT_EQ(0, fi_write(self->a.ep, local, sizeof(local), NULL,
+			      self->a.peer, rma_addr(self->info, target, target),
+			      key, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+	EXPECT_EQ('w', target[0]);
+	EXPECT_EQ('w', target[sizeof(target) - 1]);
+
+	target[100] = 'R';
+	ASSERT_EQ(0, fi_read(self->a.ep, local, 200, NULL, self->a.peer,
+			     rma_addr(self->info, target, target), key, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(FI_RMA | FI_READ, e.flags);
+	EXPECT_EQ('R', local[100]);
+
+	/* A wrong key fails with an error completion, nothing written. */
+	ASSERT_EQ(0, fi_write(self->a.ep, "x", 1, NULL, self->a.peer,
+			      rma_addr(self->info, target, target), key + 1,
+			      NULL));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
+	fi_close(&mr->fid);
+}
+
+TEST_F(ep, writedata_completes_at_target)
+{
+	static uint64_t target;
+	struct fid_mr *mr;
+	struct fi_cq_tagged_entry e;
+	uint64_t v = 99;
+
+	ASSERT_EQ(0, fi_mr_reg(self->domain, &target, sizeof(target),
+			       FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(0, fi_writedata(self->a.ep, &v, sizeof(v), NULL, 0xdada,
+				  self->a.peer,
+				  rma_addr(self->info, &target, &target),
+				  fi_mr_key(mr), NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, e.flags);
+	EXPECT_EQ(0xdada, e.data);
+	EXPECT_EQ(99, target);
+	fi_close(&mr->fid);
+}
+
+TEST_F(ep, multi_recv_buffer)
+{
+	char buf[256], m[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC };
+	struct fi_cq_tagged_entry e;
+	size_t min = 100;
+	int seen_release = 0;
+
+	ASSERT_EQ(0, fi_setopt(&self->b.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	ASSERT_EQ(0, fi_recvmsg(self->b.ep, &msg, FI_MULTI_RECV));
+	for (int i = 0; i < 3; i++) {
+		memset(m, '0' + i, sizeof(m));
+		ASSERT_EQ(0, fi_send(self->a.ep, m, sizeof(m), NULL,
+				     self->a.peer, NULL));
+		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+		EXPECT_EQ(buf + 64 * i, (char *)e.buf);
+		seen_release += !!(e.flags & FI_MULTI_RECV);
+	}
+	/* 256 - 3 * 64 = 64 < 100: released with the third message. */
+	EXPECT_EQ(1, seen_release);
+	EXPECT_EQ('2', buf[191]);
+}
+
+TEST_F(ep, counters_count_completions)
+{
+	struct fid_cntr *tx, *rx;
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	char name[64], buf[8] = "cnt";
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+	struct fi_cq_tagged_entry e;
+
+	/* A third endpoint with counters and a selective-completion CQ. */
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &tx, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &rx, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->a.cq->fid,
+				FI_TRANSMIT | FI_SELECTIVE_COMPLETION));
+	ASSERT_EQ(0, fi_ep_bind(ep, &tx->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(-FI_EOPNOTSUPP, fi_ep_bind(ep, &rx->fid, FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, fi_send(ep, buf, sizeof(buf), NULL, peer, NULL));
+	ASSERT_EQ(0, fi_cntr_wait(tx, 3, 5000));
+	EXPECT_EQ(3, fi_cntr_read(tx));
+	/* Selective completion: sends without FI_COMPLETION report nothing. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&tx->fid);
+	fi_close(&rx->fid);
+}
+
+TEST_F(ep, poll_on_cq_fd)
+{
+	struct fi_cq_tagged_entry e;
+	struct pollfd p = { .events = POLLIN };
+	struct fid *fids[1] = { &self->b.cq->fid };
+	char buf[16] = "wake";
+
+	ASSERT_EQ(0, fi_control(&self->b.cq->fid, FI_GETWAIT, &p.fd));
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(FI_SUCCESS, fi_trywait(self->fabric, fids, 1));
+	ASSERT_EQ(0, fi_send(self->a.ep, buf, sizeof(buf), NULL, self->a.peer,
+			     NULL));
+	EXPECT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
+}
+
+TEST_F(ep, enable_needs_cq_and_av)
+{
+	struct fid_ep *ep;
+
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	EXPECT_EQ(-FI_ENOCQ, fi_enable(ep));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_send(ep, "x", 1, NULL, 0, NULL));
+	fi_close(&ep->fid);
+}
+
+TEST_F(ep, domain_close_busy_with_endpoints)
+{
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
+}
+
+/* Two processes, as fi_pingpong: the data crosses address spaces. */
+TEST_F(ep, cross_process)
+{
+	char name[64], buf[1 << 16];
+	size_t len = sizeof(name);
+	int p2c[2], c2p[2], status;
+	struct fi_cq_tagged_entry e;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* A fresh provider instance in the child (own domain). */
+		struct fi_info *hints = prov_hints(), *info;
+		struct fid_fabric *fab;
+		struct fid_domain *dom;
+		struct fid_ep *cep;
+		struct fid_cq *cq;
+		struct fid_av *av;
+		struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_CONTEXT };
+		struct fi_av_attr aa = { .type = FI_AV_MAP };
+		fi_addr_t peer;
+		char cname[64];
+		size_t clen = sizeof(cname);
+
+		hints->ep_attr->type = FI_EP_RDM;
+		hints->caps = FI_MSG;
+		if (prov_getinfo(NULL, NULL, 0, hints, &info) ||
+		    fi_fabric(info->fabric_attr, &fab, NULL) ||
+		    fi_domain(fab, info, &dom, NULL) ||
+		    fi_endpoint(dom, info, &cep, NULL) ||
+		    fi_cq_open(dom, &ca, &cq, NULL) ||
+		    fi_av_open(dom, &aa, &av, NULL) ||
+		    fi_ep_bind(cep, &cq->fid, FI_TRANSMIT | FI_RECV) ||
+		    fi_ep_bind(cep, &av->fid, 0) || fi_enable(cep) ||
+		    fi_getname(&cep->fid, cname, &clen))
+			_exit(2);
+		if (read(p2c[0], name, sizeof(name)) <= 0 ||
+		    fi_av_insert(av, name, 1, &peer, 0, NULL) != 1)
+			_exit(3);
+		if (fi_recv(cep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, NULL))
+			_exit(4);
+		if (write(c2p[1], cname, clen) != (ssize_t)clen)
+			_exit(5);
+		while (fi_cq_read(cq, &e, 1) == -FI_EAGAIN)
+			;
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i]++;
+		if (fi_send(cep, buf, sizeof(buf), NULL, peer, NULL))
+			_exit(6);
+		while (fi_cq_read(cq, &e, 1) == -FI_EAGAIN)
+			;
+		_exit(0);
+	}
+	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, name, &len));
+	ASSERT_EQ((ssize_t)len, write(p2c[1], name, len));
+	ASSERT_LT(0, read(c2p[0], name, sizeof(name)));
+	ASSERT_EQ(1, fi_av_insert(self->a.av, name, 1, &self->a.peer, 0, NULL));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)i;
+	ASSERT_EQ(0, fi_recv(self->a.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, buf, sizeof(buf), NULL, self->a.peer,
+			     NULL));
+	for (int got = 0; got < 2; got++)
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ASSERT_EQ((char)(i + 1), buf[i]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN

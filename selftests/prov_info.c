@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fi_getinfo against the swnic provider (fi_getinfo(3)): libfabric 1.17's
+ * core leaves every hint to the provider, so each rule is checked here,
+ * with a positive and a negative case - endpoint types and utility
+ * layering, primary/secondary capabilities and modifiers, mode bits,
+ * address formats (FI_ADDR_STR, FI_FORMAT_UNSPEC), node/service with
+ * FI_SOURCE and FI_NUMERICHOST, names, every domain/ep/tx/rx attribute,
+ * memory registration modes, API versions and FI_PROV_ATTR_ONLY.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+FIXTURE(info)
+{
+	struct fi_info *hints;
+	struct fi_info *info;
+	struct swnic_query_device q;
+};
+
+FIXTURE_SETUP(info)
+{
+	struct prov_ctx ctx;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	self->q.size = sizeof(self->q);
+	ASSERT_EQ(0, prov_ext(ctx.domain)->query_device(ctx.domain, &self->q));
+	prov_close(&ctx);
+	self->hints = prov_hints();
+	self->info = NULL;
+	ASSERT_NE(NULL, self->hints);
+}
+
+FIXTURE_TEARDOWN(info)
+{
+	fi_freeinfo(self->info);
+	fi_freeinfo(self->hints);
+}
+
+/* fi_getinfo with the fixture's hints into self->info. */
+#define GETINFO(node, service, flags)					\
+	({								\
+		fi_freeinfo(self->info);				\
+		self->info = NULL;					\
+		prov_getinfo(node, service, flags, self->hints,		\
+			     &self->info);				\
+	})
+
+static const struct sockaddr_in *sin_of(const void *addr)
+{
+	return addr;
+}
+
+TEST(no_hints_lists_every_type)
+{
+	struct fi_info *info, *cur;
+	int rdm = 0, msg = 0, dgram = 0, first = 1;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, NULL, &info));
+	for (cur = info; cur; cur = cur->next) {
+		if (strcmp(cur->fabric_attr->prov_name, "swnic"))
+			continue;
+		if (first)
+			EXPECT_EQ(FI_EP_RDM, cur->ep_attr->type);
+		first = 0;
+		EXPECT_STREQ("swnic", cur->fabric_attr->name);
+		EXPECT_EQ(FI_SOCKADDR_IN, cur->addr_format);
+		EXPECT_EQ(0, cur->mode);
+		rdm += cur->ep_attr->type == FI_EP_RDM;
+		msg += cur->ep_attr->type == FI_EP_MSG;
+		dgram += cur->ep_attr->type == FI_EP_DGRAM;
+	}
+	EXPECT_LE(1, rdm);
+	EXPECT_LE(1, msg);
+	EXPECT_LE(1, dgram);
+	fi_freeinfo(info);
+}
+
+TEST_F(info, rdm_is_swnic_own_not_layered)
+{
+	struct fi_info *cur;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_STREQ("swnic", self->info->fabric_attr->prov_name);
+	for (cur = self->info; cur; cur = cur->next) {
+		EXPECT_EQ(FI_EP_RDM, cur->ep_attr->type);
+		EXPECT_STREQ("swnic", cur->fabric_attr->prov_name);
+	}
+}
+
+TEST(layering_on_request)
+{
+	struct fi_info *hints, *info, *cur;
+	int layered = 0;
+
+	PROV_REQUIRE_DEVICE();
+	setenv("FI_SWNIC_LAYERING", "1", 1);
+	hints = prov_hints();
+	hints->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	for (cur = info; cur; cur = cur->next)
+		layered += !strcmp(cur->fabric_attr->prov_name,
+				   "swnic;ofi_rxm");
+	EXPECT_LE(1, layered);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+TEST_F(info, ep_types)
+{
+	static const enum fi_ep_type types[] = {
+		FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM,
+	};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		self->hints->ep_attr->type = types[i];
+		ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+		EXPECT_EQ(types[i], self->info->ep_attr->type);
+		EXPECT_EQ(1, prov_count(self->info));
+	}
+	self->hints->ep_attr->type = FI_EP_SOCK_STREAM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, primary_caps_only_when_asked)
+{
+	uint64_t caps;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_MSG;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	caps = self->info->caps;
+	EXPECT_TRUE(caps & FI_MSG);
+	EXPECT_TRUE(caps & FI_SEND);
+	EXPECT_TRUE(caps & FI_RECV);
+	EXPECT_FALSE(caps & (FI_RMA | FI_TAGGED | FI_DIRECTED_RECV));
+	EXPECT_FALSE(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ));
+	/* FI_SOURCE costs lookups: only on request. */
+	EXPECT_FALSE(caps & FI_SOURCE);
+	EXPECT_TRUE(caps & FI_LOCAL_COMM);
+	EXPECT_FALSE(self->info->domain_attr->caps & FI_DIRECTED_RECV);
+	EXPECT_FALSE(self->info->tx_attr->caps & FI_TAGGED);
+	EXPECT_EQ(0, self->info->ep_attr->mem_tag_format);
+	EXPECT_EQ(0, self->info->tx_attr->rma_iov_limit);
+
+	self->hints->caps = FI_TAGGED | FI_DIRECTED_RECV;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_TRUE(self->info->caps & FI_DIRECTED_RECV);
+	EXPECT_TRUE(self->info->domain_attr->caps & FI_DIRECTED_RECV);
+	EXPECT_TRUE(self->info->rx_attr->caps & FI_DIRECTED_RECV);
+	EXPECT_NE(0, self->info->ep_attr->mem_tag_format);
+}
+
+TEST_F(info, modifiers)
+{
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_MSG | FI_SEND;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_TRUE(self->info->caps & FI_SEND);
+	EXPECT_FALSE(self->info->caps & FI_RECV);
+
+	self->hints->caps = FI_RMA | FI_REMOTE_WRITE;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_TRUE(self->info->caps & FI_REMOTE_WRITE);
+	EXPECT_FALSE(self->info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ));
+
+	self->hints->caps = FI_RMA;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+		  self->info->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ |
+				      FI_REMOTE_WRITE));
+
+	/* An RMA modifier without FI_RMA modifies nothing. */
+	self->hints->caps = FI_MSG | FI_READ;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, unsupported_caps)
+{
+	static const uint64_t bad[] = {
+		FI_ATOMIC, FI_HMEM, FI_MULTICAST | FI_MSG, FI_COLLECTIVE,
+		FI_NAMED_RX_CTX | FI_MSG, FI_VARIABLE_MSG | FI_MSG,
+		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER, FI_MSG | FI_FENCE,
+		FI_MSG | FI_SHARED_AV, FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
+		FI_RMA | FI_RMA_PMEM,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		self->hints->caps = bad[i];
+		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0))
+			TH_LOG("caps %#llx", (unsigned long long)bad[i]);
+	}
+	/* Tagged and RMA are RDM (and RMA MSG) only. */
+	self->hints->caps = FI_TAGGED;
+	self->hints->ep_attr->type = FI_EP_DGRAM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->caps = FI_RMA;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, secondary_caps)
+{
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_MSG | FI_SOURCE | FI_MULTI_RECV;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_TRUE(self->info->caps & FI_SOURCE);
+	EXPECT_TRUE(self->info->rx_attr->caps & FI_SOURCE);
+	EXPECT_TRUE(self->info->caps & FI_MULTI_RECV);
+	/* MSG endpoints report no source. */
+	self->hints->ep_attr->type = FI_EP_MSG;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, local_and_remote_comm)
+{
+	self->hints->caps = FI_MSG | FI_LOCAL_COMM;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_FALSE(self->info->caps & FI_REMOTE_COMM);
+	EXPECT_FALSE(self->info->domain_attr->caps & FI_REMOTE_COMM);
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	/* A local-only device cannot reach other hosts. */
+	self->hints->caps = FI_MSG | FI_REMOTE_COMM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->caps = FI_MSG;
+	self->hints->domain_attr->caps = FI_REMOTE_COMM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, mode_bits_cleared)
+{
+	self->hints->mode = ~0ULL;
+	self->hints->domain_attr->mode = ~0ULL;
+	self->hints->tx_attr->mode = ~0ULL;
+	self->hints->rx_attr->mode = ~0ULL;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(0, self->info->mode);
+	EXPECT_EQ(0, self->info->domain_attr->mode);
+	EXPECT_EQ(0, self->info->tx_attr->mode);
+	EXPECT_EQ(0, self->info->rx_attr->mode);
+	/* An application that supports no mode at all is served too. */
+	self->hints->mode = 0;
+	self->hints->domain_attr->mode = 0;
+	self->hints->tx_attr->mode = 0;
+	self->hints->rx_attr->mode = 0;
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, addr_formats)
+{
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->addr_format = FI_FORMAT_UNSPEC;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_SOCKADDR_IN, self->info->addr_format);
+	ASSERT_EQ(sizeof(struct sockaddr_in), self->info->src_addrlen);
+	EXPECT_EQ(AF_INET, sin_of(self->info->src_addr)->sin_family);
+
+	self->hints->addr_format = FI_ADDR_STR;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_ADDR_STR, self->info->addr_format);
+	if (!self->q.ifindex)
+		EXPECT_STREQ("fi_swnic://127.0.0.1:0",
+			     (char *)self->info->src_addr);
+	EXPECT_EQ(strlen(self->info->src_addr) + 1, self->info->src_addrlen);
+
+	self->hints->addr_format = FI_SOCKADDR;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_SOCKADDR, self->info->addr_format);
+
+	self->hints->addr_format = FI_SOCKADDR_IN6;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->addr_format = FI_SOCKADDR_IB;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, node_and_service)
+{
+	const struct sockaddr_in *sin;
+
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	self->hints->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(0, GETINFO("127.0.0.1", "4000", 0));
+	ASSERT_NE(NULL, self->info->dest_addr);
+	sin = sin_of(self->info->dest_addr);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), sin->sin_addr.s_addr);
+	EXPECT_EQ(htons(4000), sin->sin_port);
+	EXPECT_EQ(0, sin_of(self->info->src_addr)->sin_port);
+
+	ASSERT_EQ(0, GETINFO("localhost", "4001", 0));
+	EXPECT_EQ(htons(4001), sin_of(self->info->dest_addr)->sin_port);
+
+	/* service alone: an endpoint of this device */
+	ASSERT_EQ(0, GETINFO(NULL, "4002", 0));
+	EXPECT_EQ(htons(4002), sin_of(self->info->dest_addr)->sin_port);
+
+	EXPECT_EQ(-FI_ENODATA, GETINFO("127.0.0.1", "http", 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("127.0.0.1", "70000", 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("127.0.0.1", "-1", 0));
+	/* Not this host's local device address. */
+	EXPECT_EQ(-FI_ENODATA, GETINFO("10.1.2.3", "4000", 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("::1", "4000", 0));
+}
+
+TEST_F(info, unknown_node_fails_fast)
+{
+	struct timespec a, b;
+	int ret;
+
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = GETINFO("no-such-host.swnic.invalid", "4000", 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	EXPECT_EQ(-FI_ENODATA, ret);
+	EXPECT_GT(2, b.tv_sec - a.tv_sec);
+}
+
+TEST_F(info, numerichost)
+{
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	ASSERT_EQ(0, GETINFO("127.0.0.1", "4000", FI_NUMERICHOST));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("localhost", "4000", FI_NUMERICHOST));
+}
+
+TEST_F(info, source)
+{
+	const struct sockaddr_in *sin;
+
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	self->hints->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(0, GETINFO("127.0.0.1", "5000", FI_SOURCE));
+	EXPECT_EQ(NULL, self->info->dest_addr);
+	sin = sin_of(self->info->src_addr);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), sin->sin_addr.s_addr);
+	EXPECT_EQ(htons(5000), sin->sin_port);
+
+	ASSERT_EQ(0, GETINFO(NULL, "5001", FI_SOURCE));
+	EXPECT_EQ(htons(5001), sin_of(self->info->src_addr)->sin_port);
+	ASSERT_EQ(0, GETINFO("0.0.0.0", "5002", FI_SOURCE));
+	EXPECT_EQ(htonl(INADDR_LOOPBACK),
+		  sin_of(self->info->src_addr)->sin_addr.s_addr);
+
+	EXPECT_EQ(-FI_ENODATA, GETINFO("10.9.9.9", "5000", FI_SOURCE));
+	/* FI_SOURCE needs a node or a service. */
+	EXPECT_NE(0, GETINFO(NULL, NULL, FI_SOURCE));
+}
+
+TEST_F(info, addr_str_node)
+{
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->addr_format = FI_ADDR_STR;
+	ASSERT_EQ(0, GETINFO("fi_swnic://127.0.0.1:77", NULL, 0));
+	EXPECT_STREQ("fi_swnic://127.0.0.1:77", (char *)self->info->dest_addr);
+	ASSERT_EQ(0, GETINFO("fi_sockaddr_in://127.0.0.1:78", NULL, 0));
+	EXPECT_STREQ("fi_swnic://127.0.0.1:78", (char *)self->info->dest_addr);
+	/* a service with an FI_ADDR_STR node is an error */
+	EXPECT_EQ(-FI_ENODATA, GETINFO("fi_swnic://127.0.0.1:77", "5", 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("fi_swnic://10.0.0.1:77", NULL, 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("fi_verbs://127.0.0.1:77", NULL, 0));
+	EXPECT_EQ(-FI_ENODATA, GETINFO("fi_swnic://127.0.0.1:99999", NULL, 0));
+}
+
+TEST_F(info, hint_addresses)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dest = { .sin_family = AF_INET };
+
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->addr_format = FI_SOCKADDR_IN;
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	src.sin_port = htons(9);
+	self->hints->src_addr = malloc(sizeof(src));
+	memcpy(self->hints->src_addr, &src, sizeof(src));
+	self->hints->src_addrlen = sizeof(src);
+	dest = src;
+	dest.sin_port = htons(10);
+	self->hints->dest_addr = malloc(sizeof(dest));
+	memcpy(self->hints->dest_addr, &dest, sizeof(dest));
+	self->hints->dest_addrlen = sizeof(dest);
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(htons(9), sin_of(self->info->src_addr)->sin_port);
+	EXPECT_EQ(htons(10), sin_of(self->info->dest_addr)->sin_port);
+
+	/* A source that is not the device's address. */
+	((struct sockaddr_in *)self->hints->src_addr)->sin_addr.s_addr =
+		inet_addr("192.0.2.1");
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	/* Not an IPv4 address at all. */
+	((struct sockaddr_in *)self->hints->src_addr)->sin_family = AF_INET6;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, names)
+{
+	self->hints->domain_attr->name = strdup("swnic0");
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_STREQ("swnic0", self->info->domain_attr->name);
+	free(self->hints->domain_attr->name);
+	self->hints->domain_attr->name = strdup("nosuchdev");
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	free(self->hints->domain_attr->name);
+	self->hints->domain_attr->name = NULL;
+	self->hints->fabric_attr->name = strdup("swnic");
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	free(self->hints->fabric_attr->name);
+	self->hints->fabric_attr->name = strdup("IB-0xfe80");
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, domain_limits)
+{
+	struct fi_domain_attr *d = self->hints->domain_attr;
+	const struct swnic_query_device *q = &self->q;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	d->cq_cnt = q->max_cq;
+	d->ep_cnt = q->max_ep;
+	d->cntr_cnt = q->max_cntr;
+	d->mr_cnt = q->max_mr;
+	d->mr_key_size = q->mr_key_size;
+	d->cq_data_size = q->cq_data_size;
+	d->mr_iov_limit = q->mr_iov_limit;
+	d->max_err_data = q->max_err_data;
+	d->tx_ctx_cnt = q->max_ep;
+	d->max_ep_tx_ctx = 1;
+	d->max_ep_rx_ctx = 1;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+
+#define OVER(field, value)						\
+	do {								\
+		size_t saved = d->field;				\
+		d->field = (value);					\
+		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0))		\
+			TH_LOG(#field " = %zu", (size_t)(value));	\
+		d->field = saved;					\
+	} while (0)
+
+	OVER(cq_cnt, q->max_cq + 1);
+	OVER(ep_cnt, q->max_ep + 1);
+	OVER(cntr_cnt, q->max_cntr + 1);
+	OVER(mr_cnt, q->max_mr + 1);
+	OVER(mr_key_size, q->mr_key_size + 1);
+	OVER(cq_data_size, q->cq_data_size + 1);
+	OVER(mr_iov_limit, q->mr_iov_limit + 1);
+	OVER(max_err_data, q->max_err_data + 1);
+	OVER(tx_ctx_cnt, q->max_ep + 1);
+	OVER(rx_ctx_cnt, q->max_ep + 1);
+	OVER(max_ep_tx_ctx, 2);
+	OVER(max_ep_rx_ctx, 2);
+	OVER(max_ep_stx_ctx, 1);
+	OVER(max_ep_srx_ctx, 1);
+#undef OVER
+}
+
+TEST_F(info, domain_models)
+{
+	struct fi_domain_attr *d = self->hints->domain_attr;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	d->threading = FI_THREAD_COMPLETION;
+	d->control_progress = FI_PROGRESS_MANUAL;
+	d->data_progress = FI_PROGRESS_MANUAL;
+	d->resource_mgmt = FI_RM_DISABLED;
+	d->av_type = FI_AV_MAP;
+	d->tclass = FI_TC_LOW_LATENCY;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_THREAD_COMPLETION, self->info->domain_attr->threading);
+	EXPECT_EQ(FI_PROGRESS_MANUAL, self->info->domain_attr->control_progress);
+	EXPECT_EQ(FI_PROGRESS_MANUAL, self->info->domain_attr->data_progress);
+	EXPECT_EQ(FI_RM_DISABLED, self->info->domain_attr->resource_mgmt);
+	EXPECT_EQ(FI_AV_MAP, self->info->domain_attr->av_type);
+	EXPECT_EQ(FI_TC_LOW_LATENCY, self->info->domain_attr->tclass);
+
+	d->av_type = FI_AV_TABLE;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_AV_TABLE, self->info->domain_attr->av_type);
+
+	d->data_progress = 7;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->data_progress = FI_PROGRESS_AUTO;
+	d->threading = 42;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->threading = FI_THREAD_UNSPEC;
+	d->resource_mgmt = 9;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->resource_mgmt = FI_RM_UNSPEC;
+	d->av_type = 3;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->av_type = FI_AV_UNSPEC;
+	d->tclass = FI_TC_DSCP | 64;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->tclass = 0x1234;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->tclass = fi_tc_dscp_set(10);
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, mr_modes)
+{
+	struct fi_domain_attr *d = self->hints->domain_attr;
+	bool odp = self->q.features & SWNIC_FEAT_MR_ODP;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_RMA;
+	/* Bits swnic does not need are cleared. */
+	d->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+		     FI_MR_PROV_KEY | FI_MR_MMU_NOTIFY | FI_MR_ENDPOINT |
+		     FI_MR_RAW | FI_MR_RMA_EVENT | FI_MR_HMEM;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_MR_ALLOCATED, self->info->domain_attr->mr_mode);
+
+	/* FI_MR_BASIC is kept as it is. */
+	d->mr_mode = FI_MR_BASIC;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_MR_BASIC, self->info->domain_attr->mr_mode);
+	d->mr_mode = FI_MR_BASIC | FI_MR_LOCAL;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+
+	/* No FI_MR_ALLOCATED: only on-demand registration serves it. */
+	d->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+	EXPECT_EQ(odp ? 0 : -FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->mr_mode = FI_MR_SCALABLE;
+	EXPECT_EQ(odp ? 0 : -FI_ENODATA, GETINFO(NULL, NULL, 0));
+
+	/* Without RMA no registration is needed at all. */
+	self->hints->caps = FI_MSG;
+	d->mr_mode = 0;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(0, self->info->domain_attr->mr_mode);
+	/* Sender-only RMA targets nothing either. */
+	self->hints->caps = FI_RMA | FI_WRITE | FI_READ;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(0, self->info->domain_attr->mr_mode);
+}
+
+TEST_F(info, api_versions)
+{
+	struct fi_info *info;
+
+	/* Before 1.5 an unspecified mr_mode means basic registration. */
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->domain_attr->mr_mode = FI_MR_UNSPEC;
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 4), NULL, NULL, 0,
+				self->hints, &info));
+	EXPECT_EQ(FI_MR_BASIC, info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	self->hints->domain_attr->mr_mode = FI_MR_LOCAL;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 4), NULL, NULL, 0,
+					  self->hints, &info));
+	/* A newer API than the library's is refused. */
+	EXPECT_NE(0, fi_getinfo(FI_VERSION(1, 99), NULL, NULL, 0,
+				self->hints, &info));
+	EXPECT_NE(0, fi_getinfo(FI_VERSION(2, 0), NULL, NULL, 0,
+				self->hints, &info));
+}
+
+TEST_F(info, ep_attr)
+{
+	struct fi_ep_attr *e = self->hints->ep_attr;
+
+	e->type = FI_EP_RDM;
+	e->max_msg_size = self->q.max_msg_size;
+	e->tx_ctx_cnt = 1;
+	e->rx_ctx_cnt = 1;
+	e->protocol_version = 1;
+	e->mem_tag_format = 0xffff0000ffff0000ULL;
+	self->hints->caps = FI_TAGGED;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(0xffff0000ffff0000ULL, self->info->ep_attr->mem_tag_format);
+
+	e->max_msg_size = self->q.max_msg_size + 1;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->max_msg_size = 0;
+	e->tx_ctx_cnt = 2;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->tx_ctx_cnt = 0;
+	e->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->rx_ctx_cnt = 0;
+	e->protocol = FI_PROTO_RXM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->protocol = 0;
+	e->msg_prefix_size = 16;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->msg_prefix_size = 0;
+	e->max_order_waw_size = 64;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->max_order_waw_size = 0;
+	self->hints->caps = FI_MSG;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+TEST_F(info, tx_rx_attr)
+{
+	struct fi_tx_attr *tx = self->hints->tx_attr;
+	struct fi_rx_attr *rx = self->hints->rx_attr;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	tx->size = 128;
+	tx->iov_limit = 1;
+	tx->inject_size = self->q.max_inject;
+	tx->op_flags = FI_TRANSMIT_COMPLETE;
+	tx->msg_order = FI_ORDER_SAS;
+	rx->size = 256;
+	rx->op_flags = FI_MULTI_RECV;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(128, self->info->tx_attr->size);
+	EXPECT_EQ(1, self->info->tx_attr->iov_limit);
+	EXPECT_EQ(FI_TRANSMIT_COMPLETE, self->info->tx_attr->op_flags);
+	EXPECT_EQ(256, self->info->rx_attr->size);
+	EXPECT_EQ(FI_MULTI_RECV, self->info->rx_attr->op_flags);
+
+#define BAD(stmt, undo)							\
+	do {								\
+		stmt;							\
+		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0))		\
+			TH_LOG("%s", #stmt);				\
+		undo;							\
+	} while (0)
+
+	BAD(tx->inject_size = self->q.max_inject + 1,
+	    tx->inject_size = 0);
+	BAD(tx->size = self->q.max_sq_entries + 1, tx->size = 0);
+	BAD(tx->iov_limit = self->q.max_iov + 1, tx->iov_limit = 0);
+	BAD(tx->rma_iov_limit = self->q.max_rma_iov + 1,
+	    tx->rma_iov_limit = 0);
+	BAD(tx->op_flags = FI_COMMIT_COMPLETE, tx->op_flags = 0);
+	BAD(tx->msg_order = FI_ORDER_RAW, tx->msg_order = 0);
+	BAD(tx->comp_order = FI_ORDER_STRICT, tx->comp_order = 0);
+	BAD(tx->caps = FI_ATOMIC, tx->caps = 0);
+	BAD(tx->tclass = FI_TC_DSCP | 0x40, tx->tclass = 0);
+	BAD(rx->size = self->q.max_rq_entries + 1, rx->size = 0);
+	BAD(rx->iov_limit = self->q.max_iov + 1, rx->iov_limit = 0);
+	BAD(rx->total_buffered_recv = 1, rx->total_buffered_recv = 0);
+	BAD(rx->op_flags = FI_INJECT, rx->op_flags = 0);
+	BAD(rx->comp_order = FI_ORDER_DATA, rx->comp_order = 0);
+#undef BAD
+
+	/* A side's caps narrow that side. */
+	tx->caps = FI_MSG | FI_SEND;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_MSG | FI_SEND, self->info->tx_attr->caps);
+}
+
+TEST_F(info, handle_is_not_swnic)
+{
+	struct prov_ctx ctx;
+
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	self->hints->handle = &ctx.domain->fid;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->handle = NULL;
+	prov_close(&ctx);
+}
+
+TEST_F(info, prov_attr_only)
+{
+	const struct fi_info *cur, *found = NULL;
+	int n = 0;
+
+	/* The core asks every provider; swnic answers exactly once. */
+	ASSERT_EQ(0, GETINFO(NULL, NULL, FI_PROV_ATTR_ONLY));
+	for (cur = self->info; cur; cur = cur->next) {
+		if (strcmp(cur->fabric_attr->prov_name, "swnic"))
+			continue;
+		found = cur;
+		n++;
+	}
+	EXPECT_EQ(1, n);
+	ASSERT_NE(NULL, found);
+	EXPECT_EQ(FI_VERSION(1, 0), found->fabric_attr->prov_version);
+}
+
+TEST_F(info, output_reopens)
+{
+	struct fi_info *again;
+
+	/* An fi_info from swnic is a valid hint for the same answer. */
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_MSG | FI_TAGGED;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, self->info, &again));
+	EXPECT_EQ(self->info->caps, again->caps);
+	EXPECT_EQ(self->info->domain_attr->mr_mode,
+		  again->domain_attr->mr_mode);
+	EXPECT_EQ(self->info->tx_attr->size, again->tx_attr->size);
+	fi_freeinfo(again);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions of the swnic provider (fi_mr(3)) over the kernel's MR
+ * ioctls: fi_mr_reg/regv/regattr, keys (application or provider chosen),
+ * descriptors, virtual-address vs offset addressing, auth keys, argument
+ * checks, asynchronous registration completing with FI_MR_COMPLETE on the
+ * domain's EQ (FI_REG_MR), fi_mr_refresh after the pages changed, on-demand
+ * registration, raw keys, fi_mr_bind, and the registration cache (hit,
+ * miss, invalidation through the kernel's invalidation page after munmap,
+ * eviction). Peer accesses go through the kernel's MR_ACCESS hook from a
+ * second domain, as a remote endpoint would.
+ */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+#define PAGE	4096UL
+
+FIXTURE(mr)
+{
+	struct prov_ctx ctx;
+	struct fi_swnic_ops_domain *ops;
+	uint32_t dom_id;
+	int peer;		/* another kernel domain of the device */
+};
+
+static int need_mr(struct prov_ctx *ctx)
+{
+	return prov_feature(ctx->domain, SWNIC_FEAT_MR | SWNIC_FEAT_MR_ACCESS);
+}
+
+FIXTURE_SETUP(mr)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+
+	struct fi_info *hints = prov_hints();
+
+	PROV_REQUIRE_DEVICE();
+	self->peer = -1;
+	/* An application that supports the usual bits: swnic keeps only
+	 * FI_MR_ALLOCATED (pinned regions, application keys, offsets).
+	 */
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED |
+				      FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+	ASSERT_EQ(0, prov_open(&self->ctx, hints));
+	fi_freeinfo(hints);
+	if (!need_mr(&self->ctx))
+		SKIP(return, "the kernel has no memory registration");
+	self->ops = prov_ext(self->ctx.domain);
+	ASSERT_NE(NULL, self->ops);
+	ASSERT_EQ(0, self->ops->query_device(self->ctx.domain, &q));
+	self->dom_id = q.domain_id;
+	self->peer = open(PROV_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->peer);
+}
+
+FIXTURE_TEARDOWN(mr)
+{
+	if (self->peer >= 0)
+		close(self->peer);
+	prov_close(&self->ctx);
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static uint32_t peer_auth_key(int fd)
+{
+	struct swnic_auth_key k = { .size = sizeof(k) };
+
+	return ioctl(fd, SWNIC_IOCTL_AUTH_KEY, &k) ? 0 : k.auth_key;
+}
+
+/* A peer's RMA through @key: 0 or -errno (ENOKEY, EACCES, ERANGE...). */
+static int peer_rma(FIXTURE_DATA(mr) *self, int write, uint64_t key,
+		    uint64_t addr, void *buf, uint64_t len)
+{
+	struct swnic_mr_access a = {
+		.size = sizeof(a),
+		.flags = write ? SWNIC_MR_ACCESS_F_WRITE : 0,
+		.key = key, .addr = addr, .len = len,
+		.buf = (uintptr_t)buf,
+		.access = write ? SWNIC_MR_ACCESS_REMOTE_WRITE :
+				  SWNIC_MR_ACCESS_REMOTE_READ,
+		.auth_key = peer_auth_key(self->peer),
+		.domain_id = self->dom_id,
+	};
+
+	return ioctl(self->peer, SWNIC_IOCTL_MR_ACCESS, &a) ? -errno : 0;
+}
+
+static int mr_state(FIXTURE_DATA(mr) *self, struct fid_mr *mr,
+		    struct swnic_mr_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	return self->ops->mr_query(mr, q) ? -1 : (int)q->state;
+}
+
+/* A domain of this fabric with @mr_mode (from the fixture's info). */
+static struct fid_domain *domain_with(FIXTURE_DATA(mr) *self, int mr_mode)
+{
+	struct fi_info *info = fi_dupinfo(self->ctx.info);
+	struct fid_domain *d = NULL;
+
+	info->domain_attr->mr_mode = mr_mode;
+	if (fi_domain(self->ctx.fabric, info, &d, NULL))
+		d = NULL;
+	fi_freeinfo(info);
+	return d;
+}
+
+TEST_F(mr, reg_and_peer_access)
+{
+	char *buf = map(2 * PAGE), out[8];
+	struct swnic_mr_query q;
+	struct fid_mr *mr;
+	uint64_t key;
+
+	ASSERT_NE(NULL, buf);
+	/* The fixture's domain: FI_MR_ALLOCATED, user keys, offsets. */
+	ASSERT_EQ(FI_MR_ALLOCATED, self->ctx.info->domain_attr->mr_mode);
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, 2 * PAGE,
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0x5eed, 0,
+			       &mr, (void *)0x42));
+	EXPECT_EQ(FI_CLASS_MR, mr->fid.fclass);
+	EXPECT_EQ((void *)0x42, mr->fid.context);
+	EXPECT_NE(NULL, fi_mr_desc(mr));
+	key = fi_mr_key(mr);
+	EXPECT_EQ(0x5eed, key);
+	ASSERT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &q));
+	EXPECT_EQ(2 * PAGE, q.pinned_bytes);
+	EXPECT_EQ((uintptr_t)buf, q.addr);
+	EXPECT_FALSE(q.reg_flags & SWNIC_MR_REG_VIRT_ADDR);
+
+	/* Offset addressing: a peer writes at offset PAGE + 3. */
+	ASSERT_EQ(0, peer_rma(self, 1, key, PAGE + 3, "swnic", 6));
+	EXPECT_STREQ("swnic", buf + PAGE + 3);
+	ASSERT_EQ(0, peer_rma(self, 0, key, PAGE + 3, out, 6));
+	EXPECT_STREQ("swnic", out);
+	EXPECT_EQ(-ERANGE, peer_rma(self, 0, key, 2 * PAGE, out, 1));
+
+	/* Closed: the key is refused at once. */
+	ASSERT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(-ENOKEY, peer_rma(self, 0, key, 0, out, 1));
+	munmap(buf, 2 * PAGE);
+}
+
+TEST_F(mr, access_rights_enforced)
+{
+	char *buf = map(PAGE), out[4];
+	struct fid_mr *mr;
+
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_READ, 0,
+			       77, 0, &mr, NULL));
+	EXPECT_EQ(0, peer_rma(self, 0, 77, 0, out, 4));
+	EXPECT_EQ(-EACCES, peer_rma(self, 1, 77, 0, out, 4));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	munmap(buf, PAGE);
+}
+
+TEST_F(mr, user_keys_unique)
+{
+	char *buf = map(PAGE);
+	struct fid_mr *a, *b;
+
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
+			       9, 0, &a, NULL));
+	EXPECT_EQ(-FI_ENOKEY, fi_mr_reg(self->ctx.domain, buf, PAGE,
+					FI_REMOTE_WRITE, 0, 9, 0, &b, NULL));
+	ASSERT_EQ(0, fi_close(&a->fid));
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
+			       9, 0, &b, NULL));
+	EXPECT_EQ(0, fi_close(&b->fid));
+	munmap(buf, PAGE);
+}
+
+TEST_F(mr, prov_keys_and_virt_addr)
+{
+	struct fid_domain *d = domain_with(self, FI_MR_ALLOCATED |
+					   FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+	char *buf = map(PAGE), out[4];
+	uint64_t base = 0, k1, k2;
+	uint8_t raw[16];
+	size_t size = 2;
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct fid_mr *a, *b;
+
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(0, self->ops->query_device(d, &q));
+	self->dom_id = q.domain_id;
+	/* requested_key is ignored with FI_MR_PROV_KEY. */
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_REMOTE_READ, 0, 1, 0, &a,
+			       NULL));
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_REMOTE_READ, 0, 1, 0, &b,
+			       NULL));
+	k1 = fi_mr_key(a);
+	k2 = fi_mr_key(b);
+	EXPECT_NE(k1, k2);
+	EXPECT_NE(FI_KEY_NOTAVAIL, k1);
+	/* Virtual addressing: peers name the buffer's address. */
+	buf[10] = 'v';
+	ASSERT_EQ(0, peer_rma(self, 0, k1, (uintptr_t)buf + 10, out, 1));
+	EXPECT_EQ('v', out[0]);
+	EXPECT_EQ(-ERANGE, peer_rma(self, 0, k1, 10, out, 1));
+
+	/* Raw keys: 8 bytes, and the base peers address from. */
+	EXPECT_EQ(-FI_ETOOSMALL, fi_mr_raw_attr(a, &base, raw, &size, 0));
+	EXPECT_EQ(8, size);
+	size = sizeof(raw);
+	ASSERT_EQ(0, fi_mr_raw_attr(a, &base, raw, &size, 0));
+	EXPECT_EQ(8, size);
+	EXPECT_EQ((uintptr_t)buf, base);
+	EXPECT_EQ(0, memcmp(raw, &k1, 8));
+
+	EXPECT_EQ(0, fi_close(&a->fid));
+	EXPECT_EQ(0, fi_close(&b->fid));
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, PAGE);
+}
+
+TEST_F(mr, regv_and_regattr)
+{
+	char *buf = map(2 * PAGE);
+	struct iovec iov[2] = {
+		{ buf, PAGE }, { buf + PAGE, PAGE },
+	};
+	uint32_t key = 0;
+	struct fi_mr_attr attr = {
+		.mr_iov = iov, .iov_count = 1, .access = FI_REMOTE_READ,
+		.requested_key = 500, .context = (void *)5,
+	};
+	struct swnic_mr_query q;
+	struct fid_mr *mr;
+
+	ASSERT_EQ(0, fi_mr_regv(self->ctx.domain, iov, 1, FI_REMOTE_READ, 0,
+				400, 0, &mr, NULL));
+	EXPECT_EQ(400, fi_mr_key(mr));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	/* mr_iov_limit is 1 */
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regv(self->ctx.domain, iov, 2,
+					 FI_REMOTE_READ, 0, 401, 0, &mr,
+					 NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regv(self->ctx.domain, iov, 0,
+					 FI_REMOTE_READ, 0, 401, 0, &mr,
+					 NULL));
+
+	ASSERT_EQ(0, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr));
+	EXPECT_EQ(500, fi_mr_key(mr));
+	EXPECT_EQ((void *)5, mr->fid.context);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* An auth key per MR: the domain's own is accepted... */
+	if (prov_feature(self->ctx.domain, SWNIC_FEAT_AUTH_KEY)) {
+		key = peer_auth_key(self->peer);
+		attr.auth_key = (uint8_t *)&key;
+		attr.auth_key_size = sizeof(key);
+		ASSERT_EQ(0, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr));
+		ASSERT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &q));
+		EXPECT_EQ(key, q.auth_key);
+		EXPECT_EQ(0, fi_close(&mr->fid));
+	}
+	/* ...a key of the wrong size is not. */
+	attr.auth_key_size = 2;
+	attr.auth_key = (uint8_t *)&key;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr));
+	munmap(buf, 2 * PAGE);
+}
+
+TEST_F(mr, bad_arguments)
+{
+	char *buf = map(PAGE);
+	struct fid_mr *mr;
+
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, 0,
+					FI_REMOTE_READ, 0, 1, 0, &mr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, PAGE,
+					FI_REMOTE_READ, 8, 1, 0, &mr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, PAGE, 0, 0, 1,
+					0, &mr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, PAGE,
+					FI_TAGGED, 0, 1, 0, &mr, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_reg(self->ctx.domain, buf, PAGE,
+					   FI_REMOTE_READ, 0, 1, FI_RMA_EVENT,
+					   &mr, NULL));
+	munmap(buf, PAGE);
+	/* Pinned registration needs mapped memory (FI_MR_ALLOCATED). */
+	EXPECT_EQ(-FI_EFAULT, fi_mr_reg(self->ctx.domain, buf, PAGE,
+					FI_REMOTE_READ, 0, 1, 0, &mr, NULL));
+}
+
+TEST_F(mr, bind_and_enable)
+{
+	char *buf = map(PAGE);
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr;
+	struct fid_mr *mr;
+
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
+			       3, 0, &mr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, &cattr, &cntr, NULL));
+	/* Counting remote writes needs FI_RMA_EVENT, which swnic lacks. */
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &self->ctx.domain->fid, 0));
+	EXPECT_EQ(0, fi_mr_enable(mr));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	munmap(buf, PAGE);
+}
+
+TEST(domain_busy_with_mr)
+{
+	struct prov_capture cap;
+	struct prov_ctx ctx;
+	struct fid_mr *mr;
+	const char *log;
+	char *buf;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	prov_log_warnings();
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	if (!need_mr(&ctx))
+		SKIP(return, "the kernel has no memory registration");
+	buf = map(PAGE);
+	ASSERT_EQ(0, fi_mr_reg(ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0, 3,
+			       0, &mr, NULL));
+	ASSERT_EQ(0, prov_capture_begin(&cap));
+	ret = fi_close(&ctx.domain->fid);
+	log = prov_capture_end(&cap);
+	EXPECT_EQ(-FI_EBUSY, ret);
+	EXPECT_NE(NULL, strstr(log, "1 memory region(s) still open"))
+		TH_LOG("%s", log);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	prov_close(&ctx);
+	munmap(buf, PAGE);
+}
+
+TEST_F(mr, async_registration)
+{
+	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_FD };
+	struct fi_eq_err_entry err = { 0 };
+	char *buf = map(4 * PAGE), out[2];
+	struct fi_eq_entry ev;
+	struct fid_mr *mr, *bad;
+	struct fid_eq *eq;
+	uint32_t event;
+	void *hole;
+
+	ASSERT_EQ(0, fi_eq_open(self->ctx.fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_domain_bind(self->ctx.domain, &eq->fid, FI_REG_MR));
+
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, 4 * PAGE,
+			       FI_REMOTE_READ, 0, 61, 0, &mr, (void *)0xc0));
+	ASSERT_EQ(sizeof(ev), fi_eq_sread(eq, &event, &ev, sizeof(ev), 5000,
+					  0));
+	EXPECT_EQ(FI_MR_COMPLETE, event);
+	EXPECT_EQ(&mr->fid, ev.fid);
+	EXPECT_EQ((void *)0xc0, ev.context);
+	/* Completed: the key works for peers. */
+	EXPECT_EQ(61, fi_mr_key(mr));
+	buf[0] = 'a';
+	EXPECT_EQ(0, peer_rma(self, 0, 61, 0, out, 1));
+	EXPECT_EQ('a', out[0]);
+
+	/* A failed registration is an error event naming the MR. */
+	hole = map(PAGE);
+	munmap(hole, PAGE);
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, hole, PAGE, FI_REMOTE_READ,
+			       0, 62, 0, &bad, (void *)0xc1));
+	EXPECT_EQ(-FI_EAVAIL, fi_eq_sread(eq, &event, &ev, sizeof(ev), 5000,
+					  0));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(eq, &err, 0));
+	EXPECT_EQ(&bad->fid, err.fid);
+	EXPECT_EQ((void *)0xc1, err.context);
+	EXPECT_EQ(FI_EFAULT, err.err);
+	EXPECT_EQ(FI_KEY_NOTAVAIL, fi_mr_key(bad));
+	EXPECT_EQ(0, fi_close(&bad->fid));
+
+	/* Closing right after the call waits for the registration. */
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_READ,
+			       0, 63, 0, &bad, NULL));
+	EXPECT_EQ(0, fi_close(&bad->fid));
+	EXPECT_EQ(sizeof(ev), fi_eq_sread(eq, &event, &ev, sizeof(ev), 5000,
+					  0));
+
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&self->ctx.domain->fid));
+	self->ctx.domain = NULL;
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	munmap(buf, 4 * PAGE);
+}
+
+/* fi_mr_refresh (FI_MR_MMU_NOTIFY): new pages behind the same range. */
+TEST_F(mr, refresh_after_remap)
+{
+	char *buf = map(PAGE), out[2];
+	struct fid_domain *d = domain_with(self, FI_MR_ALLOCATED |
+					   FI_MR_MMU_NOTIFY);
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_mr_query mq;
+	struct iovec iov = { buf, PAGE };
+	struct fid_mr *mr;
+	void *p;
+
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(0, self->ops->query_device(d, &q));
+	self->dom_id = q.domain_id;
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_REMOTE_READ, 0, 71, 0, &mr,
+			       NULL));
+	buf[0] = 'o';
+	/* Replace the page: the kernel revokes the MR. */
+	p = mmap(buf, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ((void *)buf, p);
+	buf[0] = 'n';
+	EXPECT_EQ(SWNIC_MR_STATE_REVOKED, mr_state(self, mr, &mq));
+	EXPECT_EQ(-EKEYREVOKED, peer_rma(self, 0, 71, 0, out, 1));
+
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_refresh(mr, &iov, 1, 1));
+	iov.iov_len = 2 * PAGE;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_refresh(mr, &iov, 1, 0));
+	iov.iov_len = PAGE;
+	ASSERT_EQ(0, fi_mr_refresh(mr, &iov, 1, 0));
+	EXPECT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &mq));
+	ASSERT_EQ(0, peer_rma(self, 0, 71, 0, out, 1));
+	EXPECT_EQ('n', out[0]);
+	EXPECT_EQ(71, fi_mr_key(mr));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, PAGE);
+}
+
+TEST_F(mr, on_demand_registration)
+{
+	struct iovec iov;
+	struct fi_mr_attr attr = { .mr_iov = &iov, .iov_count = 1,
+				   .access = FI_REMOTE_READ | FI_REMOTE_WRITE,
+				   .requested_key = 81 };
+	char *buf = map(4 * PAGE), out[2];
+	struct swnic_mr_query q;
+	struct fid_mr *mr;
+
+	if (!prov_feature(self->ctx.domain, SWNIC_FEAT_MR_ODP))
+		SKIP(return, "the kernel has no on-demand registration");
+	iov.iov_base = buf;
+	iov.iov_len = 4 * PAGE;
+	EXPECT_EQ(-FI_EBADFLAGS, self->ops->mr_regattr(self->ctx.domain, &attr,
+				 0, FI_SWNIC_MR_ODP | FI_SWNIC_MR_PINNED,
+				 &mr));
+	ASSERT_EQ(0, self->ops->mr_regattr(self->ctx.domain, &attr, 0,
+					   FI_SWNIC_MR_ODP, &mr));
+	ASSERT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &q));
+	EXPECT_TRUE(q.reg_flags & SWNIC_MR_REG_ODP);
+	EXPECT_EQ(0, q.pinned_bytes);
+	ASSERT_EQ(0, peer_rma(self, 1, 81, 3 * PAGE, "z", 1));
+	EXPECT_EQ('z', buf[3 * PAGE]);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* The pinned kind, explicitly. */
+	ASSERT_EQ(0, self->ops->mr_regattr(self->ctx.domain, &attr, 0,
+					   FI_SWNIC_MR_PINNED, &mr));
+	ASSERT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &q));
+	EXPECT_EQ(4 * PAGE, q.pinned_bytes);
+	EXPECT_EQ(0, peer_rma(self, 0, 81, 0, out, 1));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	munmap(buf, 4 * PAGE);
+}
+
+/* Without FI_MR_ALLOCATED the domain registers on demand. */
+TEST_F(mr, unallocated_mode_is_odp)
+{
+	struct fid_domain *d;
+	struct fi_swnic_ops_domain *ops;
+	struct swnic_mr_query q = { .size = sizeof(q) };
+	char *buf = map(PAGE);
+	struct fid_mr *mr;
+
+	if (!prov_feature(self->ctx.domain, SWNIC_FEAT_MR_ODP))
+		SKIP(return, "the kernel has no on-demand registration");
+	d = domain_with(self, FI_MR_VIRT_ADDR);
+	ASSERT_NE(NULL, d);
+	ops = prov_ext(d);
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_REMOTE_READ, 0, 1, 0, &mr,
+			       NULL));
+	ASSERT_EQ(0, ops->mr_query(mr, &q));
+	EXPECT_TRUE(q.reg_flags & SWNIC_MR_REG_ODP);
+	EXPECT_TRUE(q.reg_flags & SWNIC_MR_REG_VIRT_ADDR);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, PAGE);
+}
+
+static void stats(struct __test_metadata *_metadata,
+		  FIXTURE_DATA(mr) *self, struct fid_domain *d,
+		  struct fi_swnic_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	ASSERT_EQ(0, self->ops->query_stats(d, st));
+}
+
+/* A domain whose registrations use provider keys, so they are cacheable. */
+static struct fid_domain *cache_domain(FIXTURE_DATA(mr) *self)
+{
+	return domain_with(self, FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+}
+
+TEST_F(mr, cache_hit_miss_invalidate)
+{
+	struct fid_domain *d = cache_domain(self);
+	struct fi_swnic_inval_page page = { .size = sizeof(page) };
+	struct fi_swnic_stats st;
+	struct fid_mr *mr, *mr2;
+	uint64_t gen;
+	char *buf;
+
+	ASSERT_NE(NULL, d);
+	buf = map(8 * PAGE);
+	ASSERT_EQ(0, self->ops->inval_page(d, &page));
+	ASSERT_NE(NULL, page.page);
+	EXPECT_EQ(0, page.entries & (page.entries - 1));
+
+	ASSERT_EQ(0, fi_mr_reg(d, buf, 8 * PAGE, FI_SEND | FI_RECV, 0, 0, 0,
+			       &mr, NULL));
+	stats(_metadata, self, d, &st);
+	if (!st.cache_misses)
+		SKIP(goto out, "registration cache disabled");
+	EXPECT_EQ(1, st.cache_misses);
+	EXPECT_EQ(0, st.cache_hits);
+	EXPECT_EQ(1, st.domain.mrs);
+
+	/* A second MR inside the first's range shares its registration. */
+	ASSERT_EQ(0, fi_mr_reg(d, buf + PAGE, PAGE, FI_SEND, 0, 0, 0, &mr2,
+			       NULL));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(1, st.cache_hits);
+	EXPECT_EQ(1, st.domain.mrs);
+	EXPECT_EQ(0, fi_close(&mr2->fid));
+
+	/* Closed, the registration stays cached for the next user. */
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(1, st.cache_entries);
+	EXPECT_EQ(1, st.cache_unused);
+	EXPECT_EQ(1, st.domain.mrs);
+	ASSERT_EQ(0, fi_mr_reg(d, buf, 8 * PAGE, FI_SEND, 0, 0, 0, &mr, NULL));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(2, st.cache_hits);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* munmap: the kernel revokes and says so on the invalidation page;
+	 * the cache drops the entry without any hook on munmap.
+	 */
+	gen = page.page->gen;
+	munmap(buf, 8 * PAGE);
+	EXPECT_LT(gen, page.page->gen);
+	buf = map(8 * PAGE);
+	ASSERT_EQ(0, fi_mr_reg(d, buf, 8 * PAGE, FI_SEND, 0, 0, 0, &mr, NULL));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(1, st.cache_invalidations);
+	EXPECT_EQ(2, st.cache_misses);
+	EXPECT_EQ(2, st.cache_hits);
+	EXPECT_EQ(page.page->gen, st.inval_gen);
+	/* Only the fresh registration is left in the kernel. */
+	EXPECT_EQ(1, st.domain.mrs);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+out:
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, 8 * PAGE);
+}
+
+TEST_F(mr, remote_access_never_cached)
+{
+	struct fid_domain *d = cache_domain(self);
+	struct swnic_query_device q = { .size = sizeof(q) };
+	char *buf = map(PAGE), out[1];
+	struct fi_swnic_stats st;
+	struct fid_mr *mr;
+	uint64_t key;
+
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(0, self->ops->query_device(d, &q));
+	self->dom_id = q.domain_id;
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_REMOTE_READ, 0, 0, 0, &mr,
+			       NULL));
+	key = fi_mr_key(mr);
+	EXPECT_EQ(0, peer_rma(self, 0, key, 0, out, 1));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(-ENOKEY, peer_rma(self, 0, key, 0, out, 1));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(0, st.cache_entries);
+	EXPECT_EQ(0, st.domain.mrs);
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, PAGE);
+}
+
+TEST(cache_eviction)
+{
+	struct fi_swnic_ops_domain *ops;
+	struct fi_swnic_stats st = { .size = sizeof(st) };
+	struct prov_ctx ctx;
+	struct fi_info *info;
+	struct fid_domain *d;
+	struct fid_mr *mr;
+	char *buf[4];
+	int i;
+
+	PROV_REQUIRE_DEVICE();
+	setenv("FI_SWNIC_MR_CACHE_MAX", "2", 1);
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	if (!need_mr(&ctx))
+		SKIP(return, "the kernel has no memory registration");
+	info = fi_dupinfo(ctx.info);
+	info->domain_attr->mr_mode = FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	ASSERT_EQ(0, fi_domain(ctx.fabric, info, &d, NULL));
+	ops = prov_ext(d);
+	for (i = 0; i < 4; i++) {
+		buf[i] = map(PAGE);
+		ASSERT_EQ(0, fi_mr_reg(d, buf[i], PAGE, FI_SEND, 0, 0, 0, &mr,
+				       NULL));
+		ASSERT_EQ(0, fi_close(&mr->fid));
+	}
+	ASSERT_EQ(0, ops->query_stats(d, &st));
+	EXPECT_EQ(2, st.cache_evictions);
+	EXPECT_EQ(2, st.cache_unused);
+	EXPECT_EQ(2, st.domain.mrs);
+	/* The domain's close releases the rest. */
+	EXPECT_EQ(0, fi_close(&d->fid));
+	for (i = 0; i < 4; i++)
+		munmap(buf[i], PAGE);
+	fi_freeinfo(info);
+	prov_close(&ctx);
+}
+
+TEST_F(mr, stats_follow_registrations)
+{
+	struct fi_swnic_stats st;
+	char *buf = map(4 * PAGE);
+	struct fid_mr *mr[3];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf + i * PAGE, PAGE,
+				       FI_REMOTE_READ, 0, 90 + i, 0, &mr[i],
+				       NULL));
+	stats(_metadata, self, self->ctx.domain, &st);
+	EXPECT_EQ(3, st.domain.mrs);
+	EXPECT_EQ(3 * PAGE, st.domain.pinned_bytes);
+	EXPECT_LE(3, st.device.mrs);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, fi_close(&mr[i]->fid));
+	stats(_metadata, self, self->ctx.domain, &st);
+	EXPECT_EQ(0, st.domain.mrs);
+	EXPECT_EQ(0, st.domain.pinned_bytes);
+	/* A short stats struct is refused. */
+	st.size = 4;
+	EXPECT_EQ(-FI_EINVAL, self->ops->query_stats(self->ctx.domain, &st));
+	munmap(buf, 4 * PAGE);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's fi_pingpong over swnic: RDM and DGRAM endpoints, msg and tagged
+# transfers, several sizes, data integrity checked (-c), both doorbell
+# modes (FI_SWNIC_DOORBELL_ENGINE=0/1). Server and client run as two
+# processes on this host, exchanging addresses over fi_pingpong's own
+# out-of-band TCP socket, as they would between two hosts.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd fi_pingpong
+port=47700
+
+# pingpong DESC CLIENT-AND-SERVER-OPTIONS...
+pingpong()
+{
+	desc=$1
+	shift
+	port=$((port + 1))
+	timeout 120 fi_pingpong -p swnic "$@" -B "$port" >/tmp/pp.srv 2>&1 &
+	srv=$!
+	sleep 0.3
+	if timeout 120 fi_pingpong -p swnic "$@" -P "$port" 127.0.0.1 \
+		>/tmp/pp.cli 2>&1 && wait "$srv"; then
+		# Every requested size must appear in the client's report.
+		ok "$desc"
+	else
+		wait "$srv" 2>/dev/null
+		not_ok "$desc" "$(tail -3 /tmp/pp.cli) / $(tail -3 /tmp/pp.srv)"
+	fi
+}
+
+for engine in 0 1; do
+	export FI_SWNIC_DOORBELL_ENGINE=$engine
+	mode=$([ "$engine" = 1 ] && echo engine || echo syscall)
+	pingpong "rdm msg 8 B..1 MiB, data checked ($mode doorbell)" \
+		-e rdm -c -I 20 -S all
+	pingpong "rdm tagged 64 KiB, data checked ($mode doorbell)" \
+		-e rdm -m tagged -c -I 50 -S 65536
+	pingpong "dgram msg 4 KiB, data checked ($mode doorbell)" \
+		-e dgram -c -I 50 -S 4096
+done
+unset FI_SWNIC_DOORBELL_ENGINE
+
+# The sizes fi_pingpong reported are the sizes it was asked for.
+pingpong "rdm 1 MiB x 100" -e rdm -c -I 100 -S 1048576
+if grep -q '^1m ' /tmp/pp.cli || grep -q '^1048576 ' /tmp/pp.cli; then
+	ok "client reported the 1 MiB run"
+else
+	not_ok "client reported the 1 MiB run" "$(cat /tmp/pp.cli)"
+fi
+
+tap_done
