@@ -46,6 +46,10 @@ TEST_SRCS := $(wildcard selftests/*.c)
 TEST_HDRS := $(wildcard selftests/*.h include/uapi/linux/*.h include/rdma/*.h)
 TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 
+# Open MPI's real-client test program (test_mpi.sh), if mpicc is there.
+MPICC     := $(shell command -v mpicc 2>/dev/null)
+MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
+
 .PHONY: all module modules lib tool selftests setup check demo bench style \
 	install install-module install-user uninstall clean
 
@@ -79,7 +83,11 @@ $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 	$(CC) $(USER_CFLAGS) $(shell pkg-config --cflags json-c) -o $@ \
 		$(TOOL_SRCS) -lmnl $(shell pkg-config --libs json-c)
 
-selftests: $(TESTS)
+selftests: $(TESTS) $(MPI_TESTS)
+
+selftests/mpi/out/%: selftests/mpi/%.c
+	@mkdir -p selftests/mpi/out
+	$(MPICC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
 
 selftests/out/%: selftests/%.c $(TEST_HDRS)
 	@mkdir -p selftests/out
@@ -143,4 +151,4 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/swnic
 
 clean:
-	rm -rf build selftests/out $(LIB) $(TOOL) tools/testing/memcpy_bw
+	rm -rf build selftests/out selftests/mpi/out $(LIB) $(TOOL) tools/testing/memcpy_bw

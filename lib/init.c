@@ -14,6 +14,7 @@ struct swnic_params swnic_params = {
 	.mr_cache = 1,
 	.mr_cache_max = 1024,
 	.doorbell_engine = 0,
+	.remote_comm = 0,
 };
 
 static void swnic_cleanup(void)
@@ -58,6 +59,14 @@ static void swnic_params_init(void)
 			"that moves the data in the caller's context on every "
 			"post (default: %d)", swnic_params.doorbell_engine);
 
+	fi_param_define(&swnic_prov, "remote_comm", FI_PARAM_BOOL,
+			"Report FI_REMOTE_COMM, for applications that ask for it "
+			"but run on one host (Open MPI's OFI MTL). swnic does "
+			"not reach other hosts yet: sends to them complete with "
+			"FI_EHOSTUNREACH (default: %d)", swnic_params.remote_comm);
+
+	if (!fi_param_get_bool(&swnic_prov, "remote_comm", &val))
+		swnic_params.remote_comm = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "doorbell_engine", &val))
 		swnic_params.doorbell_engine = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "layering", &val))

@@ -78,6 +78,7 @@ struct swnic_params {
 	int mr_cache;		/* enable the registration cache */
 	size_t mr_cache_max;	/* cached, unused registrations kept */
 	int doorbell_engine;	/* endpoints use the kernel's engine thread */
+	int remote_comm;	/* claim FI_REMOTE_COMM (one-host jobs) */
 };
 
 extern struct swnic_params swnic_params;

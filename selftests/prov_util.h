@@ -23,6 +23,16 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_swnic.h>
 
+/*
+ * Load only swnic and the utility providers that could layer over it
+ * (unless the caller chose): initialising every other provider costs ~1 s
+ * per test process in the VM and tests nothing here.
+ */
+__attribute__((constructor)) static void prov_limit_providers(void)
+{
+	setenv("FI_PROVIDER", "swnic,ofi_rxm,ofi_rxd", 0);
+}
+
 #define PROV_API	FI_VERSION(1, 17)
 #define PROV_DEV	"/dev/swnic0"
 

@@ -9,7 +9,18 @@
 . "$(dirname "$0")/lib.sh"
 
 require_cmd fi_pingpong
+require_cmd ss
 port=47700
+
+# Wait (up to 30 s) until the server listens on its control port.
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # pingpong DESC CLIENT-AND-SERVER-OPTIONS...
 pingpong()
@@ -19,7 +30,7 @@ pingpong()
 	port=$((port + 1))
 	timeout 120 fi_pingpong -p swnic "$@" -B "$port" >/tmp/pp.srv 2>&1 &
 	srv=$!
-	sleep 0.3
+	wait_listen "$port"
 	if timeout 120 fi_pingpong -p swnic "$@" -P "$port" 127.0.0.1 \
 		>/tmp/pp.cli 2>&1 && wait "$srv"; then
 		# Every requested size must appear in the client's report.

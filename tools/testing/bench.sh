@@ -35,7 +35,10 @@ run_one()
 	timeout 120 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" \
 		-B "$port" >/dev/null 2>&1 &
 	local srv=$!
-	sleep 0.5
+	for _ in $(seq 300); do
+		[ -n "$(ss -Hltn "sport = :$port")" ] && break
+		sleep 0.1
+	done
 	out=$(timeout 120 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" \
 		-P "$port" 127.0.0.1 2>/dev/null)
 	wait "$srv" 2>/dev/null

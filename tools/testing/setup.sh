@@ -35,6 +35,7 @@ KERNEL_TAGS="6.1:linux-headers-amd64 6.12:linux-headers-6.12-amd64"
 
 PACKAGES="build-essential gcc-12 pkg-config perl pahole libelf1 libssl3 zlib1g
 	  libfabric-dev libfabric-bin libmnl-dev libjson-c-dev openmpi-bin
+	  libopenmpi-dev
 	  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 jq
 	  procps util-linux coreutils"
 
