@@ -59,7 +59,8 @@ all: module lib tool selftests
 
 module: $(MODOUT)/swnic.ko
 
-$(MODOUT)/swnic.ko: $(MOD_SRCS)
+# The tree's release file too: a new kernel ABI rebuilds the module.
+$(MODOUT)/swnic.ko: $(MOD_SRCS) $(wildcard $(KDIR)/include/generated/utsrelease.h)
 	@test -d "$(KDIR)" || { echo "no kernel tree at $(KDIR): run tools/testing/setup.sh or set KDIR=" >&2; exit 1; }
 	@mkdir -p $(MODOUT)
 	@find $(MODOUT) -type l -delete

@@ -80,8 +80,9 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
  * slot is reserved first, so a full CQ fails the write with -EAGAIN before
  * any byte moves.
  *
- * Return: 0 or the initiator's error (-ENOENT/-EACCES/-ERANGE from the MR
- * checks, -EFAULT, -EAGAIN).
+ * Return: 0 or the initiator's error: from the MR checks -ENOKEY (no such
+ * key), -EKEYREVOKED, -EKEYREJECTED (another auth key), -EACCES (right
+ * missing), -ERANGE (out of bounds); -EFAULT; -EAGAIN.
  */
 int swnic_rma_write(struct swnic_ep *dst, struct swnic_ep *src,
 		    const struct swnic_sqe *sqe, const void *kbuf)

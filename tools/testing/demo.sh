@@ -28,9 +28,20 @@ step 'ls -l /dev/swnic*'
 step 'swnic dev show'
 step 'fi_info -p swnic'
 
-# Data path, once it exists: a ping-pong between two processes over the
-# provider (server in the background, client to it), e.g.
-#   step 'fi_pingpong -p swnic -e rdm -I 100 & sleep 1; fi_pingpong -p swnic -e rdm -I 100 localhost; wait'
+# The data path: Debian's fi_pingpong, server in the background and client
+# to it, two processes exchanging over the kernel's rings (data checked).
+pingpong='fi_pingpong -p swnic -e rdm -c -I 1000 -S 4096'
+step "$pingpong -B 47600 >/tmp/srv.log 2>&1 &
+for i in \$(seq 300); do ss -Hltn 'sport = :47600' | grep -q . && break; sleep 0.1; done
+$pingpong -P 47600 127.0.0.1 && wait"
+
+# What the kernel saw: the domains and their counters, then the MRs.
+step 'swnic stat show dev swnic0'
+
+# Open MPI over swnic: 2 ranks, send/recv and allreduce checked.
+step 'FI_SWNIC_REMOTE_COMM=1 OMPI_MCA_btl=self mpirun --allow-run-as-root \
+	--oversubscribe -np 2 -x FI_SWNIC_REMOTE_COMM --mca pml cm --mca mtl ofi \
+	--mca mtl_ofi_provider_include swnic selftests/mpi/out/mpi_basic'
 
 echo
 if [ "$failed" = 0 ]; then
