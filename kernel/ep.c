@@ -415,36 +415,95 @@ int swnic_ep_process_rq(struct swnic_ep *ep)
 	return done;
 }
 
-/* ---- the endpoint file -------------------------------------------------- */
+/* Unpost the receive posted with @context and complete it as cancelled. */
+static int swnic_ep_cancel(struct swnic_ep *ep, u64 context)
+{
+	struct list_head *lists[] = { &ep->recvs, &ep->trecvs };
+	struct swnic_recv *recv = NULL, *r;
+	struct swnic_cqe cqe = {};
+	int i, ret;
+
+	/* Receives still in the ring are posted first, so they are found. */
+	ret = swnic_ep_process_rq(ep);
+	if (ret < 0)
+		return ret;
+
+	mutex_lock(&ep->rx_lock);
+	for (i = 0; i < ARRAY_SIZE(lists) && !recv; i++)
+		list_for_each_entry(r, lists[i], node)
+			if (r->rqe.context == context) {
+				recv = r;
+				break;
+			}
+	if (!recv) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	cqe.context = context;
+	cqe.buf = recv->rqe.addr + recv->used;
+	cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR;
+	if (recv->rqe.flags & SWNIC_RQE_TAGGED)
+		cqe.flags |= SWNIC_CQE_TAGGED;
+	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
+		cqe.flags |= SWNIC_CQE_MULTI_RECV;
+	cqe.err = ECANCELED;
+	ret = swnic_cq_post(ep->rx_cq, &cqe, false);
+	if (!ret) {
+		list_del(&recv->node);
+		kfree(recv);
+	}
+out_unlock:
+	mutex_unlock(&ep->rx_lock);
+	return ret;
+}
+
+/* The extensible-struct contract of swnic.h for the endpoint's ioctls. */
+static int swnic_ep_copy_in(void *karg, size_t ksize, void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < ksize)
+		return -EINVAL;
+	return copy_struct_from_user(karg, ksize, uarg, usize);
+}
 
 static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
-	struct swnic_ep_doorbell __user *udb = (void __user *)arg;
 	struct swnic_ep *ep = file->private_data;
+	void __user *uarg = (void __user *)arg;
 	struct swnic_ep_doorbell db;
-	u32 usize;
+	struct swnic_ep_cancel cancel;
 	int ret;
 
-	if (cmd != SWNIC_IOCTL_EP_DOORBELL)
+	switch (cmd) {
+	case SWNIC_IOCTL_EP_DOORBELL:
+		ret = swnic_ep_copy_in(&db, sizeof(db), uarg);
+		if (!ret && db.flags)
+			ret = -EOPNOTSUPP;
+		break;
+	case SWNIC_IOCTL_EP_CANCEL:
+		ret = swnic_ep_copy_in(&cancel, sizeof(cancel), uarg);
+		if (!ret && cancel.flags)
+			ret = -EOPNOTSUPP;
+		break;
+	default:
 		return -ENOTTY;
-	if (get_user(usize, &udb->size))
-		return -EFAULT;
-	if (usize < sizeof(db))
-		return -EINVAL;
-	ret = copy_struct_from_user(&db, sizeof(db), udb, usize);
+	}
 	if (ret)
 		return ret;
-	if (db.flags)
-		return -EOPNOTSUPP;
 	/* Only the process that owns the rings' buffers may drive them. */
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
 
+	if (cmd == SWNIC_IOCTL_EP_CANCEL)
+		return swnic_ep_cancel(ep, cancel.context);
 	ret = swnic_engine_doorbell(ep, &db);
 	if (ret)
 		return ret;
-	return copy_to_user(udb, &db, sizeof(db)) ? -EFAULT : 0;
+	return copy_to_user(uarg, &db, sizeof(db)) ? -EFAULT : 0;
 }
 
 static int swnic_ep_mmap(struct file *file, struct vm_area_struct *vma)

@@ -400,10 +400,38 @@ static struct fi_ops swnic_ep_fi_ops = {
 
 /* ---- fi_ops_ep -------------------------------------------------------------- */
 
+/*
+ * Cancel a posted receive: the kernel unposts it and completes it with
+ * FI_ECANCELED on the receive CQ. Sends are not recalled: a send is done,
+ * or queued behind others, by the time the SQ is rung.
+ */
 static ssize_t swnic_ep_cancel(fid_t fid, void *context)
 {
-	/* Work handed to the kernel is not recalled: nothing is queued here. */
-	return -FI_ENOENT;
+	struct swnic_ep *ep = swnic_ep_of(fid);
+	struct swnic_ep_cancel c = { .size = sizeof(c) };
+	ssize_t ret = -FI_ENOENT;
+
+	if (!ep->enabled)
+		return -FI_ENOENT;
+	/* The lock keeps the op from completing and being reused meanwhile. */
+	swnic_lock_acquire(&ep->lock);
+	for (size_t i = 0; i < ep->rx_pool.size; i++) {
+		struct swnic_op *op = &ep->rx_pool.ops[i];
+
+		if (op->free || op->context != context)
+			continue;
+		c.context = (uintptr_t)op;
+		if (!ioctl(ep->fd, SWNIC_IOCTL_EP_CANCEL, &c)) {
+			ret = 0;
+			break;
+		}
+		if (errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+	}
+	swnic_lock_release(&ep->lock);
+	return ret;
 }
 
 static int swnic_ep_getopt(fid_t fid, int level, int optname, void *optval,

@@ -473,6 +473,43 @@ TEST_F(dp, poll_wakes_on_completion)
 	EXPECT_EQ(0, poll(&p, 1, 0));
 }
 
+TEST_F(dp, cancel_receive)
+{
+	char dst[8];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 0x77);
+	struct swnic_ep_cancel c = { .size = sizeof(c), .context = 0x77 };
+	struct {
+		struct swnic_ep_cancel c;
+		uint64_t tail;
+	} l = { .c = c, .tail = 1 };
+	struct swnic_cqe cqe;
+
+	/* Still in the ring: cancel posts it first, then unposts it. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &cqe));
+	EXPECT_EQ(0x77, cqe.context);
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_ERROR, cqe.flags);
+	EXPECT_EQ(ECANCELED, cqe.err);
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOENT, errno);
+
+	/* The contract: flags, size, trailing bytes, the domain fd. */
+	c.flags = 1;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	c.flags = 0;
+	c.size = 8;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(EINVAL, errno);
+	l.c.size = sizeof(l);
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &l));
+	EXPECT_EQ(E2BIG, errno);
+	c.size = sizeof(c);
+	ASSERT_EQ(-1, ioctl(self->db, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
 /* Datagram and reliable endpoints do not talk to each other. */
 TEST_F(dp, endpoint_types_must_match)
 {

@@ -368,6 +368,35 @@ TEST_F(ep, poll_on_cq_fd)
 	EXPECT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
 }
 
+TEST_F(ep, cancel_posted_receive)
+{
+	char buf[16], out[16] = "after";
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {};
+	int ctx;
+
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, &ctx));
+	ASSERT_EQ(0, fi_cancel(&self->b.ep->fid, &ctx));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	EXPECT_EQ(&ctx, err.op_context);
+	EXPECT_TRUE(err.flags & FI_RECV);
+	/* Gone: a second cancel finds nothing, and a send is unexpected. */
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->b.ep->fid, &ctx));
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->b.ep->fid, &err));
+	ASSERT_EQ(0, fi_send(self->a.ep, out, sizeof(out), NULL, self->a.peer,
+			     NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	/* The next receive takes the message waiting in the kernel. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, &ctx));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_STREQ("after", buf);
+}
+
 TEST_F(ep, enable_needs_cq_and_av)
 {
 	struct fid_ep *ep;

@@ -208,8 +208,24 @@ struct swnic_ep_doorbell {
 	__u32 rq_done;			/* out: RQ entries consumed */
 };
 
+/**
+ * struct swnic_ep_cancel - SWNIC_IOCTL_EP_CANCEL on an endpoint fd
+ *
+ * Unposts the receive whose RQE carried @context (receives still in the
+ * RQ are posted first) and completes it on the receive CQ with
+ * SWNIC_CQE_ERROR, err ECANCELED (and SWNIC_CQE_MULTI_RECV for a
+ * multi-receive buffer, which is released). ENOENT: no such receive is
+ * posted (it completed, or never was); EAGAIN: the CQ has no free slot.
+ */
+struct swnic_ep_cancel {
+	__u32 size;			/* in: sizeof(struct swnic_ep_cancel) */
+	__u32 flags;			/* in: must be 0 */
+	__aligned_u64 context;		/* in: the receive's RQE context */
+};
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
+#define SWNIC_IOCTL_EP_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CANCEL)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
