@@ -159,7 +159,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
 
-	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
 		return -ENOMEM;
 	kref_init(&cq->ref);

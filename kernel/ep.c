@@ -259,7 +259,8 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		ret = -EAGAIN;
 		goto out_unlock;
 	}
-	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL);
+	/* Charged to the sender's memory cgroup: it made the copy happen. */
+	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL_ACCOUNT);
 	if (!u) {
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -341,7 +342,7 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 	struct swnic_unexp *u;
 	struct swnic_cqe cqe;
 
-	recv = kzalloc(sizeof(*recv), GFP_KERNEL);
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
 	if (!recv)
 		return -ENOMEM;
 	recv->rqe = *rqe;
@@ -606,7 +607,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
 
-	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 	if (!ep)
 		return -ENOMEM;
 	kref_init(&ep->ref);

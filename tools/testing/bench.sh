@@ -26,6 +26,15 @@ iters()
 	fi
 }
 
+# A size as fi_pingpong names it.
+human()
+{
+	if [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576))m"
+	elif [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024))k"
+	else echo "$1"
+	fi
+}
+
 # One run: prints "usec MBps" or "- -" if the run failed.
 run_one()
 {
@@ -42,8 +51,10 @@ run_one()
 	out=$(timeout 120 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" \
 		-P "$port" 127.0.0.1 2>/dev/null)
 	wait "$srv" 2>/dev/null
-	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-	echo "$out" | awk -v s="$size" '$1 == s && NF >= 8 { print $7, $6; f = 1 }
+	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec, with the
+	# size as fi_pingpong prints it: 8, 4k, 64k, 1m.
+	echo "$out" | awk -v s="$(human "$size")" \
+		'$1 == s && NF >= 8 { print $7, $6; f = 1 }
 		END { if (!f) print "- -" }'
 }
 
@@ -64,8 +75,8 @@ for prov in $PROVIDERS; do
 	for size in $SIZES; do
 		ls="" bs=""
 		for _ in $(seq "$RUNS"); do
-			read -r l b < <(run_one "$prov" "$size")
-			ls="$ls $l" bs="$bs $b"
+			r=$(run_one "$prov" "$size")
+			ls="$ls ${r% *}" bs="$bs ${r#* }"
 		done
 		lat[$prov,$size]=$(echo "$ls" | median)
 		bw[$prov,$size]=$(echo "$bs" | median)
