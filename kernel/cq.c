@@ -18,6 +18,7 @@
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
+#include "netlink.h"
 
 static void swnic_cq_release(struct kref *ref)
 {
@@ -176,6 +177,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	mutex_lock(&dom->lock);
 	if (dom->ncq >= dom->sdev->limits.max_cq) {
 		mutex_unlock(&dom->lock);
+		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_CQ);
 		ret = -ENOSPC;
 		goto err_put;
 	}

@@ -23,6 +23,7 @@
 #include "domain.h"
 #include "engine.h"
 #include "ep.h"
+#include "netlink.h"
 
 #define SWNIC_PORT_EPHEMERAL_MIN	32768
 #define SWNIC_PORT_EPHEMERAL_MAX	60999
@@ -641,6 +642,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	mutex_lock(&dom->lock);
 	if (dom->nep >= dom->sdev->limits.max_ep) {
 		mutex_unlock(&dom->lock);
+		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
 		ret = -ENOSPC;
 		goto err_rq;
 	}

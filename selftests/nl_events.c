@@ -12,6 +12,8 @@
 #include "mr_util.h"
 #include "nl_util.h"
 
+#include <linux/swnic_queue.h>
+
 #define DEV	"swnicev1"
 
 FIXTURE(ev)
@@ -232,6 +234,46 @@ TEST_F(ev, limits_hit)
 	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
 	close(a);
 	munmap(buf, 2 * PAGE);
+}
+
+/* The data path's limits: CQs and endpoints per domain. */
+TEST_F(ev, queue_limits_hit)
+{
+	char path[32] = "/dev/" DEV;
+	struct swnic_cq_create cq = { .size = sizeof(cq) };
+	struct swnic_ep_create ep = {
+		.size = sizeof(ep), .type = SWNIC_EP_RDM,
+	};
+	struct nlc_attrs t;
+	uint32_t id;
+	int a, first;
+
+	ASSERT_EQ(0, dev_new(self->c, DEV));
+	ASSERT_EQ(0, dev_set_u32(self->c, DEV, SWNIC_A_DEV_MAX_CQ, 1));
+	ASSERT_EQ(0, dev_set_u32(self->c, DEV, SWNIC_A_DEV_MAX_EP, 1));
+	a = open(path, O_RDWR);
+	ASSERT_LE(0, a);
+	id = domain_id(a);
+
+	ASSERT_EQ(0, ioctl(a, SWNIC_IOCTL_CQ_CREATE, &cq));
+	ASSERT_EQ(-1, ioctl(a, SWNIC_IOCTL_CQ_CREATE, &cq));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_LIMIT_HIT, &t));
+	EXPECT_EQ(SWNIC_LIMIT_DEV_CQ, nlc_u32(&t, SWNIC_A_LIMIT));
+	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
+
+	ep.tx_cq = ep.rx_cq = cq.cq_id;
+	ASSERT_EQ(0, ioctl(a, SWNIC_IOCTL_EP_CREATE, &ep));
+	first = ep.fd;
+	ep.port = 0;
+	ASSERT_EQ(-1, ioctl(a, SWNIC_IOCTL_EP_CREATE, &ep));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_LIMIT_HIT, &t));
+	EXPECT_EQ(SWNIC_LIMIT_DEV_EP, nlc_u32(&t, SWNIC_A_LIMIT));
+	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
+	close(first);
+	close(cq.fd);
+	close(a);
 }
 
 TEST_F(ev, service_limit_hit)
