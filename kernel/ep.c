@@ -44,6 +44,8 @@ struct swnic_unexp {
 	struct list_head node;
 	bool tagged;
 	bool has_data;
+	bool claimed;			/* reserved by a peek: @claim names it */
+	u64 claim;
 	u64 tag;
 	u64 data;
 	__be32 src_addr;
@@ -135,14 +137,22 @@ static struct swnic_unexp *swnic_ep_match_unexp(struct swnic_ep *ep,
 						const struct swnic_rqe *rqe)
 {
 	bool tagged = rqe->flags & SWNIC_RQE_TAGGED;
+	bool claim = rqe->flags & SWNIC_RQE_CLAIM;
 	struct swnic_unexp *u;
 
 	lockdep_assert_held(&ep->rx_lock);
-	list_for_each_entry(u, &ep->unexp, node)
+	list_for_each_entry(u, &ep->unexp, node) {
+		/* A claimed message goes only to the receive naming it. */
+		if (u->claimed || claim) {
+			if (u->claimed && claim && u->claim == rqe->tag)
+				return u;
+			continue;
+		}
 		if (u->tagged == tagged &&
 		    swnic_recv_matches(rqe, tagged, u->tag, u->src_addr,
 				       u->src_port))
 			return u;
+	}
 	return NULL;
 }
 
@@ -274,6 +284,7 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		goto out_unlock;
 	}
 	u->tagged = tagged;
+	u->claimed = false;
 	u->tag = sqe->tag;
 	u->has_data = has_data;
 	u->data = sqe->data;
@@ -291,7 +302,7 @@ out_unlock:
 /* ---- the receive queue -------------------------------------------------- */
 
 #define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
-			 SWNIC_RQE_DIRECTED)
+			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM)
 
 static int swnic_rqe_check(const struct swnic_rqe *rqe)
 {
@@ -301,6 +312,10 @@ static int swnic_rqe_check(const struct swnic_rqe *rqe)
 		return -EINVAL;
 	if ((rqe->flags & SWNIC_RQE_MULTI_RECV) &&
 	    (rqe->flags & SWNIC_RQE_TAGGED))
+		return -EINVAL;
+	if ((rqe->flags & SWNIC_RQE_CLAIM) &&
+	    (rqe->flags & (SWNIC_RQE_MULTI_RECV | SWNIC_RQE_DIRECTED) ||
+	     !(rqe->flags & SWNIC_RQE_TAGGED)))
 		return -EINVAL;
 	if (rqe->len > SWNIC_MAX_MSG_SIZE ||
 	    !access_ok(u64_to_user_ptr(rqe->addr), rqe->len))
@@ -370,6 +385,15 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 			return 0;
 		}
 		swnic_cq_post(ep->rx_cq, &cqe, true);
+	}
+	/* A claimed message that is not there: the receive fails. */
+	if (rqe->flags & SWNIC_RQE_CLAIM) {
+		kfree(recv);
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.context = rqe->context;
+		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
+		cqe.err = ENOMSG;
+		return swnic_cq_post(ep->rx_cq, &cqe, false);
 	}
 	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
 		      &ep->trecvs : &ep->recvs);
@@ -459,6 +483,61 @@ out_unlock:
 	return ret;
 }
 
+#define SWNIC_PEEK_FLAGS (SWNIC_PEEK_CLAIM | SWNIC_PEEK_DISCARD | \
+			  SWNIC_PEEK_DIRECTED)
+
+/* FI_PEEK on the unexpected tagged messages, claiming or discarding one. */
+static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
+{
+	struct swnic_rqe rqe = {
+		.flags = SWNIC_RQE_TAGGED,
+		.tag = p->tag,
+		.ignore = p->ignore,
+	};
+	struct swnic_unexp *u;
+	int ret = 0;
+
+	if (p->flags & ~SWNIC_PEEK_FLAGS)
+		return -EOPNOTSUPP;
+	if (p->__reserved)
+		return -EINVAL;
+	if (p->flags & SWNIC_PEEK_DIRECTED) {
+		rqe.flags |= SWNIC_RQE_DIRECTED;
+		rqe.src_addr = p->src_addr;
+		rqe.src_port = p->src_port;
+	}
+	/* CLAIM | DISCARD names an already claimed message by its claim. */
+	if ((p->flags & SWNIC_PEEK_CLAIM) && (p->flags & SWNIC_PEEK_DISCARD)) {
+		rqe.flags = SWNIC_RQE_TAGGED | SWNIC_RQE_CLAIM;
+		rqe.tag = p->claim;
+	}
+
+	mutex_lock(&ep->rx_lock);
+	u = swnic_ep_match_unexp(ep, &rqe);
+	if (!u) {
+		ret = -ENOMSG;
+		goto out_unlock;
+	}
+	p->tag = u->tag;
+	p->len = u->len;
+	p->data = u->data;
+	p->has_data = u->has_data;
+	p->src_addr = (__force u32)u->src_addr;
+	p->src_port = u->src_port;
+	if (p->flags & SWNIC_PEEK_DISCARD) {
+		list_del(&u->node);
+		ep->unexp_msgs--;
+		ep->unexp_bytes -= u->len;
+		kvfree(u);
+	} else if (p->flags & SWNIC_PEEK_CLAIM) {
+		u->claimed = true;
+		u->claim = p->claim;
+	}
+out_unlock:
+	mutex_unlock(&ep->rx_lock);
+	return ret;
+}
+
 /* The extensible-struct contract of swnic.h for the endpoint's ioctls. */
 static int swnic_ep_copy_in(void *karg, size_t ksize, void __user *uarg)
 {
@@ -478,6 +557,7 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 	void __user *uarg = (void __user *)arg;
 	struct swnic_ep_doorbell db;
 	struct swnic_ep_cancel cancel;
+	struct swnic_ep_peek peek;
 	int ret;
 
 	switch (cmd) {
@@ -491,6 +571,9 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 		if (!ret && cancel.flags)
 			ret = -EOPNOTSUPP;
 		break;
+	case SWNIC_IOCTL_EP_PEEK:
+		ret = swnic_ep_copy_in(&peek, sizeof(peek), uarg);
+		break;
 	default:
 		return -ENOTTY;
 	}
@@ -502,6 +585,12 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 
 	if (cmd == SWNIC_IOCTL_EP_CANCEL)
 		return swnic_ep_cancel(ep, cancel.context);
+	if (cmd == SWNIC_IOCTL_EP_PEEK) {
+		ret = swnic_ep_peek(ep, &peek);
+		if (ret)
+			return ret;
+		return copy_to_user(uarg, &peek, sizeof(peek)) ? -EFAULT : 0;
+	}
 	ret = swnic_engine_doorbell(ep, &db);
 	if (ret)
 		return ret;

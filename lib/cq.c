@@ -513,6 +513,23 @@ void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep)
 	atomic_fetch_sub(&cq->binds, 1);
 }
 
+/* From a posting path (lock not held): a completion, or an error one. */
+int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
+		   size_t len, uint64_t data, uint64_t tag, int err)
+{
+	int ret;
+
+	swnic_lock_acquire(&cq->lock);
+	if (err)
+		ret = swnic_cq_report_err(cq, context, flags, len, NULL, data,
+					  tag, 0, err, err);
+	else
+		ret = swnic_cq_report(cq, context, flags, len, NULL, data, tag,
+				      FI_ADDR_NOTAVAIL);
+	swnic_lock_release(&cq->lock);
+	return ret;
+}
+
 /* From progress (lock held): a successful completion. */
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,

@@ -174,6 +174,8 @@ void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
 		    fi_addr_t src);
+int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
+		   size_t len, uint64_t data, uint64_t tag, int err);
 int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			size_t olen, int err, int prov_errno);

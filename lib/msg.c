@@ -7,8 +7,10 @@
  * scattered from one at completion (receives). Payloads up to the inject
  * size travel inside the SQE.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "ep.h"
 
@@ -143,6 +145,51 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	return ret;
 }
 
+/*
+ * fi_tagged(3) FI_PEEK (with FI_CLAIM or FI_DISCARD) and FI_CLAIM |
+ * FI_DISCARD: asked of the kernel's unexpected messages at once; the answer
+ * is a completion (or an FI_ENOMSG error) on the receive CQ. A claim is
+ * named by the operation's context, which FI_CLAIM receives pass again.
+ */
+static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
+			     uint64_t ignore, void *context, uint64_t flags)
+{
+	struct swnic_ep_peek p = {
+		.size = sizeof(p),
+		.tag = tag,
+		.ignore = ignore,
+		.claim = (uintptr_t)context,
+	};
+	uint64_t cflags = FI_RECV | FI_TAGGED;
+	struct sockaddr_in sin;
+	ssize_t ret;
+
+	if (!ep->rx_cq)
+		return -FI_ENOCQ;
+	if (flags & FI_CLAIM)
+		p.flags |= SWNIC_PEEK_CLAIM;
+	if (flags & FI_DISCARD)
+		p.flags |= SWNIC_PEEK_DISCARD;
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		ret = swnic_ep_dest(ep, src, &sin);
+		if (ret)
+			return ret;
+		p.flags |= SWNIC_PEEK_DIRECTED;
+		p.src_addr = sin.sin_addr.s_addr;
+		p.src_port = ntohs(sin.sin_port);
+	}
+	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEEK, &p)) {
+		if (errno != ENOMSG)
+			return -errno;
+		return swnic_cq_write(ep->rx_cq, context, cflags, 0, 0, tag,
+				      FI_ENOMSG);
+	}
+	if (p.has_data)
+		cflags |= FI_REMOTE_CQ_DATA;
+	return swnic_cq_write(ep->rx_cq, context, cflags, p.len, p.data, p.tag,
+			      0);
+}
+
 static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 				  size_t count, fi_addr_t src, uint64_t tag,
 				  uint64_t ignore, void *context,
@@ -159,8 +206,19 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		return -FI_EOPBADSTATE;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
 		return -FI_EINVAL;
-	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
-		return -FI_EOPNOTSUPP;
+	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+		if (!tagged)
+			return -FI_EOPNOTSUPP;
+		if ((flags & FI_PEEK) || (flags & FI_DISCARD))
+			return swnic_ep_peek(ep, src, tag, ignore, context,
+					     flags);
+		/* FI_CLAIM: receive the message claimed under @context. */
+		if (flags & FI_MULTI_RECV)
+			return -FI_EINVAL;
+		rqe.flags |= SWNIC_RQE_CLAIM;
+		rqe.tag = (uintptr_t)context;
+		src = FI_ADDR_UNSPEC;
+	}
 	if (tagged)
 		rqe.flags |= SWNIC_RQE_TAGGED;
 	if (flags & FI_MULTI_RECV) {

@@ -510,6 +510,42 @@ TEST_F(dp, cancel_receive)
 	EXPECT_EQ(ENOTTY, errno);
 }
 
+TEST_F(dp, peek_abi)
+{
+	struct swnic_ep_peek p = { .size = sizeof(p), .tag = 5 };
+	char buf[4] = "pk";
+	struct swnic_sqe s = t_send(buf, sizeof(buf), &self->b, 1);
+	struct swnic_rqe r = t_recv(buf, sizeof(buf), 2);
+	struct swnic_cqe c;
+
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_PEEK, &p));
+	EXPECT_EQ(ENOMSG, errno);
+	s.opcode = SWNIC_OP_TSEND;
+	s.tag = 5;
+	s.flags = SWNIC_SQE_REMOTE_DATA;
+	s.data = 9;
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_PEEK, &p));
+	EXPECT_EQ(sizeof(buf), p.len);
+	EXPECT_EQ(1, p.has_data);
+	EXPECT_EQ(9, p.data);
+	EXPECT_EQ(self->a.port, p.src_port);
+	p.flags = 1U << 7;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_PEEK, &p));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	p.flags = 0;
+	p.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_PEEK, &p));
+	EXPECT_EQ(EINVAL, errno);
+	/* A claim receive must be tagged, and not directed or multi. */
+	r.flags = SWNIC_RQE_CLAIM;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(EINVAL, c.err);
+}
+
 /* Datagram and reliable endpoints do not talk to each other. */
 TEST_F(dp, endpoint_types_must_match)
 {

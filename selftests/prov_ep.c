@@ -397,6 +397,94 @@ TEST_F(ep, cancel_posted_receive)
 	EXPECT_STREQ("after", buf);
 }
 
+static void tsend(struct __test_metadata *_metadata, FIXTURE_DATA(ep) *self,
+		  uint64_t v, uint64_t tag)
+{
+	struct fi_cq_tagged_entry e;
+
+	ASSERT_EQ(0, fi_tsenddata(self->a.ep, &v, sizeof(v), NULL, v,
+				  self->a.peer, tag, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+}
+
+static ssize_t trecvmsg(FIXTURE_DATA(ep) *self, uint64_t *buf, uint64_t tag,
+			void *ctx, uint64_t flags)
+{
+	struct iovec iov = { buf, sizeof(*buf) };
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.tag = tag, .context = ctx,
+	};
+
+	return fi_trecvmsg(self->b.ep, &m, flags);
+}
+
+TEST_F(ep, peek_claim_discard)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {};
+	struct fi_context c1, c2, c3;
+	uint64_t got = 0;
+
+	/* Peek: the message is described and stays. */
+	tsend(_metadata, self, 11, 0x55);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x55, &c1, FI_PEEK));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&c1, e.op_context);
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, e.flags);
+	EXPECT_EQ(sizeof(got), e.len);
+	EXPECT_EQ(0x55, e.tag);
+	EXPECT_EQ(11, e.data);
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &got, sizeof(got), NULL,
+			      FI_ADDR_UNSPEC, 0x55, 0, &c2));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(11, got);
+
+	/* Nothing to peek at: FI_ENOMSG. */
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x66, &c1, FI_PEEK));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	EXPECT_EQ(&c1, err.op_context);
+
+	/* Claim: no other receive takes it, the claiming one does. */
+	tsend(_metadata, self, 22, 0x77);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x77, &c1, FI_PEEK | FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &got, sizeof(got), NULL,
+			      FI_ADDR_UNSPEC, 0x77, 0, &c3));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	got = 0;
+	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c1, FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&c1, e.op_context);
+	EXPECT_EQ(22, got);
+	ASSERT_EQ(0, fi_cancel(&self->b.ep->fid, &c3));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+
+	/* Discard: peeked and dropped; a claimed one dropped by its claim. */
+	tsend(_metadata, self, 33, 0x88);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x88, &c1, FI_PEEK | FI_DISCARD));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(33, e.data);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x88, &c1, FI_PEEK));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	tsend(_metadata, self, 44, 0x99);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0x99, &c2, FI_PEEK | FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c2, FI_CLAIM | FI_DISCARD));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(44, e.data);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c2, FI_CLAIM));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+}
+
 TEST_F(ep, enable_needs_cq_and_av)
 {
 	struct fid_ep *ep;

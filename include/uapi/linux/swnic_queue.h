@@ -153,6 +153,8 @@ struct swnic_sqe {
 #define SWNIC_RQE_TAGGED	(1U << 0)	/* match tagged sends */
 #define SWNIC_RQE_MULTI_RECV	(1U << 1)	/* buffer takes many messages */
 #define SWNIC_RQE_DIRECTED	(1U << 2)	/* only from @src_addr/@src_port */
+/* Take the message SWNIC_IOCTL_EP_PEEK claimed with claim == @tag. */
+#define SWNIC_RQE_CLAIM		(1U << 3)
 
 /**
  * struct swnic_rqe - one posted receive (64 bytes)
@@ -223,9 +225,40 @@ struct swnic_ep_cancel {
 	__aligned_u64 context;		/* in: the receive's RQE context */
 };
 
+/* struct swnic_ep_peek.flags */
+#define SWNIC_PEEK_CLAIM	(1U << 0)	/* keep it for SWNIC_RQE_CLAIM */
+#define SWNIC_PEEK_DISCARD	(1U << 1)	/* drop the match */
+#define SWNIC_PEEK_DIRECTED	(1U << 2)	/* only from @src_addr/@src_port */
+
+/**
+ * struct swnic_ep_peek - SWNIC_IOCTL_EP_PEEK on an endpoint fd
+ *
+ * Looks for the oldest unexpected tagged message matching @tag/@ignore
+ * (and the source, with DIRECTED), as fi_tagged(3) FI_PEEK. Found: the
+ * message's length, tag, data and source are returned; with CLAIM it is
+ * kept for the receive whose RQE has SWNIC_RQE_CLAIM and tag == @claim
+ * (no other receive matches it); with DISCARD it is dropped. ENOMSG: no
+ * such message. With CLAIM | DISCARD, the message claimed with @claim is
+ * dropped (ENOMSG if there is none).
+ */
+struct swnic_ep_peek {
+	__u32 size;			/* in: sizeof(struct swnic_ep_peek) */
+	__u32 flags;			/* in: SWNIC_PEEK_* */
+	__aligned_u64 tag;		/* in: tag; out: the message's tag */
+	__aligned_u64 ignore;		/* in: tag bits to ignore */
+	__aligned_u64 claim;		/* in: CLAIM: the claim's name */
+	__aligned_u64 len;		/* out: bytes of the message */
+	__aligned_u64 data;		/* out: remote CQ data, if @has_data */
+	__u32 src_addr;			/* in (DIRECTED)/out: sender IPv4 */
+	__u16 src_port;			/* in (DIRECTED)/out: sender port */
+	__u8 has_data;			/* out: the message carries CQ data */
+	__u8 __reserved;		/* must be 0 */
+};
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
 #define SWNIC_IOCTL_EP_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CANCEL)
+#define SWNIC_IOCTL_EP_PEEK		_IO(SWNIC_TYPE, SWNIC_CMD_EP_PEEK)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
