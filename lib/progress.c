@@ -65,6 +65,7 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 	bool error = kc->flags & SWNIC_CQE_ERROR;
 	bool rx = kc->flags & SWNIC_CQE_RECV;
 	struct swnic_op_pool *pool;
+	bool report;
 	struct swnic_op *op;
 	struct swnic_ep *ep;
 	uint64_t flags;
@@ -88,11 +89,16 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 		swnic_op_scatter(op, kc->len);
 		buf = op->buf;
 	}
-	if (error) {
+	/*
+	 * An endpoint without a CQ for this direction has its completions
+	 * on its other CQ (the kernel needs both): count them, report none.
+	 */
+	report = (rx ? ep->rx_cq : ep->tx_cq) == cq;
+	if (report && error) {
 		swnic_cq_report_err(cq, op->context, flags, kc->len, buf,
 				    kc->data, kc->tag, kc->olen,
 				    swnic_errno_to_fi(kc->err), kc->err);
-	} else if (op->flags & FI_COMPLETION) {
+	} else if (report && (op->flags & FI_COMPLETION)) {
 		swnic_cq_report(cq, op->context, flags, kc->len,
 				(flags & FI_MULTI_RECV) || op->multi_recv ?
 				buf : NULL, kc->data, kc->tag,

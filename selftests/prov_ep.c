@@ -351,6 +351,43 @@ TEST_F(ep, counters_count_completions)
 	fi_close(&rx->fid);
 }
 
+/* No transmit CQ: sends are counted, and reported nowhere. */
+TEST_F(ep, sends_without_tx_cq_only_count)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *tx;
+	struct fid_ep *ep;
+	struct fid_av *av;
+	char name[64], buf[8] = "rxonly";
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &tx, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->a.cq->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &tx->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(ep, buf, sizeof(buf), NULL, peer, NULL));
+	ASSERT_EQ(0, fi_cntr_wait(tx, 1, 5000));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&tx->fid);
+}
+
 TEST_F(ep, poll_on_cq_fd)
 {
 	struct fi_cq_tagged_entry e;
