@@ -23,7 +23,6 @@
 #include "swnic.h"
 
 /* "fi_swnic://255.255.255.255:65535" and its NUL */
-#define SWNIC_ADDR_STRLEN	48
 
 static const char *const swnic_addr_prefixes[] = {
 	SWNIC_ADDR_STR_PREFIX,

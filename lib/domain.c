@@ -48,7 +48,7 @@ struct fid_domain *swnic_domain_first(const char *name)
 	pthread_mutex_lock(&swnic_registry_lock);
 	swnic_list_for_each(pos, &swnic_domains) {
 		dom = swnic_list_entry(pos, struct swnic_domain, node);
-		if (name && !strcmp(dom->dev.name, name)) {
+		if (name && !dom->internal && !strcmp(dom->dev.name, name)) {
 			fid = &dom->domain_fid;
 			break;
 		}
@@ -483,15 +483,21 @@ int swnic_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_domain **domain, uint64_t flags,
 		       void *context)
 {
+	int ret;
+
 	if (flags & FI_PEER) {
 		SWNIC_WARN(FI_LOG_DOMAIN,
 			   "fi_domain2(FI_PEER): swnic does not open peer domains\n");
 		return -FI_ENOSYS;
 	}
-	if (flags) {
+	if (flags & ~SWNIC_DOMAIN_INTERNAL) {
 		SWNIC_WARN(FI_LOG_DOMAIN, "fi_domain2 flags %#llx unknown\n",
 			   (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
-	return swnic_domain_create(fabric, info, domain, context);
+	ret = swnic_domain_create(fabric, info, domain, context);
+	if (!ret && (flags & SWNIC_DOMAIN_INTERNAL))
+		swnic_container_of(*domain, struct swnic_domain,
+				   domain_fid)->internal = true;
+	return ret;
 }

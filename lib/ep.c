@@ -2,9 +2,10 @@
 /*
  * Endpoints (fi_endpoint(3)): binding to CQs, counters and an AV, enabling
  * (the kernel endpoint and its rings), names, options, and the posting
- * primitives msg.c and rma.c build on. RDM and DGRAM endpoints are served
- * by the kernel; MSG endpoints and the passive and shared objects are not
- * (yet), and say so.
+ * primitives msg.c and rma.c build on. Every kind is a kernel endpoint;
+ * an FI_EP_MSG endpoint also has a connection, which cm.c manages and
+ * which gives its sends their destination. Shared contexts and scalable
+ * endpoints are not offered, and say so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -151,10 +152,23 @@ int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e)
 	return 0;
 }
 
-/* The sockaddr of @fi_addr, through the bound AV. */
+/*
+ * The sockaddr of @fi_addr, through the bound AV; a MSG endpoint's is its
+ * peer's (fi_msg(3): the address is ignored), once connected.
+ */
 int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin)
 {
+	int state;
+
+	if (ep->type == FI_EP_MSG) {
+		state = atomic_load_explicit(&ep->cm_state,
+					     memory_order_acquire);
+		if (state != SWNIC_CM_ACCEPTING && state != SWNIC_CM_CONNECTED)
+			return -FI_ENOTCONN;
+		*sin = ep->peer;
+		return 0;
+	}
 	if (!ep->av)
 		return -FI_ENOAV;
 	return swnic_av_addr(ep->av, fi_addr, sin);
@@ -180,6 +194,10 @@ static int swnic_ep_close(struct fid *fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 
+	if (ep->type == FI_EP_MSG)
+		swnic_cm_ep_close(ep);
+	if (ep->eq)
+		swnic_eq_bind_put(ep->eq);
 	if (ep->tx_cq)
 		swnic_cq_del_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
@@ -263,6 +281,7 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct swnic_cntr *cntr;
 	struct swnic_cq *cq;
 	struct swnic_av *av;
+	struct swnic_eq *eq;
 
 	if (!bfid)
 		return -FI_EINVAL;
@@ -286,6 +305,14 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ep->av = av;
 		swnic_av_bind_ep(av, 1);
 		return 0;
+	case FI_CLASS_EQ:
+		/* Connection events (MSG); other kinds never report any. */
+		eq = swnic_eq_from_fid(bfid);
+		if (!eq || flags || ep->eq)
+			return -FI_EINVAL;
+		ep->eq = eq;
+		swnic_eq_bind_get(eq);
+		return 0;
 	default:
 		return -FI_ENOSYS;
 	}
@@ -296,7 +323,7 @@ static uint32_t swnic_ep_kernel_type(enum fi_ep_type type)
 	return type == FI_EP_DGRAM ? SWNIC_EP_DGRAM : SWNIC_EP_RDM;
 }
 
-static int swnic_ep_enable(struct swnic_ep *ep)
+int swnic_ep_enable(struct swnic_ep *ep)
 {
 	struct swnic_domain *dom = ep->domain;
 	struct swnic_ep_create c = {
@@ -317,7 +344,8 @@ static int swnic_ep_enable(struct swnic_ep *ep)
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ bound\n");
 		return -FI_ENOCQ;
 	}
-	if (!ep->av) {
+	/* A connected endpoint sends to its peer: it needs no AV. */
+	if (!ep->av && ep->type != FI_EP_MSG) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no AV bound\n");
 		return -FI_ENOAV;
 	}
@@ -451,7 +479,7 @@ static int swnic_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	case FI_OPT_CM_DATA_SIZE:
 		if (!optval || !optlen || *optlen < sizeof(size_t))
 			return -FI_EINVAL;
-		*(size_t *)optval = 0;
+		*(size_t *)optval = ep->type == FI_EP_MSG ? SWNIC_CM_DATA_MAX : 0;
 		*optlen = sizeof(size_t);
 		return 0;
 	default:
@@ -519,7 +547,7 @@ static struct fi_ops_ep swnic_ep_ops = {
 
 /* ---- fi_ops_cm --------------------------------------------------------------- */
 
-static int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen)
+int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 	struct sockaddr_in sin;
@@ -534,7 +562,7 @@ static int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen)
 	return 0;
 }
 
-static int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 	void *buf;
@@ -559,59 +587,6 @@ static int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
-/* Connection management belongs to MSG endpoints, which are not served. */
-static int swnic_ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_connect(struct fid_ep *ep, const void *addr,
-			    const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_accept(struct fid_ep *ep, const void *param,
-			   size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_reject(struct fid_pep *pep, fid_t handle,
-			   const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-			 struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_cm swnic_ep_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = swnic_ep_setname,
-	.getname = swnic_ep_getname,
-	.getpeer = swnic_ep_getpeer,
-	.connect = swnic_ep_connect,
-	.listen = swnic_ep_listen,
-	.accept = swnic_ep_accept,
-	.reject = swnic_ep_reject,
-	.shutdown = swnic_ep_shutdown,
-	.join = swnic_ep_join,
-};
-
 /* ---- construction ------------------------------------------------------------ */
 
 static bool swnic_doorbell_engine(void)
@@ -630,9 +605,10 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (!dom || !info || !info->ep_attr || !ep_out)
 		return -FI_EINVAL;
 	if (info->ep_attr->type != FI_EP_RDM &&
-	    info->ep_attr->type != FI_EP_DGRAM) {
+	    info->ep_attr->type != FI_EP_DGRAM &&
+	    info->ep_attr->type != FI_EP_MSG) {
 		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "endpoint type %s is not available yet\n",
+			   "endpoint type %s is not supported\n",
 			   fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_ENOSYS;
 	}
@@ -695,6 +671,8 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ret = swnic_op_pool_init(ep, &ep->tx_pool, tx_size * 2);
 	if (!ret)
 		ret = swnic_op_pool_init(ep, &ep->rx_pool, rx_size * 2);
+	if (!ret && ep->type == FI_EP_MSG)
+		ret = swnic_cm_ep_init(ep, info);
 	if (ret)
 		goto err_pools;
 
@@ -730,14 +708,6 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		  struct fid_ep **rx_ep, void *context)
 {
 	SWNIC_WARN(FI_LOG_EP_CTRL, "shared receive contexts: max_ep_srx_ctx is 0\n");
-	return -FI_ENOSYS;
-}
-
-int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		     struct fid_pep **pep, void *context)
-{
-	SWNIC_WARN(FI_LOG_EP_CTRL,
-		   "passive endpoints (FI_EP_MSG) are not available yet\n");
 	return -FI_ENOSYS;
 }
 

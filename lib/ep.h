@@ -26,6 +26,8 @@
 
 struct swnic_cq;
 struct swnic_cntr;
+struct swnic_cm_conn;
+struct swnic_cm_req;
 struct swnic_av;
 struct fi_ops_atomic;
 
@@ -111,6 +113,17 @@ struct swnic_ep {
 	struct swnic_uring sq;
 	struct swnic_uring rq;
 
+	/*
+	 * FI_EP_MSG (cm.c). The connection state and the peer's address are
+	 * written by the CM under swnic_cm_lock; the data path reads
+	 * cm_state (acquire), then peer.
+	 */
+	struct swnic_eq *eq;		/* bound EQ: CM events */
+	struct swnic_cm_conn *conn;	/* NULL until connect/accept */
+	struct swnic_cm_req *connreq;	/* from info->handle, until accept */
+	_Atomic int cm_state;		/* enum swnic_cm_state */
+	struct sockaddr_in peer;	/* the connected peer's endpoint */
+
 	struct swnic_lock lock;		/* data lock: rings and op pools */
 	struct swnic_op_pool tx_pool;
 	struct swnic_op_pool rx_pool;
@@ -150,6 +163,25 @@ int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin);
 bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
 			       uint64_t flags);
+
+/* cm.c: connection management of FI_EP_MSG endpoints */
+enum swnic_cm_state {
+	SWNIC_CM_IDLE,
+	SWNIC_CM_CONNECTING,	/* fi_connect sent, no answer yet */
+	SWNIC_CM_ACCEPTING,	/* fi_accept sent; the peer is known */
+	SWNIC_CM_CONNECTED,
+	SWNIC_CM_SHUTDOWN,	/* either side shut it down */
+};
+
+/* Bytes of connection data fi_connect/accept/reject carry. */
+#define SWNIC_CM_DATA_MAX	256
+
+extern struct fi_ops_cm swnic_ep_cm_ops;
+int swnic_cm_ep_init(struct swnic_ep *ep, const struct fi_info *info);
+void swnic_cm_ep_close(struct swnic_ep *ep);
+int swnic_ep_enable(struct swnic_ep *ep);
+int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen);
+int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 
 /* msg.c, rma.c, atomic.c: the data-path ops tables */
 extern struct fi_ops_msg swnic_msg_ops;

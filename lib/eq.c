@@ -4,6 +4,11 @@
  * for asynchronous registration) and AVs (FI_AV_COMPLETE), plus the
  * application's own (fi_eq_write with FI_WRITE).
  *
+ * Connection events of passive and MSG endpoints (FI_CONNREQ,
+ * FI_CONNECTED, FI_SHUTDOWN, and rejections as FI_ECONNREFUSED errors with
+ * the peer's data in err_data) are queued by the provider's connection
+ * manager thread (cm.c), so they arrive without the application reading.
+ *
  * Events and error events sit on two lists: while an error is queued, reads
  * fail with -FI_EAVAIL and fi_eq_readerr returns it. An event the provider
  * cannot queue because the EQ is full puts the EQ in the overrun state: the
@@ -120,20 +125,63 @@ int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
 	return swnic_eq_push_prov(eq, ev, false);
 }
 
-int swnic_eq_report_err(struct swnic_eq *eq, fid_t fid, void *context,
-			uint64_t data, int err, int prov_errno)
+/**
+ * swnic_eq_report_cm() - queue a connection event
+ * @eq: the EQ
+ * @event: FI_CONNREQ, FI_CONNECTED or FI_SHUTDOWN
+ * @fid: the passive or active endpoint
+ * @info: FI_CONNREQ's fi_info (the application frees it), else NULL
+ * @data: the peer's connection data (@len bytes, may be 0)
+ */
+int swnic_eq_report_cm(struct swnic_eq *eq, uint32_t event, fid_t fid,
+		       struct fi_info *info, const void *data, size_t len)
+{
+	struct fi_eq_cm_entry entry = { .fid = fid, .info = info };
+	struct swnic_eq_event *ev;
+
+	ev = calloc(1, sizeof(*ev) + sizeof(entry) + len);
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->event = event;
+	ev->len = sizeof(entry) + len;
+	memcpy(ev->data, &entry, sizeof(entry));
+	if (len)
+		memcpy(ev->data + sizeof(entry), data, len);
+	return swnic_eq_push_prov(eq, ev, false);
+}
+
+/* An error event; @err_data (@err_len bytes) is copied for readerr. */
+int swnic_eq_report_err_data(struct swnic_eq *eq, fid_t fid, void *context,
+			     uint64_t data, int err, int prov_errno,
+			     const void *err_data, size_t err_len)
 {
 	struct swnic_eq_event *ev;
 
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -FI_ENOMEM;
+	if (err_len) {
+		ev->err_data = malloc(err_len);
+		if (!ev->err_data) {
+			free(ev);
+			return -FI_ENOMEM;
+		}
+		memcpy(ev->err_data, err_data, err_len);
+		ev->err.err_data_size = err_len;
+	}
 	ev->err.fid = fid;
 	ev->err.context = context;
 	ev->err.data = data;
 	ev->err.err = err;
 	ev->err.prov_errno = prov_errno;
 	return swnic_eq_push_prov(eq, ev, true);
+}
+
+int swnic_eq_report_err(struct swnic_eq *eq, fid_t fid, void *context,
+			uint64_t data, int err, int prov_errno)
+{
+	return swnic_eq_report_err_data(eq, fid, context, data, err,
+					prov_errno, NULL, 0);
 }
 
 /* Nothing left to read: the wait object stops saying "readable". */
@@ -362,9 +410,19 @@ static int swnic_eq_close(struct fid *fid)
 			   (void *)fid, binds);
 		return -FI_EBUSY;
 	}
-	swnic_list_for_each_safe(pos, tmp, &eq->events)
-		swnic_eq_event_free(swnic_list_entry(pos, struct swnic_eq_event,
-						     node));
+	swnic_list_for_each_safe(pos, tmp, &eq->events) {
+		struct swnic_eq_event *ev =
+			swnic_list_entry(pos, struct swnic_eq_event, node);
+
+		/* An unread request: nobody else will free its fi_info. */
+		if (ev->event == FI_CONNREQ) {
+			struct fi_eq_cm_entry entry;
+
+			memcpy(&entry, ev->data, sizeof(entry));
+			swnic_cm_info_free(entry.info);
+		}
+		swnic_eq_event_free(ev);
+	}
 	swnic_list_for_each_safe(pos, tmp, &eq->errors)
 		swnic_eq_event_free(swnic_list_entry(pos, struct swnic_eq_event,
 						     node));

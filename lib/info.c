@@ -28,13 +28,9 @@
 		-FI_ENODATA;						\
 	})
 
-/*
- * Endpoint types in the order they are offered: best first. FI_EP_MSG
- * needs connection management (passive endpoints, connect/accept on the
- * EQ), which is not implemented: it is not offered until it is.
- */
+/* Endpoint types in the order they are offered: best first. */
 static const enum fi_ep_type swnic_ep_types[] = {
-	FI_EP_RDM, FI_EP_DGRAM,
+	FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM,
 };
 
 /* What a getinfo call asks of the addresses, resolved once per call. */

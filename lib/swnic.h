@@ -61,6 +61,13 @@
  */
 #define SWNIC_CORE_PROV_ONLY	(1ULL << 59)
 
+/*
+ * fi_domain2 flag of the provider's own: a domain the provider opens for
+ * itself (connection management, cm.c). It serves objects like any other
+ * but is never offered as fi_info's domain_attr->domain.
+ */
+#define SWNIC_DOMAIN_INTERNAL	(1ULL << 58)
+
 extern struct fi_provider swnic_prov;
 
 #define SWNIC_WARN(sub, ...)	FI_WARN(&swnic_prov, sub, __VA_ARGS__)
@@ -215,6 +222,9 @@ int swnic_dev_auth_key_ok(const char *name, uint32_t key);
 
 /* ---- addresses (addr.c) ---------------------------------------------------- */
 
+/* Room for "fi_swnic://A.B.C.D:PORT" and its NUL. */
+#define SWNIC_ADDR_STRLEN	48
+
 bool swnic_addr_format_ok(uint32_t fmt);
 int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin);
 int swnic_addr_to_str(const struct sockaddr_in *sin, char *buf, size_t len);
@@ -280,6 +290,13 @@ int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
 		    void *context, uint64_t data);
 int swnic_eq_report_err(struct swnic_eq *eq, fid_t fid, void *context,
 			uint64_t data, int err, int prov_errno);
+int swnic_eq_report_err_data(struct swnic_eq *eq, fid_t fid, void *context,
+			     uint64_t data, int err, int prov_errno,
+			     const void *err_data, size_t err_len);
+int swnic_eq_report_cm(struct swnic_eq *eq, uint32_t event, fid_t fid,
+		       struct fi_info *info, const void *data, size_t len);
+/* Free an FI_CONNREQ event's fi_info and its request (cm.c). */
+void swnic_cm_info_free(struct fi_info *info);
 void swnic_eq_bind_get(struct swnic_eq *eq);
 void swnic_eq_bind_put(struct swnic_eq *eq);
 
@@ -316,6 +333,7 @@ struct swnic_domain {
 	bool has_auth_key;
 	uint32_t auth_key;
 	bool data_locks;		/* threading needs data-path locks */
+	bool internal;			/* the provider's own (cm.c) */
 
 	pthread_mutex_t ctl_lock;	/* control paths: EQ binding, children */
 	atomic_uint children[SWNIC_CHILD_MAX];

@@ -369,7 +369,7 @@ TEST_F(dom, getinfo_reports_open_instances)
 	fi_freeinfo(hints);
 }
 
-/* RDM endpoints open; the objects swnic does not offer say so. */
+/* RDM and MSG endpoints open; the objects swnic does not offer say so. */
 TEST_F(dom, endpoint_kinds)
 {
 	enum fi_ep_type type = self->ctx.info->ep_attr->type;
@@ -382,10 +382,14 @@ TEST_F(dom, endpoint_kinds)
 	EXPECT_EQ(0, fi_close(&ep->fid));
 
 	self->ctx.info->ep_attr->type = FI_EP_MSG;
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &ep, NULL));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	ASSERT_EQ(0, fi_passive_ep(self->ctx.fabric, self->ctx.info, &pep,
+				   NULL));
+	EXPECT_EQ(0, fi_close(&pep->fid));
+	self->ctx.info->ep_attr->type = FI_EP_SOCK_DGRAM;
 	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(self->ctx.domain, self->ctx.info,
 					  &ep, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_passive_ep(self->ctx.fabric, self->ctx.info,
-					    &pep, NULL));
 	self->ctx.info->ep_attr->type = type;
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(self->ctx.domain, self->ctx.info,
 					     &ep, NULL));

@@ -104,8 +104,10 @@ if [ "$(grep -m1 '^provider:' "$OUT")" = "provider: swnic" ] &&
 else
 	not_ok "-t FI_EP_RDM: swnic's own RDM only" "$(head -n 8 "$OUT")"
 fi
-fi_none "-t FI_EP_MSG: not offered (no connection management yet)" \
-	-p swnic -t FI_EP_MSG
+fi_ok 'type: FI_EP_MSG' "-t FI_EP_MSG: connected endpoints" \
+	-p swnic -t FI_EP_MSG -v
+fi_lacks 'FI_EP_RDM|FI_EP_DGRAM|ofi_rxm' \
+	"-t FI_EP_MSG: swnic's own MSG only, nothing layered" -p swnic -t FI_EP_MSG
 fi_lacks 'FI_EP_RDM|FI_EP_MSG' "-t FI_EP_DGRAM: DGRAM only" \
 	-p swnic -t FI_EP_DGRAM
 fi_none "-t FI_EP_SOCK_STREAM: none" -p swnic -t FI_EP_SOCK_STREAM

@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Debian's fi_pingpong over swnic: RDM and DGRAM endpoints, msg and tagged
+# Debian's fi_pingpong over swnic: RDM, MSG (connected: passive endpoint,
+# fi_connect/fi_accept, FI_CONNREQ/FI_CONNECTED on the EQ, fi_shutdown)
+# and DGRAM endpoints, msg and tagged
 # transfers, several sizes, data integrity checked (-c), both doorbell
 # modes (FI_SWNIC_DOORBELL_ENGINE=0/1). Server and client run as two
 # processes on this host, exchanging addresses over fi_pingpong's own
@@ -48,6 +50,8 @@ for engine in 0 1; do
 		-e rdm -c -I 20 -S all
 	pingpong "rdm tagged 64 KiB, data checked ($mode doorbell)" \
 		-e rdm -m tagged -c -I 50 -S 65536
+	pingpong "msg (connected) 8 B..1 MiB, data checked ($mode doorbell)" \
+		-e msg -c -I 20 -S all
 	pingpong "dgram msg 4 KiB, data checked ($mode doorbell)" \
 		-e dgram -c -I 50 -S 4096
 done

@@ -1,0 +1,1262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connection management of FI_EP_MSG endpoints (fi_cm(3)): passive
+ * endpoints, fi_connect, fi_accept, fi_reject, fi_shutdown and their EQ
+ * events (FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN, FI_ECONNREFUSED errors).
+ *
+ * A MSG endpoint's data path is a kernel endpoint like any other whose
+ * sends all go to one peer. Connections are negotiated by the provider
+ * over CM ports: kernel RDM endpoints of an internal domain, one per
+ * listening passive endpoint (at its address) and one per fabric and
+ * device that the process's connections share. Each port has a thread
+ * that reads the port's CQ and queues events on the EQs, so connection
+ * events arrive while the application does not read anything (control
+ * progress is FI_PROGRESS_AUTO) and the EQ's fd works.
+ *
+ * The protocol (struct swnic_cm_msg), one message each way per step:
+ *
+ *   REQ       connecting port -> passive endpoint's port: the active
+ *             endpoint's data address, its connection id, the user's data
+ *   ACCEPT    accepting endpoint's port -> connecting port: its data
+ *             address and connection id. The acceptor reports
+ *             FI_CONNECTED once the kernel delivered it, the connector on
+ *             receipt.
+ *   REJECT    -> connecting port: fi_reject, or no listener took it
+ *   SHUTDOWN  either way: fi_shutdown or fi_close of a connected endpoint
+ *
+ * A message names its receiver by connection id. Ids start at a random
+ * value and are never reused by a process, so a late message for a closed
+ * connection finds nothing and is dropped (a late ACCEPT is answered with
+ * SHUTDOWN, so the acceptor does not wait for a peer that is gone).
+ *
+ * Locking: swnic_cm_lock (a control-path mutex, never taken on the data
+ * path) protects the connection, request and port lists and every
+ * endpoint's cm_state, conn, connreq and peer. Ports are closed (their
+ * thread joined) without it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "ep.h"
+
+#define SWNIC_CM_MAGIC		0x53434d31	/* "SCM1" */
+#define SWNIC_CM_RX		16		/* receives a port keeps posted */
+#define SWNIC_CM_QUEUE		64		/* a port's SQ and RQ entries */
+
+enum swnic_cm_type {
+	SWNIC_CM_MSG_REQ = 1,
+	SWNIC_CM_MSG_ACCEPT,
+	SWNIC_CM_MSG_REJECT,
+	SWNIC_CM_MSG_SHUTDOWN,
+};
+
+/* What CM ports send each other (all of one host: native byte order). */
+struct swnic_cm_msg {
+	uint32_t magic;
+	uint8_t type;			/* enum swnic_cm_type */
+	uint8_t pad;
+	uint16_t paramlen;		/* bytes of param */
+	uint64_t src_id;		/* the sender's connection id */
+	uint64_t dst_id;		/* the receiver's (0 in a REQ) */
+	struct sockaddr_in cm;		/* the sender's CM port */
+	struct sockaddr_in data;	/* the sender's data endpoint */
+	uint8_t param[SWNIC_CM_DATA_MAX];
+};
+
+#define SWNIC_CM_HDR_LEN	offsetof(struct swnic_cm_msg, param)
+
+struct swnic_cm_port;
+
+/* A posted receive (in the port) or a send in flight (allocated). */
+struct swnic_cm_buf {
+	bool rx;
+	fi_addr_t dest;			/* send: its AV entry */
+	struct swnic_cm_msg msg;
+};
+
+struct swnic_pep;
+
+struct swnic_cm_port {
+	struct swnic_list node;		/* on swnic_cm_shared, if shared */
+	struct swnic_fabric *fabric;
+	char dev[SWNIC_NAME_MAX];
+	struct swnic_pep *pep;		/* the passive endpoint's, or NULL */
+	unsigned int refs;		/* shared: connections using it */
+	struct fid_domain *domain;	/* internal, FI_THREAD_SAFE */
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct sockaddr_in addr;
+	int cq_fd;			/* the CQ's wait fd */
+	int stop_fd;			/* eventfd: the thread must stop */
+	pthread_t thread;
+	bool thread_started;
+	struct swnic_cm_buf rx[SWNIC_CM_RX];
+};
+
+/* An endpoint's connection (fi_connect or fi_accept). */
+struct swnic_cm_conn {
+	struct swnic_list node;		/* on swnic_cm_conns */
+	uint64_t id;
+	struct swnic_ep *ep;
+	struct swnic_cm_port *port;	/* shared, referenced */
+	struct sockaddr_in peer_cm;	/* the peer's CM port */
+	uint64_t peer_id;
+};
+
+/* A connection request: the handle of FI_CONNREQ's fi_info. */
+struct swnic_cm_req {
+	struct fid fid;			/* FI_CLASS_CONNREQ */
+	struct swnic_list node;		/* on swnic_cm_reqs while unanswered */
+	struct sockaddr_in peer_cm;
+	uint64_t peer_id;
+	struct sockaddr_in peer;	/* the connecting endpoint */
+};
+
+struct swnic_pep {
+	struct fid_pep pep_fid;
+	struct swnic_fabric *fabric;
+	struct fi_info *info;
+	uint32_t addr_format;
+	struct sockaddr_in addr;	/* port 0 until listening, unless set */
+	struct swnic_eq *eq;
+	struct swnic_cm_port *port;	/* once listening */
+};
+
+static pthread_mutex_t swnic_cm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct swnic_list swnic_cm_conns = { &swnic_cm_conns, &swnic_cm_conns };
+static struct swnic_list swnic_cm_reqs = { &swnic_cm_reqs, &swnic_cm_reqs };
+static struct swnic_list swnic_cm_shared = { &swnic_cm_shared,
+					     &swnic_cm_shared };
+static uint64_t swnic_cm_next_id;
+
+/* A fresh connection id; caller holds swnic_cm_lock. */
+static uint64_t swnic_cm_new_id(void)
+{
+	while (!swnic_cm_next_id) {
+		if (getrandom(&swnic_cm_next_id, sizeof(swnic_cm_next_id),
+			      0) != sizeof(swnic_cm_next_id))
+			swnic_cm_next_id = (uint64_t)getpid() << 32 |
+					   swnic_now_ms();
+		swnic_cm_next_id &= ~(1ULL << 63);	/* room to grow */
+	}
+	return swnic_cm_next_id++;
+}
+
+static struct swnic_cm_conn *swnic_cm_conn_find(uint64_t id)
+{
+	struct swnic_list *pos;
+
+	swnic_list_for_each(pos, &swnic_cm_conns) {
+		struct swnic_cm_conn *conn =
+			swnic_list_entry(pos, struct swnic_cm_conn, node);
+
+		if (conn->id == id)
+			return conn;
+	}
+	return NULL;
+}
+
+/* @fid if it is an unanswered request of ours, else NULL. */
+static struct swnic_cm_req *swnic_cm_req_find(const struct fid *fid)
+{
+	struct swnic_list *pos;
+
+	if (!fid)
+		return NULL;
+	swnic_list_for_each(pos, &swnic_cm_reqs) {
+		struct swnic_cm_req *req =
+			swnic_list_entry(pos, struct swnic_cm_req, node);
+
+		if (&req->fid == fid)
+			return req;
+	}
+	return NULL;
+}
+
+static void swnic_cm_req_free(struct swnic_cm_req *req)
+{
+	swnic_list_del(&req->node);
+	free(req);
+}
+
+/* ---- messages ------------------------------------------------------------- */
+
+/* Send one message from @port to the port at @to. Holds swnic_cm_lock. */
+static int swnic_cm_send(struct swnic_cm_port *port,
+			 const struct sockaddr_in *to, uint8_t type,
+			 uint64_t src_id, uint64_t dst_id,
+			 const struct sockaddr_in *data, const void *param,
+			 size_t paramlen)
+{
+	struct swnic_cm_buf *tx;
+	ssize_t ret;
+
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		return -FI_ENOMEM;
+	tx->msg.magic = SWNIC_CM_MAGIC;
+	tx->msg.type = type;
+	tx->msg.paramlen = (uint16_t)paramlen;
+	tx->msg.src_id = src_id;
+	tx->msg.dst_id = dst_id;
+	tx->msg.cm = port->addr;
+	if (data)
+		tx->msg.data = *data;
+	if (paramlen)
+		memcpy(tx->msg.param, param, paramlen);
+	ret = fi_av_insert(port->av, to, 1, &tx->dest, 0, NULL);
+	if (ret != 1) {
+		free(tx);
+		return ret < 0 ? (int)ret : -FI_EINVAL;
+	}
+	ret = fi_send(port->ep, &tx->msg, SWNIC_CM_HDR_LEN + paramlen, NULL,
+		      tx->dest, tx);
+	if (ret) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM send: %s\n",
+			   fi_strerror((int)-ret));
+		fi_av_remove(port->av, &tx->dest, 1, 0);
+		free(tx);
+	}
+	return (int)ret;
+}
+
+static void swnic_cm_set_state(struct swnic_ep *ep, enum swnic_cm_state state)
+{
+	atomic_store_explicit(&ep->cm_state, state, memory_order_release);
+}
+
+static int swnic_cm_state(struct swnic_ep *ep)
+{
+	return atomic_load_explicit(&ep->cm_state, memory_order_acquire);
+}
+
+static bool swnic_cm_state_connected(int state)
+{
+	return state == SWNIC_CM_ACCEPTING || state == SWNIC_CM_CONNECTED;
+}
+
+/* A REQ at a passive endpoint's port: FI_CONNREQ, or a REJECT. */
+static void swnic_cm_got_req(struct swnic_cm_port *port,
+			     const struct swnic_cm_msg *msg)
+{
+	struct swnic_pep *pep = port->pep;
+	struct swnic_cm_req *req = NULL;
+	struct fi_info *info = NULL;
+	int ret = -FI_ECONNREFUSED;
+
+	if (!pep || !pep->eq)
+		goto reject;
+	req = calloc(1, sizeof(*req));
+	info = fi_dupinfo(pep->info);
+	if (!req || !info) {
+		ret = -FI_ENOMEM;
+		goto reject;
+	}
+	req->fid.fclass = FI_CLASS_CONNREQ;
+	req->peer_cm = msg->cm;
+	req->peer_id = msg->src_id;
+	req->peer = msg->data;
+	/* The accepting endpoint gets an address of its own. */
+	free(info->src_addr);
+	info->src_addr = NULL;
+	info->src_addrlen = 0;
+	free(info->dest_addr);
+	info->dest_addr = NULL;
+	ret = swnic_addr_dup(pep->addr_format, &req->peer, &info->dest_addr,
+			     &info->dest_addrlen);
+	if (ret)
+		goto reject;
+	info->handle = &req->fid;
+	swnic_list_add_tail(&swnic_cm_reqs, &req->node);
+	ret = swnic_eq_report_cm(pep->eq, FI_CONNREQ, &pep->pep_fid.fid, info,
+				 msg->param, msg->paramlen);
+	if (!ret)
+		return;
+	swnic_list_del(&req->node);
+reject:
+	SWNIC_WARN(FI_LOG_EP_CTRL, "connection request refused: %s\n",
+		   fi_strerror(-ret));
+	free(req);
+	fi_freeinfo(info);
+	swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_REJECT, 0, msg->src_id, NULL,
+		      NULL, 0);
+}
+
+static void swnic_cm_got_accept(struct swnic_cm_port *port,
+				const struct swnic_cm_msg *msg)
+{
+	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
+	struct swnic_ep *ep;
+
+	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING) {
+		/* Nobody waits for it (closed, or gave up): say so. */
+		swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_SHUTDOWN, 0,
+			      msg->src_id, NULL, NULL, 0);
+		return;
+	}
+	ep = conn->ep;
+	conn->peer_id = msg->src_id;
+	conn->peer_cm = msg->cm;
+	ep->peer = msg->data;
+	swnic_cm_set_state(ep, SWNIC_CM_CONNECTED);
+	swnic_eq_report_cm(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL,
+			   msg->param, msg->paramlen);
+}
+
+static void swnic_cm_got_reject(const struct swnic_cm_msg *msg)
+{
+	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
+	struct swnic_ep *ep;
+
+	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING)
+		return;
+	ep = conn->ep;
+	swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+	swnic_eq_report_err_data(ep->eq, &ep->ep_fid.fid, ep->ep_fid.fid.context,
+				 0, FI_ECONNREFUSED, ECONNREFUSED, msg->param,
+				 msg->paramlen);
+}
+
+static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg)
+{
+	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
+	struct swnic_ep *ep;
+
+	if (!conn || conn->peer_id != msg->src_id ||
+	    !swnic_cm_state_connected(swnic_cm_state(conn->ep)))
+		return;
+	ep = conn->ep;
+	swnic_cm_set_state(ep, SWNIC_CM_SHUTDOWN);
+	swnic_eq_report_cm(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid, NULL, NULL, 0);
+}
+
+static void swnic_cm_recv(struct swnic_cm_port *port,
+			  const struct swnic_cm_msg *msg, size_t len)
+{
+	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
+	    msg->paramlen > SWNIC_CM_DATA_MAX ||
+	    len < SWNIC_CM_HDR_LEN + msg->paramlen) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
+		return;
+	}
+	switch (msg->type) {
+	case SWNIC_CM_MSG_REQ:
+		swnic_cm_got_req(port, msg);
+		break;
+	case SWNIC_CM_MSG_ACCEPT:
+		swnic_cm_got_accept(port, msg);
+		break;
+	case SWNIC_CM_MSG_REJECT:
+		swnic_cm_got_reject(msg);
+		break;
+	case SWNIC_CM_MSG_SHUTDOWN:
+		swnic_cm_got_shutdown(msg);
+		break;
+	default:
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: unknown message %u\n",
+			   msg->type);
+	}
+}
+
+/* A send of ours completed (@err: 0 or its FI_ errno). */
+static void swnic_cm_sent(const struct swnic_cm_msg *msg, int err)
+{
+	struct swnic_cm_conn *conn;
+	struct swnic_ep *ep;
+
+	if (msg->type != SWNIC_CM_MSG_REQ && msg->type != SWNIC_CM_MSG_ACCEPT)
+		return;		/* REJECT, SHUTDOWN: nobody to tell */
+	conn = swnic_cm_conn_find(msg->src_id);
+	if (!conn)
+		return;
+	ep = conn->ep;
+	if (msg->type == SWNIC_CM_MSG_REQ) {
+		/* No one at that address: the connection is refused. */
+		if (err && swnic_cm_state(ep) == SWNIC_CM_CONNECTING) {
+			swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+			swnic_eq_report_err(ep->eq, &ep->ep_fid.fid,
+					    ep->ep_fid.fid.context, 0, err,
+					    err);
+		}
+		return;
+	}
+	if (swnic_cm_state(ep) != SWNIC_CM_ACCEPTING)
+		return;
+	if (err) {
+		swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+		swnic_eq_report_err(ep->eq, &ep->ep_fid.fid,
+				    ep->ep_fid.fid.context, 0, err, err);
+		return;
+	}
+	swnic_cm_set_state(ep, SWNIC_CM_CONNECTED);
+	swnic_eq_report_cm(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL, NULL, 0);
+}
+
+/*
+ * One completion of @port's CQ. @dispatch: act on it (the thread), or
+ * only release its buffer (closing). Holds swnic_cm_lock if dispatching.
+ */
+static void swnic_cm_complete(struct swnic_cm_port *port,
+			      struct swnic_cm_buf *buf, size_t len, int err,
+			      bool dispatch)
+{
+	if (!buf)
+		return;
+	if (!buf->rx) {
+		if (dispatch)
+			swnic_cm_sent(&buf->msg, err);
+		fi_av_remove(port->av, &buf->dest, 1, 0);
+		free(buf);
+		return;
+	}
+	if (!dispatch || err == FI_ECANCELED)
+		return;
+	if (!err)
+		swnic_cm_recv(port, &buf->msg, len);
+	if (fi_recv(port->ep, &buf->msg, sizeof(buf->msg), NULL,
+		    FI_ADDR_UNSPEC, buf))
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: could not repost a receive\n");
+}
+
+/* Read what @port's CQ holds. Return: entries handled, or 0. */
+static int swnic_cm_poll(struct swnic_cm_port *port, bool dispatch)
+{
+	struct fi_cq_msg_entry ent[8];
+	struct fi_cq_err_entry err;
+	ssize_t n;
+
+	n = fi_cq_read(port->cq, ent, SWNIC_ARRAY_SIZE(ent));
+	if (n > 0) {
+		if (dispatch)
+			pthread_mutex_lock(&swnic_cm_lock);
+		for (ssize_t i = 0; i < n; i++)
+			swnic_cm_complete(port, ent[i].op_context, ent[i].len,
+					  0, dispatch);
+		if (dispatch)
+			pthread_mutex_unlock(&swnic_cm_lock);
+		return (int)n;
+	}
+	if (n != -FI_EAVAIL)
+		return 0;
+	memset(&err, 0, sizeof(err));
+	if (fi_cq_readerr(port->cq, &err, 0) <= 0)
+		return 0;
+	if (dispatch)
+		pthread_mutex_lock(&swnic_cm_lock);
+	swnic_cm_complete(port, err.op_context, 0, err.err, dispatch);
+	if (dispatch)
+		pthread_mutex_unlock(&swnic_cm_lock);
+	return 1;
+}
+
+static void *swnic_cm_thread(void *arg)
+{
+	struct swnic_cm_port *port = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = port->cq_fd, .events = POLLIN },
+		{ .fd = port->stop_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (swnic_cm_poll(port, true))
+			continue;
+		/* Sleep only if the CQ is really empty (level-triggered fd). */
+		if (swnic_cq_trywait(&port->cq->fid) == -FI_EAGAIN)
+			continue;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- ports ----------------------------------------------------------------- */
+
+static void swnic_cm_port_close(struct swnic_cm_port *port)
+{
+	uint64_t one = 1;
+
+	if (port->thread_started) {
+		if (write(port->stop_fd, &one, sizeof(one)) != sizeof(one))
+			SWNIC_WARN(FI_LOG_EP_CTRL, "CM: cannot stop a thread\n");
+		pthread_join(port->thread, NULL);
+	}
+	/* Sends are done once posted (syscall doorbell): free their buffers. */
+	while (port->cq && swnic_cm_poll(port, false))
+		;
+	if (port->ep)
+		fi_close(&port->ep->fid);
+	if (port->av)
+		fi_close(&port->av->fid);
+	if (port->cq)
+		fi_close(&port->cq->fid);
+	if (port->domain)
+		fi_close(&port->domain->fid);
+	if (port->stop_fd >= 0)
+		close(port->stop_fd);
+	free(port);
+}
+
+/* The fi_info of a port's internal domain and endpoint on @dev. */
+static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
+			      const struct sockaddr_in *bind,
+			      struct fi_info **info)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->caps = FI_MSG;
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->tx_attr->size = SWNIC_CM_QUEUE;
+	hints->rx_attr->size = SWNIC_CM_QUEUE;
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	hints->domain_attr->name = strdup(dev);
+	if (!hints->domain_attr->name) {
+		fi_freeinfo(hints);
+		return -FI_ENOMEM;
+	}
+	ret = swnic_getinfo(fab->api_version, NULL, NULL, 0, hints, info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ret;
+	free((*info)->src_addr);
+	(*info)->src_addr = NULL;
+	(*info)->src_addrlen = 0;
+	if (bind)
+		ret = swnic_addr_dup(FI_SOCKADDR_IN, bind, &(*info)->src_addr,
+				     &(*info)->src_addrlen);
+	if (ret) {
+		fi_freeinfo(*info);
+		*info = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Open a CM port on device @dev of @fab, at @bind's port (or any), and
+ * start its thread. Return: 0 and *out, or a negative FI_ errno.
+ */
+static int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
+			      const struct sockaddr_in *bind,
+			      struct swnic_pep *pep,
+			      struct swnic_cm_port **out)
+{
+	struct fi_cq_attr cq_attr = {
+		.size = 2 * SWNIC_CM_QUEUE,
+		.format = FI_CQ_FORMAT_MSG,
+		.wait_obj = FI_WAIT_FD,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_MAP };
+	struct swnic_cm_port *port;
+	struct fi_info *info = NULL;
+	struct swnic_ep *ep;
+	int ret;
+
+	port = calloc(1, sizeof(*port));
+	if (!port)
+		return -FI_ENOMEM;
+	port->stop_fd = -1;
+	port->fabric = fab;
+	port->pep = pep;
+	snprintf(port->dev, sizeof(port->dev), "%s", dev);
+	swnic_list_init(&port->node);
+
+	ret = swnic_cm_port_info(fab, dev, bind, &info);
+	if (ret)
+		goto err;
+	ret = swnic_domain_open2(&fab->fabric_fid, info, &port->domain,
+				 SWNIC_DOMAIN_INTERNAL, NULL);
+	if (!ret)
+		ret = fi_cq_open(port->domain, &cq_attr, &port->cq, NULL);
+	if (!ret)
+		ret = fi_av_open(port->domain, &av_attr, &port->av, NULL);
+	if (!ret)
+		ret = fi_endpoint(port->domain, info, &port->ep, NULL);
+	if (ret)
+		goto err;
+	/* A send is delivered when fi_send returns: closing loses nothing. */
+	ep = swnic_container_of(port->ep, struct swnic_ep, ep_fid);
+	ep->engine = false;
+	ret = fi_ep_bind(port->ep, &port->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(port->ep, &port->av->fid, 0);
+	if (!ret)
+		ret = fi_enable(port->ep);
+	if (ret)
+		goto err;
+	port->addr = ep->addr;
+	for (int i = 0; i < SWNIC_CM_RX; i++) {
+		port->rx[i].rx = true;
+		ret = (int)fi_recv(port->ep, &port->rx[i].msg,
+				   sizeof(port->rx[i].msg), NULL,
+				   FI_ADDR_UNSPEC, &port->rx[i]);
+		if (ret)
+			goto err;
+	}
+	ret = fi_control(&port->cq->fid, FI_GETWAIT, &port->cq_fd);
+	if (ret)
+		goto err;
+	port->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (port->stop_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ret = -pthread_create(&port->thread, NULL, swnic_cm_thread, port);
+	if (ret)
+		goto err;
+	port->thread_started = true;
+	fi_freeinfo(info);
+	*out = port;
+	return 0;
+err:
+	SWNIC_WARN(FI_LOG_EP_CTRL, "CM port on %s: %s\n", dev,
+		   fi_strerror(-ret));
+	fi_freeinfo(info);
+	swnic_cm_port_close(port);
+	return ret;
+}
+
+/* The port @dom's connections share, referenced. Holds swnic_cm_lock. */
+static int swnic_cm_port_get(struct swnic_domain *dom,
+			     struct swnic_cm_port **out)
+{
+	struct swnic_cm_port *port;
+	struct swnic_list *pos;
+	int ret;
+
+	swnic_list_for_each(pos, &swnic_cm_shared) {
+		port = swnic_list_entry(pos, struct swnic_cm_port, node);
+		if (port->fabric == dom->fabric &&
+		    !strcmp(port->dev, dom->dev.name)) {
+			port->refs++;
+			*out = port;
+			return 0;
+		}
+	}
+	ret = swnic_cm_port_open(dom->fabric, dom->dev.name, NULL, NULL, &port);
+	if (ret)
+		return ret;
+	port->refs = 1;
+	swnic_list_add_tail(&swnic_cm_shared, &port->node);
+	*out = port;
+	return 0;
+}
+
+/*
+ * Drop a reference. Holds swnic_cm_lock. Return: the port if that was the
+ * last one: the caller closes it after unlocking.
+ */
+static struct swnic_cm_port *swnic_cm_port_put(struct swnic_cm_port *port)
+{
+	if (--port->refs)
+		return NULL;
+	swnic_list_del(&port->node);
+	return port;
+}
+
+/* ---- active endpoints ------------------------------------------------------- */
+
+/**
+ * swnic_cm_ep_init() - connection state of a new MSG endpoint
+ * @ep: the endpoint
+ * @info: what it is opened with; info->handle may name a request it is
+ *        to accept (FI_CONNREQ's fi_info)
+ */
+int swnic_cm_ep_init(struct swnic_ep *ep, const struct fi_info *info)
+{
+	struct swnic_cm_req *req;
+
+	atomic_init(&ep->cm_state, SWNIC_CM_IDLE);
+	if (!info->handle)
+		return 0;
+	if (info->handle->fclass != FI_CLASS_CONNREQ) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_endpoint: info->handle is not a connection request\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&swnic_cm_lock);
+	req = swnic_cm_req_find(info->handle);
+	if (req) {
+		swnic_list_del(&req->node);
+		swnic_list_init(&req->node);
+		ep->connreq = req;
+	}
+	pthread_mutex_unlock(&swnic_cm_lock);
+	if (!req) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_endpoint: the connection request was answered already\n");
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * swnic_cm_ep_close() - a MSG endpoint goes away
+ * @ep: the endpoint
+ *
+ * A connected peer is told (FI_SHUTDOWN there); a request the endpoint was
+ * opened for but never accepted is rejected.
+ */
+void swnic_cm_ep_close(struct swnic_ep *ep)
+{
+	struct swnic_cm_port *dead = NULL, *port;
+	struct swnic_cm_conn *conn;
+
+	pthread_mutex_lock(&swnic_cm_lock);
+	conn = ep->conn;
+	if (ep->connreq) {
+		if (!swnic_cm_port_get(ep->domain, &port)) {
+			swnic_cm_send(port, &ep->connreq->peer_cm,
+				      SWNIC_CM_MSG_REJECT, 0, ep->connreq->peer_id,
+				      NULL, NULL, 0);
+			dead = swnic_cm_port_put(port);
+		}
+		free(ep->connreq);
+		ep->connreq = NULL;
+	}
+	if (conn) {
+		if (swnic_cm_state_connected(swnic_cm_state(ep)))
+			swnic_cm_send(conn->port, &conn->peer_cm,
+				      SWNIC_CM_MSG_SHUTDOWN, conn->id,
+				      conn->peer_id, NULL, NULL, 0);
+		swnic_list_del(&conn->node);
+		if (!dead)
+			dead = swnic_cm_port_put(conn->port);
+		else
+			swnic_cm_port_put(conn->port);
+		ep->conn = NULL;
+		free(conn);
+	}
+	swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+	pthread_mutex_unlock(&swnic_cm_lock);
+	if (dead)
+		swnic_cm_port_close(dead);
+}
+
+/* The endpoint's connection, made if needed. Holds swnic_cm_lock. */
+static int swnic_cm_conn_get(struct swnic_ep *ep)
+{
+	struct swnic_cm_conn *conn;
+	int ret;
+
+	if (ep->conn)
+		return 0;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return -FI_ENOMEM;
+	ret = swnic_cm_port_get(ep->domain, &conn->port);
+	if (ret) {
+		free(conn);
+		return ret;
+	}
+	conn->ep = ep;
+	swnic_list_add_tail(&swnic_cm_conns, &conn->node);
+	ep->conn = conn;
+	return 0;
+}
+
+/* What fi_connect and fi_accept check before anything changes. */
+static int swnic_cm_ep_ready(struct swnic_ep *ep, const void *param,
+			     size_t paramlen)
+{
+	if (ep->type != FI_EP_MSG)
+		return -FI_ENOSYS;
+	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
+		return -FI_EINVAL;
+	if (!ep->eq) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "no EQ bound for connection events\n");
+		return -FI_ENOEQ;
+	}
+	/* fi_cm(3): connecting enables the endpoint if the app did not. */
+	return ep->enabled ? 0 : swnic_ep_enable(ep);
+}
+
+static int swnic_cm_busy(int state)
+{
+	switch (state) {
+	case SWNIC_CM_IDLE:
+		return 0;
+	case SWNIC_CM_CONNECTING:
+		return -FI_EALREADY;
+	case SWNIC_CM_SHUTDOWN:
+		return -FI_EOPBADSTATE;
+	default:
+		return -FI_EISCONN;
+	}
+}
+
+#define swnic_ep_from_fid_ep(f) swnic_container_of(f, struct swnic_ep, ep_fid)
+
+static int swnic_ep_connect(struct fid_ep *ep_fid, const void *addr,
+			    const void *param, size_t paramlen)
+{
+	struct swnic_ep *ep = swnic_ep_from_fid_ep(ep_fid);
+	struct sockaddr_in to;
+	size_t addrlen;
+	int ret;
+
+	if (!addr)
+		return -FI_EINVAL;
+	addrlen = ep->addr_format == FI_ADDR_STR ?
+		  strnlen(addr, SWNIC_ADDR_STRLEN) + 1 : sizeof(to);
+	ret = swnic_addr_read(ep->addr_format, addr, addrlen, &to);
+	if (ret)
+		return ret;
+	ret = swnic_cm_ep_ready(ep, param, paramlen);
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&swnic_cm_lock);
+	ret = ep->connreq ? -FI_EOPBADSTATE : swnic_cm_busy(swnic_cm_state(ep));
+	if (!ret)
+		ret = swnic_cm_conn_get(ep);
+	if (ret)
+		goto out;
+	ep->conn->id = swnic_cm_new_id();
+	swnic_cm_set_state(ep, SWNIC_CM_CONNECTING);
+	ret = swnic_cm_send(ep->conn->port, &to, SWNIC_CM_MSG_REQ, ep->conn->id,
+			    0, &ep->addr, param, paramlen);
+	if (ret)
+		swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+out:
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return ret;
+}
+
+static int swnic_ep_accept(struct fid_ep *ep_fid, const void *param,
+			   size_t paramlen)
+{
+	struct swnic_ep *ep = swnic_ep_from_fid_ep(ep_fid);
+	struct swnic_cm_req *req;
+	int ret;
+
+	if (ep->type == FI_EP_MSG && !ep->connreq) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_accept: the endpoint was not opened for a connection request\n");
+		return -FI_EOPBADSTATE;
+	}
+	ret = swnic_cm_ep_ready(ep, param, paramlen);
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&swnic_cm_lock);
+	req = ep->connreq;
+	ret = req ? swnic_cm_conn_get(ep) : -FI_EOPBADSTATE;
+	if (ret)
+		goto out;
+	ep->conn->id = swnic_cm_new_id();
+	ep->conn->peer_id = req->peer_id;
+	ep->conn->peer_cm = req->peer_cm;
+	ep->peer = req->peer;
+	swnic_cm_set_state(ep, SWNIC_CM_ACCEPTING);
+	ret = swnic_cm_send(ep->conn->port, &req->peer_cm, SWNIC_CM_MSG_ACCEPT,
+			    ep->conn->id, req->peer_id, &ep->addr, param,
+			    paramlen);
+	if (ret) {
+		swnic_cm_set_state(ep, SWNIC_CM_IDLE);
+		goto out;
+	}
+	ep->connreq = NULL;
+	free(req);
+out:
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return ret;
+}
+
+static int swnic_ep_shutdown(struct fid_ep *ep_fid, uint64_t flags)
+{
+	struct swnic_ep *ep = swnic_ep_from_fid_ep(ep_fid);
+	struct swnic_cm_conn *conn;
+	int ret = 0;
+
+	if (ep->type != FI_EP_MSG)
+		return -FI_ENOSYS;
+	if (flags)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&swnic_cm_lock);
+	conn = ep->conn;
+	if (!conn || !swnic_cm_state_connected(swnic_cm_state(ep))) {
+		ret = -FI_ENOTCONN;
+		goto out;
+	}
+	swnic_cm_set_state(ep, SWNIC_CM_SHUTDOWN);
+	ret = swnic_cm_send(conn->port, &conn->peer_cm, SWNIC_CM_MSG_SHUTDOWN,
+			    conn->id, conn->peer_id, NULL, NULL, 0);
+out:
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return ret;
+}
+
+static int swnic_ep_getpeer(struct fid_ep *ep_fid, void *addr,
+			    size_t *addrlen)
+{
+	struct swnic_ep *ep = swnic_ep_from_fid_ep(ep_fid);
+	struct sockaddr_in peer;
+	void *buf;
+	size_t len;
+	int ret;
+
+	if (ep->type != FI_EP_MSG)
+		return -FI_ENOSYS;
+	if (!addrlen)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&swnic_cm_lock);
+	ret = swnic_cm_state(ep) == SWNIC_CM_IDLE ||
+	      swnic_cm_state(ep) == SWNIC_CM_CONNECTING ? -FI_ENOTCONN : 0;
+	peer = ep->peer;
+	pthread_mutex_unlock(&swnic_cm_lock);
+	if (ret)
+		return ret;
+	ret = swnic_addr_dup(ep->addr_format, &peer, &buf, &len);
+	if (ret)
+		return ret;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		free(buf);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, buf, len);
+	*addrlen = len;
+	free(buf);
+	return 0;
+}
+
+static int swnic_cm_no_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_cm_no_reject(struct fid_pep *pep, fid_t handle,
+			      const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_cm_no_join(struct fid_ep *ep, const void *addr,
+			    uint64_t flags, struct fid_mc **mc, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cm swnic_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = swnic_ep_setname,
+	.getname = swnic_ep_getname,
+	.getpeer = swnic_ep_getpeer,
+	.connect = swnic_ep_connect,
+	.listen = swnic_cm_no_listen,
+	.accept = swnic_ep_accept,
+	.reject = swnic_cm_no_reject,
+	.shutdown = swnic_ep_shutdown,
+	.join = swnic_cm_no_join,
+};
+
+void swnic_cm_info_free(struct fi_info *info)
+{
+	struct swnic_cm_req *req;
+
+	if (!info)
+		return;
+	pthread_mutex_lock(&swnic_cm_lock);
+	req = swnic_cm_req_find(info->handle);
+	if (req)
+		swnic_cm_req_free(req);
+	pthread_mutex_unlock(&swnic_cm_lock);
+	info->handle = NULL;
+	fi_freeinfo(info);
+}
+
+/* ---- passive endpoints ------------------------------------------------------- */
+
+#define swnic_pep_of(f) swnic_container_of(f, struct swnic_pep, pep_fid.fid)
+
+static int swnic_pep_close(struct fid *fid)
+{
+	struct swnic_pep *pep = swnic_pep_of(fid);
+	struct swnic_cm_port *port;
+
+	pthread_mutex_lock(&swnic_cm_lock);
+	port = pep->port;
+	pep->port = NULL;
+	if (port)
+		port->pep = NULL;
+	pthread_mutex_unlock(&swnic_cm_lock);
+	if (port)
+		swnic_cm_port_close(port);
+	if (pep->eq)
+		swnic_eq_bind_put(pep->eq);
+	fi_freeinfo(pep->info);
+	free(pep);
+	return 0;
+}
+
+static int swnic_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct swnic_pep *pep = swnic_pep_of(fid);
+	struct swnic_eq *eq = swnic_eq_from_fid(bfid);
+
+	if (!eq)
+		return bfid ? -FI_ENOSYS : -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&swnic_cm_lock);
+	if (pep->eq) {
+		pthread_mutex_unlock(&swnic_cm_lock);
+		return -FI_EINVAL;
+	}
+	pep->eq = eq;
+	swnic_eq_bind_get(eq);
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return 0;
+}
+
+static struct fi_ops swnic_pep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = swnic_pep_close,
+	.bind = swnic_pep_bind,
+	.control = swnic_no_control,
+	.ops_open = swnic_no_ops_open,
+	.tostr = swnic_no_tostr,
+	.ops_set = swnic_no_ops_set,
+};
+
+static int swnic_pep_listen(struct fid_pep *pep_fid)
+{
+	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
+	struct swnic_cm_port *port;
+	int ret;
+
+	if (!pep->eq) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
+		return -FI_ENOEQ;
+	}
+	if (pep->port)
+		return 0;	/* listening already */
+	ret = swnic_cm_port_open(pep->fabric, pep->info->domain_attr->name,
+				 &pep->addr, pep, &port);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&swnic_cm_lock);
+	pep->port = port;
+	pep->addr = port->addr;
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return 0;
+}
+
+static int swnic_pep_reject(struct fid_pep *pep_fid, fid_t handle,
+			    const void *param, size_t paramlen)
+{
+	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
+	struct swnic_cm_req *req;
+	int ret;
+
+	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&swnic_cm_lock);
+	req = swnic_cm_req_find(handle);
+	if (!req || !pep->port) {
+		ret = -FI_EINVAL;
+		goto out;
+	}
+	ret = swnic_cm_send(pep->port, &req->peer_cm, SWNIC_CM_MSG_REJECT, 0,
+			    req->peer_id, NULL, param, paramlen);
+	if (!ret)
+		swnic_cm_req_free(req);
+out:
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return ret;
+}
+
+static int swnic_pep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct swnic_pep *pep = swnic_pep_of(fid);
+	struct sockaddr_in sin;
+	int ret;
+
+	if (pep->port)
+		return -FI_EOPBADSTATE;
+	ret = swnic_addr_read(pep->addr_format, addr, addrlen, &sin);
+	if (!ret)
+		pep->addr.sin_port = sin.sin_port;
+	return ret;
+}
+
+static int swnic_pep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct swnic_pep *pep = swnic_pep_of(fid);
+	void *buf;
+	size_t len;
+	int ret;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	/* The address is the kernel's once listening. */
+	if (!pep->port)
+		return -FI_EOPBADSTATE;
+	ret = swnic_addr_dup(pep->addr_format, &pep->addr, &buf, &len);
+	if (ret)
+		return ret;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		free(buf);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, buf, len);
+	*addrlen = len;
+	free(buf);
+	return 0;
+}
+
+static int swnic_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *len)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_pep_no_connect(struct fid_ep *ep, const void *addr,
+				const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_pep_no_accept(struct fid_ep *ep, const void *param,
+			       size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm swnic_pep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = swnic_pep_setname,
+	.getname = swnic_pep_getname,
+	.getpeer = swnic_pep_no_getpeer,
+	.connect = swnic_pep_no_connect,
+	.listen = swnic_pep_listen,
+	.accept = swnic_pep_no_accept,
+	.reject = swnic_pep_reject,
+	.shutdown = swnic_pep_no_shutdown,
+	.join = swnic_cm_no_join,
+};
+
+static int swnic_pep_getopt(fid_t fid, int level, int optname, void *optval,
+			    size_t *optlen)
+{
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_EINVAL;
+	*(size_t *)optval = SWNIC_CM_DATA_MAX;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+/* No option of a passive endpoint can be set (CM data size is fixed). */
+static int swnic_pep_setopt(fid_t fid, int level, int optname,
+			    const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static ssize_t swnic_pep_no_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOENT;
+}
+
+static int swnic_pep_no_tx_ctx(struct fid_ep *sep, int index,
+			       struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			       void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int swnic_pep_no_rx_ctx(struct fid_ep *sep, int index,
+			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			       void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t swnic_pep_no_size_left(struct fid_ep *ep)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_ep swnic_pep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = swnic_pep_no_cancel,
+	.getopt = swnic_pep_getopt,
+	.setopt = swnic_pep_setopt,
+	.tx_ctx = swnic_pep_no_tx_ctx,
+	.rx_ctx = swnic_pep_no_rx_ctx,
+	.rx_size_left = swnic_pep_no_size_left,
+	.tx_size_left = swnic_pep_no_size_left,
+};
+
+/**
+ * swnic_passive_ep() - fi_passive_ep: an FI_EP_MSG listener
+ * @fabric: the fabric
+ * @info: an FI_EP_MSG fi_info of swnic (its src_addr's port, if any, is
+ *        where it listens; else the kernel picks one at fi_listen)
+ * @pep_out: the passive endpoint
+ * @context: the application's
+ */
+int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_pep **pep_out, void *context)
+{
+	struct swnic_fabric *fab = swnic_fabric_registered(fabric);
+	struct swnic_pep *pep;
+
+	if (!fab || !info || !pep_out || !info->ep_attr || !info->domain_attr ||
+	    !info->domain_attr->name)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_MSG) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "passive endpoints are FI_EP_MSG only\n");
+		return -FI_EINVAL;
+	}
+	if (!swnic_addr_format_ok(info->addr_format))
+		return -FI_EINVAL;
+	pep = calloc(1, sizeof(*pep));
+	if (!pep)
+		return -FI_ENOMEM;
+	pep->info = fi_dupinfo(info);
+	if (!pep->info) {
+		free(pep);
+		return -FI_ENOMEM;
+	}
+	pep->fabric = fab;
+	pep->addr_format = info->addr_format == FI_FORMAT_UNSPEC ?
+			   FI_SOCKADDR_IN : info->addr_format;
+	pep->addr.sin_family = AF_INET;
+	if (info->src_addr &&
+	    swnic_addr_read(info->addr_format, info->src_addr,
+			    info->src_addrlen, &pep->addr)) {
+		fi_freeinfo(pep->info);
+		free(pep);
+		return -FI_EINVAL;
+	}
+	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
+	pep->pep_fid.fid.context = context;
+	pep->pep_fid.fid.ops = &swnic_pep_fi_ops;
+	pep->pep_fid.ops = &swnic_pep_ops;
+	pep->pep_fid.cm = &swnic_pep_cm_ops;
+	*pep_out = &pep->pep_fid;
+	return 0;
+}

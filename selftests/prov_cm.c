@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FI_EP_MSG connection management through the public libfabric API
+ * (fi_cm(3), fi_eq(3)): a passive endpoint listens, fi_connect and
+ * fi_accept carry connection data, FI_CONNREQ / FI_CONNECTED /
+ * FI_SHUTDOWN arrive on the EQs without the application reading anything
+ * (the EQ's fd becomes readable), rejections are FI_ECONNREFUSED error
+ * events with the rejecter's data, and every misuse fails with its errno.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/wait.h>
+
+#include <rdma/fi_rma.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+struct conn_side {
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+FIXTURE(cm)
+{
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *peq;		/* the passive endpoint's */
+	struct fid_pep *pep;
+	struct sockaddr_in pep_addr;
+	struct conn_side cli, srv;
+	struct fi_info *req;		/* the last FI_CONNREQ's info */
+};
+
+static void eq_open(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(cm) *self, struct fid_eq **eq)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD };
+
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, eq, NULL));
+}
+
+/* An active endpoint from @info with its own EQ and CQ, enabled. */
+static void side_open(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(cm) *self, struct conn_side *s,
+		      struct fi_info *info)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
+				      .size = 64 };
+
+	eq_open(_metadata, self, &s->eq);
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, info, &s->ep, s));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->eq->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(s->ep));
+}
+
+static void side_close(struct conn_side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->eq)
+		fi_close(&s->eq->fid);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Wait up to 5 s for an event on @eq without reading anything else (the
+ * provider's thread must queue it). Returns fi_eq_sread's result.
+ */
+static ssize_t eq_wait(struct fid_eq *eq, uint32_t *event, void *buf,
+		       size_t len)
+{
+	return fi_eq_sread(eq, event, buf, len, 5000, 0);
+}
+
+FIXTURE_SETUP(cm)
+{
+	struct fi_info *hints;
+	size_t len = sizeof(self->pep_addr);
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->addr_format = FI_SOCKADDR_IN;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(FI_EP_MSG, self->info->ep_attr->type);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	eq_open(_metadata, self, &self->peq);
+	ASSERT_EQ(0, fi_passive_ep(self->fabric, self->info, &self->pep,
+				   self));
+	ASSERT_EQ(-FI_EOPBADSTATE, fi_getname(&self->pep->fid,
+					      &self->pep_addr, &len));
+	ASSERT_EQ(-FI_ENOEQ, fi_listen(self->pep));
+	ASSERT_EQ(0, fi_pep_bind(self->pep, &self->peq->fid, 0));
+	ASSERT_EQ(0, fi_listen(self->pep));
+	ASSERT_EQ(0, fi_getname(&self->pep->fid, &self->pep_addr, &len));
+	ASSERT_EQ(sizeof(self->pep_addr), len);
+	ASSERT_NE(0, self->pep_addr.sin_port);
+	side_open(_metadata, self, &self->cli, self->info);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	side_close(&self->cli);
+	side_close(&self->srv);
+	if (self->req)
+		fi_freeinfo(self->req);
+	if (self->pep)
+		fi_close(&self->pep->fid);
+	if (self->peq)
+		fi_close(&self->peq->fid);
+	if (self->domain)
+		fi_close(&self->domain->fid);
+	if (self->fabric)
+		fi_close(&self->fabric->fid);
+	fi_freeinfo(self->info);
+}
+
+/* Connection data: an fi_eq_cm_entry and what follows it. */
+struct cm_event {
+	struct fi_eq_cm_entry entry;
+	char data[256];
+};
+
+/* The client connects with @param; the passive side's FI_CONNREQ. */
+static void connect_req(struct __test_metadata *_metadata,
+			FIXTURE_DATA(cm) *self, const char *param)
+{
+	size_t plen = param ? strlen(param) + 1 : 0;
+	struct cm_event ev;
+	uint32_t event;
+
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, param, plen));
+	ASSERT_EQ((ssize_t)(sizeof(ev.entry) + plen),
+		  eq_wait(self->peq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(&self->pep->fid, ev.entry.fid);
+	ASSERT_NE(NULL, ev.entry.info);
+	ASSERT_NE(NULL, ev.entry.info->handle);
+	ASSERT_EQ(FI_CLASS_CONNREQ, ev.entry.info->handle->fclass);
+	ASSERT_EQ(FI_EP_MSG, ev.entry.info->ep_attr->type);
+	if (plen) {
+		ASSERT_STREQ(param, ev.data);
+	}
+	self->req = ev.entry.info;
+}
+
+/* Accept the pending request with @param: FI_CONNECTED on both sides. */
+static void accept_req(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(cm) *self, const char *param)
+{
+	size_t plen = param ? strlen(param) + 1 : 0;
+	struct cm_event ev;
+	uint32_t event;
+
+	side_open(_metadata, self, &self->srv, self->req);
+	ASSERT_EQ(0, fi_accept(self->srv.ep, param, plen));
+	ASSERT_EQ((ssize_t)sizeof(ev.entry),
+		  eq_wait(self->srv.eq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(&self->srv.ep->fid, ev.entry.fid);
+	ASSERT_EQ((ssize_t)(sizeof(ev.entry) + plen),
+		  eq_wait(self->cli.eq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(&self->cli.ep->fid, ev.entry.fid);
+	if (plen) {
+		ASSERT_STREQ(param, ev.data);
+	}
+}
+
+static ssize_t cq_wait(struct fid_cq *cq, struct fi_cq_msg_entry *e)
+{
+	for (int i = 0; i < 5000; i++) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+
+		if (n != -FI_EAGAIN)
+			return n;
+		usleep(1000);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+/* @from sends @len bytes of @c to @to, which receives and checks them. */
+static void transfer(struct __test_metadata *_metadata, struct conn_side *from,
+		     struct conn_side *to, char c, size_t len)
+{
+	struct fi_cq_msg_entry e;
+	char *tx = malloc(len), *rx = calloc(1, len);
+
+	ASSERT_NE(NULL, tx);
+	ASSERT_NE(NULL, rx);
+	memset(tx, c, len);
+	ASSERT_EQ(0, fi_recv(to->ep, rx, len, NULL, 0, rx));
+	/* The address is ignored: a connected endpoint has one peer. */
+	ASSERT_EQ(0, fi_send(from->ep, tx, len, NULL, 12345, tx));
+	ASSERT_EQ(1, cq_wait(from->cq, &e));
+	ASSERT_EQ(tx, e.op_context);
+	ASSERT_EQ(1, cq_wait(to->cq, &e));
+	ASSERT_EQ(rx, e.op_context);
+	ASSERT_EQ(len, e.len);
+	ASSERT_EQ(0, memcmp(tx, rx, len));
+	free(tx);
+	free(rx);
+}
+
+/* @ep's own address, or its peer's. */
+static void sockaddr_of(struct __test_metadata *_metadata, struct fid_ep *ep,
+			struct sockaddr_in *sin, bool peer)
+{
+	size_t len = sizeof(*sin);
+
+	if (peer) {
+		ASSERT_EQ(0, fi_getpeer(ep, sin, &len));
+	} else {
+		ASSERT_EQ(0, fi_getname(&ep->fid, sin, &len));
+	}
+	ASSERT_EQ(sizeof(*sin), len);
+}
+
+TEST_F(cm, connect_accept_with_data_then_transfer)
+{
+	struct sockaddr_in a, b, cli_name;
+	struct sockaddr_in *dest;
+
+	connect_req(_metadata, self, "hello from the client");
+	/* The request names the connecting endpoint. */
+	sockaddr_of(_metadata, self->cli.ep, &cli_name, false);
+	dest = self->req->dest_addr;
+	ASSERT_NE(NULL, dest);
+	ASSERT_EQ(cli_name.sin_port, dest->sin_port);
+	ASSERT_EQ(cli_name.sin_addr.s_addr, dest->sin_addr.s_addr);
+	accept_req(_metadata, self, "welcome");
+
+	/* Each side's peer is the other's name. */
+	sockaddr_of(_metadata, self->cli.ep, &a, true);
+	sockaddr_of(_metadata, self->srv.ep, &b, false);
+	ASSERT_EQ(b.sin_port, a.sin_port);
+	sockaddr_of(_metadata, self->srv.ep, &a, true);
+	ASSERT_EQ(cli_name.sin_port, a.sin_port);
+	/* The accepted endpoint has an address of its own. */
+	ASSERT_NE(self->pep_addr.sin_port, b.sin_port);
+
+	transfer(_metadata, &self->cli, &self->srv, 'c', 100);
+	transfer(_metadata, &self->srv, &self->cli, 's', 70000);
+}
+
+TEST_F(cm, rma_over_the_connection)
+{
+	char target[4096], src[4096], back[4096];
+	struct fi_cq_msg_entry e;
+	struct fid_mr *mr;
+	uint64_t base;
+
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+	memset(target, 0, sizeof(target));
+	memset(src, 'w', sizeof(src));
+	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+			       FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 7, 0, &mr,
+			       NULL));
+	base = self->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uintptr_t)target : 0;
+	/* The destination address is ignored: the peer is the target. */
+	ASSERT_EQ(0, fi_write(self->cli.ep, src, 1000, NULL, 999, base + 100,
+			      fi_mr_key(mr), src));
+	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
+	ASSERT_EQ((void *)src, e.op_context);
+	ASSERT_TRUE(e.flags & FI_WRITE);
+	ASSERT_EQ(0, memcmp(target + 100, src, 1000));
+	ASSERT_EQ(0, target[99]);
+	ASSERT_EQ(0, target[1100]);
+	ASSERT_EQ(0, fi_read(self->cli.ep, back, 1000, NULL, 0, base + 100,
+			     fi_mr_key(mr), back));
+	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
+	ASSERT_EQ((void *)back, e.op_context);
+	ASSERT_EQ(0, memcmp(back, src, 1000));
+	fi_close(&mr->fid);
+}
+
+TEST_F(cm, eq_fd_wakes_without_reading)
+{
+	struct fi_eq_cm_entry entry;
+	struct pollfd pfd = { .events = POLLIN };
+	uint32_t event;
+
+	ASSERT_EQ(0, fi_control(&self->peq->fid, FI_GETWAIT, &pfd.fd));
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, NULL, 0));
+	/* Only the provider's progress can make it readable. */
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ(sizeof(entry), fi_eq_read(self->peq, &event, &entry,
+					    sizeof(entry), 0));
+	ASSERT_EQ(FI_CONNREQ, event);
+	self->req = entry.info;
+}
+
+TEST_F(cm, reject_is_econnrefused_with_data)
+{
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	connect_req(_metadata, self, NULL);
+	ASSERT_EQ(0, fi_reject(self->pep, self->req->handle, "go away", 8));
+	/* The handle is answered: it cannot be used again. */
+	ASSERT_EQ(-FI_EINVAL, fi_reject(self->pep, self->req->handle, NULL, 0));
+	ASSERT_EQ(-FI_EINVAL, fi_endpoint(self->domain, self->req,
+					  &self->srv.ep, NULL));
+	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
+				      sizeof(entry)));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(self->cli.eq, &err, 0));
+	ASSERT_EQ(FI_ECONNREFUSED, err.err);
+	ASSERT_EQ(&self->cli.ep->fid, err.fid);
+	ASSERT_EQ(8, err.err_data_size);
+	ASSERT_STREQ("go away", (char *)err.err_data);
+	/* Refused: no peer, no sends; and it may try again. */
+	ASSERT_EQ(-FI_ENOTCONN, fi_send(self->cli.ep, "x", 1, NULL, 0, NULL));
+	fi_freeinfo(self->req);
+	self->req = NULL;
+	connect_req(_metadata, self, "again");
+	accept_req(_metadata, self, NULL);
+	transfer(_metadata, &self->cli, &self->srv, 'a', 1);
+}
+
+TEST_F(cm, nobody_listening_is_econnrefused)
+{
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_cm_entry entry;
+	struct sockaddr_in gone = self->pep_addr;
+	uint32_t event;
+
+	fi_close(&self->pep->fid);
+	self->pep = NULL;
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &gone, NULL, 0));
+	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
+				      sizeof(entry)));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(self->cli.eq, &err, 0));
+	ASSERT_EQ(FI_ECONNREFUSED, err.err);
+	ASSERT_EQ(&self->cli.ep->fid, err.fid);
+}
+
+TEST_F(cm, shutdown_reaches_the_peer)
+{
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+	ASSERT_EQ(-FI_EBADFLAGS, fi_shutdown(self->cli.ep, 1));
+	ASSERT_EQ(0, fi_shutdown(self->cli.ep, 0));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_SHUTDOWN, event);
+	ASSERT_EQ(&self->srv.ep->fid, entry.fid);
+	/* Both sides are disconnected now. */
+	ASSERT_EQ(-FI_ENOTCONN, fi_send(self->cli.ep, "x", 1, NULL, 0, NULL));
+	ASSERT_EQ(-FI_ENOTCONN, fi_send(self->srv.ep, "x", 1, NULL, 0, NULL));
+	ASSERT_EQ(-FI_ENOTCONN, fi_shutdown(self->cli.ep, 0));
+	ASSERT_EQ(-FI_ENOTCONN, fi_shutdown(self->srv.ep, 0));
+	/* The one that shut down gets no event of its own. */
+	ASSERT_EQ(-FI_EAGAIN, fi_eq_read(self->cli.eq, &event, &entry,
+					 sizeof(entry), 0));
+}
+
+TEST_F(cm, closing_a_connected_endpoint_shuts_down_the_peer)
+{
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+	fi_close(&self->srv.ep->fid);
+	self->srv.ep = NULL;
+	ASSERT_EQ(sizeof(entry), eq_wait(self->cli.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_SHUTDOWN, event);
+	ASSERT_EQ(&self->cli.ep->fid, entry.fid);
+}
+
+TEST_F(cm, closing_an_unaccepted_endpoint_rejects)
+{
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	connect_req(_metadata, self, NULL);
+	side_open(_metadata, self, &self->srv, self->req);
+	fi_close(&self->srv.ep->fid);
+	self->srv.ep = NULL;
+	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
+				      sizeof(entry)));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(self->cli.eq, &err, 0));
+	ASSERT_EQ(FI_ECONNREFUSED, err.err);
+}
+
+TEST_F(cm, misuse_fails_with_its_errno)
+{
+	char big[300] = { 0 };
+	struct fid_ep *ep;
+	struct fid_pep *pep2;
+	size_t sz, len;
+
+	/* Not connected yet: no peer to send to or to name. */
+	ASSERT_EQ(-FI_ENOTCONN, fi_send(self->cli.ep, "x", 1, NULL, 0, NULL));
+	len = sizeof(struct sockaddr_in);
+	ASSERT_EQ(-FI_ENOTCONN, fi_getpeer(self->cli.ep, big, &len));
+	ASSERT_EQ(-FI_ENOTCONN, fi_shutdown(self->cli.ep, 0));
+	/* Connection data is at most FI_OPT_CM_DATA_SIZE bytes. */
+	len = sizeof(sz);
+	ASSERT_EQ(0, fi_getopt(&self->cli.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CM_DATA_SIZE, &sz, &len));
+	ASSERT_EQ(256, sz);
+	ASSERT_EQ(0, fi_getopt(&self->pep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CM_DATA_SIZE, &sz, &len));
+	ASSERT_EQ(256, sz);
+	ASSERT_EQ(-FI_EINVAL, fi_connect(self->cli.ep, &self->pep_addr, big,
+					 sizeof(big)));
+	ASSERT_EQ(-FI_EINVAL, fi_connect(self->cli.ep, NULL, NULL, 0));
+	/* Accepting needs a request; connecting needs an EQ. */
+	ASSERT_EQ(-FI_EOPBADSTATE, fi_accept(self->cli.ep, NULL, 0));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(-FI_ENOEQ, fi_connect(ep, &self->pep_addr, NULL, 0));
+	fi_close(&ep->fid);
+	/* Twice: the first attempt is under way, then connected. */
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, NULL, 0));
+	ASSERT_EQ(-FI_EALREADY, fi_connect(self->cli.ep, &self->pep_addr,
+					   NULL, 0));
+	/* A second listener cannot take the first one's address. */
+	ASSERT_EQ(0, fi_passive_ep(self->fabric, self->info, &pep2, NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep2, &self->peq->fid, 0));
+	ASSERT_EQ(0, fi_setname(&pep2->fid, &self->pep_addr,
+				sizeof(self->pep_addr)));
+	ASSERT_EQ(-FI_EADDRINUSE, fi_listen(pep2));
+	fi_close(&pep2->fid);
+	/* Passive endpoints are FI_EP_MSG only. */
+	self->info->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(-FI_EINVAL, fi_passive_ep(self->fabric, self->info, &pep2,
+					    NULL));
+	self->info->ep_attr->type = FI_EP_MSG;
+}
+
+TEST_F(cm, connect_enables_the_endpoint)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_eq_cm_entry entry;
+	struct conn_side s = { 0 };
+	uint32_t event;
+
+	eq_open(_metadata, self, &s.eq);
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s.cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &s.ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.eq->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_connect(s.ep, &self->pep_addr, NULL, 0));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->peq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	self->req = entry.info;
+	side_close(&self->cli);
+	self->cli = s;
+	accept_req(_metadata, self, NULL);
+	transfer(_metadata, &self->srv, &self->cli, 'e', 4096);
+}
+
+/* Client and server in two processes, as fi_pingpong -e msg runs them. */
+TEST_F(cm, peer_in_another_process)
+{
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child connects from a fabric and domain of its own. */
+		struct fi_info *hints = prov_hints();
+		struct fid_fabric *fabric;
+		struct fid_domain *domain;
+		struct fid_eq *eq;
+		struct fid_cq *cq;
+		struct fid_ep *ep;
+		struct fi_info *fi;
+		struct fi_cq_msg_entry e;
+		struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_FD };
+		struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+		char buf[64] = { 0 };
+
+		hints->ep_attr->type = FI_EP_MSG;
+		hints->caps = FI_MSG;
+		if (prov_getinfo(NULL, NULL, 0, hints, &fi) ||
+		    fi_fabric(fi->fabric_attr, &fabric, NULL) ||
+		    fi_domain(fabric, fi, &domain, NULL) ||
+		    fi_eq_open(fabric, &eq_attr, &eq, NULL) ||
+		    fi_cq_open(domain, &cq_attr, &cq, NULL) ||
+		    fi_endpoint(domain, fi, &ep, NULL) ||
+		    fi_ep_bind(ep, &eq->fid, 0) ||
+		    fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) ||
+		    fi_enable(ep) ||
+		    fi_recv(ep, buf, sizeof(buf), NULL, 0, NULL) ||
+		    fi_connect(ep, &self->pep_addr, "child", 6))
+			_exit(10);
+		if (fi_eq_sread(eq, &event, &entry, sizeof(entry), 5000, 0) !=
+		    sizeof(entry) || event != FI_CONNECTED)
+			_exit(11);
+		if (cq_wait(cq, &e) != 1 || strcmp(buf, "ping"))
+			_exit(12);
+		if (fi_send(ep, "pong", 5, NULL, 0, NULL) || cq_wait(cq, &e) != 1)
+			_exit(13);
+		/* Wait for the parent's shutdown before closing. */
+		if (fi_eq_sread(eq, &event, &entry, sizeof(entry), 5000, 0) !=
+		    sizeof(entry) || event != FI_SHUTDOWN)
+			_exit(14);
+		fi_close(&ep->fid);
+		fi_close(&cq->fid);
+		fi_close(&eq->fid);
+		fi_close(&domain->fid);
+		fi_close(&fabric->fid);
+		fi_freeinfo(fi);
+		fi_freeinfo(hints);
+		_exit(0);
+	}
+	{
+		struct cm_event ev;
+		struct fi_cq_msg_entry e;
+		char buf[64] = { 0 };
+
+		ASSERT_EQ(sizeof(ev.entry) + 6,
+			  eq_wait(self->peq, &event, &ev, sizeof(ev)));
+		ASSERT_EQ(FI_CONNREQ, event);
+		ASSERT_STREQ("child", ev.data);
+		self->req = ev.entry.info;
+		side_open(_metadata, self, &self->srv, self->req);
+		ASSERT_EQ(0, fi_recv(self->srv.ep, buf, sizeof(buf), NULL, 0,
+				     NULL));
+		ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+		ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+						 sizeof(entry)));
+		ASSERT_EQ(FI_CONNECTED, event);
+		ASSERT_EQ(0, fi_send(self->srv.ep, "ping", 5, NULL, 0, NULL));
+		ASSERT_EQ(1, cq_wait(self->srv.cq, &e));	/* the send */
+		ASSERT_EQ(1, cq_wait(self->srv.cq, &e));	/* the pong */
+		ASSERT_STREQ("pong", buf);
+		ASSERT_EQ(0, fi_shutdown(self->srv.ep, 0));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
