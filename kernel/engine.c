@@ -22,7 +22,7 @@
 #define SWNIC_ENGINE_IDLE_ROUNDS	64
 
 #define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
-			 SWNIC_SQE_INLINE)
+			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY)
 
 static int swnic_sqe_check(const struct swnic_sqe *sqe)
 {
@@ -140,6 +140,13 @@ static int swnic_ep_process_sq(struct swnic_ep *ep)
 		}
 
 		ep->tx_ops++;
+		if (ret == SWNIC_DELIVER_DEFERRED) {
+			/* The unexpected message holds the slot until taken. */
+			ep->tx_bytes += sqe.len;
+			swnic_ring_consume(&ep->sq);
+			done++;
+			continue;
+		}
 		if (ret) {
 			ep->tx_errors++;
 			cqe.flags = swnic_sqe_cqe_flags(&sqe) | SWNIC_CQE_ERROR;

@@ -51,8 +51,40 @@ struct swnic_unexp {
 	__be32 src_addr;
 	u16 src_port;
 	u32 len;
+	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
+	struct swnic_cq *notify_cq;	/* referenced, a slot reserved */
+	u64 notify_context;
+	u32 notify_flags;		/* SWNIC_CQE_SEND [| TAGGED] */
+	bool notify_success;		/* post on success too (COMPLETION) */
 	u8 payload[];
 };
+
+/*
+ * Complete the delivery-complete send that buffered @u: @err 0 when a
+ * receive took it (or FI_DISCARD dropped it), else why it never will be.
+ */
+static void swnic_unexp_notify(struct swnic_unexp *u, int err)
+{
+	struct swnic_cqe cqe = {
+		.context = u->notify_context,
+		.flags = u->notify_flags,
+	};
+
+	if (!u->notify_cq)
+		return;
+	if (err) {
+		cqe.flags |= SWNIC_CQE_ERROR;
+		cqe.err = err;
+	} else {
+		cqe.len = u->len;
+	}
+	if (err || u->notify_success)
+		swnic_cq_post(u->notify_cq, &cqe, true);
+	else
+		swnic_cq_unreserve(u->notify_cq);
+	swnic_cq_put(u->notify_cq);
+	u->notify_cq = NULL;
+}
 
 static void swnic_ep_free_rcu(struct rcu_head *rcu)
 {
@@ -215,9 +247,11 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
  * the posted receive buffer, or into a bounded kernel buffer if no receive
  * matches yet.
  *
- * Return: 0, or the sender's error: -ECONNREFUSED (endpoint closed),
- * -EAGAIN (the target's CQ or unexpected buffer is full: retry later),
- * -EFAULT, -ENOMEM.
+ * Return: 0, SWNIC_DELIVER_DEFERRED (a SWNIC_SQE_DELIVERY send was
+ * buffered: its completion, in the slot the caller reserved on @src's
+ * transmit CQ, is posted when a receive takes it), or the sender's error:
+ * -ECONNREFUSED (endpoint closed), -EAGAIN (the target's CQ or unexpected
+ * buffer is full: retry later), -EFAULT, -ENOMEM.
  */
 int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		     const struct swnic_sqe *sqe, const void *kbuf)
@@ -291,6 +325,16 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	u->src_addr = src->addr;
 	u->src_port = src->port;
 	u->len = sqe->len;
+	u->notify_cq = NULL;
+	if (sqe->flags & SWNIC_SQE_DELIVERY) {
+		swnic_cq_get(src->tx_cq);
+		u->notify_cq = src->tx_cq;
+		u->notify_context = sqe->context;
+		u->notify_flags = SWNIC_CQE_SEND |
+				  (tagged ? SWNIC_CQE_TAGGED : 0);
+		u->notify_success = sqe->flags & SWNIC_SQE_COMPLETION;
+		ret = SWNIC_DELIVER_DEFERRED;
+	}
 	list_add_tail(&u->node, &dst->unexp);
 	dst->unexp_msgs++;
 	dst->unexp_bytes += u->len;
@@ -343,6 +387,7 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	ep->unexp_bytes -= u->len;
 	ep->rx_ops++;
 	ep->rx_bytes += n;
+	swnic_unexp_notify(u, 0);
 	kvfree(u);
 	recv->used += n;
 }
@@ -528,6 +573,8 @@ static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		list_del(&u->node);
 		ep->unexp_msgs--;
 		ep->unexp_bytes -= u->len;
+		/* The application got it and chose to drop it: delivered. */
+		swnic_unexp_notify(u, 0);
 		kvfree(u);
 	} else if (p->flags & SWNIC_PEEK_CLAIM) {
 		u->claimed = true;
@@ -628,8 +675,11 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 		kfree(recv);
 	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
 		kfree(recv);
-	list_for_each_entry_safe(u, utmp, &ep->unexp, node)
+	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
+		/* Never to be received: a delivery-complete send fails. */
+		swnic_unexp_notify(u, ECONNABORTED);
 		kvfree(u);
+	}
 	INIT_LIST_HEAD(&ep->recvs);
 	INIT_LIST_HEAD(&ep->trecvs);
 	INIT_LIST_HEAD(&ep->unexp);

@@ -69,6 +69,8 @@ struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port);
 void swnic_ep_put(struct swnic_ep *ep);
 
 int swnic_ep_process_rq(struct swnic_ep *ep);
+/* swnic_ep_deliver(): buffered, the sender's completion comes later. */
+#define SWNIC_DELIVER_DEFERRED	1
 int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		     const struct swnic_sqe *sqe, const void *kbuf);
 

@@ -106,6 +106,14 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	sqe.len = len;
 	if (flags & FI_REMOTE_CQ_DATA)
 		sqe.flags |= SWNIC_SQE_REMOTE_DATA;
+	/*
+	 * A send completes once the target has the data (FI_TRANSMIT_
+	 * COMPLETE, which implies FI_INJECT_COMPLETE); FI_DELIVERY_COMPLETE
+	 * waits until a receive took it. RMA completes after placement.
+	 */
+	if ((flags & FI_DELIVERY_COMPLETE) &&
+	    (opcode == SWNIC_OP_SEND || opcode == SWNIC_OP_TSEND))
+		sqe.flags |= SWNIC_SQE_DELIVERY;
 
 	if (inline_ok && ((flags & FI_INJECT) || count != 1)) {
 		sqe.flags |= SWNIC_SQE_INLINE;

@@ -164,6 +164,100 @@ TEST_F(dp, unexpected_then_recv)
 	}
 }
 
+TEST_F(dp, delivery_complete_waits_for_a_receive)
+{
+	char msg[2][16] = { "delivered", "never taken" }, dst[16];
+	struct swnic_sqe s = t_send(msg[0], sizeof(msg[0]), &self->b, 7);
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 70);
+	struct swnic_cqe c;
+
+	/* Buffered as unexpected: no completion for the sender yet. */
+	s.flags |= SWNIC_SQE_DELIVERY;
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	/* The receive takes it: both sides complete. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(70, c.context);
+	EXPECT_STREQ(msg[0], dst);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(7, c.context);
+	EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(SWNIC_CQE_SEND, c.flags);
+	EXPECT_EQ(sizeof(msg[0]), c.len);
+
+	/* A posted receive takes it at once: completes at once. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(7, c.context);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+
+	/* The target closes with it unreceived: the send fails. */
+	s = t_send(msg[1], sizeof(msg[1]), &self->b, 8);
+	s.flags |= SWNIC_SQE_DELIVERY;
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	t_ep_destroy(&self->b);
+	self->b.fd = -1;
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(8, c.context);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(ECONNABORTED, c.err);
+}
+
+TEST_F(dp, delivery_complete_holds_the_cq_slot)
+{
+	struct swnic_sqe s = t_send("x", 2, &self->b, 1);
+	struct swnic_ep_doorbell db;
+	struct swnic_cqe c;
+	struct t_cq small;
+	struct t_ep a2;
+	char dst[4];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 100);
+
+	/* A 4-entry transmit CQ: at most 4 sends can be outstanding. */
+	ASSERT_EQ(0, t_cq_create(self->da, 4, &small));
+	ASSERT_EQ(4, small.ring.entries);
+	ASSERT_EQ(0, t_ep_create(self->da, &small, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_RM_ENABLED,
+				 0, 8, &a2));
+	s.flags |= SWNIC_SQE_DELIVERY;
+	for (int i = 0; i < 6; i++) {
+		s.context = i;
+		ASSERT_EQ(0, t_ring_push(&a2.sq, &s));
+	}
+	/* Four are buffered at b, each holding its slot; two wait. */
+	ASSERT_EQ(0, t_doorbell(&a2, &db));
+	EXPECT_EQ(4, db.sq_done);
+	EXPECT_EQ(0, t_cq_pop(&small, &c));
+	/* A receive takes the first: its completion uses its slot. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	/* Still no room for the fifth until that completion is read. */
+	ASSERT_EQ(0, t_doorbell(&a2, &db));
+	EXPECT_EQ(0, db.sq_done);
+	ASSERT_EQ(1, t_cq_pop(&small, &c));
+	EXPECT_EQ(0, c.context);
+	EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR);
+	ASSERT_EQ(0, t_doorbell(&a2, &db));
+	EXPECT_EQ(1, db.sq_done);
+	EXPECT_EQ(0, t_cq_pop(&small, &c));
+	/* b goes away: the four still buffered fail, in order. */
+	t_ep_destroy(&self->b);
+	self->b.fd = -1;
+	for (int i = 1; i <= 4; i++) {
+		ASSERT_EQ(1, t_cq_pop(&small, &c));
+		EXPECT_EQ(i, c.context);
+		EXPECT_EQ(ECONNABORTED, c.err);
+	}
+	t_ep_destroy(&a2);
+	close(small.fd);
+}
+
 TEST_F(dp, truncation_reports_overflow)
 {
 	char src[100], dst[40];
@@ -416,8 +510,8 @@ TEST_F(dp, port_in_use_and_bad_create)
 	ASSERT_EQ(-EADDRINUSE, t_ep_create(self->db, &self->cb, &self->cb, 0,
 					   self->b.port, 8, &e));
 	/* ...and unmapping them frees its port. */
-	self->b.fd = -1;
-	t_ep_destroy(&self->b);
+	munmap(self->b.sq.map, self->b.sq.size);
+	munmap(self->b.rq.map, self->b.rq.size);
 	ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &self->cb, 0,
 				 self->b.port, 8, &e));
 	self->b = e;

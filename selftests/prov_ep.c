@@ -169,6 +169,61 @@ TEST_F(ep, send_recv_readfrom)
 	EXPECT_EQ(self->b.peer, src);
 }
 
+/*
+ * fi_cq(3) completion semantics: FI_TRANSMIT_COMPLETE once the target has
+ * the data (here: buffered as unexpected), FI_DELIVERY_COMPLETE only once a
+ * receive took it. The doorbell is a syscall that does the transfer, so
+ * "not complete yet" is exact, not a matter of waiting.
+ */
+TEST_F(ep, transmit_and_delivery_complete)
+{
+	char out[64] = "delivered", in[64] = "";
+	struct iovec iov = { .iov_base = out, .iov_len = sizeof(out) };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = self->a.peer,
+	};
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	int ctx_t, ctx_d, ctx_r[2];
+
+	msg.context = &ctx_t;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg, FI_TRANSMIT_COMPLETE |
+				FI_COMPLETION));
+	ASSERT_EQ(1, fi_cq_read(self->a.cq, &e, 1));
+	EXPECT_EQ(&ctx_t, e.op_context);
+
+	msg.context = &ctx_d;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg, FI_DELIVERY_COMPLETE |
+				FI_COMPLETION));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	/* The first receive takes the first message: still not delivered. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r[0]));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx_r[0], e.op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r[1]));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx_r[1], e.op_context);
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(&ctx_d, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+	EXPECT_STREQ("delivered", in);
+
+	/* The target goes away before receiving: the send fails. */
+	msg.context = &ctx_d;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg, FI_DELIVERY_COMPLETE |
+				FI_COMPLETION));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	fi_close(&self->b.ep->fid);
+	self->b.ep = NULL;
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
+	EXPECT_EQ(&ctx_d, err.op_context);
+	EXPECT_EQ(FI_ECONNABORTED, err.err);
+}
+
 TEST_F(ep, tagged_inject_and_data)
 {
 	uint64_t v = 42, got = 0;

@@ -91,9 +91,12 @@ static inline int t_ep_create(int dom, const struct t_cq *tx,
 /* Unmap the rings and close: only then is the endpoint (and port) gone. */
 static inline void t_ep_destroy(struct t_ep *ep)
 {
+	if (ep->fd < 0)
+		return;		/* destroyed already */
 	munmap(ep->sq.map, ep->sq.size);
 	munmap(ep->rq.map, ep->rq.size);
 	close(ep->fd);
+	ep->fd = -1;
 }
 
 /* Producer side (SQ, RQ). Return: 0, or -EAGAIN if the ring is full. */

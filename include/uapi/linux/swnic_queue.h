@@ -126,6 +126,15 @@ struct swnic_cq_create {
 #define SWNIC_SQE_COMPLETION	(1U << 0)	/* write a CQE on success */
 #define SWNIC_SQE_REMOTE_DATA	(1U << 1)	/* deliver @data to the target */
 #define SWNIC_SQE_INLINE	(1U << 2)	/* payload in @inline_data */
+/*
+ * SEND/TSEND: complete only once the message is in a receive buffer
+ * (FI_DELIVERY_COMPLETE). A message the target buffers as unexpected keeps
+ * the sender's CQ slot until a receive takes it (or FI_DISCARD drops it);
+ * if the target endpoint closes first the send completes with ECONNABORTED.
+ * Without it a send completes once the target has the data, in a receive
+ * buffer or its unexpected-message buffer (FI_TRANSMIT_COMPLETE).
+ */
+#define SWNIC_SQE_DELIVERY	(1U << 3)
 
 #define SWNIC_INLINE_MAX	56
 
