@@ -14,6 +14,7 @@
 #include <linux/uaccess.h>
 
 #include "chardev.h"
+#include "cntr.h"
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
@@ -97,6 +98,7 @@ union swnic_ioctl_buf {
 	struct swnic_cq_create cq_create;
 	struct swnic_ep_create ep_create;
 	struct swnic_auth_key auth_key;
+	struct swnic_cntr_create cntr_create;
 };
 
 /*
@@ -146,6 +148,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_ep_create, rq),
 	SWNIC_IOCTL_OP(AUTH_KEY, swnic_auth_key_ioctl,
 		       struct swnic_auth_key, svc_id),
+	SWNIC_IOCTL_OP(CNTR_CREATE, swnic_cntr_create,
+		       struct swnic_cntr_create, __reserved),
 };
 
 static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,

@@ -29,6 +29,8 @@ static void swnic_domain_release(struct kref *ref)
 
 	WARN_ON(!xa_empty(&dom->cqs));
 	xa_destroy(&dom->cqs);
+	WARN_ON(!xa_empty(&dom->cntrs));
+	xa_destroy(&dom->cntrs);
 	mmdrop(dom->mm);
 	swnic_device_put(dom->sdev);
 	mutex_destroy(&dom->lock);
@@ -60,6 +62,7 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 	mutex_init(&dom->lock);
 	INIT_LIST_HEAD(&dom->dev_node);
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
 	dom->tgid = task_tgid_nr(current);
 	dom->uid = current_uid();
 	get_task_comm(dom->comm, current);

@@ -36,7 +36,9 @@ struct swnic_domain {
 	struct mutex lock;		/* serialises control operations */
 	u32 ncq;			/* CQs alive, @lock */
 	u32 nep;			/* endpoints alive, @lock */
+	u32 ncntr;			/* counters alive, @lock */
 	struct xarray cqs;		/* CQs by id (xa_lock) */
+	struct xarray cntrs;		/* counters by id (xa_lock) */
 	/* service.c: changed under @lock and sdev->lock */
 	struct swnic_service *svc;	/* service of @auth_key, or NULL */
 	u32 auth_key;			/* 0 = none; READ_ONCE() unlocked */

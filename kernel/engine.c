@@ -12,6 +12,7 @@
 #include <linux/uaccess.h>
 
 #include "cq.h"
+#include "cntr.h"
 #include "device.h"
 #include "domain.h"
 #include "engine.h"
@@ -92,6 +93,19 @@ out_put:
 	return ret;
 }
 
+/* Which of the poster's counters an SQE counts in. */
+static unsigned int swnic_sqe_cntr(const struct swnic_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case SWNIC_OP_WRITE:
+		return SWNIC_EP_CNTR_WRITE;
+	case SWNIC_OP_READ:
+		return SWNIC_EP_CNTR_READ;
+	default:
+		return SWNIC_EP_CNTR_SEND;
+	}
+}
+
 static u32 swnic_sqe_cqe_flags(const struct swnic_sqe *sqe)
 {
 	switch (sqe->opcode) {
@@ -140,6 +154,8 @@ static int swnic_ep_process_sq(struct swnic_ep *ep)
 		}
 
 		ep->tx_ops++;
+		if (ret != SWNIC_DELIVER_DEFERRED)
+			swnic_cntr_inc(ep->cntr[swnic_sqe_cntr(&sqe)], ret);
 		if (ret == SWNIC_DELIVER_DEFERRED) {
 			/* The unexpected message holds the slot until taken. */
 			ep->tx_bytes += sqe.len;

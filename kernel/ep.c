@@ -18,6 +18,7 @@
 
 #include "chardev.h"
 #include "copy.h"
+#include "cntr.h"
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
@@ -53,6 +54,7 @@ struct swnic_unexp {
 	u32 len;
 	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
 	struct swnic_cq *notify_cq;	/* referenced, a slot reserved */
+	struct swnic_cntr *notify_cntr;	/* the sender's, referenced, or NULL */
 	u64 notify_context;
 	u32 notify_flags;		/* SWNIC_CQE_SEND [| TAGGED] */
 	bool notify_success;		/* post on success too (COMPLETION) */
@@ -84,6 +86,37 @@ static void swnic_unexp_notify(struct swnic_unexp *u, int err)
 		swnic_cq_unreserve(u->notify_cq);
 	swnic_cq_put(u->notify_cq);
 	u->notify_cq = NULL;
+	if (u->notify_cntr) {
+		swnic_cntr_inc(u->notify_cntr, err);
+		swnic_cntr_put(u->notify_cntr);
+		u->notify_cntr = NULL;
+	}
+}
+
+/**
+ * swnic_ep_rx_post() - post a receive completion of @ep and count it
+ * @ep: the endpoint (its rx_lock held)
+ * @cqe: the completion
+ * @reserved: a slot was reserved (swnic_cq_reserve)
+ *
+ * Return: 0, or -EAGAIN if unreserved and the CQ is full (not counted).
+ */
+int swnic_ep_rx_post(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+		     bool reserved)
+{
+	int ret = swnic_cq_post(ep->rx_cq, cqe, reserved);
+
+	if (!ret)
+		swnic_cntr_inc(ep->cntr[SWNIC_EP_CNTR_RECV],
+			       cqe->flags & SWNIC_CQE_ERROR);
+	return ret;
+}
+
+static void swnic_ep_put_cntrs(struct swnic_ep *ep)
+{
+	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++)
+		if (ep->cntr[i])
+			swnic_cntr_put(ep->cntr[i]);
 }
 
 static void swnic_ep_free_rcu(struct rcu_head *rcu)
@@ -99,6 +132,7 @@ static void swnic_ep_release(struct kref *ref)
 	swnic_ring_free(&ep->rq);
 	swnic_cq_put(ep->tx_cq);
 	swnic_cq_put(ep->rx_cq);
+	swnic_ep_put_cntrs(ep);
 	swnic_domain_put(ep->dom);
 	mutex_destroy(&ep->sq_lock);
 	mutex_destroy(&ep->rx_lock);
@@ -293,7 +327,7 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			list_del(&recv->node);
 			kfree(recv);
 		}
-		swnic_cq_post(dst->rx_cq, &cqe, true);
+		swnic_ep_rx_post(dst, &cqe, true);
 		dst->rx_ops++;
 		dst->rx_bytes += n;
 		goto out_unlock;
@@ -326,9 +360,13 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	u->src_port = src->port;
 	u->len = sqe->len;
 	u->notify_cq = NULL;
+	u->notify_cntr = NULL;
 	if (sqe->flags & SWNIC_SQE_DELIVERY) {
 		swnic_cq_get(src->tx_cq);
 		u->notify_cq = src->tx_cq;
+		u->notify_cntr = src->cntr[SWNIC_EP_CNTR_SEND];
+		if (u->notify_cntr)
+			swnic_cntr_get(u->notify_cntr);
 		u->notify_context = sqe->context;
 		u->notify_flags = SWNIC_CQE_SEND |
 				  (tagged ? SWNIC_CQE_TAGGED : 0);
@@ -425,11 +463,11 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 		    recv->rqe.len == recv->used) {
 			if (multi)
 				cqe.flags |= SWNIC_CQE_MULTI_RECV;
-			swnic_cq_post(ep->rx_cq, &cqe, true);
+			swnic_ep_rx_post(ep, &cqe, true);
 			kfree(recv);
 			return 0;
 		}
-		swnic_cq_post(ep->rx_cq, &cqe, true);
+		swnic_ep_rx_post(ep, &cqe, true);
 	}
 	/* A claimed message that is not there: the receive fails. */
 	if (rqe->flags & SWNIC_RQE_CLAIM) {
@@ -438,7 +476,7 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 		cqe.context = rqe->context;
 		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
 		cqe.err = ENOMSG;
-		return swnic_cq_post(ep->rx_cq, &cqe, false);
+		return swnic_ep_rx_post(ep, &cqe, false);
 	}
 	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
 		      &ep->trecvs : &ep->recvs);
@@ -476,7 +514,7 @@ int swnic_ep_process_rq(struct swnic_ep *ep)
 				.err = -ret,
 			};
 
-			if (swnic_cq_post(ep->rx_cq, &cqe, false))
+			if (swnic_ep_rx_post(ep, &cqe, false))
 				break;
 		}
 		swnic_ring_consume(&ep->rq);
@@ -518,7 +556,7 @@ static int swnic_ep_cancel(struct swnic_ep *ep, u64 context)
 	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
 		cqe.flags |= SWNIC_CQE_MULTI_RECV;
 	cqe.err = ECANCELED;
-	ret = swnic_cq_post(ep->rx_cq, &cqe, false);
+	ret = swnic_ep_rx_post(ep, &cqe, false);
 	if (!ret) {
 		list_del(&recv->node);
 		kfree(recv);
@@ -769,6 +807,15 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		ret = -ENOENT;
 		goto err_cqs;
 	}
+	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++) {
+		if (!c->cntr[i])
+			continue;
+		ep->cntr[i] = swnic_cntr_lookup(dom, c->cntr[i]);
+		if (!ep->cntr[i]) {
+			ret = -ENOENT;
+			goto err_cqs;
+		}
+	}
 	ret = swnic_ring_init(&ep->sq, c->sq_entries, SWNIC_MAX_SQ_ENTRIES,
 			      sizeof(struct swnic_sqe));
 	if (ret)
@@ -831,6 +878,7 @@ err_cqs:
 		swnic_cq_put(ep->tx_cq);
 	if (ep->rx_cq)
 		swnic_cq_put(ep->rx_cq);
+	swnic_ep_put_cntrs(ep);
 	swnic_domain_put(dom);
 	mutex_destroy(&ep->sq_lock);
 	mutex_destroy(&ep->rx_lock);

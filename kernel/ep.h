@@ -8,8 +8,11 @@
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
+#include <linux/swnic_queue.h>
+
 #include "ring.h"
 
+struct swnic_cntr;
 struct swnic_cq;
 struct swnic_domain;
 
@@ -37,6 +40,8 @@ struct swnic_ep {
 	u32 flags;			/* immutable: SWNIC_EP_F_* */
 	struct swnic_cq *tx_cq;		/* immutable, referenced */
 	struct swnic_cq *rx_cq;		/* immutable, referenced */
+	/* SWNIC_EP_CNTR_*: immutable, referenced, NULL if not counted */
+	struct swnic_cntr *cntr[SWNIC_EP_CNTR_MAX];
 
 	struct mutex sq_lock;		/* SQ consumption (one poster) */
 	struct swnic_ring sq;
@@ -69,6 +74,8 @@ struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port);
 void swnic_ep_put(struct swnic_ep *ep);
 
 int swnic_ep_process_rq(struct swnic_ep *ep);
+int swnic_ep_rx_post(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+		     bool reserved);
 /* swnic_ep_deliver(): buffered, the sender's completion comes later. */
 #define SWNIC_DELIVER_DEFERRED	1
 int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,

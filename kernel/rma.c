@@ -9,6 +9,7 @@
 #include <linux/highmem.h>
 #include <linux/uaccess.h>
 
+#include "cntr.h"
 #include "cq.h"
 #include "domain.h"
 #include "ep.h"
@@ -99,6 +100,9 @@ int swnic_rma_write(struct swnic_ep *dst, struct swnic_ep *src,
 	if (notify && !swnic_cq_reserve(dst->rx_cq))
 		return -EAGAIN;
 	ret = swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_WRITE, &ctx);
+	/* The target counts what reached its memory (FI_RMA_EVENT). */
+	if (!ret)
+		swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_WRITE], false);
 	if (!notify)
 		return ret;
 	if (ret) {
@@ -126,6 +130,10 @@ int swnic_rma_read(struct swnic_ep *dst, struct swnic_ep *src,
 		   const struct swnic_sqe *sqe)
 {
 	struct swnic_rma_ctx ctx = { .ubuf = u64_to_user_ptr(sqe->addr) };
+	int ret;
 
-	return swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_READ, &ctx);
+	ret = swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_READ, &ctx);
+	if (!ret)
+		swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
+	return ret;
 }

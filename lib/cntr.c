@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Counters (fi_cntr(3)): a success and an error value, each a 64-bit atomic
- * word. Atomics make every counter operation thread safe without a lock, so
- * the same code serves FI_THREAD_SAFE and the lock-free models; when the
- * kernel data path counts completions it will update words of this shape
- * in a page shared with it.
+ * Counters (fi_cntr(3)): the kernel counts. Each counter is a kernel
+ * counter (SWNIC_IOCTL_CNTR_CREATE) whose two words, success and error,
+ * are mapped read-only; the kernel increments them where operations
+ * complete, including peers' RMA into this process's memory (FI_RMA_EVENT),
+ * so fi_cntr_read is a load. fi_cntr_add/set and adderr/seterr move an
+ * offset of the provider's own (an atomic), which keeps every counter
+ * operation lock-free for all threading models.
  *
- * Every change signals the wait object, so fi_cntr_wait() (and a poll() on
- * the FI_WAIT_FD fd) wakes up and re-checks the threshold; a change of the
+ * Every change the provider sees (its own, and completions its CQ progress
+ * moves) signals the wait object, so fi_cntr_wait() (and a poll() on the
+ * FI_WAIT_FD fd) wakes up and re-checks the threshold; a change of the
  * error value ends fi_cntr_wait() with -FI_EAVAIL.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ep.h"
 #include "swnic.h"
@@ -18,8 +26,11 @@
 struct swnic_cntr {
 	struct fid_cntr cntr_fid;
 	struct swnic_domain *domain;
-	_Atomic uint64_t value;
-	_Atomic uint64_t err;
+	uint32_t id;			/* the kernel counter's, while mapped */
+	const volatile struct swnic_cntr_words *words;	/* mapped, read-only */
+	size_t map_len;
+	_Atomic uint64_t value_adj;	/* fi_cntr_add/set: added to the kernel's */
+	_Atomic uint64_t err_adj;
 	_Atomic uint64_t err_gen;	/* bumped on every error change */
 	struct swnic_wait wait;
 	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
@@ -55,34 +66,54 @@ static struct swnic_cntr *swnic_cntr_from_fid(struct fid *fid)
 
 #define swnic_cntr(f) swnic_container_of(f, struct swnic_cntr, cntr_fid)
 
+/* The kernel's words: written by it only, read with a load each. */
+static uint64_t swnic_cntr_kvalue(const struct swnic_cntr *cntr)
+{
+	return __atomic_load_n(&cntr->words->value, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t swnic_cntr_kerr(const struct swnic_cntr *cntr)
+{
+	return __atomic_load_n(&cntr->words->err, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t swnic_cntr_value(struct swnic_cntr *cntr)
+{
+	return swnic_cntr_kvalue(cntr) + atomic_load(&cntr->value_adj);
+}
+
+static uint64_t swnic_cntr_errval(struct swnic_cntr *cntr)
+{
+	return swnic_cntr_kerr(cntr) + atomic_load(&cntr->err_adj);
+}
+
 static uint64_t swnic_cntr_read(struct fid_cntr *cntr_fid)
 {
 	swnic_cntr_progress(swnic_cntr(cntr_fid));
-	return atomic_load_explicit(&swnic_cntr(cntr_fid)->value,
-				    memory_order_acquire);
+	return swnic_cntr_value(swnic_cntr(cntr_fid));
 }
 
 static uint64_t swnic_cntr_readerr(struct fid_cntr *cntr_fid)
 {
 	swnic_cntr_progress(swnic_cntr(cntr_fid));
-	return atomic_load_explicit(&swnic_cntr(cntr_fid)->err,
-				    memory_order_acquire);
+	return swnic_cntr_errval(swnic_cntr(cntr_fid));
 }
 
 static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->value, value, memory_order_acq_rel);
+	atomic_fetch_add(&cntr->value_adj, value);
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
 
+/* Set: the offset makes kernel + offset == @value (unsigned wrap-around). */
 static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
 
-	atomic_store_explicit(&cntr->value, value, memory_order_release);
+	atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -91,7 +122,7 @@ static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->err, value, memory_order_acq_rel);
+	atomic_fetch_add(&cntr->err_adj, value);
 	atomic_fetch_add(&cntr->err_gen, 1);
 	swnic_wait_set(&cntr->wait);
 	return 0;
@@ -101,7 +132,7 @@ static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
 
-	atomic_store_explicit(&cntr->err, value, memory_order_release);
+	atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
 	atomic_fetch_add(&cntr->err_gen, 1);
 	swnic_wait_set(&cntr->wait);
 	return 0;
@@ -113,6 +144,7 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
 	uint64_t start = swnic_now_ms();
 	uint64_t err_gen = atomic_load(&cntr->err_gen);
+	uint64_t kerr = swnic_cntr_kerr(cntr);
 	unsigned int seq;
 	int ret, left;
 
@@ -125,7 +157,8 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		seq = swnic_wait_seq(&cntr->wait);
 		if (swnic_cntr_read(cntr_fid) >= threshold)
 			return 0;
-		if (atomic_load(&cntr->err_gen) != err_gen)
+		if (atomic_load(&cntr->err_gen) != err_gen ||
+		    swnic_cntr_kerr(cntr) != kerr)
 			return -FI_EAVAIL;
 		left = swnic_timeout_left(timeout, start);
 		if (!left)
@@ -194,16 +227,15 @@ struct swnic_cntr *swnic_cntr_of(struct fid *fid)
 	return swnic_cntr_from_fid(fid);
 }
 
-/* One operation counted as done (or failed). */
-void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
+/* Progress moved a completion the kernel counted: wake the waiters. */
+void swnic_cntr_signal(struct swnic_cntr *cntr)
 {
-	if (error) {
-		atomic_fetch_add_explicit(&cntr->err, 1, memory_order_acq_rel);
-		atomic_fetch_add(&cntr->err_gen, 1);
-	} else {
-		atomic_fetch_add_explicit(&cntr->value, 1, memory_order_acq_rel);
-	}
 	swnic_wait_set(&cntr->wait);
+}
+
+uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr)
+{
+	return cntr->id;
 }
 
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)
@@ -245,8 +277,33 @@ static int swnic_cntr_close(struct fid *fid)
 	}
 	swnic_wait_fini(&cntr->wait);
 	pthread_mutex_destroy(&cntr->cq_lock);
+	munmap((void *)cntr->words, cntr->map_len);
 	swnic_domain_child(cntr->domain, SWNIC_CHILD_CNTR, -1);
 	free(cntr);
+	return 0;
+}
+
+/* The kernel counter behind @cntr: created and mapped. */
+static int swnic_cntr_kernel_open(struct swnic_cntr *cntr)
+{
+	struct swnic_cntr_create c = { .size = sizeof(c) };
+	void *map;
+	int ret;
+
+	if (ioctl(cntr->domain->fd, SWNIC_IOCTL_CNTR_CREATE, &c)) {
+		ret = -errno;
+		SWNIC_WARN(FI_LOG_CNTR, "kernel counter: %s\n", strerror(errno));
+		return ret == -ENOSPC ? -FI_ENOSPC : ret;
+	}
+	map = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, c.fd, 0);
+	ret = map == MAP_FAILED ? -errno : 0;
+	/* The mapping keeps the counter alive: no fd per counter. */
+	close(c.fd);
+	if (ret)
+		return ret;
+	cntr->id = c.cntr_id;
+	cntr->words = map;
+	cntr->map_len = c.mmap_size;
 	return 0;
 }
 
@@ -309,8 +366,14 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		return ret;
 	}
 	cntr->domain = dom;
-	atomic_init(&cntr->value, 0);
-	atomic_init(&cntr->err, 0);
+	ret = swnic_cntr_kernel_open(cntr);
+	if (ret) {
+		swnic_wait_fini(&cntr->wait);
+		free(cntr);
+		return ret;
+	}
+	atomic_init(&cntr->value_adj, 0);
+	atomic_init(&cntr->err_adj, 0);
 	atomic_init(&cntr->err_gen, 0);
 	atomic_init(&cntr->binds, 0);
 	pthread_mutex_init(&cntr->cq_lock, NULL);

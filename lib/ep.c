@@ -251,15 +251,20 @@ static int swnic_ep_bind_cntr(struct swnic_ep *ep, struct swnic_cntr *cntr,
 		[SWNIC_CNTR_RECV] = FI_RECV,
 		[SWNIC_CNTR_READ] = FI_READ,
 		[SWNIC_CNTR_WRITE] = FI_WRITE,
+		[SWNIC_CNTR_REMOTE_READ] = FI_REMOTE_READ,
+		[SWNIC_CNTR_REMOTE_WRITE] = FI_REMOTE_WRITE,
 	};
 
-	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
-		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "counting remote RMA at the target is not supported\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE) || !flags)
+	if (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+		      FI_REMOTE_READ | FI_REMOTE_WRITE) || !flags)
 		return -FI_EBADFLAGS;
+	/* fi_endpoint(3): counting RMA at the target needs FI_RMA_EVENT. */
+	if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
+	    !(ep->caps & FI_RMA_EVENT)) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "FI_REMOTE_READ/WRITE counters need an endpoint with FI_RMA_EVENT\n");
+		return -FI_EINVAL;
+	}
 	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
 		if (!(flags & kinds[i]))
 			continue;
@@ -356,6 +361,10 @@ int swnic_ep_enable(struct swnic_ep *ep)
 		ret = swnic_cq_kernel_id(rx, &c.rx_cq);
 	if (ret)
 		return ret;
+	/* The kernel counts every kind where it completes. */
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++)
+		if (ep->cntr[i])
+			c.cntr[i] = swnic_cntr_kernel_id(ep->cntr[i]);
 	if (ioctl(dom->fd, SWNIC_IOCTL_EP_CREATE, &c)) {
 		ret = -errno;
 		SWNIC_WARN(FI_LOG_EP_CTRL, "kernel endpoint: %s\n",

@@ -58,11 +58,13 @@ static inline void *swnic_uring_slot(struct swnic_uring *r, uint32_t idx)
 
 /* Counters an endpoint bumps, by fi_ep_bind flag. */
 enum swnic_ep_cntr {
-	SWNIC_CNTR_SEND,
-	SWNIC_CNTR_RECV,
-	SWNIC_CNTR_READ,
-	SWNIC_CNTR_WRITE,
-	SWNIC_CNTR_MAX
+	SWNIC_CNTR_SEND = SWNIC_EP_CNTR_SEND,
+	SWNIC_CNTR_RECV = SWNIC_EP_CNTR_RECV,
+	SWNIC_CNTR_READ = SWNIC_EP_CNTR_READ,
+	SWNIC_CNTR_WRITE = SWNIC_EP_CNTR_WRITE,
+	SWNIC_CNTR_REMOTE_READ = SWNIC_EP_CNTR_REMOTE_READ,
+	SWNIC_CNTR_REMOTE_WRITE = SWNIC_EP_CNTR_REMOTE_WRITE,
+	SWNIC_CNTR_MAX = SWNIC_EP_CNTR_MAX
 };
 
 /* One operation in flight in the kernel. */
@@ -212,7 +214,8 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			size_t olen, int err, int prov_errno);
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
-void swnic_cntr_inc(struct swnic_cntr *cntr, bool error);
+void swnic_cntr_signal(struct swnic_cntr *cntr);
+uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cq_progress_all(struct swnic_cq *cq);

@@ -59,7 +59,7 @@ static uint64_t swnic_offered_caps(const struct swnic_dev *dev,
 
 	/* No MR ioctls: nothing can be the target of RMA. */
 	if (!(dev->attr.features & SWNIC_FEAT_MR))
-		caps &= ~(FI_RMA | SWNIC_RMA_MODS);
+		caps &= ~(FI_RMA | SWNIC_RMA_MODS | FI_RMA_EVENT);
 	return caps;
 }
 
@@ -91,6 +91,9 @@ static int swnic_caps_narrow(uint64_t offered, uint64_t want, uint64_t *out)
 	mods = want & SWNIC_PRIMARY_MODS;
 	if ((mods & SWNIC_RMA_MODS) && !(caps & (FI_RMA | FI_ATOMIC)))
 		return SWNIC_NOMATCH("FI_READ/WRITE/REMOTE_* need FI_RMA\n");
+	/* Events at the RMA target need RMA to target it. */
+	if ((caps & FI_RMA_EVENT) && !(caps & FI_RMA))
+		return SWNIC_NOMATCH("FI_RMA_EVENT needs FI_RMA\n");
 
 	if (caps & (FI_MSG | FI_TAGGED))
 		caps |= mods & SWNIC_MSG_MODS ? mods & SWNIC_MSG_MODS :

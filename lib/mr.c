@@ -274,7 +274,7 @@ static int swnic_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	switch (bfid->fclass) {
 	case FI_CLASS_CNTR:
 		SWNIC_WARN(FI_LOG_MR,
-			   "counting remote accesses needs FI_RMA_EVENT, which swnic does not offer\n");
+			   "no per-MR counters (FI_MR_RMA_EVENT): bind the counter to the target endpoint with FI_REMOTE_READ/WRITE (FI_RMA_EVENT)\n");
 		return -FI_ENOSYS;
 	case FI_CLASS_EP:
 		SWNIC_WARN(FI_LOG_MR,

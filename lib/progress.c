@@ -6,6 +6,7 @@
  * whether the application wants a completion (selective completion,
  * injects), which counter to bump, and where to scatter a bounced receive.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "ep.h"
@@ -13,8 +14,15 @@
 /* The kernel's positive errno as libfabric's (also positive) error. */
 int swnic_errno_to_fi(int err)
 {
-	/* Truncation is the only errno whose libfabric name differs. */
-	return err == EMSGSIZE ? FI_ETRUNC : err;
+	/* Where libfabric has a name of its own, it is not the errno. */
+	switch (err) {
+	case EMSGSIZE:
+		return FI_ETRUNC;
+	case ENOKEY:
+		return FI_ENOKEY;
+	default:
+		return err;
+	}
 }
 
 static uint64_t swnic_cqe_fi_flags(const struct swnic_op *op,
@@ -104,8 +112,9 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 				buf : NULL, kc->data, kc->tag,
 				swnic_cqe_src(ep, kc));
 	}
+	/* The kernel counted it: wake the counter's waiters. */
 	if (ep->cntr[op->kind])
-		swnic_cntr_inc(ep->cntr[op->kind], error);
+		swnic_cntr_signal(ep->cntr[op->kind]);
 	/* A multi-receive buffer stays posted until the kernel releases it. */
 	if (!op->multi_recv || error || (kc->flags & SWNIC_CQE_MULTI_RECV))
 		swnic_op_put(pool, op);

@@ -517,6 +517,78 @@ TEST_F(dp, port_in_use_and_bad_create)
 	self->b = e;
 }
 
+TEST_F(dp, counters_count_in_the_kernel)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM,
+		.tx_cq = self->ca.id, .rx_cq = self->ca.id,
+		.flags = SWNIC_EP_F_DB_SYSCALL,
+	};
+	const volatile struct swnic_cntr_words *w;
+	struct swnic_cqe cqe;
+	struct t_ep e = { .fd = -1 };
+	char buf[8];
+	int i;
+
+	/* The ABI: flags and reserved fields are checked. */
+	cc.flags = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	cc.flags = 0;
+	cc.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.__reserved = 0;
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	ASSERT_LT(0, cc.cntr_id);
+	/* Only the kernel writes the words. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, cc.mmap_size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, cc.fd, 0));
+	w = mmap(NULL, cc.mmap_size, PROT_READ, MAP_SHARED, cc.fd, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	EXPECT_EQ(-1, mprotect((void *)w, cc.mmap_size, PROT_WRITE));
+	/* The mapping keeps it alive without the fd. */
+	close(cc.fd);
+
+	/* Endpoints name counters by id; an unknown id is refused. */
+	c.cntr[SWNIC_EP_CNTR_SEND] = cc.cntr_id + 100;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(ENOENT, errno);
+	c.cntr[SWNIC_EP_CNTR_SEND] = cc.cntr_id;
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	e.fd = c.fd;
+	ASSERT_EQ(0, t_ring_map(&e.sq, c.fd, &c.sq));
+	ASSERT_EQ(0, t_ring_map(&e.rq, c.fd, &c.rq));
+
+	/* Two sends that arrive (buffered at b), one to nobody. */
+	for (i = 0; i < 3; i++) {
+		struct swnic_sqe s = t_send("hi", 3, &self->b, i);
+
+		if (i == 2)
+			s.dest_port = 1;	/* no endpoint there */
+		ASSERT_EQ(0, t_ring_push(&e.sq, &s));
+	}
+	ASSERT_EQ(0, t_doorbell(&e, NULL));
+	/* Counted where they completed, before anyone read a CQE. */
+	EXPECT_EQ(2, w->value);
+	EXPECT_EQ(1, w->err);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(1, t_cq_pop(&self->ca, &cqe));
+	/* Receives are not counted in a send counter. */
+	{
+		struct swnic_rqe r = t_recv(buf, sizeof(buf), 9);
+
+		ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+		ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	}
+	EXPECT_EQ(2, w->value);
+	t_ep_destroy(&e);
+	/* The endpoint is gone: the counter still reads (until unmapped). */
+	EXPECT_EQ(2, w->value);
+	munmap((void *)w, cc.mmap_size);
+}
+
 TEST_F(dp, cq_create_abi)
 {
 	struct {

@@ -130,6 +130,23 @@ TEST_F(info, ep_types)
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 }
 
+TEST_F(info, rma_event_with_rma)
+{
+	self->hints->caps = FI_RMA | FI_RMA_EVENT;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	for (struct fi_info *cur = self->info; cur; cur = cur->next) {
+		EXPECT_TRUE(cur->caps & FI_RMA_EVENT);
+		EXPECT_TRUE(cur->rx_attr->caps & FI_RMA_EVENT);
+		EXPECT_NE(FI_EP_DGRAM, cur->ep_attr->type);
+	}
+	fi_freeinfo(self->info);
+	self->info = NULL;
+	/* Not given unasked. */
+	self->hints->caps = FI_RMA;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_FALSE(self->info->caps & FI_RMA_EVENT);
+}
+
 TEST_F(info, primary_caps_only_when_asked)
 {
 	uint64_t caps;

@@ -311,7 +311,7 @@ TEST_F(mr, bind_and_enable)
 	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
 			       3, 0, &mr, NULL));
 	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, &cattr, &cntr, NULL));
-	/* Counting remote writes needs FI_RMA_EVENT, which swnic lacks. */
+	/* No per-MR counters (FI_MR_RMA_EVENT): endpoints count instead. */
 	EXPECT_EQ(-FI_ENOSYS, fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
 	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &self->ctx.domain->fid, 0));
 	EXPECT_EQ(0, fi_mr_enable(mr));

@@ -48,6 +48,7 @@ enum {
 	SWNIC_CMD_AUTH_KEY,		/* the domain's auth key (service) */
 	SWNIC_CMD_EP_CANCEL,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_EP_PEEK,		/* swnic_queue.h, on an endpoint fd */
+	SWNIC_CMD_CNTR_CREATE,		/* swnic_queue.h */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };

@@ -104,6 +104,48 @@ struct swnic_cq_create {
 	struct swnic_ring_info ring;	/* out: the CQ ring */
 };
 
+/* ---- counters ----------------------------------------------------------- */
+
+/*
+ * A counter is two 64-bit words the kernel increments and user space maps
+ * read-only (mmap offset 0 of the counter's fd): the operations of the
+ * endpoints counting into it that completed, and those that failed. Only
+ * the kernel writes them; a user-space "set" keeps its own offset. The
+ * counter lives while its fd is open or its page mapped (closing the fd
+ * after mmap costs no fd per counter); its id names it in EP_CREATE as
+ * long as it lives.
+ */
+struct swnic_cntr_words {
+	__aligned_u64 value;		/* operations completed */
+	__aligned_u64 err;		/* operations failed */
+};
+
+/**
+ * struct swnic_cntr_create - SWNIC_IOCTL_CNTR_CREATE on a domain fd
+ */
+struct swnic_cntr_create {
+	__u32 size;			/* in: sizeof(struct swnic_cntr_create) */
+	__u32 flags;			/* in: must be 0 */
+	__s32 fd;			/* out: the counter's file descriptor */
+	__u32 cntr_id;			/* out: id to name it in EP_CREATE */
+	__u32 mmap_size;		/* out: bytes to map at offset 0 */
+	__u32 __reserved;		/* must be 0 */
+};
+
+/*
+ * struct swnic_ep_create.cntr[]: what an endpoint counts where. Sends count
+ * when they complete (for SWNIC_SQE_DELIVERY: when received); REMOTE_READ
+ * and REMOTE_WRITE count peers' RMA into this endpoint's domain's memory
+ * regions (libfabric's FI_RMA_EVENT).
+ */
+#define SWNIC_EP_CNTR_SEND		0	/* sends and tagged sends */
+#define SWNIC_EP_CNTR_RECV		1	/* receive completions */
+#define SWNIC_EP_CNTR_READ		2	/* RMA reads it posted */
+#define SWNIC_EP_CNTR_WRITE		3	/* RMA writes it posted */
+#define SWNIC_EP_CNTR_REMOTE_READ	4	/* peers' reads through it */
+#define SWNIC_EP_CNTR_REMOTE_WRITE	5	/* peers' writes through it */
+#define SWNIC_EP_CNTR_MAX		6
+
 /* ---- endpoints ---------------------------------------------------------- */
 
 /* Endpoint types (struct swnic_ep_create.type). */
@@ -204,6 +246,7 @@ struct swnic_ep_create {
 	__u32 __reserved;		/* must be 0 */
 	struct swnic_ring_info sq;	/* out: send queue */
 	struct swnic_ring_info rq;	/* out: receive queue */
+	__u32 cntr[SWNIC_EP_CNTR_MAX];	/* in: counter ids (0: none) */
 };
 
 /**
@@ -269,5 +312,6 @@ struct swnic_ep_peek {
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
 #define SWNIC_IOCTL_EP_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CANCEL)
 #define SWNIC_IOCTL_EP_PEEK		_IO(SWNIC_TYPE, SWNIC_CMD_EP_PEEK)
+#define SWNIC_IOCTL_CNTR_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_CREATE)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */

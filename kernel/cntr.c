@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counters. Each counter is a file (anon inode) whose one page holds the
+ * two words of struct swnic_cntr_words; mmap maps it read-only. The data
+ * path increments them where operations complete (the poster's context, a
+ * peer's, the engine's), so reading a counter is a load, no syscall.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "chardev.h"
+#include "cntr.h"
+#include "compat.h"
+#include "device.h"
+#include "domain.h"
+
+static void swnic_cntr_release(struct kref *ref)
+{
+	struct swnic_cntr *cntr = container_of(ref, struct swnic_cntr, ref);
+
+	vfree(cntr->page);
+	swnic_domain_put(cntr->dom);
+	kfree(cntr);
+}
+
+void swnic_cntr_put(struct swnic_cntr *cntr)
+{
+	kref_put(&cntr->ref, swnic_cntr_release);
+}
+
+/* Return: the counter @id of @dom with a reference held, or NULL. */
+struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id)
+{
+	struct swnic_cntr *cntr;
+
+	xa_lock(&dom->cntrs);
+	cntr = xa_load(&dom->cntrs, id);
+	if (cntr)
+		swnic_cntr_get(cntr);
+	xa_unlock(&dom->cntrs);
+	return cntr;
+}
+
+static int swnic_cntr_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct swnic_cntr *cntr = file->private_data;
+
+	/* Only the kernel writes the words. */
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
+	    (vma->vm_flags & VM_WRITE))
+		return -EINVAL;
+	swnic_vm_flags_clear(vma, VM_MAYWRITE);
+	return remap_vmalloc_range(vma, cntr->page, 0);
+}
+
+static int swnic_cntr_file_release(struct inode *inode, struct file *file)
+{
+	struct swnic_cntr *cntr = file->private_data;
+	struct swnic_domain *dom = cntr->dom;
+
+	/* Unpublish: no new endpoint can bind it; bound ones keep a ref. */
+	xa_erase(&dom->cntrs, cntr->id);
+	mutex_lock(&dom->lock);
+	dom->ncntr--;
+	mutex_unlock(&dom->lock);
+	swnic_cntr_put(cntr);
+	return 0;
+}
+
+static const struct file_operations swnic_cntr_fops = {
+	.owner = THIS_MODULE,
+	.mmap = swnic_cntr_mmap,
+	.release = swnic_cntr_file_release,
+};
+
+/* SWNIC_IOCTL_CNTR_CREATE */
+int swnic_cntr_create(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_cntr_create *c = arg;
+	struct swnic_cntr_words *words;
+	struct swnic_cntr *cntr;
+	struct file *file;
+	int fd, ret;
+
+	BUILD_BUG_ON(sizeof(struct swnic_cntr_words) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_cntr_create) != 24);
+	if (c->flags)
+		return -EOPNOTSUPP;
+	if (c->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+
+	cntr = kzalloc(sizeof(*cntr), GFP_KERNEL_ACCOUNT);
+	if (!cntr)
+		return -ENOMEM;
+	kref_init(&cntr->ref);
+	cntr->dom = dom;
+	swnic_domain_get(dom);
+	cntr->page = vmalloc_user(PAGE_SIZE);
+	if (!cntr->page) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	words = cntr->page;
+	cntr->value = (atomic64_t *)&words->value;
+	cntr->err = (atomic64_t *)&words->err;
+
+	mutex_lock(&dom->lock);
+	if (dom->ncntr >= SWNIC_MAX_CNTR) {
+		mutex_unlock(&dom->lock);
+		ret = -ENOSPC;
+		goto err_put;
+	}
+	dom->ncntr++;
+	mutex_unlock(&dom->lock);
+
+	ret = xa_alloc(&dom->cntrs, &cntr->id, cntr, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto err_count;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_xa;
+	}
+	file = anon_inode_getfile("[swnic-cntr]", &swnic_cntr_fops, cntr,
+				  O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_fd;
+	}
+	c->fd = fd;
+	c->cntr_id = cntr->id;
+	c->mmap_size = PAGE_SIZE;
+	swnic_ioctl_defer_fd(arg, fd, file);
+	return 0;
+
+err_fd:
+	put_unused_fd(fd);
+err_xa:
+	xa_erase(&dom->cntrs, cntr->id);
+err_count:
+	mutex_lock(&dom->lock);
+	dom->ncntr--;
+	mutex_unlock(&dom->lock);
+err_put:
+	swnic_cntr_put(cntr);
+	return ret;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_CNTR_H
+#define _SWNIC_CNTR_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/types.h>
+
+struct swnic_domain;
+
+/*
+ * A counter: two words in a page the kernel increments and its owner maps
+ * read-only (struct swnic_cntr_words). Its fd holds one reference, each
+ * endpoint counting into it another (and each delivery-complete send
+ * waiting to be received).
+ */
+struct swnic_cntr {
+	struct kref ref;
+	struct swnic_domain *dom;	/* holds a domain reference */
+	u32 id;				/* in dom->cntrs */
+	void *page;			/* vmalloc_user: the words */
+	atomic64_t *value;		/* &words->value in @page */
+	atomic64_t *err;		/* &words->err in @page */
+};
+
+int swnic_cntr_create(struct swnic_domain *dom, void *arg);
+struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id);
+void swnic_cntr_put(struct swnic_cntr *cntr);
+
+static inline void swnic_cntr_get(struct swnic_cntr *cntr)
+{
+	kref_get(&cntr->ref);
+}
+
+/* Count one operation, done or failed; @cntr may be NULL (not counted). */
+static inline void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
+{
+	if (cntr)
+		atomic64_inc(error ? cntr->err : cntr->value);
+}
+
+#endif /* _SWNIC_CNTR_H */
