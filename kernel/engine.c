@@ -145,7 +145,11 @@ static int swnic_ep_process_sq(struct swnic_ep *ep)
 		if (!swnic_cq_reserve(ep->tx_cq))
 			break;
 		swnic_ring_peek(&ep->sq, &sqe);
-		ret = swnic_sqe_check(&sqe);
+		if (test_and_clear_bit(swnic_ring_slot_index(&ep->sq, 0),
+				       ep->sq_cancelled))
+			ret = -ECANCELED;
+		else
+			ret = swnic_sqe_check(&sqe);
 		if (!ret)
 			ret = swnic_sqe_exec(ep, &sqe);
 		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
@@ -205,6 +209,45 @@ static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 static bool swnic_ep_has_work(struct swnic_ep *ep)
 {
 	return swnic_ring_avail(&ep->sq) > 0 || swnic_ring_avail(&ep->rq) > 0;
+}
+
+/**
+ * swnic_engine_cancel_send() - SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND
+ * @ep: the endpoint, in its owner's context
+ * @context: the SQE's context
+ *
+ * Marks the first unconsumed, not yet cancelled SQE with @context: its
+ * consumption completes it with ECANCELED instead of executing it. In
+ * SYSCALL mode the SQ is consumed at once (the entry may wait behind
+ * others that cannot go yet); the engine gets to it otherwise.
+ *
+ * Return: 0, -ENOENT if no such SQE waits, -EPIPE if the ring is broken.
+ */
+int swnic_engine_cancel_send(struct swnic_ep *ep, u64 context)
+{
+	struct swnic_ep_doorbell db;
+	struct swnic_sqe sqe;
+	int avail, i, ret = -ENOENT;
+
+	mutex_lock(&ep->sq_lock);
+	avail = swnic_ring_avail(&ep->sq);
+	if (avail < 0)
+		ret = avail;
+	for (i = 0; i < avail; i++) {
+		u32 slot = swnic_ring_slot_index(&ep->sq, i);
+
+		swnic_ring_peek_at(&ep->sq, i, &sqe);
+		if (sqe.context != context || test_bit(slot, ep->sq_cancelled))
+			continue;
+		set_bit(slot, ep->sq_cancelled);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&ep->sq_lock);
+	if (ret)
+		return ret;
+	swnic_engine_doorbell(ep, &db);
+	return 0;
 }
 
 /**

@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
+#include <linux/bitmap.h>
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -17,8 +18,8 @@
 #include <net/ip.h>
 
 #include "chardev.h"
-#include "copy.h"
 #include "cntr.h"
+#include "copy.h"
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
@@ -130,6 +131,7 @@ static void swnic_ep_release(struct kref *ref)
 
 	swnic_ring_free(&ep->sq);
 	swnic_ring_free(&ep->rq);
+	bitmap_free(ep->sq_cancelled);
 	swnic_cq_put(ep->tx_cq);
 	swnic_cq_put(ep->rx_cq);
 	swnic_ep_put_cntrs(ep);
@@ -653,7 +655,7 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case SWNIC_IOCTL_EP_CANCEL:
 		ret = swnic_ep_copy_in(&cancel, sizeof(cancel), uarg);
-		if (!ret && cancel.flags)
+		if (!ret && (cancel.flags & ~SWNIC_CANCEL_SEND))
 			ret = -EOPNOTSUPP;
 		break;
 	case SWNIC_IOCTL_EP_PEEK:
@@ -668,6 +670,8 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
 
+	if (cmd == SWNIC_IOCTL_EP_CANCEL && (cancel.flags & SWNIC_CANCEL_SEND))
+		return swnic_engine_cancel_send(ep, cancel.context);
 	if (cmd == SWNIC_IOCTL_EP_CANCEL)
 		return swnic_ep_cancel(ep, cancel.context);
 	if (cmd == SWNIC_IOCTL_EP_PEEK) {
@@ -824,6 +828,11 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 			      sizeof(struct swnic_rqe));
 	if (ret)
 		goto err_sq;
+	ep->sq_cancelled = bitmap_zalloc(ep->sq.entries, GFP_KERNEL_ACCOUNT);
+	if (!ep->sq_cancelled) {
+		ret = -ENOMEM;
+		goto err_rq;
+	}
 
 	mutex_lock(&dom->lock);
 	if (dom->nep >= dom->sdev->limits.max_ep) {
@@ -870,6 +879,7 @@ err_count:
 	dom->nep--;
 	mutex_unlock(&dom->lock);
 err_rq:
+	bitmap_free(ep->sq_cancelled);
 	swnic_ring_free(&ep->rq);
 err_sq:
 	swnic_ring_free(&ep->sq);

@@ -45,6 +45,7 @@ struct swnic_ep {
 
 	struct mutex sq_lock;		/* SQ consumption (one poster) */
 	struct swnic_ring sq;
+	unsigned long *sq_cancelled;	/* SQ slots cancelled, sq_lock */
 
 	/*
 	 * Receive side: RQ consumption, posted receives, unexpected messages

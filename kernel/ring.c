@@ -116,6 +116,12 @@ void swnic_ring_peek(struct swnic_ring *r, void *entry)
 	memcpy(entry, swnic_ring_slot(r, r->kidx), r->entry_size);
 }
 
+/* Copies the @n-th unconsumed entry out; valid for @n < swnic_ring_avail(). */
+void swnic_ring_peek_at(struct swnic_ring *r, u32 n, void *entry)
+{
+	memcpy(entry, swnic_ring_slot(r, r->kidx + n), r->entry_size);
+}
+
 /* Releases the peeked entry's slot back to user space. */
 void swnic_ring_consume(struct swnic_ring *r)
 {

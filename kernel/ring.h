@@ -40,6 +40,14 @@ int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma);
 /* Consumer side (SQ, RQ: the kernel consumes). */
 int swnic_ring_avail(struct swnic_ring *r);
 void swnic_ring_peek(struct swnic_ring *r, void *entry);
+void swnic_ring_peek_at(struct swnic_ring *r, u32 n, void *entry);
+
+/* The array slot of the @n-th entry not yet consumed. */
+static inline u32 swnic_ring_slot_index(const struct swnic_ring *r, u32 n)
+{
+	return (r->kidx + n) & (r->entries - 1);
+}
+
 void swnic_ring_consume(struct swnic_ring *r);
 
 /* Producer side (CQ: the kernel produces). */

@@ -438,35 +438,49 @@ static struct fi_ops swnic_ep_fi_ops = {
 /* ---- fi_ops_ep -------------------------------------------------------------- */
 
 /*
- * Cancel a posted receive: the kernel unposts it and completes it with
- * FI_ECANCELED on the receive CQ. Sends are not recalled: a send is done,
- * or queued behind others, by the time the SQ is rung.
+ * Ask the kernel to cancel the ops of @pool with @context: the first it
+ * still holds completes with FI_ECANCELED. Caller holds ep->lock.
+ */
+static ssize_t swnic_ep_cancel_pool(struct swnic_ep *ep,
+				    struct swnic_op_pool *pool, void *context,
+				    uint32_t flags)
+{
+	struct swnic_ep_cancel c = { .size = sizeof(c), .flags = flags };
+
+	for (size_t i = 0; i < pool->size; i++) {
+		struct swnic_op *op = &pool->ops[i];
+
+		if (op->free || op->context != context)
+			continue;
+		c.context = (uintptr_t)op;
+		if (!ioctl(ep->fd, SWNIC_IOCTL_EP_CANCEL, &c))
+			return 0;
+		if (errno != ENOENT)
+			return -errno;
+	}
+	return -FI_ENOENT;
+}
+
+/*
+ * fi_cancel: a posted receive is unposted; a send (or RMA) the kernel has
+ * not consumed yet (waiting behind a full CQ, a busy target or the
+ * engine) is dropped from the SQ. Either completes with FI_ECANCELED. A
+ * send already done, or buffered at its target, cannot be recalled:
+ * -FI_ENOENT.
  */
 static ssize_t swnic_ep_cancel(fid_t fid, void *context)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
-	struct swnic_ep_cancel c = { .size = sizeof(c) };
-	ssize_t ret = -FI_ENOENT;
+	ssize_t ret;
 
 	if (!ep->enabled)
 		return -FI_ENOENT;
 	/* The lock keeps the op from completing and being reused meanwhile. */
 	swnic_lock_acquire(&ep->lock);
-	for (size_t i = 0; i < ep->rx_pool.size; i++) {
-		struct swnic_op *op = &ep->rx_pool.ops[i];
-
-		if (op->free || op->context != context)
-			continue;
-		c.context = (uintptr_t)op;
-		if (!ioctl(ep->fd, SWNIC_IOCTL_EP_CANCEL, &c)) {
-			ret = 0;
-			break;
-		}
-		if (errno != ENOENT) {
-			ret = -errno;
-			break;
-		}
-	}
+	ret = swnic_ep_cancel_pool(ep, &ep->rx_pool, context, 0);
+	if (ret == -FI_ENOENT)
+		ret = swnic_ep_cancel_pool(ep, &ep->tx_pool, context,
+					   SWNIC_CANCEL_SEND);
 	swnic_lock_release(&ep->lock);
 	return ret;
 }

@@ -517,6 +517,68 @@ TEST_F(dp, port_in_use_and_bad_create)
 	self->b = e;
 }
 
+TEST_F(dp, cancel_a_waiting_send)
+{
+	struct swnic_ep_cancel cancel = { .size = sizeof(cancel),
+					  .flags = SWNIC_CANCEL_SEND };
+	struct swnic_ep_doorbell db;
+	struct swnic_cqe c;
+	struct t_cq small;
+	struct t_ep a2;
+	char dst[6][4];
+	int i, got = 0;
+
+	/* A 4-entry transmit CQ nobody reads: sends 5 and 6 wait in the SQ. */
+	ASSERT_EQ(0, t_cq_create(self->da, 4, &small));
+	ASSERT_EQ(0, t_ep_create(self->da, &small, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_RM_ENABLED,
+				 0, 8, &a2));
+	for (i = 0; i < 6; i++) {
+		struct swnic_rqe r = t_recv(dst[i], sizeof(dst[i]), 100 + i);
+		struct swnic_sqe s = t_send("abc", 4, &self->b, i);
+
+		ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+		ASSERT_EQ(0, t_ring_push(&a2.sq, &s));
+	}
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(0, t_doorbell(&a2, &db));
+	EXPECT_EQ(4, db.sq_done);
+
+	/* Consumed already: not found. Waiting: cancelled, once. */
+	cancel.context = 0;
+	ASSERT_EQ(-1, ioctl(a2.fd, SWNIC_IOCTL_EP_CANCEL, &cancel));
+	EXPECT_EQ(ENOENT, errno);
+	cancel.context = 5;
+	ASSERT_EQ(0, ioctl(a2.fd, SWNIC_IOCTL_EP_CANCEL, &cancel));
+	ASSERT_EQ(-1, ioctl(a2.fd, SWNIC_IOCTL_EP_CANCEL, &cancel));
+	EXPECT_EQ(ENOENT, errno);
+	cancel.flags = 1U << 7;
+	ASSERT_EQ(-1, ioctl(a2.fd, SWNIC_IOCTL_EP_CANCEL, &cancel));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+
+	/* Room again: the fifth goes, the sixth completes cancelled. */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, t_cq_pop(&small, &c));
+		EXPECT_EQ(i, c.context);
+		EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR);
+	}
+	ASSERT_EQ(0, t_doorbell(&a2, &db));
+	EXPECT_EQ(2, db.sq_done);
+	ASSERT_EQ(1, t_cq_pop(&small, &c));
+	EXPECT_EQ(4, c.context);
+	EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR);
+	ASSERT_EQ(1, t_cq_pop(&small, &c));
+	EXPECT_EQ(5, c.context);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(ECANCELED, c.err);
+	/* The target saw five messages, never the cancelled one. */
+	while (t_cq_pop(&self->cb, &c) == 1)
+		got++;
+	EXPECT_EQ(5, got);
+	t_ep_destroy(&a2);
+	close(small.fd);
+}
+
 TEST_F(dp, counters_count_in_the_kernel)
 {
 	struct swnic_cntr_create cc = { .size = sizeof(cc) };
@@ -661,7 +723,7 @@ TEST_F(dp, cancel_receive)
 	EXPECT_EQ(ENOENT, errno);
 
 	/* The contract: flags, size, trailing bytes, the domain fd. */
-	c.flags = 1;
+	c.flags = 1U << 31;
 	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	c.flags = 0;

@@ -581,6 +581,68 @@ TEST_F(ep, cancel_posted_receive)
 	EXPECT_STREQ("after", buf);
 }
 
+/* A send the kernel has not consumed (its CQ is full) can be cancelled. */
+TEST_F(ep, cancel_waiting_send)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .size = 4 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	char name[64], buf[8];
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+	int ctx[6], ok = 0, cancelled = 0;
+
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+
+	/* Six sends, nobody reading the 4-entry CQ: two wait in the SQ. */
+	for (int i = 0; i < 6; i++)
+		ASSERT_EQ(0, fi_send(ep, "abc", 4, NULL, peer, &ctx[i]));
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&ep->fid, &ctx[0]));	/* done */
+	EXPECT_EQ(0, fi_cancel(&ep->fid, &ctx[5]));
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&ep->fid, &ctx[5]));
+	for (int i = 0; i < 100 && ok + cancelled < 6; i++) {
+		ssize_t n = fi_cq_read(cq, &e, 1);
+
+		if (n == 1) {
+			EXPECT_NE(&ctx[5], e.op_context);
+			ok++;
+		} else if (n == -FI_EAVAIL) {
+			ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+			EXPECT_EQ(&ctx[5], err.op_context);
+			EXPECT_EQ(FI_ECANCELED, err.err);
+			cancelled++;
+		} else {
+			usleep(1000);
+		}
+	}
+	EXPECT_EQ(5, ok);
+	EXPECT_EQ(1, cancelled);
+	/* The target got five messages. */
+	for (int i = 0; i < 5; i++) {
+		ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	}
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_ETIMEDOUT, cq_get(self->b.cq, &e, NULL));
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&cq->fid);
+}
+
 static void tsend(struct __test_metadata *_metadata, FIXTURE_DATA(ep) *self,
 		  uint64_t v, uint64_t tag)
 {

@@ -270,12 +270,20 @@ struct swnic_ep_doorbell {
  * SWNIC_CQE_ERROR, err ECANCELED (and SWNIC_CQE_MULTI_RECV for a
  * multi-receive buffer, which is released). ENOENT: no such receive is
  * posted (it completed, or never was); EAGAIN: the CQ has no free slot.
+ *
+ * With SWNIC_CANCEL_SEND it cancels the SQE with @context that the kernel
+ * has not consumed yet (waiting behind a full CQ, a target out of
+ * resources, or the engine): it completes on the transmit CQ with err
+ * ECANCELED, without being executed, when the SQ is next consumed (the
+ * call itself consumes it in SYSCALL mode). ENOENT: no such SQE waits.
  */
 struct swnic_ep_cancel {
 	__u32 size;			/* in: sizeof(struct swnic_ep_cancel) */
-	__u32 flags;			/* in: must be 0 */
-	__aligned_u64 context;		/* in: the receive's RQE context */
+	__u32 flags;			/* in: SWNIC_CANCEL_* */
+	__aligned_u64 context;		/* in: the RQE's or SQE's context */
 };
+
+#define SWNIC_CANCEL_SEND	(1U << 0)	/* an SQE, not a receive */
 
 /* struct swnic_ep_peek.flags */
 #define SWNIC_PEEK_CLAIM	(1U << 0)	/* keep it for SWNIC_RQE_CLAIM */
