@@ -166,6 +166,34 @@ int swnic_addr_dup(uint32_t fmt, const struct sockaddr_in *sin,
 }
 
 /* "localhost" or this host's own name (full or first label). */
+/*
+ * fi_getname/fi_getpeer's contract: write @sin in format @fmt into @addr
+ * (*@addrlen bytes); too small (or NULL) is -FI_ETOOSMALL with the size
+ * needed in *@addrlen.
+ */
+int swnic_addr_copy_out(uint32_t fmt, const struct sockaddr_in *sin,
+			void *addr, size_t *addrlen)
+{
+	void *buf;
+	size_t len;
+	int ret;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	ret = swnic_addr_dup(fmt, sin, &buf, &len);
+	if (ret)
+		return ret;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		free(buf);
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, buf, len);
+	*addrlen = len;
+	free(buf);
+	return 0;
+}
+
 bool swnic_addr_is_local_host(const char *name)
 {
 	char host[256];

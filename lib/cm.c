@@ -903,8 +903,6 @@ static int swnic_ep_getpeer(struct fid_ep *ep_fid, void *addr,
 {
 	struct swnic_ep *ep = swnic_ep_from_fid_ep(ep_fid);
 	struct sockaddr_in peer;
-	void *buf;
-	size_t len;
 	int ret;
 
 	if (ep->type != FI_EP_MSG)
@@ -918,18 +916,7 @@ static int swnic_ep_getpeer(struct fid_ep *ep_fid, void *addr,
 	pthread_mutex_unlock(&swnic_cm_lock);
 	if (ret)
 		return ret;
-	ret = swnic_addr_dup(ep->addr_format, &peer, &buf, &len);
-	if (ret)
-		return ret;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		free(buf);
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, buf, len);
-	*addrlen = len;
-	free(buf);
-	return 0;
+	return swnic_addr_copy_out(ep->addr_format, &peer, addr, addrlen);
 }
 
 static int swnic_cm_no_listen(struct fid_pep *pep)
@@ -1095,27 +1082,13 @@ static int swnic_pep_setname(fid_t fid, void *addr, size_t addrlen)
 static int swnic_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct swnic_pep *pep = swnic_pep_of(fid);
-	void *buf;
-	size_t len;
-	int ret;
 
 	if (!addrlen)
 		return -FI_EINVAL;
 	/* The address is the kernel's once listening. */
 	if (!pep->port)
 		return -FI_EOPBADSTATE;
-	ret = swnic_addr_dup(pep->addr_format, &pep->addr, &buf, &len);
-	if (ret)
-		return ret;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		free(buf);
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, buf, len);
-	*addrlen = len;
-	free(buf);
-	return 0;
+	return swnic_addr_copy_out(pep->addr_format, &pep->addr, addr, addrlen);
 }
 
 static int swnic_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *len)

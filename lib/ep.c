@@ -588,26 +588,12 @@ int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen)
 int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
-	void *buf;
-	size_t len;
-	int ret;
 
 	if (!addrlen)
 		return -FI_EINVAL;
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	ret = swnic_addr_dup(ep->addr_format, &ep->addr, &buf, &len);
-	if (ret)
-		return ret;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		free(buf);
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, buf, len);
-	*addrlen = len;
-	free(buf);
-	return 0;
+	return swnic_addr_copy_out(ep->addr_format, &ep->addr, addr, addrlen);
 }
 
 /* ---- construction ------------------------------------------------------------ */

@@ -235,6 +235,8 @@ int swnic_addr_read(uint32_t fmt, const void *addr, size_t addrlen,
 int swnic_addr_dup(uint32_t fmt, const struct sockaddr_in *sin,
 		   void **addr, size_t *addrlen);
 size_t swnic_addr_len(uint32_t fmt);
+int swnic_addr_copy_out(uint32_t fmt, const struct sockaddr_in *sin,
+			void *addr, size_t *addrlen);
 int swnic_addr_resolve_node(const char *node, bool numeric, bool remote_ok,
 			    struct in_addr *ip);
 int swnic_addr_parse_service(const char *service, uint16_t *port);
