@@ -19,6 +19,7 @@
 #include "device.h"
 #include "domain.h"
 #include "netlink.h"
+#include "stats.h"
 
 static void swnic_cq_release(struct kref *ref)
 {
@@ -27,6 +28,7 @@ static void swnic_cq_release(struct kref *ref)
 	swnic_ring_free(&cq->ring);
 	swnic_domain_put(cq->dom);
 	kfree(cq);
+	swnic_obj_dec(SWNIC_OBJ_CQS);
 }
 
 void swnic_cq_put(struct swnic_cq *cq)
@@ -164,6 +166,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	if (!cq)
 		return -ENOMEM;
 	kref_init(&cq->ref);
+	swnic_obj_inc(SWNIC_OBJ_CQS);
 	spin_lock_init(&cq->lock);
 	init_waitqueue_head(&cq->wq);
 	cq->dom = dom;

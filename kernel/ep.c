@@ -26,6 +26,7 @@
 #include "engine.h"
 #include "ep.h"
 #include "netlink.h"
+#include "stats.h"
 
 #define SWNIC_PORT_EPHEMERAL_MIN	32768
 #define SWNIC_PORT_EPHEMERAL_MAX	60999
@@ -139,6 +140,7 @@ static void swnic_ep_release(struct kref *ref)
 	mutex_destroy(&ep->sq_lock);
 	mutex_destroy(&ep->rx_lock);
 	call_rcu(&ep->rcu, swnic_ep_free_rcu);
+	swnic_obj_dec(SWNIC_OBJ_ENDPOINTS);
 }
 
 void swnic_ep_put(struct swnic_ep *ep)
@@ -170,6 +172,13 @@ struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port)
 		ep = NULL;
 	rcu_read_unlock();
 	return ep;
+}
+
+/* The module-wide gauges of buffered unexpected messages. */
+static void swnic_ep_unexp_account(long msgs, long bytes)
+{
+	swnic_obj_add(SWNIC_OBJ_UNEXP_MSGS, msgs);
+	swnic_obj_add(SWNIC_OBJ_UNEXP_BYTES, bytes);
 }
 
 /* ---- matching ----------------------------------------------------------- */
@@ -378,6 +387,7 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	list_add_tail(&u->node, &dst->unexp);
 	dst->unexp_msgs++;
 	dst->unexp_bytes += u->len;
+	swnic_ep_unexp_account(1, u->len);
 out_unlock:
 	mutex_unlock(&dst->rx_lock);
 	return ret;
@@ -425,6 +435,7 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	list_del(&u->node);
 	ep->unexp_msgs--;
 	ep->unexp_bytes -= u->len;
+	swnic_ep_unexp_account(-1, -(long)u->len);
 	ep->rx_ops++;
 	ep->rx_bytes += n;
 	swnic_unexp_notify(u, 0);
@@ -613,6 +624,7 @@ static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		list_del(&u->node);
 		ep->unexp_msgs--;
 		ep->unexp_bytes -= u->len;
+		swnic_ep_unexp_account(-1, -(long)u->len);
 		/* The application got it and chose to drop it: delivered. */
 		swnic_unexp_notify(u, 0);
 		kvfree(u);
@@ -725,6 +737,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&ep->recvs);
 	INIT_LIST_HEAD(&ep->trecvs);
 	INIT_LIST_HEAD(&ep->unexp);
+	swnic_ep_unexp_account(-(long)ep->unexp_msgs, -(long)ep->unexp_bytes);
 	ep->unexp_msgs = 0;
 	ep->unexp_bytes = 0;
 	mutex_unlock(&ep->rx_lock);
@@ -860,6 +873,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		xa_erase(&swnic_ports, ep->port);
 		goto err_fd;
 	}
+	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
 
 	c->port = ep->port;
 	c->addr = (__force u32)ep->addr;

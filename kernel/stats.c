@@ -13,7 +13,7 @@
 #include "netlink.h"
 #include "stats.h"
 
-atomic_t swnic_objects[__SWNIC_OBJ_NUM];
+atomic_long_t swnic_objects[__SWNIC_OBJ_NUM];
 
 static const struct {
 	const char *name;
@@ -56,6 +56,10 @@ static const char *const swnic_obj_names[__SWNIC_OBJ_NUM] = {
 	[SWNIC_OBJ_DEVICES] = "devices",
 	[SWNIC_OBJ_DOMAINS] = "domains",
 	[SWNIC_OBJ_SERVICES] = "services",
+	[SWNIC_OBJ_ENDPOINTS] = "endpoints",
+	[SWNIC_OBJ_CQS] = "cqs",
+	[SWNIC_OBJ_UNEXP_MSGS] = "unexpected_msgs",
+	[SWNIC_OBJ_UNEXP_BYTES] = "unexpected_bytes",
 };
 
 static u64 swnic_mr_counter(const struct swnic_mr_counters *c, int i)
@@ -183,7 +187,7 @@ int swnic_stats_fill_objects(struct sk_buff *skb)
 	lockdep_assert_held(&swnic_devices_lock);
 	for (i = 0; i < __SWNIC_OBJ_NUM; i++)
 		if (swnic_stats_put(skb, swnic_obj_names[i],
-				    atomic_read(&swnic_objects[i])))
+				    atomic_long_read(&swnic_objects[i])))
 			return -EMSGSIZE;
 	list_for_each_entry(sdev, &swnic_devices, list) {
 		swnic_mr_device_counters(sdev, &c);

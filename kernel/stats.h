@@ -42,19 +42,28 @@ enum swnic_obj {
 	SWNIC_OBJ_DEVICES,		/* devices, until freed */
 	SWNIC_OBJ_DOMAINS,		/* domains, until closed */
 	SWNIC_OBJ_SERVICES,		/* services, until freed */
+	SWNIC_OBJ_ENDPOINTS,		/* endpoints, until freed */
+	SWNIC_OBJ_CQS,			/* completion queues, until freed */
+	SWNIC_OBJ_UNEXP_MSGS,		/* unexpected messages buffered */
+	SWNIC_OBJ_UNEXP_BYTES,		/* their payload bytes */
 	__SWNIC_OBJ_NUM
 };
 
-extern atomic_t swnic_objects[__SWNIC_OBJ_NUM];
+extern atomic_long_t swnic_objects[__SWNIC_OBJ_NUM];
 
 static inline void swnic_obj_inc(enum swnic_obj obj)
 {
-	atomic_inc(&swnic_objects[obj]);
+	atomic_long_inc(&swnic_objects[obj]);
 }
 
 static inline void swnic_obj_dec(enum swnic_obj obj)
 {
-	atomic_dec(&swnic_objects[obj]);
+	atomic_long_dec(&swnic_objects[obj]);
+}
+
+static inline void swnic_obj_add(enum swnic_obj obj, long n)
+{
+	atomic_long_add(n, &swnic_objects[obj]);
 }
 
 void swnic_stat_inc(struct swnic_device *sdev, struct swnic_domain *dom,
