@@ -117,6 +117,13 @@ void swnic_domain_close(struct swnic_domain *dom)
 {
 	struct swnic_device *sdev = dom->sdev;
 
+	WRITE_ONCE(dom->closed, true);
+	/*
+	 * @closed before the auth key is cleared below: a sender that reads
+	 * the cleared key also sees @closed (pairs with the smp_rmb() in
+	 * swnic_sqe_exec()).
+	 */
+	smp_wmb();
 	mutex_lock(&sdev->lock);
 	swnic_service_domain_close(dom);
 	list_del_init(&dom->dev_node);

@@ -42,6 +42,12 @@ struct swnic_domain {
 	/* service.c: changed under @lock and sdev->lock */
 	struct swnic_service *svc;	/* service of @auth_key, or NULL */
 	u32 auth_key;			/* 0 = none; READ_ONCE() unlocked */
+	/*
+	 * Set once the file is released, before @auth_key is cleared:
+	 * its endpoints that live on (their own files still open) are
+	 * gone for peers. READ_ONCE() after reading @auth_key, smp_rmb().
+	 */
+	bool closed;
 	struct swnic_stats stats;	/* counters (stats.h), atomic */
 	/* MRs (mr.h): set at open, NULL once closed, freed after RCU */
 	struct swnic_mr_domain __rcu *mr;

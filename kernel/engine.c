@@ -56,6 +56,7 @@ static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 {
 	const void *kbuf = sqe->flags & SWNIC_SQE_INLINE ? sqe->inline_data : NULL;
 	struct swnic_ep *dst;
+	u32 dst_key;
 	int ret;
 
 	/* Only this host is reachable until the wire path lands. */
@@ -68,8 +69,19 @@ static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 		ret = -ECONNREFUSED;
 		goto out_put;
 	}
+	/*
+	 * An endpoint whose domain is closed (its owner is exiting, or kept
+	 * only the endpoint's file) is gone, like a closed one: its domain's
+	 * auth key is cleared on close, which must not read as another key.
+	 */
+	dst_key = READ_ONCE(dst->dom->auth_key);
+	smp_rmb();	/* pairs with swnic_domain_close() */
+	if (READ_ONCE(dst->dom->closed)) {
+		ret = -ECONNREFUSED;
+		goto out_put;
+	}
 	/* Auth keys isolate jobs: only peers with the same key talk. */
-	if (READ_ONCE(dst->dom->auth_key) != READ_ONCE(ep->dom->auth_key)) {
+	if (dst_key != READ_ONCE(ep->dom->auth_key)) {
 		ret = -EACCES;
 		goto out_put;
 	}

@@ -295,8 +295,9 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
  * Return: 0, SWNIC_DELIVER_DEFERRED (a SWNIC_SQE_DELIVERY send was
  * buffered: its completion, in the slot the caller reserved on @src's
  * transmit CQ, is posted when a receive takes it), or the sender's error:
- * -ECONNREFUSED (endpoint closed), -EAGAIN (the target's CQ or unexpected
- * buffer is full: retry later), -EFAULT, -ENOMEM.
+ * -ECONNREFUSED (endpoint closed, or its process exited), -EAGAIN (the
+ * target's CQ or unexpected buffer is full: retry later), -EFAULT,
+ * -ENOMEM.
  */
 int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		     const struct swnic_sqe *sqe, const void *kbuf)
@@ -329,6 +330,16 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			       src->port);
 		ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off, usrc,
 				       kbuf, n);
+		if (ret == -ESRCH) {
+			/*
+			 * The receiver's process has exited (its files are
+			 * not closed yet): the endpoint is gone for good.
+			 */
+			swnic_cq_unreserve(dst->rx_cq);
+			dst->dead = true;
+			ret = -ECONNREFUSED;
+			goto out_unlock;
+		}
 		if (ret) {
 			cqe.flags |= SWNIC_CQE_ERROR;
 			cqe.err = -ret;

@@ -59,7 +59,7 @@ struct swnic_ep {
 	struct list_head unexp;		/* unexpected messages, oldest first */
 	u32 unexp_msgs;
 	u32 unexp_bytes;
-	bool dead;			/* fd closed: deliveries refused */
+	bool dead;			/* fd closed or owner exited: refused */
 
 	struct list_head engine_node;	/* on the device engine's list */
 	bool engine_active;		/* on that list (engine lock) */
