@@ -4,6 +4,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -64,6 +65,16 @@ void swnic_domain_put(struct swnic_domain *dom);
 static inline void swnic_domain_get(struct swnic_domain *dom)
 {
 	kref_get(&dom->ref);
+}
+
+/*
+ * Has the process that opened @dom exited? Its memory is torn down from
+ * then on (MRs revoked, pages gone) and never comes back: the domain is
+ * dead to peers even while its files are still being released.
+ */
+static inline bool swnic_domain_exited(const struct swnic_domain *dom)
+{
+	return !atomic_read(&dom->mm->mm_users);
 }
 
 /* Is the caller the process that opened @dom (not e.g. a forked child)? */

@@ -71,12 +71,14 @@ static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 	}
 	/*
 	 * An endpoint whose domain is closed (its owner is exiting, or kept
-	 * only the endpoint's file) is gone, like a closed one: its domain's
-	 * auth key is cleared on close, which must not read as another key.
+	 * only the endpoint's file) or whose process has exited is gone,
+	 * like a closed one: its domain's auth key is cleared on close,
+	 * which must not read as another key, and its memory is being torn
+	 * down, which must not read as a fault or a revoked key.
 	 */
 	dst_key = READ_ONCE(dst->dom->auth_key);
 	smp_rmb();	/* pairs with swnic_domain_close() */
-	if (READ_ONCE(dst->dom->closed)) {
+	if (READ_ONCE(dst->dom->closed) || swnic_domain_exited(dst->dom)) {
 		ret = -ECONNREFUSED;
 		goto out_put;
 	}

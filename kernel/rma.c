@@ -63,10 +63,17 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 	if (!sqe->len)
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);
-	if (ret)
-		return ret;
-	ret = swnic_mr_ref_walk(&ref, 0, sqe->len, swnic_rma_page, ctx);
-	swnic_mr_ref_put(&ref);
+	if (!ret) {
+		ret = swnic_mr_ref_walk(&ref, 0, sqe->len, swnic_rma_page,
+					ctx);
+		swnic_mr_ref_put(&ref);
+	}
+	/*
+	 * The target exited meanwhile: its MRs were revoked or its pages
+	 * dropped by the teardown, not by anything the initiator did.
+	 */
+	if (ret && swnic_domain_exited(dst->dom))
+		return -ECONNREFUSED;
 	return ret;
 }
 
@@ -83,7 +90,8 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
  *
  * Return: 0 or the initiator's error: from the MR checks -ENOKEY (no such
  * key), -EKEYREVOKED, -EKEYREJECTED (another auth key), -EACCES (right
- * missing), -ERANGE (out of bounds); -EFAULT; -EAGAIN.
+ * missing), -ERANGE (out of bounds); -EFAULT; -EAGAIN; -ECONNREFUSED (the
+ * target's process exited).
  */
 int swnic_rma_write(struct swnic_ep *dst, struct swnic_ep *src,
 		    const struct swnic_sqe *sqe, const void *kbuf)
