@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gauge_util.h - the module-wide gauges of live objects (netlink STAT_GET
+ * without a device or domain: `swnic stat show`'s "*" line), for tests
+ * that check that whatever a process made is gone after it ends.
+ */
+#ifndef SWNIC_GAUGE_UTIL_H
+#define SWNIC_GAUGE_UTIL_H
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "nl_util.h"
+
+struct gauges {
+	uint64_t domains;
+	uint64_t endpoints;
+	uint64_t cqs;
+	uint64_t mrs;
+	uint64_t pinned_bytes;
+	uint64_t unexpected_msgs;
+	uint64_t unexpected_bytes;
+	unsigned int found;		/* how many of the above were reported */
+};
+
+static inline int gauges_cb(const struct nlmsghdr *nlh, void *data)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} names[] = {
+		{ "domains", offsetof(struct gauges, domains) },
+		{ "endpoints", offsetof(struct gauges, endpoints) },
+		{ "cqs", offsetof(struct gauges, cqs) },
+		{ "mrs", offsetof(struct gauges, mrs) },
+		{ "pinned_bytes", offsetof(struct gauges, pinned_bytes) },
+		{ "unexpected_msgs", offsetof(struct gauges, unexpected_msgs) },
+		{ "unexpected_bytes", offsetof(struct gauges, unexpected_bytes) },
+	};
+	struct gauges *g = data;
+	const struct nlattr *entry, *a;
+	struct nlc_attrs t;
+
+	nlc_attrs(nlh, &t);
+	if (!t.tb[SWNIC_A_STATS])
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(entry, t.tb[SWNIC_A_STATS]) {
+		const char *name = NULL;
+		uint64_t value = 0;
+		bool has_value = false;
+
+		mnl_attr_for_each_nested(a, entry) {
+			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
+				name = mnl_attr_get_str(a);
+			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE) {
+				value = mnl_attr_get_u64(a);
+				has_value = true;
+			}
+		}
+		if (!name || !has_value)
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(name, names[i].name)) {
+				*(uint64_t *)((char *)g + names[i].off) = value;
+				g->found++;
+			}
+	}
+	return MNL_CB_OK;
+}
+
+/* Read the module-wide gauges. Return: 0, -ENOENT if one is missing. */
+static inline int gauges_read(struct gauges *g)
+{
+	struct nlc_reply r = { .cb = gauges_cb, .data = g };
+	struct nlc *c = calloc(1, sizeof(*c));
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	if (!c)
+		return -ENOMEM;
+	ret = nlc_open(c);
+	if (!ret)
+		ret = nlc_talk(c, nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0), &r);
+	nlc_close(c);
+	free(c);
+	if (!ret && g->found != 7)
+		ret = -ENOENT;
+	return ret;
+}
+
+/* Equal live objects (domains, endpoints, CQs, MRs, pinned bytes)? */
+static inline bool gauges_equal_objects(const struct gauges *a,
+					const struct gauges *b)
+{
+	return a->domains == b->domains && a->endpoints == b->endpoints &&
+	       a->cqs == b->cqs && a->mrs == b->mrs &&
+	       a->pinned_bytes == b->pinned_bytes;
+}
+
+/* ... and the same unexpected messages buffered? */
+static inline bool gauges_equal(const struct gauges *a, const struct gauges *b)
+{
+	return gauges_equal_objects(a, b) &&
+	       a->unexpected_msgs == b->unexpected_msgs &&
+	       a->unexpected_bytes == b->unexpected_bytes;
+}
+
+static inline void gauges_print(const char *what, const struct gauges *g)
+{
+	fprintf(stderr, "# %s: domains %llu endpoints %llu cqs %llu mrs %llu pinned_bytes %llu unexpected_msgs %llu unexpected_bytes %llu\n",
+		what, (unsigned long long)g->domains,
+		(unsigned long long)g->endpoints, (unsigned long long)g->cqs,
+		(unsigned long long)g->mrs,
+		(unsigned long long)g->pinned_bytes,
+		(unsigned long long)g->unexpected_msgs,
+		(unsigned long long)g->unexpected_bytes);
+}
+
+/*
+ * Read the gauges until they equal @start (all of them, or only the
+ * objects if @objects_only), at most ~10 s: what a dead process held is
+ * released when its last user lets go (an engine round on its memory, an
+ * access holding a revoked MR's pins), not always before waitpid()
+ * returns. @now gets the last reading. Return: 0 or -errno of a read.
+ */
+static inline int gauges_wait(const struct gauges *start, struct gauges *now,
+			      bool objects_only)
+{
+	int ret = 0;
+	bool eq = false;
+
+	for (int i = 0; i < 1000; i++) {
+		ret = gauges_read(now);
+		eq = !ret && (objects_only ? gauges_equal_objects(start, now) :
+			      gauges_equal(start, now));
+		if (ret || eq)
+			break;
+		usleep(10000);
+	}
+	if (!ret && !eq) {
+		gauges_print("expected", start);
+		gauges_print("now", now);
+	}
+	return ret;
+}
+
+static inline int gauges_settle(const struct gauges *start, struct gauges *now)
+{
+	return gauges_wait(start, now, false);
+}
+
+/* The kernel's taint flags; bit 9 (TAINT_WARN) is set by any WARN. */
+static inline unsigned long kernel_tainted(void)
+{
+	unsigned long t = 0;
+	FILE *f = fopen("/proc/sys/kernel/tainted", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &t) != 1)
+			t = 0;
+		fclose(f);
+	}
+	return t;
+}
+
+#define TAINT_WARN_BIT	(1UL << 9)
+
+#endif /* SWNIC_GAUGE_UTIL_H */
