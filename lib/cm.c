@@ -296,9 +296,12 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 	struct swnic_ep *ep;
 
 	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING) {
-		/* Nobody waits for it (closed, or gave up): say so. */
-		swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_SHUTDOWN, 0,
-			      msg->src_id, NULL, NULL, 0);
+		/*
+		 * Nobody waits for it (closed, or gave up): say so, as the
+		 * connection the acceptor knows (its peer id is ours).
+		 */
+		swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_SHUTDOWN,
+			      msg->dst_id, msg->src_id, NULL, NULL, 0);
 		return;
 	}
 	ep = conn->ep;

@@ -388,6 +388,37 @@ TEST_F(cm, closing_a_connected_endpoint_shuts_down_the_peer)
 	ASSERT_EQ(&self->cli.ep->fid, entry.fid);
 }
 
+/* The connector gave up (closed) before the answer: the acceptor learns. */
+TEST_F(cm, accepting_a_closed_connector_shuts_down)
+{
+	struct fi_eq_cm_entry entry;
+	struct conn_side other = { 0 };
+	struct cm_event ev;
+	uint32_t event;
+
+	connect_req(_metadata, self, NULL);
+	/* Another connection keeps the process's CM port open. */
+	side_open(_metadata, self, &other, self->info);
+	ASSERT_EQ(0, fi_connect(other.ep, &self->pep_addr, NULL, 0));
+	ASSERT_EQ(sizeof(ev.entry), eq_wait(self->peq, &event, &ev,
+					    sizeof(ev)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	fi_freeinfo(ev.entry.info);	/* left unanswered */
+	fi_close(&self->cli.ep->fid);
+	self->cli.ep = NULL;
+
+	side_open(_metadata, self, &self->srv, self->req);
+	ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_SHUTDOWN, event);
+	ASSERT_EQ(&self->srv.ep->fid, entry.fid);
+	side_close(&other);
+}
+
 TEST_F(cm, closing_an_unaccepted_endpoint_rejects)
 {
 	struct fi_eq_err_entry err = { 0 };
