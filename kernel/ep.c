@@ -183,6 +183,24 @@ static void swnic_ep_unexp_account(long msgs, long bytes)
 
 /* ---- matching ----------------------------------------------------------- */
 
+/*
+ * The RQ is lazy (SWNIC_RING_F_LAZY): a sender takes the receives posted
+ * there before it matches, so posting a receive needs no doorbell - except
+ * while unexpected messages wait, which only a doorbell matches against a
+ * new receive. NEED_WAKEUP in the RQ's flags word says so; call this after
+ * every change of the unexpected list.
+ */
+static void swnic_ep_unexp_changed(struct swnic_ep *ep)
+{
+	lockdep_assert_held(&ep->rx_lock);
+	if (list_empty(&ep->unexp))
+		swnic_ring_set_flags(&ep->rq, 0, SWNIC_RING_F_NEED_WAKEUP);
+	else
+		swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_NEED_WAKEUP, 0);
+}
+
+static int __swnic_ep_process_rq(struct swnic_ep *ep);
+
 static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
 			       u64 tag, __be32 src_addr, u16 src_port)
 {
@@ -315,6 +333,8 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		ret = -ECONNREFUSED;
 		goto out_unlock;
 	}
+	/* Receives posted without a doorbell (a broken RQ is its owner's). */
+	__swnic_ep_process_rq(dst);
 
 	recv = swnic_ep_match_recv(dst, tagged, sqe->tag, src->addr, src->port);
 	if (recv) {
@@ -399,6 +419,14 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	dst->unexp_msgs++;
 	dst->unexp_bytes += u->len;
 	swnic_ep_unexp_account(1, u->len);
+	swnic_ep_unexp_changed(dst);
+	/*
+	 * A receive published after our look at the RQ, by a poster that saw
+	 * no NEED_WAKEUP, is taken now (flag store before the tail load; pairs
+	 * with the poster's full barrier between its tail store and flag load).
+	 */
+	smp_mb();
+	__swnic_ep_process_rq(dst);
 out_unlock:
 	mutex_unlock(&dst->rx_lock);
 	return ret;
@@ -435,12 +463,25 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	u64 off = recv->used;
 	u64 n = min_t(u64, u->len, recv->rqe.len - off);
 
+	int ret = 0;
+
 	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
 		       u->has_data, u->data, u->src_addr, u->src_port);
-	/* The receiver's own context (or the engine on its mm). */
-	if (copy_to_user(u64_to_user_ptr(recv->rqe.addr + off), u->payload, n)) {
+	/*
+	 * The receiver's own context (its doorbell, or the engine on its mm),
+	 * or a sender's that took the receive from the lazy RQ.
+	 */
+	if (current->mm == ep->dom->mm) {
+		if (copy_to_user(u64_to_user_ptr(recv->rqe.addr + off),
+				 u->payload, n))
+			ret = -EFAULT;
+	} else {
+		ret = swnic_copy_to_mm(ep->dom->mm, recv->rqe.addr + off, NULL,
+				       u->payload, n);
+	}
+	if (ret) {
 		cqe->flags |= SWNIC_CQE_ERROR;
-		cqe->err = EFAULT;
+		cqe->err = -ret;
 		cqe->len = 0;
 	}
 	list_del(&u->node);
@@ -452,6 +493,7 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	swnic_unexp_notify(u, 0);
 	kvfree(u);
 	recv->used += n;
+	swnic_ep_unexp_changed(ep);
 }
 
 /*
@@ -507,23 +549,16 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 	return 0;
 }
 
-/**
- * swnic_ep_process_rq() - consume the receive queue
- * @ep: the endpoint; the caller runs on its domain's mm
- *
- * Return: RQEs consumed, or -EPIPE if the ring is broken.
- */
-int swnic_ep_process_rq(struct swnic_ep *ep)
+/* Consume the receive queue, in any context. */
+static int __swnic_ep_process_rq(struct swnic_ep *ep)
 {
 	struct swnic_rqe rqe;
 	int avail, done = 0, ret;
 
-	mutex_lock(&ep->rx_lock);
+	lockdep_assert_held(&ep->rx_lock);
 	avail = swnic_ring_avail(&ep->rq);
-	if (avail < 0) {
-		mutex_unlock(&ep->rx_lock);
+	if (avail < 0)
 		return avail;
-	}
 	while (done < avail) {
 		swnic_ring_peek(&ep->rq, &rqe);
 		ret = swnic_rqe_check(&rqe);
@@ -544,8 +579,23 @@ int swnic_ep_process_rq(struct swnic_ep *ep)
 		swnic_ring_consume(&ep->rq);
 		done++;
 	}
-	mutex_unlock(&ep->rx_lock);
 	return done;
+}
+
+/**
+ * swnic_ep_process_rq() - consume the receive queue
+ * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
+ *
+ * Return: RQEs consumed, or -EPIPE if the ring is broken.
+ */
+int swnic_ep_process_rq(struct swnic_ep *ep)
+{
+	int ret;
+
+	mutex_lock(&ep->rx_lock);
+	ret = __swnic_ep_process_rq(ep);
+	mutex_unlock(&ep->rx_lock);
+	return ret;
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -620,6 +670,8 @@ static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 	}
 
 	mutex_lock(&ep->rx_lock);
+	/* Receives still in the (lazy) RQ take their messages first. */
+	__swnic_ep_process_rq(ep);
 	u = swnic_ep_match_unexp(ep, &rqe);
 	if (!u) {
 		ret = -ENOMSG;
@@ -639,6 +691,7 @@ static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		/* The application got it and chose to drop it: delivered. */
 		swnic_unexp_notify(u, 0);
 		kvfree(u);
+		swnic_ep_unexp_changed(ep);
 	} else if (p->flags & SWNIC_PEEK_CLAIM) {
 		u->claimed = true;
 		u->claim = p->claim;
@@ -751,6 +804,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	swnic_ep_unexp_account(-(long)ep->unexp_msgs, -(long)ep->unexp_bytes);
 	ep->unexp_msgs = 0;
 	ep->unexp_bytes = 0;
+	swnic_ep_unexp_changed(ep);
 	mutex_unlock(&ep->rx_lock);
 
 	mutex_lock(&dom->lock);
@@ -894,6 +948,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	swnic_ring_info(&ep->rq, (u64)SWNIC_EP_MMAP_RQ << PAGE_SHIFT, &c->rq);
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE)
 		swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
+	swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_LAZY, 0);
 	swnic_ioctl_defer_fd(arg, fd, file);
 	return 0;
 

@@ -198,6 +198,40 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 			      0);
 }
 
+/*
+ * Produce a receive (ep->lock held). A lazy RQ (SWNIC_RING_F_LAZY) is read
+ * by the kernel when a message arrives, so the doorbell is rung only when
+ * the kernel asks for it (NEED_WAKEUP: it holds unexpected messages this
+ * receive may match), for a claim (it completes at once, found or not), or
+ * to drain a full ring. Return: 0 or -FI_EAGAIN.
+ */
+static int swnic_ep_push_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
+{
+	struct swnic_uring *r = &ep->rq;
+	uint32_t head;
+
+	if (!(atomic_load_explicit(r->flags, memory_order_relaxed) &
+	      SWNIC_RING_F_LAZY))
+		return swnic_ep_push(ep, r, rqe);
+	head = atomic_load_explicit(r->head, memory_order_acquire);
+	if (r->local - head >= r->entries) {
+		swnic_ep_doorbell(ep);
+		head = atomic_load_explicit(r->head, memory_order_acquire);
+		if (r->local - head >= r->entries)
+			return -FI_EAGAIN;
+	}
+	memcpy(swnic_uring_slot(r, r->local), rqe, r->entry_size);
+	r->local++;
+	atomic_store_explicit(r->tail, r->local, memory_order_release);
+	/* Tail store before the flag load; pairs with the kernel's barrier. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if ((rqe->flags & SWNIC_RQE_CLAIM) ||
+	    (atomic_load_explicit(r->flags, memory_order_relaxed) &
+	     SWNIC_RING_F_NEED_WAKEUP))
+		swnic_ep_doorbell(ep);
+	return 0;
+}
+
 static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 				  size_t count, fi_addr_t src, uint64_t tag,
 				  uint64_t ignore, void *context,
@@ -273,7 +307,7 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		op->iov_count = count;
 	}
 	rqe.context = (uintptr_t)op;
-	ret = swnic_ep_push(ep, &ep->rq, &rqe);
+	ret = swnic_ep_push_recv(ep, &rqe);
 	if (ret)
 		swnic_op_put(&ep->rx_pool, op);
 	swnic_lock_release(&ep->lock);

@@ -258,6 +258,97 @@ TEST_F(dp, delivery_complete_holds_the_cq_slot)
 	close(small.fd);
 }
 
+TEST_F(dp, lazy_rq_needs_no_doorbell)
+{
+	char src[3][16] = { "lazy", "waits", "late" }, dst[3][16] = {};
+	struct swnic_rqe r = t_recv(dst[0], sizeof(dst[0]), 1);
+	struct swnic_sqe s = t_send(src[0], sizeof(src[0]), &self->b, 2);
+	struct swnic_cqe c;
+
+	EXPECT_TRUE(*self->b.rq.flags & SWNIC_RING_F_LAZY);
+	EXPECT_FALSE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
+
+	/* A receive posted without a doorbell is taken by the sender. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(1, c.context);
+	EXPECT_EQ(SWNIC_CQE_RECV, c.flags);
+	EXPECT_STREQ("lazy", dst[0]);
+	EXPECT_EQ(*self->b.rq.tail, *self->b.rq.head);
+
+	/* A message with no receive waits, and the kernel asks for a doorbell. */
+	s.addr = (uintptr_t)src[1];
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	EXPECT_TRUE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
+
+	/* A receive posted then, without the doorbell, is not matched... */
+	r = t_recv(dst[1], sizeof(dst[1]), 3);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	/* ...until the doorbell, or the next sender, takes it: in order. */
+	r = t_recv(dst[2], sizeof(dst[2]), 4);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	s.addr = (uintptr_t)src[2];
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(3, c.context);
+	EXPECT_STREQ("waits", dst[1]);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(4, c.context);
+	EXPECT_STREQ("late", dst[2]);
+	EXPECT_FALSE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
+}
+
+/* Another process's send takes a receive posted without a doorbell. */
+TEST(lazy_rq_cross_process)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), status;
+	static char src[3 * 4096], dst[3 * 4096];
+	struct swnic_rqe r = t_recv(dst + 100, sizeof(dst) - 100, 6);
+	struct t_cq cq = {};
+	struct t_ep ep = {};
+	struct swnic_cqe c;
+	pid_t pid;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, 0, 0, 16, &ep));
+	ASSERT_EQ(0, t_ring_push(&ep.rq, &r));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		struct swnic_sqe s = t_send(src, sizeof(src) - 100, &ep, 5);
+		struct t_cq ccq = {};
+		struct t_ep cep = {};
+
+		memset(src, 0x3c, sizeof(src));
+		if (d < 0 || t_cq_create(d, 16, &ccq) ||
+		    t_ep_create(d, &ccq, &ccq, 0, 0, 16, &cep))
+			_exit(2);
+		if (t_ring_push(&cep.sq, &s) || t_doorbell(&cep, NULL))
+			_exit(3);
+		if (t_cq_wait(&ccq, &c, 5000) || c.err)
+			_exit(4);
+		_exit(0);
+	}
+	/* No doorbell here: the child's send found the receive in the RQ. */
+	ASSERT_EQ(0, t_cq_wait(&cq, &c, 5000));
+	EXPECT_EQ(6, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(sizeof(src) - 100, c.len);
+	for (size_t i = 0; i < sizeof(dst); i++)
+		ASSERT_EQ(i < 100 ? 0 : 0x3c, (unsigned char)dst[i]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	t_ep_destroy(&ep);
+	close(cq.fd);
+	close(dom);
+}
+
 TEST_F(dp, truncation_reports_overflow)
 {
 	char src[100], dst[40];

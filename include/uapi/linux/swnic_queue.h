@@ -31,6 +31,18 @@
  * SWNIC_RING_F_NEED_WAKEUP in the SQ's flags word and user space must then
  * call the doorbell once to wake it.
  *
+ * Lazy receive queue. An RQ whose flags word has SWNIC_RING_F_LAZY is also
+ * consumed by any sender delivering to the endpoint, before it matches, so
+ * a receive needs no doorbell - except while the endpoint holds unexpected
+ * messages, which only the doorbell matches against new receives: then the
+ * kernel sets SWNIC_RING_F_NEED_WAKEUP in the RQ's flags word. User space
+ * writes the RQE and the tail, issues a full barrier, and calls the
+ * doorbell if it sees NEED_WAKEUP there (or if the RQ is full, or for an
+ * RQE with SWNIC_RQE_CLAIM, which completes at once either way). The kernel
+ * sets the flag, issues a full barrier, and looks at the RQ once more, so
+ * a receive is never left behind a waiting message. A doorbell still
+ * consumes the RQ at once, as without LAZY.
+ *
  * Completions are read from the CQ ring without a syscall; poll() on the
  * CQ's fd reports POLLIN while the CQ is not empty (FI_WAIT_FD).
  */
@@ -41,9 +53,10 @@
 #include <linux/swnic.h>
 
 /* Flags word of a ring (kernel-written). */
-#define SWNIC_RING_F_NEED_WAKEUP	(1U << 0)	/* SQ: ring the doorbell */
+#define SWNIC_RING_F_NEED_WAKEUP	(1U << 0)	/* SQ, LAZY RQ: doorbell */
 #define SWNIC_RING_F_BROKEN		(1U << 1)	/* bad index seen: ring dead */
 #define SWNIC_RING_F_OVERFLOW		(1U << 2)	/* CQ: a completion was lost */
+#define SWNIC_RING_F_LAZY		(1U << 3)	/* RQ: taken without a doorbell */
 
 /**
  * struct swnic_ring_info - where a ring is and how it is laid out
