@@ -73,6 +73,63 @@ void swnic_cq_unreserve(struct swnic_cq *cq)
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 }
 
+/* A CQ entry with room for an inline payload (SWNIC_CQ_F_INLINE_DATA). */
+struct swnic_cq_entry {
+	struct swnic_cqe cqe;
+	u8 data[SWNIC_CQE_INLINE_MAX];
+};
+
+/**
+ * swnic_cq_post_inline() - write a completion carrying a small payload
+ * @cq: the CQ; without SWNIC_CQ_F_INLINE_DATA @data must be NULL
+ * @cqe: the completion (SWNIC_CQE_INLINE set by the caller with @data)
+ * @data: @len bytes, at most SWNIC_CQE_INLINE_MAX, or NULL
+ * @len: bytes of @data
+ * @reserved: the caller holds a slot from swnic_cq_reserve()
+ *
+ * Return: as swnic_cq_post().
+ */
+int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
+			 const void *data, u32 len, bool reserved)
+{
+	struct swnic_cq_entry e;
+	const void *entry = cqe;
+	unsigned long irqflags;
+	int ret = 0;
+
+	BUILD_BUG_ON(sizeof(e) != 128);
+	if (WARN_ON_ONCE(data && (!cq->inline_data ||
+				  len > SWNIC_CQE_INLINE_MAX)))
+		return -EINVAL;
+	if (cq->inline_data) {
+		/* Whole entries only: no stale bytes of an earlier payload. */
+		e.cqe = *cqe;
+		if (len)
+			memcpy(e.data, data, len);
+		memset(e.data + len, 0, sizeof(e.data) - len);
+		entry = &e;
+	}
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (reserved) {
+		if (!WARN_ON_ONCE(!cq->reserved))
+			cq->reserved--;
+	} else if (swnic_ring_space(&cq->ring) <= cq->reserved) {
+		ret = -EAGAIN;
+		goto out_unlock;
+	}
+	if (swnic_ring_produce(&cq->ring, entry)) {
+		cq->overflows++;
+		swnic_ring_set_flags(&cq->ring, SWNIC_RING_F_OVERFLOW, 0);
+		ret = -EAGAIN;
+	}
+out_unlock:
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	if (!ret)
+		wake_up_interruptible(&cq->wq);
+	return ret;
+}
+
 /**
  * swnic_cq_post() - write a completion and wake waiters
  * @cq: the CQ
@@ -86,27 +143,7 @@ void swnic_cq_unreserve(struct swnic_cq *cq)
 int swnic_cq_post(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 		  bool reserved)
 {
-	unsigned long irqflags;
-	int ret = 0;
-
-	spin_lock_irqsave(&cq->lock, irqflags);
-	if (reserved) {
-		if (!WARN_ON_ONCE(!cq->reserved))
-			cq->reserved--;
-	} else if (swnic_ring_space(&cq->ring) <= cq->reserved) {
-		ret = -EAGAIN;
-		goto out_unlock;
-	}
-	if (swnic_ring_produce(&cq->ring, cqe)) {
-		cq->overflows++;
-		swnic_ring_set_flags(&cq->ring, SWNIC_RING_F_OVERFLOW, 0);
-		ret = -EAGAIN;
-	}
-out_unlock:
-	spin_unlock_irqrestore(&cq->lock, irqflags);
-	if (!ret)
-		wake_up_interruptible(&cq->wq);
-	return ret;
+	return swnic_cq_post_inline(cq, cqe, NULL, 0, reserved);
 }
 
 static __poll_t swnic_cq_poll(struct file *file, poll_table *wait)
@@ -155,7 +192,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	struct file *file;
 	int fd, ret;
 
-	if (c->flags)
+	if (c->flags & ~SWNIC_CQ_F_INLINE_DATA)
 		return -EOPNOTSUPP;
 	if (c->__reserved)
 		return -EINVAL;
@@ -170,9 +207,11 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	spin_lock_init(&cq->lock);
 	init_waitqueue_head(&cq->wq);
 	cq->dom = dom;
+	cq->inline_data = c->flags & SWNIC_CQ_F_INLINE_DATA;
 	swnic_domain_get(dom);
 
 	ret = swnic_ring_init(&cq->ring, c->entries, SWNIC_MAX_CQ_ENTRIES,
+			      cq->inline_data ? sizeof(struct swnic_cq_entry) :
 			      sizeof(struct swnic_cqe));
 	if (ret)
 		goto err_put;

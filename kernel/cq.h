@@ -25,6 +25,7 @@ struct swnic_cq {
 	wait_queue_head_t wq;		/* poll() waiters */
 	u32 reserved;			/* slots promised to posters, @lock */
 	u64 overflows;			/* completions refused: ring was full */
+	bool inline_data;		/* immutable: SWNIC_CQ_F_INLINE_DATA */
 };
 
 int swnic_cq_create(struct swnic_domain *dom, void *arg);
@@ -38,6 +39,8 @@ static inline void swnic_cq_get(struct swnic_cq *cq)
 
 bool swnic_cq_reserve(struct swnic_cq *cq);
 void swnic_cq_unreserve(struct swnic_cq *cq);
+int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
+			 const void *data, u32 len, bool reserved);
 int swnic_cq_post(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 		  bool reserved);
 

@@ -106,7 +106,14 @@ static void swnic_unexp_notify(struct swnic_unexp *u, int err)
 int swnic_ep_rx_post(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 		     bool reserved)
 {
-	int ret = swnic_cq_post(ep->rx_cq, cqe, reserved);
+	return swnic_ep_rx_post_inline(ep, cqe, NULL, 0, reserved);
+}
+
+/* The same, with @len bytes of @data in the entry (SWNIC_CQE_INLINE). */
+int swnic_ep_rx_post_inline(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			    const void *data, u32 len, bool reserved)
+{
+	int ret = swnic_cq_post_inline(ep->rx_cq, cqe, data, len, reserved);
 
 	if (!ret)
 		swnic_cntr_inc(ep->cntr[SWNIC_EP_CNTR_RECV],
@@ -340,6 +347,9 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	if (recv) {
 		u64 off = recv->used;
 		u64 n = min(sqe->len, recv->rqe.len - off);
+		bool inl = n && n <= SWNIC_CQE_INLINE_MAX &&
+			   dst->rx_cq->inline_data;
+		u8 data[SWNIC_CQE_INLINE_MAX];
 
 		if (!swnic_cq_reserve(dst->rx_cq)) {
 			ret = -EAGAIN;
@@ -348,8 +358,18 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		swnic_recv_cqe(&cqe, &recv->rqe, off, sqe->len, tagged,
 			       sqe->tag, has_data, sqe->data, src->addr,
 			       src->port);
-		ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off, usrc,
-				       kbuf, n);
+		if (inl) {
+			/* Small: in the CQE; the receiver's provider places it. */
+			if (kbuf)
+				memcpy(data, kbuf, n);
+			else if (copy_from_user(data, usrc, n))
+				ret = -EFAULT;
+			if (!ret)
+				cqe.flags |= SWNIC_CQE_INLINE;
+		} else {
+			ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off,
+					       usrc, kbuf, n);
+		}
 		if (ret == -ESRCH) {
 			/*
 			 * The receiver's process has exited (its files are
@@ -369,7 +389,10 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			list_del(&recv->node);
 			kfree(recv);
 		}
-		swnic_ep_rx_post(dst, &cqe, true);
+		swnic_ep_rx_post_inline(dst, &cqe,
+					cqe.flags & SWNIC_CQE_INLINE ? data : NULL,
+					cqe.flags & SWNIC_CQE_INLINE ? n : 0,
+					true);
 		dst->rx_ops++;
 		dst->rx_bytes += n;
 		goto out_unlock;

@@ -77,6 +77,8 @@ void swnic_ep_put(struct swnic_ep *ep);
 int swnic_ep_process_rq(struct swnic_ep *ep);
 int swnic_ep_rx_post(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 		     bool reserved);
+int swnic_ep_rx_post_inline(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			    const void *data, u32 len, bool reserved);
 /* swnic_ep_deliver(): buffered, the sender's completion comes later. */
 #define SWNIC_DELIVER_DEFERRED	1
 int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,

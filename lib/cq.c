@@ -157,7 +157,15 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 		return;
 	tail = atomic_load_explicit(r->tail, memory_order_acquire);
 	while (r->local != tail && swnic_cq_avail(cq) + cq->nerrors < cq->size) {
-		memcpy(&kc, swnic_uring_slot(r, r->local), sizeof(kc));
+		const uint8_t *slot = swnic_uring_slot(r, r->local);
+
+		memcpy(&kc, slot, sizeof(kc));
+		/* A small message rode in the entry: put it in place. */
+		if ((kc.flags & SWNIC_CQE_INLINE) &&
+		    kc.len <= SWNIC_CQE_INLINE_MAX &&
+		    r->entry_size >= sizeof(kc) + kc.len)
+			memcpy((void *)(uintptr_t)kc.buf, slot + sizeof(kc),
+			       kc.len);
 		swnic_cqe_complete(cq, &kc);
 		r->local++;
 		atomic_store_explicit(r->head, r->local, memory_order_release);
@@ -465,13 +473,21 @@ struct swnic_cq *swnic_cq_of(struct fid *fid)
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id)
 {
 	struct swnic_cq_create c = { .size = sizeof(c) };
-	int ret = 0;
+	int err, ret = 0;
 
 	swnic_lock_acquire(&cq->lock);
 	if (cq->kfd >= 0)
 		goto out;
 	c.entries = (uint32_t)cq->size;
-	if (ioctl(cq->domain->fd, SWNIC_IOCTL_CQ_CREATE, &c)) {
+	/* Small receives complete without a page pin in the kernel. */
+	c.flags = SWNIC_CQ_F_INLINE_DATA;
+	err = ioctl(cq->domain->fd, SWNIC_IOCTL_CQ_CREATE, &c);
+	if (err && errno == EOPNOTSUPP) {
+		/* A kernel without it: every receive is placed by the kernel. */
+		c.flags = 0;
+		err = ioctl(cq->domain->fd, SWNIC_IOCTL_CQ_CREATE, &c);
+	}
+	if (err) {
 		ret = -errno;
 		SWNIC_WARN(FI_LOG_CQ, "kernel CQ: %s\n", strerror(errno));
 		goto out;

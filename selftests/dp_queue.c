@@ -349,6 +349,83 @@ TEST(lazy_rq_cross_process)
 	close(dom);
 }
 
+/* With SWNIC_CQ_F_INLINE_DATA small messages ride in the receive's CQE. */
+TEST_F(dp, inline_data_cq)
+{
+	struct swnic_cq_create cc = {
+		.size = sizeof(cc), .flags = SWNIC_CQ_F_INLINE_DATA,
+	};
+	char small[8] = "tiny", big[100], dst[128], trunc[4];
+	struct t_cq icq = { .fd = -1 };
+	struct t_ep ep = {};
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe s = t_send(small, sizeof(small), &ep, 2);
+	struct swnic_cqe c;
+	const uint8_t *payload;
+	uint32_t head;
+
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_CQ_CREATE, &cc));
+	icq.fd = cc.fd;
+	icq.id = cc.cq_id;
+	ASSERT_EQ(128, cc.ring.entry_size);
+	ASSERT_EQ(0, t_ring_map(&icq.ring, cc.fd, &cc.ring));
+	ASSERT_EQ(0, t_ep_create(self->db, &icq, &icq, 0, 0, 16, &ep));
+	s.dest_addr = ep.addr;
+	s.dest_port = ep.port;
+	memset(dst, 0, sizeof(dst));
+
+	/* Small: the payload follows the CQE; the buffer is left alone. */
+	ASSERT_EQ(0, t_ring_push(&ep.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	head = *icq.ring.head;
+	payload = icq.ring.array + (head & (icq.ring.entries - 1)) * 128 +
+		  sizeof(c);
+	ASSERT_EQ(1, t_cq_pop(&icq, &c));
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_INLINE, c.flags);
+	EXPECT_EQ(sizeof(small), c.len);
+	EXPECT_EQ((uintptr_t)dst, c.buf);
+	EXPECT_EQ(0, memcmp(payload, small, sizeof(small)));
+	EXPECT_EQ(0, payload[sizeof(small)]);
+	EXPECT_EQ(0, dst[0]);
+
+	/* Beyond SWNIC_CQE_INLINE_MAX the kernel places it, as always. */
+	memset(big, 'b', sizeof(big));
+	s.addr = (uintptr_t)big;
+	s.len = sizeof(big);
+	ASSERT_EQ(0, t_ring_push(&ep.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(1, t_cq_pop(&icq, &c));
+	EXPECT_EQ(SWNIC_CQE_RECV, c.flags);
+	EXPECT_EQ(0, memcmp(dst, big, sizeof(big)));
+
+	/* Truncated: what fits rides inline, with the error. */
+	r = t_recv(trunc, sizeof(trunc), 3);
+	s.addr = (uintptr_t)small;
+	s.len = sizeof(small);
+	ASSERT_EQ(0, t_ring_push(&ep.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	head = *icq.ring.head;
+	payload = icq.ring.array + (head & (icq.ring.entries - 1)) * 128 +
+		  sizeof(c);
+	ASSERT_EQ(1, t_cq_pop(&icq, &c));
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_INLINE | SWNIC_CQE_ERROR, c.flags);
+	EXPECT_EQ(EMSGSIZE, c.err);
+	EXPECT_EQ(sizeof(trunc), c.len);
+	EXPECT_EQ(0, memcmp(payload, "tiny", sizeof(trunc)));
+
+	/* The send's own completion is an ordinary one. */
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+		EXPECT_EQ(0, c.err);
+	}
+	t_ep_destroy(&ep);
+	munmap(icq.ring.map, icq.ring.size);
+	close(icq.fd);
+}
+
 TEST_F(dp, truncation_reports_overflow)
 {
 	char src[100], dst[40];
@@ -748,7 +825,7 @@ TEST_F(dp, cq_create_abi)
 		struct swnic_cq_create c;
 		uint64_t tail;
 	} l = { .c = { .size = sizeof(l) } };
-	struct swnic_cq_create c = { .size = sizeof(c), .flags = 1 };
+	struct swnic_cq_create c = { .size = sizeof(c), .flags = 1U << 31 };
 
 	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_CQ_CREATE, &c));
 	EXPECT_EQ(EOPNOTSUPP, errno);

@@ -86,6 +86,10 @@ struct swnic_ring_info {
 #define SWNIC_CQE_REMOTE_DATA	(1U << 6)	/* @data is valid */
 #define SWNIC_CQE_MULTI_RECV	(1U << 7)	/* multi-recv buffer released */
 #define SWNIC_CQE_ERROR		(1U << 8)	/* @err is set */
+/* recv: the payload follows the CQE in its entry (SWNIC_CQ_F_INLINE_DATA);
+ * the consumer copies its @len bytes to @buf before it releases the entry.
+ */
+#define SWNIC_CQE_INLINE	(1U << 9)
 
 /**
  * struct swnic_cqe - one completion (64 bytes)
@@ -104,12 +108,21 @@ struct swnic_cqe {
 	__u16 __pad;			/* 0 */
 };
 
+/* struct swnic_cq_create.flags */
+/* Entries are 128 bytes: a struct swnic_cqe, then up to
+ * SWNIC_CQE_INLINE_MAX bytes of a small received message (SWNIC_CQE_INLINE),
+ * which the kernel then does not write into the receiver's buffer itself.
+ */
+#define SWNIC_CQ_F_INLINE_DATA	(1U << 0)
+
+#define SWNIC_CQE_INLINE_MAX	64
+
 /**
  * struct swnic_cq_create - SWNIC_IOCTL_CQ_CREATE on a domain fd
  */
 struct swnic_cq_create {
 	__u32 size;			/* in: sizeof(struct swnic_cq_create) */
-	__u32 flags;			/* in: must be 0 */
+	__u32 flags;			/* in: SWNIC_CQ_F_* */
 	__u32 entries;			/* in: minimum entries (rounded up) */
 	__s32 fd;			/* out: the CQ's file descriptor */
 	__u32 cq_id;			/* out: id to name it in EP_CREATE */
