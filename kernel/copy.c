@@ -10,11 +10,20 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 
 #include "compat.h"
 #include "copy.h"
 
-#define SWNIC_COPY_CHUNK	16	/* pages pinned at a time */
+#define SWNIC_COPY_CHUNK	64	/* pages pinned at a time */
+
+/*
+ * From this size on, a copy from user memory uses streaming stores
+ * (copy_from_iter_nocache): the data is for another process, most likely
+ * on another CPU, and a large message only evicts the sender's working
+ * set from its cache.
+ */
+#define SWNIC_COPY_NT_MIN	(64 * 1024)
 
 /**
  * swnic_copy_to_mm() - copy into another process's memory
@@ -30,7 +39,9 @@
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len)
 {
+	bool nt = usrc && len >= SWNIC_COPY_NT_MIN;
 	struct page *pages[SWNIC_COPY_CHUNK];
+	struct iov_iter iter;
 	int ret = 0;
 
 	if (!len)
@@ -39,6 +50,8 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		return -EFAULT;
 	if (!mmget_not_zero(mm))
 		return -ESRCH;
+	if (nt)
+		iov_iter_ubuf(&iter, ITER_SOURCE, (void __user *)usrc, len);
 
 	while (len) {
 		unsigned long start = dst & PAGE_MASK;
@@ -60,7 +73,11 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			size_t n = min_t(size_t, len, PAGE_SIZE - off);
 			void *kaddr = kmap_local_page(pages[i]);
 
-			if (usrc) {
+			if (nt) {
+				if (copy_from_iter_nocache(kaddr + off, n,
+							   &iter) != n)
+					ret = -EFAULT;
+			} else if (usrc) {
 				if (copy_from_user(kaddr + off, usrc, n))
 					ret = -EFAULT;
 				usrc += n;
@@ -79,6 +96,8 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		if (ret)
 			break;
 	}
+	if (nt)
+		wmb();	/* streaming stores before the caller's CQE store */
 	mmput(mm);
 	return ret;
 }
