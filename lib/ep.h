@@ -3,12 +3,15 @@
  * swnic provider - endpoints and the data path over the kernel's rings
  * (include/uapi/linux/swnic_queue.h, Documentation/datapath.rst).
  *
- * Posting writes an entry into the endpoint's mmapped SQ or RQ and rings
- * the doorbell (a syscall in SYSCALL mode; in ENGINE mode only when the
- * kernel raised NEED_WAKEUP). Every kernel work request carries a pointer
- * to a struct swnic_op in its context; the kernel answers each one with a
- * CQE, so the provider always learns when an operation is done and can
- * free its op, bump counters and apply selective completion itself.
+ * Posting writes an entry into the endpoint's mmapped SQ or RQ. A send
+ * rings the doorbell (a syscall in SYSCALL mode; in ENGINE mode only when
+ * the kernel raised NEED_WAKEUP); a receive only while the kernel says
+ * unexpected messages wait (the RQ is lazy: senders take receives from it,
+ * msg.c). Every work request but an inline inject carries a pointer to a
+ * struct swnic_op in its context; the kernel answers each with a CQE, so
+ * the provider learns when an operation is done and frees its op, wakes
+ * counter waiters and applies selective completion itself. An inject
+ * holds nothing: the kernel reports it only if it fails (context 0).
  * Reading a completion is a ring read in the CQ's progress function: no
  * syscall.
  */

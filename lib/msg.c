@@ -131,6 +131,20 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		sqe.addr = (uintptr_t)bounce;
 	}
 
+	/*
+	 * An inject carrying its payload needs no op: nothing is held until
+	 * it completes and fi_inject(3) reports no completion, so the kernel
+	 * is asked for a CQE only if it fails (context 0). Else injects would
+	 * stall once tx_attr->size of them waited for an unread CQ.
+	 */
+	if ((flags & SWNIC_OP_NO_COMPLETION) && (sqe.flags & SWNIC_SQE_INLINE)) {
+		sqe.flags &= ~SWNIC_SQE_COMPLETION;
+		swnic_lock_acquire(&ep->lock);
+		ret = swnic_ep_push(ep, &ep->sq, &sqe);
+		swnic_lock_release(&ep->lock);
+		return ret;
+	}
+
 	swnic_lock_acquire(&ep->lock);
 	op = swnic_op_get(ep, &ep->tx_pool);
 	if (!op) {

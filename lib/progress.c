@@ -37,6 +37,14 @@ static uint64_t swnic_cqe_fi_flags(const struct swnic_op *op,
 	return flags;
 }
 
+/* The fi_cq flags of an op-less inject's (error) completion. */
+static uint64_t swnic_cqe_inject_flags(const struct swnic_cqe *kc)
+{
+	if (kc->flags & SWNIC_CQE_RMA_WRITE)
+		return FI_RMA | FI_WRITE;
+	return FI_SEND | (kc->flags & SWNIC_CQE_TAGGED ? FI_TAGGED : FI_MSG);
+}
+
 static void swnic_op_scatter(struct swnic_op *op, size_t len)
 {
 	const char *p = op->bounce;
@@ -79,11 +87,18 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 	uint64_t flags;
 	void *buf;
 
-	if (!kc->context) {
+	if (!kc->context && (kc->flags & SWNIC_CQE_REMOTE_WRITE)) {
 		/* A peer's RMA write with remote CQ data. */
 		swnic_cq_report(cq, NULL, FI_RMA | FI_REMOTE_WRITE |
 				FI_REMOTE_CQ_DATA, kc->len, NULL, kc->data, 0,
 				FI_ADDR_NOTAVAIL);
+		return;
+	}
+	if (!kc->context) {
+		/* An inject that failed (msg.c posts them without an op). */
+		swnic_cq_report_err(cq, NULL, swnic_cqe_inject_flags(kc), 0,
+				    NULL, 0, 0, 0, swnic_errno_to_fi(kc->err),
+				    kc->err);
 		return;
 	}
 	op = (struct swnic_op *)(uintptr_t)kc->context;

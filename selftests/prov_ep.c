@@ -243,6 +243,61 @@ TEST_F(ep, tagged_inject_and_data)
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
 }
 
+/*
+ * fi_inject(3) reports no completion, so an application may never read its
+ * transmit CQ: injects must not stall once tx_attr->size of them are done.
+ */
+TEST_F(ep, injects_need_no_cq_read)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_tagged_entry e;
+	struct fi_info *info = fi_dupinfo(self->info);
+	struct fi_cq_err_entry err = { 0 };
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	char name[64];
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+	uint32_t v, got;
+
+	ASSERT_NE(NULL, info);
+	info->tx_attr->size = 8;
+	ASSERT_EQ(0, fi_endpoint(self->domain, info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+	/* Ten times the transmit size, the CQ never read. */
+	for (v = 0; v < 80; v++)
+		ASSERT_EQ(0, fi_inject(ep, &v, sizeof(v), peer));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+	/* All arrived, in order. */
+	for (v = 0; v < 80; v++) {
+		ASSERT_EQ(0, fi_recv(self->b.ep, &got, sizeof(got), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+		EXPECT_EQ(v, got);
+	}
+	/* A failed inject still says so: an error with no context. */
+	fi_close(&self->b.ep->fid);
+	self->b.ep = NULL;
+	ASSERT_EQ(0, fi_inject(ep, &v, sizeof(v), peer));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ(NULL, err.op_context);
+	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+	EXPECT_EQ(FI_SEND | FI_MSG, err.flags);
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&cq->fid);
+	fi_freeinfo(info);
+}
+
 TEST_F(ep, sendv_recvv_gather_scatter)
 {
 	char a1[3] = "ab", a2[5000], b1[100], b2[6000];
