@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/anon_inodes.h>
 #include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -127,6 +128,37 @@ void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file)
 
 	call->fd = fd;
 	call->file = file;
+}
+
+/**
+ * swnic_ioctl_new_file() - a new object's file, for user space
+ * @arg: the handler's argument (the struct being answered)
+ * @name: the anon inode's name
+ * @fops: the file's operations
+ * @priv: its private data (the object; the file's release drops it)
+ *
+ * Reserves an fd and makes the file, which is installed once the answer
+ * reached user space (swnic_ioctl_defer_fd()). The handler must not fail
+ * after this succeeded.
+ *
+ * Return: the fd to report, or a negative errno (nothing left to undo).
+ */
+int swnic_ioctl_new_file(void *arg, const char *name,
+			 const struct file_operations *fops, void *priv)
+{
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	file = anon_inode_getfile(name, fops, priv, O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	swnic_ioctl_defer_fd(arg, fd, file);
+	return fd;
 }
 
 static const struct swnic_ioctl_op swnic_ioctl_ops[] = {

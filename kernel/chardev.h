@@ -7,5 +7,7 @@
 extern const struct file_operations swnic_chardev_fops;
 
 void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file);
+int swnic_ioctl_new_file(void *arg, const char *name,
+			 const struct file_operations *fops, void *priv);
 
 #endif /* _SWNIC_CHARDEV_H */

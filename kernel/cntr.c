@@ -7,7 +7,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -85,7 +84,6 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	struct swnic_cntr_create *c = arg;
 	struct swnic_cntr_words *words;
 	struct swnic_cntr *cntr;
-	struct file *file;
 	int fd, ret;
 
 	BUILD_BUG_ON(sizeof(struct swnic_cntr_words) != 16);
@@ -124,25 +122,16 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	ret = xa_alloc(&dom->cntrs, &cntr->id, cntr, xa_limit_31b, GFP_KERNEL);
 	if (ret)
 		goto err_count;
-	fd = get_unused_fd_flags(O_CLOEXEC);
+	fd = swnic_ioctl_new_file(arg, "[swnic-cntr]", &swnic_cntr_fops, cntr);
 	if (fd < 0) {
 		ret = fd;
 		goto err_xa;
 	}
-	file = anon_inode_getfile("[swnic-cntr]", &swnic_cntr_fops, cntr,
-				  O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		goto err_fd;
-	}
 	c->fd = fd;
 	c->cntr_id = cntr->id;
 	c->mmap_size = PAGE_SIZE;
-	swnic_ioctl_defer_fd(arg, fd, file);
 	return 0;
 
-err_fd:
-	put_unused_fd(fd);
 err_xa:
 	xa_erase(&dom->cntrs, cntr->id);
 err_count:

@@ -8,7 +8,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
@@ -189,7 +188,6 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_cq_create *c = arg;
 	struct swnic_cq *cq;
-	struct file *file;
 	int fd, ret;
 
 	if (c->flags & ~SWNIC_CQ_F_INLINE_DATA)
@@ -230,25 +228,16 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	if (ret)
 		goto err_count;
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
+	fd = swnic_ioctl_new_file(arg, "[swnic-cq]", &swnic_cq_fops, cq);
 	if (fd < 0) {
 		ret = fd;
 		goto err_xa;
 	}
-	file = anon_inode_getfile("[swnic-cq]", &swnic_cq_fops, cq, O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		goto err_fd;
-	}
-
 	c->fd = fd;
 	c->cq_id = cq->id;
 	swnic_ring_info(&cq->ring, 0, &c->ring);
-	swnic_ioctl_defer_fd(arg, fd, file);
 	return 0;
 
-err_fd:
-	put_unused_fd(fd);
 err_xa:
 	xa_erase(&dom->cqs, cq->id);
 err_count:

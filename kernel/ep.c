@@ -6,7 +6,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
 #include <linux/capability.h>
 #include <linux/file.h>
@@ -874,7 +873,6 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_ep_create *c = arg;
 	struct swnic_ep *ep;
-	struct file *file;
 	int fd, ret;
 
 	if (c->flags & ~SWNIC_EP_FLAGS)
@@ -945,21 +943,16 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	dom->nep++;
 	mutex_unlock(&dom->lock);
 
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		ret = fd;
-		goto err_count;
-	}
 	ep->port = c->port;
 	ret = swnic_ep_bind_port(ep, c->port);
 	if (ret)
-		goto err_fd;
+		goto err_count;
 	/* From here the file's release undoes everything above. */
-	file = anon_inode_getfile("[swnic-ep]", &swnic_ep_fops, ep, O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
+	fd = swnic_ioctl_new_file(arg, "[swnic-ep]", &swnic_ep_fops, ep);
+	if (fd < 0) {
+		ret = fd;
 		xa_erase(&swnic_ports, ep->port);
-		goto err_fd;
+		goto err_count;
 	}
 	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
 
@@ -972,11 +965,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE)
 		swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
 	swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_LAZY, 0);
-	swnic_ioctl_defer_fd(arg, fd, file);
 	return 0;
 
-err_fd:
-	put_unused_fd(fd);
 err_count:
 	mutex_lock(&dom->lock);
 	dom->nep--;
