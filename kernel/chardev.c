@@ -69,15 +69,18 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 }
 
 /**
- * struct swnic_ioctl_op - one ioctl command
+ * struct swnic_ioctl_op - one ioctl command, of the device fd or of an
+ * endpoint fd: one table, one extensible-struct contract for both
  * @size: the kernel's size of the command's struct
  * @min_size: the struct's first released size; anything shorter is EINVAL
- * @handler: runs on the kernel's copy; its output is copied back
+ * @handler: device fd: runs on the kernel's copy; its output is copied back
+ * @ep_handler: the same, for a command on an endpoint fd
  */
 struct swnic_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
 	int (*handler)(struct swnic_domain *dom, void *arg);
+	int (*ep_handler)(struct swnic_ep *ep, void *arg);
 };
 
 #define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last)			\
@@ -85,6 +88,13 @@ struct swnic_ioctl_op {
 		.size = sizeof(_struct),				\
 		.min_size = offsetofend(_struct, _last),		\
 		.handler = _fn,						\
+	}
+
+#define SWNIC_IOCTL_EP_OP(_cmd, _fn, _struct, _last)			\
+	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
+		.size = sizeof(_struct),				\
+		.min_size = offsetofend(_struct, _last),		\
+		.ep_handler = _fn,					\
 	}
 
 /* Union of every command's struct: the kernel's copy lives on the stack. */
@@ -100,6 +110,9 @@ union swnic_ioctl_buf {
 	struct swnic_ep_create ep_create;
 	struct swnic_auth_key auth_key;
 	struct swnic_cntr_create cntr_create;
+	struct swnic_ep_doorbell ep_doorbell;
+	struct swnic_ep_cancel ep_cancel;
+	struct swnic_ep_peek ep_peek;
 };
 
 /*
@@ -182,12 +195,27 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_auth_key, svc_id),
 	SWNIC_IOCTL_OP(CNTR_CREATE, swnic_cntr_create,
 		       struct swnic_cntr_create, __reserved),
+	SWNIC_IOCTL_EP_OP(EP_DOORBELL, swnic_ep_ioctl_doorbell,
+			  struct swnic_ep_doorbell, flags),
+	SWNIC_IOCTL_EP_OP(EP_CANCEL, swnic_ep_ioctl_cancel,
+			  struct swnic_ep_cancel, context),
+	SWNIC_IOCTL_EP_OP(EP_PEEK, swnic_ep_ioctl_peek,
+			  struct swnic_ep_peek, __reserved),
 };
 
-static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
-				unsigned long arg)
+/**
+ * swnic_ioctl() - one ioctl on a device fd (@dom) or an endpoint fd (@ep)
+ * @cmd: the command
+ * @arg: its struct, in user space
+ * @dom: the device fd's domain, or NULL
+ * @ep: the endpoint fd's endpoint, or NULL
+ *
+ * Return: the handler's answer; -ENOTTY for a command of the other kind
+ * of fd; -EINVAL, -E2BIG, -EFAULT for a struct that breaks the contract.
+ */
+long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
+		 struct swnic_ep *ep)
 {
-	struct swnic_domain *dom = file->private_data;
 	void __user *uarg = (void __user *)arg;
 	const struct swnic_ioctl_op *op;
 	struct swnic_ioctl_call call = { .fd = -1 };
@@ -202,7 +230,7 @@ static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
 	if (nr < SWNIC_CMD_BASE || nr >= SWNIC_CMD_BASE + ARRAY_SIZE(swnic_ioctl_ops))
 		return -ENOTTY;
 	op = &swnic_ioctl_ops[nr - SWNIC_CMD_BASE];
-	if (!op->handler)
+	if (dom ? !op->handler : !op->ep_handler)
 		return -ENOTTY;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -213,7 +241,7 @@ static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
 	if (ret)
 		return ret;
 
-	ret = op->handler(dom, &call.buf);
+	ret = dom ? op->handler(dom, &call.buf) : op->ep_handler(ep, &call.buf);
 	if (ret)
 		return ret;
 	if (copy_to_user(uarg, &call.buf, min_t(u32, usize, op->size))) {
@@ -228,6 +256,12 @@ static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
 	return 0;
 }
 
+static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	return swnic_ioctl(cmd, arg, file->private_data, NULL);
+}
+
 static int swnic_chardev_open(struct inode *inode, struct file *file)
 {
 	struct swnic_device *sdev =
@@ -238,7 +272,7 @@ static int swnic_chardev_open(struct inode *inode, struct file *file)
 	/* A domain belongs to a process's address space. */
 	if (!current->mm)
 		return -EINVAL;
-	ret = swnic_domain_open(sdev, &dom);
+	ret = swnic_domain_open(sdev, file->f_cred, &dom);
 	if (ret)
 		return ret;
 	file->private_data = dom;

@@ -4,7 +4,13 @@
 
 #include <linux/fs.h>
 
+struct swnic_domain;
+struct swnic_ep;
+
 extern const struct file_operations swnic_chardev_fops;
+
+long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
+		 struct swnic_ep *ep);
 
 void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file);
 int swnic_ioctl_new_file(void *arg, const char *name,

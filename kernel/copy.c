@@ -8,6 +8,7 @@
 #include <linux/highmem.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -32,13 +33,21 @@
  * @usrc: source in the current address space, or NULL to use @ksrc
  * @ksrc: kernel source, used when @usrc is NULL
  * @len: bytes
+ * @flags: SWNIC_COPY_NOFAULT: the caller holds a lock that others (other
+ *	   processes, the engine) wait for, so the copy must not sleep on
+ *	   memory that either process controls (a page to fault in, which a
+ *	   userfaultfd can hold back forever, or @mm's mmap lock): it fails
+ *	   with -SWNIC_EFAULTIN instead, and the caller faults in with no
+ *	   lock held and tries again.
  *
  * Return: 0, -EFAULT if either side is not mapped/writable, -ESRCH if @mm
- * has exited.
+ * has exited, -SWNIC_EFAULTIN (NOFAULT only), -EINTR if a fatal signal
+ * interrupted a long copy.
  */
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
-		     const void *ksrc, size_t len)
+		     const void *ksrc, size_t len, unsigned int flags)
 {
+	bool nofault = flags & SWNIC_COPY_NOFAULT;
 	bool nt = usrc && len >= SWNIC_COPY_NT_MIN;
 	struct page *pages[SWNIC_COPY_CHUNK];
 	struct iov_iter iter;
@@ -60,15 +69,31 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 					 DIV_ROUND_UP(off + len, PAGE_SIZE));
 		long pinned, i;
 
-		mmap_read_lock(mm);
-		pinned = swnic_pin_user_pages_remote(mm, start, nr, FOLL_WRITE,
-						     pages);
+		if (nofault) {
+			if (!mmap_read_trylock(mm)) {
+				ret = -SWNIC_EFAULTIN;
+				break;
+			}
+			pinned = swnic_pin_user_pages_remote(mm, start, nr,
+							     FOLL_WRITE |
+							     FOLL_NOFAULT,
+							     pages);
+		} else {
+			if (mmap_read_lock_killable(mm)) {
+				ret = -EINTR;
+				break;
+			}
+			pinned = swnic_pin_user_pages_remote(mm, start, nr,
+							     FOLL_WRITE, pages);
+		}
 		mmap_read_unlock(mm);
 		if (pinned <= 0) {
-			ret = -EFAULT;
+			ret = nofault ? -SWNIC_EFAULTIN : -EFAULT;
 			break;
 		}
 
+		if (nofault && usrc)
+			pagefault_disable();
 		for (i = 0; i < pinned && len; i++) {
 			size_t n = min_t(size_t, len, PAGE_SIZE - off);
 			void *kaddr = kmap_local_page(pages[i]);
@@ -92,12 +117,108 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			len -= n;
 			off = 0;
 		}
+		if (nofault && usrc) {
+			pagefault_enable();
+			/* A source page that was not there: fault it in. */
+			if (ret == -EFAULT)
+				ret = -SWNIC_EFAULTIN;
+		}
 		unpin_user_pages_dirty_lock(pages, pinned, true);
 		if (ret)
 			break;
+		if (len && !nofault) {
+			/* Long copies yield, and end with their caller. */
+			cond_resched();
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+		}
 	}
 	if (nt)
 		wmb();	/* streaming stores before the caller's CQE store */
+	mmput(mm);
+	return ret;
+}
+
+/**
+ * swnic_copy_from_user_nofault() - copy_from_user() that never sleeps
+ * @dst: kernel destination
+ * @src: user source, in the current address space
+ * @len: bytes
+ *
+ * For copies under a lock others wait for (see swnic_copy_to_mm()).
+ *
+ * Return: 0, or -SWNIC_EFAULTIN if a page was not there.
+ */
+int swnic_copy_from_user_nofault(void *dst, const void __user *src, size_t len)
+{
+	unsigned long left;
+
+	pagefault_disable();
+	left = __copy_from_user_inatomic(dst, src, len);
+	pagefault_enable();
+	return left ? -SWNIC_EFAULTIN : 0;
+}
+
+/**
+ * swnic_fault_in_mm() - fault in a range of an address space, no lock held
+ * @mm: the address space (the current one's, or another process's)
+ * @addr: start
+ * @len: bytes
+ * @write: for writing
+ *
+ * What a NOFAULT copy could not do, done where sleeping harms no one but
+ * the caller: killable, and only the caller waits. Through GUP without
+ * retry, as a NIC pins: a page that a userfaultfd holds back is a fault
+ * (handle_userfault() refuses such faults), so no one - not the engine
+ * thread either - ever waits for another process's userfaultfd.
+ *
+ * Return: 0, -EFAULT if some of the range cannot be faulted in, -ESRCH if
+ * @mm has exited, -EINTR on a fatal signal.
+ */
+int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
+{
+	unsigned long start = addr & PAGE_MASK;
+	unsigned long end;
+	int ret = 0;
+
+	if (!len)
+		return 0;
+	if (check_add_overflow(addr, (u64)len, &addr))
+		return -EFAULT;
+	end = PAGE_ALIGN(addr);
+	/*
+	 * Through GUP, also for the current mm: fault_in_writeable() would
+	 * store zeroes into pages that hold live data.
+	 */
+	if (!mmget_not_zero(mm))
+		return -ESRCH;
+	while (start < end) {
+		struct page *pages[SWNIC_COPY_CHUNK];
+		unsigned long nr = min_t(unsigned long, SWNIC_COPY_CHUNK,
+					 (end - start) >> PAGE_SHIFT);
+		long got;
+
+		if (mmap_read_lock_killable(mm)) {
+			ret = -EINTR;
+			break;
+		}
+		got = swnic_pin_user_pages_remote(mm, start, nr,
+						  write ? FOLL_WRITE : 0, pages);
+		mmap_read_unlock(mm);
+		if (got <= 0) {
+			ret = -EFAULT;
+			break;
+		}
+		unpin_user_pages(pages, got);
+		start += got << PAGE_SHIFT;
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+	}
 	mmput(mm);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "bind.h"
 #include "chardev.h"
 #include "device.h"
+#include "ep.h"
 #include "service.h"
 
 static unsigned int max_domains = 1024;
@@ -24,6 +25,11 @@ MODULE_PARM_DESC(max_domains, "Default limit of open domains per device");
 static unsigned int max_mr = 65536;
 module_param(max_mr, uint, 0444);
 MODULE_PARM_DESC(max_mr, "Default limit of memory regions per domain");
+
+static unsigned int max_domains_per_user = 256;
+module_param(max_domains_per_user, uint, 0444);
+MODULE_PARM_DESC(max_domains_per_user,
+		 "Default limit of open domains per device and user");
 
 static unsigned int max_ep = 1024;
 module_param(max_ep, uint, 0444);
@@ -60,6 +66,8 @@ static void swnic_device_release(struct device *dev)
 	struct swnic_device *sdev = container_of(dev, struct swnic_device, dev);
 
 	WARN_ON(!list_empty(&sdev->domains));
+	WARN_ON(!xa_empty(&sdev->ports));
+	xa_destroy(&sdev->ports);
 	swnic_service_device_fini(sdev);
 	swnic_obj_dec(SWNIC_OBJ_DEVICES);
 	ida_free(&swnic_device_ida, sdev->index);
@@ -131,10 +139,15 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->domains);
 	INIT_LIST_HEAD(&sdev->services);
+	xa_init_flags(&sdev->ports, XA_FLAGS_ALLOC);
+	sdev->port_next = SWNIC_PORT_EPHEMERAL_MIN;
+	ratelimit_state_init(&sdev->limit_events, HZ, 10);
+	ratelimit_set_flags(&sdev->limit_events, RATELIMIT_MSG_ON_RELEASE);
 	sdev->state = SWNIC_DEV_STATE_UP;
 	sdev->ifindex = ifindex;
 	sdev->limits = (struct swnic_limits) {
 		.max_domains = max_domains,
+		.max_domains_per_user = max_domains_per_user,
 		.max_mr = max_mr,
 		.max_ep = max_ep,
 		.max_cq = max_cq,

@@ -8,6 +8,8 @@
 #include <linux/mutex.h>
 #include <linux/sizes.h>
 #include <linux/netdevice.h>
+#include <linux/ratelimit.h>
+#include <linux/xarray.h>
 #include <linux/types.h>
 
 #include "engine.h"
@@ -35,6 +37,7 @@
 /* Per-device limits an administrator can change (netlink DEV_SET). */
 struct swnic_limits {
 	u32 max_domains;	/* open domains on the device */
+	u32 max_domains_per_user;	/* of one uid (CAP_NET_ADMIN: no limit) */
 	u32 max_mr;		/* MRs per domain */
 	u32 max_ep;		/* endpoints per domain */
 	u32 max_cq;		/* CQs per domain */
@@ -71,6 +74,11 @@ struct swnic_device {
 	struct swnic_mr_stats mr_stats;	/* MR counters, all domains (mr.h) */
 
 	struct swnic_engine engine;	/* data movement thread */
+
+	/* Endpoints by port (ep.c): RCU lookups, entries freed after a GP. */
+	struct xarray ports;
+	u32 port_next;			/* next ephemeral port to try */
+	struct ratelimit_state limit_events;	/* LIMIT_HIT events */
 };
 
 /* Serialises device creation/destruction and the device list. */

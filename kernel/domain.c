@@ -8,11 +8,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cred.h>
+#include <linux/nsproxy.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
+#include "bind.h"
 #include "device.h"
 #include "domain.h"
 #include "mr.h"
@@ -45,17 +47,24 @@ void swnic_domain_put(struct swnic_domain *dom)
 /**
  * swnic_domain_open() - create a domain on @sdev for the current process
  * @sdev: the device; the domain takes its own reference
+ * @cred: the credentials the file is opened with: the domain's owner
  * @out: the new domain, holding the caller's (the file's) reference
  *
- * Return: 0, -ENODEV if the device is destroyed or down, -EMFILE at the
- * device's domain limit, -ENOMEM.
+ * A device is used from its own network namespace only: another
+ * namespace is another host, which reaches it over the wire.
+ *
+ * Return: 0, -ENODEV if the device is destroyed or down, -ENXIO from
+ * another network namespace, -EMFILE at the device's domain limit, or
+ * -EDQUOT at its per-user one, -ENOMEM.
  */
-int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
+int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
+		      struct swnic_domain **out)
 {
-	struct swnic_domain *dom;
+	struct swnic_domain *dom, *d;
+	u32 mine = 0;
 	int ret;
 
-	dom = kzalloc(sizeof(*dom), GFP_KERNEL);
+	dom = kzalloc(sizeof(*dom), GFP_KERNEL_ACCOUNT);
 	if (!dom)
 		return -ENOMEM;
 	kref_init(&dom->ref);
@@ -64,7 +73,7 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
 	dom->tgid = task_tgid_nr(current);
-	dom->uid = current_uid();
+	dom->uid = cred->euid;
 	get_task_comm(dom->comm, current);
 	dom->mm = current->mm;
 	mmgrab(dom->mm);
@@ -81,8 +90,20 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 		ret = -ENODEV;
 		goto err_unlock;
 	}
+	if (!net_eq(current->nsproxy->net_ns, swnic_device_net(sdev))) {
+		ret = -ENXIO;
+		goto err_unlock;
+	}
 	if (sdev->ndomains >= sdev->limits.max_domains) {
 		ret = -EMFILE;
+		goto err_unlock;
+	}
+	/* No one user takes every domain of the device from the others. */
+	list_for_each_entry(d, &sdev->domains, dev_node)
+		mine += uid_eq(d->uid, dom->uid);
+	if (mine >= sdev->limits.max_domains_per_user &&
+	    !ns_capable(swnic_device_net(sdev)->user_ns, CAP_NET_ADMIN)) {
+		ret = -EDQUOT;
 		goto err_unlock;
 	}
 	ret = xa_alloc_cyclic(&swnic_domain_xa, &dom->id, dom, xa_limit_31b,
@@ -100,7 +121,7 @@ int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out)
 
 err_unlock:
 	mutex_unlock(&sdev->lock);
-	if (ret == -EMFILE)
+	if (ret == -EMFILE || ret == -EDQUOT)
 		swnic_nl_limit_hit(sdev, NULL, SWNIC_LIMIT_DEV_DOMAINS);
 	swnic_mr_domain_destroy(dom);
 	swnic_domain_put(dom);

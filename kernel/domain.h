@@ -55,7 +55,8 @@ struct swnic_domain {
 	struct rcu_head rcu;		/* frees after RCU lookups end */
 };
 
-int swnic_domain_open(struct swnic_device *sdev, struct swnic_domain **out);
+int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
+		      struct swnic_domain **out);
 void swnic_domain_close(struct swnic_domain *dom);
 
 struct swnic_domain *swnic_domain_lookup(u32 id);

@@ -62,7 +62,8 @@ static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 	/* Only this host is reachable until the wire path lands. */
 	if (!swnic_addr_is_local((__force __be32)sqe->dest_addr))
 		return -EHOSTUNREACH;
-	dst = swnic_ep_lookup((__force __be32)sqe->dest_addr, sqe->dest_port);
+	dst = swnic_ep_lookup(ep->dom->sdev, (__force __be32)sqe->dest_addr,
+			      sqe->dest_port);
 	if (!dst)
 		return -ECONNREFUSED;
 	if (dst->type != ep->type) {
@@ -82,8 +83,12 @@ static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 		ret = -ECONNREFUSED;
 		goto out_put;
 	}
-	/* Auth keys isolate jobs: only peers with the same key talk. */
-	if (dst_key != READ_ONCE(ep->dom->auth_key)) {
+	/*
+	 * Auth keys isolate jobs: only peers with the same key talk. Without
+	 * one (0: in no service), a domain reaches its own user's only.
+	 */
+	if (dst_key != READ_ONCE(ep->dom->auth_key) ||
+	    (!dst_key && !uid_eq(dst->dom->uid, ep->dom->uid))) {
 		ret = -EACCES;
 		goto out_put;
 	}

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Endpoints: the host-wide port table, the endpoint file (mmap of its SQ
+ * Endpoints: the device's port table, the endpoint file (mmap of its SQ
  * and RQ, the doorbell), and the receive side - posted receives, matching
  * of sends and tagged sends against them, unexpected messages.
+ *
+ * rx_lock is taken by every sender to an endpoint, by its owner and by the
+ * engine. Whoever holds it never sleeps on user memory, which the other
+ * process controls (a userfaultfd can hold a fault back forever): copies
+ * under it are SWNIC_COPY_NOFAULT, and one that would fault gives up the
+ * lock, faults in and starts over (struct swnic_fault).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,6 +22,7 @@
 #include <linux/xarray.h>
 #include <net/ip.h>
 
+#include "bind.h"
 #include "chardev.h"
 #include "cntr.h"
 #include "copy.h"
@@ -27,12 +34,41 @@
 #include "netlink.h"
 #include "stats.h"
 
-#define SWNIC_PORT_EPHEMERAL_MIN	32768
-#define SWNIC_PORT_EPHEMERAL_MAX	60999
+/*
+ * Attempts at a transfer whose pages keep going away between the fault-in
+ * and the copy under rx_lock; then a page that is not there is a fault.
+ */
+#define SWNIC_FAULT_TRIES	4
 
-/* Endpoints by port, host-wide; RCU lookups, entries freed after a GP. */
-static DEFINE_XARRAY_ALLOC(swnic_ports);
-static u32 swnic_port_next = SWNIC_PORT_EPHEMERAL_MIN;
+/* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
+struct swnic_fault {
+	const void __user *src;		/* in the current address space */
+	size_t src_len;
+	struct mm_struct *mm;		/* the destination's */
+	u64 dst;
+	size_t dst_len;
+};
+
+static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
+				u64 dst, size_t len)
+{
+	f->mm = mm;
+	f->dst = dst;
+	f->dst_len = len;
+}
+
+/* Fault in what @f names, with no lock held. Return: 0 or -errno. */
+static int swnic_fault_in(const struct swnic_fault *f)
+{
+	int ret = 0;
+
+	if (f->src_len)
+		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)f->src,
+					f->src_len, false);
+	if (!ret && f->dst_len)
+		ret = swnic_fault_in_mm(f->mm, f->dst, f->dst_len, true);
+	return ret;
+}
 
 /* A posted receive: the validated copy of its RQE. */
 struct swnic_recv {
@@ -160,20 +196,22 @@ bool swnic_addr_is_local(__be32 addr)
 }
 
 /**
- * swnic_ep_lookup() - find the endpoint at @addr:@port
+ * swnic_ep_lookup() - find the endpoint at @addr:@port of a device
+ * @sdev: the device: ports are its own, as are its endpoints' peers
  * @addr: IPv4 address (network order); only this host's are reachable yet
  * @port: the endpoint's port
  *
  * Return: the endpoint with a reference held, or NULL.
  */
-struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port)
+struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, __be32 addr,
+				 u16 port)
 {
 	struct swnic_ep *ep;
 
 	if (!swnic_addr_is_local(addr))
 		return NULL;
 	rcu_read_lock();
-	ep = xa_load(&swnic_ports, port);
+	ep = xa_load(&sdev->ports, port);
 	if (ep && !kref_get_unless_zero(&ep->ref))
 		ep = NULL;
 	rcu_read_unlock();
@@ -205,7 +243,16 @@ static void swnic_ep_unexp_changed(struct swnic_ep *ep)
 		swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_NEED_WAKEUP, 0);
 }
 
-static int __swnic_ep_process_rq(struct swnic_ep *ep);
+static int __swnic_ep_process_rq(struct swnic_ep *ep, bool hard,
+				 struct swnic_fault *fault);
+
+/* A posted receive leaves (rx_lock held). */
+static void swnic_ep_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
+{
+	lockdep_assert_held(&ep->rx_lock);
+	ep->nrecvs--;
+	kfree(recv);
+}
 
 static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
 			       u64 tag, __be32 src_addr, u16 src_port)
@@ -304,27 +351,15 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
 	return true;
 }
 
-/**
- * swnic_ep_deliver() - deliver a send or tagged send into @dst
- * @dst: the target endpoint
- * @src: the sending endpoint
- * @sqe: the validated work request
- * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
- *	  current address space)
- *
- * Called in the sender's context. One copy: from the sender's memory to
- * the posted receive buffer, or into a bounded kernel buffer if no receive
- * matches yet.
- *
- * Return: 0, SWNIC_DELIVER_DEFERRED (a SWNIC_SQE_DELIVERY send was
- * buffered: its completion, in the slot the caller reserved on @src's
- * transmit CQ, is posted when a receive takes it), or the sender's error:
- * -ECONNREFUSED (endpoint closed, or its process exited), -EAGAIN (the
- * target's CQ or unexpected buffer is full: retry later), -EFAULT,
- * -ENOMEM.
+/*
+ * swnic_ep_deliver() under @dst's rx_lock. @head holds the first bytes of
+ * a user source (as many as a CQE takes). Return: as swnic_ep_deliver(),
+ * or -SWNIC_EFAULTIN with @fault set (nothing changed) unless @hard.
  */
-int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
-		     const struct swnic_sqe *sqe, const void *kbuf)
+static int __swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+			      const struct swnic_sqe *sqe, const void *kbuf,
+			      const u8 *head, bool hard,
+			      struct swnic_fault *fault)
 {
 	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
 	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
@@ -334,13 +369,11 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	struct swnic_cqe cqe;
 	int ret = 0;
 
-	mutex_lock(&dst->rx_lock);
-	if (dst->dead) {
-		ret = -ECONNREFUSED;
-		goto out_unlock;
-	}
+	lockdep_assert_held(&dst->rx_lock);
+	if (dst->dead)
+		return -ECONNREFUSED;
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */
-	__swnic_ep_process_rq(dst);
+	__swnic_ep_process_rq(dst, false, NULL);
 
 	recv = swnic_ep_match_recv(dst, tagged, sqe->tag, src->addr, src->port);
 	if (recv) {
@@ -350,25 +383,31 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			   dst->rx_cq->inline_data;
 		u8 data[SWNIC_CQE_INLINE_MAX];
 
-		if (!swnic_cq_reserve(dst->rx_cq)) {
-			ret = -EAGAIN;
-			goto out_unlock;
-		}
+		if (!swnic_cq_reserve(dst->rx_cq))
+			return -EAGAIN;
 		swnic_recv_cqe(&cqe, &recv->rqe, off, sqe->len, tagged,
 			       sqe->tag, has_data, sqe->data, src->addr,
 			       src->port);
 		if (inl) {
 			/* Small: in the CQE; the receiver's provider places it. */
-			if (kbuf)
-				memcpy(data, kbuf, n);
-			else if (copy_from_user(data, usrc, n))
-				ret = -EFAULT;
-			if (!ret)
-				cqe.flags |= SWNIC_CQE_INLINE;
+			memcpy(data, kbuf ?: head, n);
+			cqe.flags |= SWNIC_CQE_INLINE;
 		} else {
 			ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off,
-					       usrc, kbuf, n);
+					       usrc, kbuf, n, SWNIC_COPY_NOFAULT);
 		}
+		if (ret == -SWNIC_EFAULTIN && !hard) {
+			swnic_cq_unreserve(dst->rx_cq);
+			if (usrc) {
+				fault->src = usrc;
+				fault->src_len = n;
+			}
+			swnic_fault_set_dst(fault, dst->dom->mm,
+					    recv->rqe.addr + off, n);
+			return ret;
+		}
+		if (ret == -SWNIC_EFAULTIN)
+			ret = -EFAULT;
 		if (ret == -ESRCH) {
 			/*
 			 * The receiver's process has exited (its files are
@@ -376,8 +415,7 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			 */
 			swnic_cq_unreserve(dst->rx_cq);
 			dst->dead = true;
-			ret = -ECONNREFUSED;
-			goto out_unlock;
+			return -ECONNREFUSED;
 		}
 		if (ret) {
 			cqe.flags |= SWNIC_CQE_ERROR;
@@ -386,7 +424,7 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		}
 		if (ret || swnic_recv_consume(recv, n, &cqe)) {
 			list_del(&recv->node);
-			kfree(recv);
+			swnic_ep_recv_free(dst, recv);
 		}
 		swnic_ep_rx_post_inline(dst, &cqe,
 					cqe.flags & SWNIC_CQE_INLINE ? data : NULL,
@@ -394,26 +432,28 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 					true);
 		dst->rx_ops++;
 		dst->rx_bytes += n;
-		goto out_unlock;
+		return ret;
 	}
 
 	if (dst->unexp_msgs >= SWNIC_UNEXP_MAX_MSGS ||
-	    sqe->len > SWNIC_UNEXP_MAX_BYTES - dst->unexp_bytes) {
-		ret = -EAGAIN;
-		goto out_unlock;
-	}
+	    sqe->len > SWNIC_UNEXP_MAX_BYTES - dst->unexp_bytes)
+		return -EAGAIN;
 	/* Charged to the sender's memory cgroup: it made the copy happen. */
 	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL_ACCOUNT);
-	if (!u) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	if (kbuf) {
+	if (!u)
+		return -ENOMEM;
+	if (kbuf)
 		memcpy(u->payload, kbuf, sqe->len);
-	} else if (copy_from_user(u->payload, usrc, sqe->len)) {
+	else
+		ret = swnic_copy_from_user_nofault(u->payload, usrc, sqe->len);
+	if (ret) {
 		kvfree(u);
-		ret = -EFAULT;
-		goto out_unlock;
+		if (!hard) {
+			fault->src = usrc;
+			fault->src_len = sqe->len;
+			return ret;
+		}
+		return -EFAULT;
 	}
 	u->tagged = tagged;
 	u->claimed = false;
@@ -448,10 +488,64 @@ int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	 * with the poster's full barrier between its tail store and flag load).
 	 */
 	smp_mb();
-	__swnic_ep_process_rq(dst);
-out_unlock:
-	mutex_unlock(&dst->rx_lock);
+	__swnic_ep_process_rq(dst, false, NULL);
 	return ret;
+}
+
+/**
+ * swnic_ep_deliver() - deliver a send or tagged send into @dst
+ * @dst: the target endpoint
+ * @src: the sending endpoint
+ * @sqe: the validated work request
+ * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
+ *	  current address space)
+ *
+ * Called in the sender's context. One copy: from the sender's memory to
+ * the posted receive buffer, or into a bounded kernel buffer if no receive
+ * matches yet. Pages of either side that are not there are faulted in
+ * with @dst's rx_lock dropped.
+ *
+ * Return: 0, SWNIC_DELIVER_DEFERRED (a SWNIC_SQE_DELIVERY send was
+ * buffered: its completion, in the slot the caller reserved on @src's
+ * transmit CQ, is posted when a receive takes it), or the sender's error:
+ * -ECONNREFUSED (endpoint closed, or its process exited), -EAGAIN (the
+ * target's CQ or unexpected buffer is full: retry later), -EFAULT,
+ * -ENOMEM, -EINTR (the sender was killed while waiting).
+ */
+int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+		     const struct swnic_sqe *sqe, const void *kbuf)
+{
+	const void __user *usrc = u64_to_user_ptr(sqe->addr);
+	size_t hlen = min_t(u64, sqe->len, SWNIC_CQE_INLINE_MAX);
+	u8 head[SWNIC_CQE_INLINE_MAX];
+	bool hard = false;
+	int tries, ret;
+
+	for (tries = 1; ; tries++) {
+		struct swnic_fault fault = {};
+
+		/* What a CQE can carry is read first, with no lock held. */
+		ret = kbuf ? 0 : swnic_copy_from_user_nofault(head, usrc, hlen);
+		if (ret && hard)
+			return -EFAULT;
+		if (ret) {
+			fault.src = usrc;
+			fault.src_len = hlen;
+		} else {
+			if (mutex_lock_killable(&dst->rx_lock))
+				return -EINTR;
+			ret = __swnic_ep_deliver(dst, src, sqe, kbuf, head,
+						 hard, &fault);
+			mutex_unlock(&dst->rx_lock);
+			if (ret != -SWNIC_EFAULTIN)
+				return ret;
+		}
+		ret = swnic_fault_in(&fault);
+		if (ret == -EINTR)
+			return ret;
+		/* Unmapped, or pages that keep going: report the fault. */
+		hard = ret || tries >= SWNIC_FAULT_TRIES;
+	}
 }
 
 /* ---- the receive queue -------------------------------------------------- */
@@ -478,13 +572,17 @@ static int swnic_rqe_check(const struct swnic_rqe *rqe)
 	return 0;
 }
 
-/* Complete an unexpected message into the receive just posted. */
-static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
-				struct swnic_unexp *u, struct swnic_cqe *cqe)
+/*
+ * Complete an unexpected message into the receive just posted. Return: 0,
+ * or -SWNIC_EFAULTIN with @fault set and nothing changed (unless @hard).
+ */
+static int swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
+			       struct swnic_unexp *u, struct swnic_cqe *cqe,
+			       bool hard, struct swnic_fault *fault)
 {
 	u64 off = recv->used;
 	u64 n = min_t(u64, u->len, recv->rqe.len - off);
-
+	u64 dst = recv->rqe.addr + off;
 	int ret = 0;
 
 	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
@@ -494,13 +592,22 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	 * or a sender's that took the receive from the lazy RQ.
 	 */
 	if (current->mm == ep->dom->mm) {
-		if (copy_to_user(u64_to_user_ptr(recv->rqe.addr + off),
-				 u->payload, n))
-			ret = -EFAULT;
+		pagefault_disable();
+		if (__copy_to_user_inatomic(u64_to_user_ptr(dst), u->payload,
+					    n))
+			ret = -SWNIC_EFAULTIN;
+		pagefault_enable();
 	} else {
-		ret = swnic_copy_to_mm(ep->dom->mm, recv->rqe.addr + off, NULL,
-				       u->payload, n);
+		ret = swnic_copy_to_mm(ep->dom->mm, dst, NULL, u->payload, n,
+				       SWNIC_COPY_NOFAULT);
 	}
+	if (ret == -SWNIC_EFAULTIN && !hard) {
+		if (fault)
+			swnic_fault_set_dst(fault, ep->dom->mm, dst, n);
+		return ret;
+	}
+	if (ret == -SWNIC_EFAULTIN)
+		ret = -EFAULT;
 	if (ret) {
 		cqe->flags |= SWNIC_CQE_ERROR;
 		cqe->err = -ret;
@@ -516,50 +623,68 @@ static void swnic_ep_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	kvfree(u);
 	recv->used += n;
 	swnic_ep_unexp_changed(ep);
+	return 0;
 }
 
 /*
  * Post one receive: drain matching unexpected messages into it, then keep
- * it if it still has room. Return: -EAGAIN if the CQ has no room (the RQE
- * stays in the ring), else 0.
+ * it if it still has room. Return: -EAGAIN if the CQ has no room or the
+ * endpoint holds as many receives as its RQ has entries, -SWNIC_EFAULTIN
+ * if a page of the buffer must be faulted in first (the RQE stays in the
+ * ring in both cases), else 0.
  */
-static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
+static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe,
+			      bool hard, struct swnic_fault *fault)
 {
 	struct swnic_recv *recv;
 	struct swnic_unexp *u;
 	struct swnic_cqe cqe;
+	int ret;
 
+	/* Receives are bounded as the RQ is: one user cannot pile them up. */
+	if (ep->nrecvs >= ep->rq.entries)
+		return -EAGAIN;
 	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
 	if (!recv)
 		return -ENOMEM;
 	recv->rqe = *rqe;
+	ep->nrecvs++;
 
 	while ((u = swnic_ep_match_unexp(ep, rqe))) {
 		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
 
 		if (!swnic_cq_reserve(ep->rx_cq)) {
 			if (!recv->used) {
-				kfree(recv);
+				swnic_ep_recv_free(ep, recv);
 				return -EAGAIN;
 			}
 			/* Partly filled multi-recv: keep it posted. */
 			break;
 		}
-		swnic_ep_take_unexp(ep, recv, u, &cqe);
+		ret = swnic_ep_take_unexp(ep, recv, u, &cqe, hard, fault);
+		if (ret) {
+			swnic_cq_unreserve(ep->rx_cq);
+			if (!recv->used) {
+				swnic_ep_recv_free(ep, recv);
+				return ret;
+			}
+			/* Partly filled: posted; the rest at the next try. */
+			break;
+		}
 		if (!multi || cqe.err ||
 		    recv->rqe.len - recv->used < recv->rqe.min_free ||
 		    recv->rqe.len == recv->used) {
 			if (multi)
 				cqe.flags |= SWNIC_CQE_MULTI_RECV;
 			swnic_ep_rx_post(ep, &cqe, true);
-			kfree(recv);
+			swnic_ep_recv_free(ep, recv);
 			return 0;
 		}
 		swnic_ep_rx_post(ep, &cqe, true);
 	}
 	/* A claimed message that is not there: the receive fails. */
 	if (rqe->flags & SWNIC_RQE_CLAIM) {
-		kfree(recv);
+		swnic_ep_recv_free(ep, recv);
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.context = rqe->context;
 		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
@@ -571,8 +696,14 @@ static int swnic_ep_post_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
 	return 0;
 }
 
-/* Consume the receive queue, in any context. */
-static int __swnic_ep_process_rq(struct swnic_ep *ep)
+/*
+ * Consume the receive queue, in any context. A receive whose buffer must
+ * be faulted in stops consumption: with @fault (the owner's context) the
+ * caller faults it in and comes back; a sender's context leaves it to the
+ * owner, whose doorbell the RQ asks for while messages wait.
+ */
+static int __swnic_ep_process_rq(struct swnic_ep *ep, bool hard,
+				 struct swnic_fault *fault)
 {
 	struct swnic_rqe rqe;
 	int avail, done = 0, ret;
@@ -585,8 +716,8 @@ static int __swnic_ep_process_rq(struct swnic_ep *ep)
 		swnic_ring_peek(&ep->rq, &rqe);
 		ret = swnic_rqe_check(&rqe);
 		if (!ret)
-			ret = swnic_ep_post_recv(ep, &rqe);
-		if (ret == -EAGAIN)
+			ret = swnic_ep_post_recv(ep, &rqe, hard, fault);
+		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
 			break;
 		if (ret) {
 			struct swnic_cqe cqe = {
@@ -608,16 +739,31 @@ static int __swnic_ep_process_rq(struct swnic_ep *ep)
  * swnic_ep_process_rq() - consume the receive queue
  * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
  *
- * Return: RQEs consumed, or -EPIPE if the ring is broken.
+ * Return: RQEs consumed, -EPIPE if the ring is broken, -EINTR if the
+ * caller was killed while it waited.
  */
 int swnic_ep_process_rq(struct swnic_ep *ep)
 {
-	int ret;
+	bool hard = false;
+	int tries, ret, done = 0;
 
-	mutex_lock(&ep->rx_lock);
-	ret = __swnic_ep_process_rq(ep);
-	mutex_unlock(&ep->rx_lock);
-	return ret;
+	for (tries = 1; ; tries++) {
+		struct swnic_fault fault = {};
+
+		if (mutex_lock_killable(&ep->rx_lock))
+			return -EINTR;
+		ret = __swnic_ep_process_rq(ep, hard, &fault);
+		mutex_unlock(&ep->rx_lock);
+		if (ret < 0)
+			return ret;
+		done += ret;
+		if (!fault.dst_len)
+			return done;
+		ret = swnic_fault_in(&fault);
+		if (ret == -EINTR)
+			return ret;
+		hard = ret || tries >= SWNIC_FAULT_TRIES;
+	}
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -633,7 +779,8 @@ static int swnic_ep_cancel(struct swnic_ep *ep, u64 context)
 	if (ret < 0)
 		return ret;
 
-	mutex_lock(&ep->rx_lock);
+	if (mutex_lock_killable(&ep->rx_lock))
+		return -EINTR;
 	for (i = 0; i < ARRAY_SIZE(lists) && !recv; i++)
 		list_for_each_entry(r, lists[i], node)
 			if (r->rqe.context == context) {
@@ -655,7 +802,7 @@ static int swnic_ep_cancel(struct swnic_ep *ep, u64 context)
 	ret = swnic_ep_rx_post(ep, &cqe, false);
 	if (!ret) {
 		list_del(&recv->node);
-		kfree(recv);
+		swnic_ep_recv_free(ep, recv);
 	}
 out_unlock:
 	mutex_unlock(&ep->rx_lock);
@@ -691,9 +838,10 @@ static int swnic_ep_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		rqe.tag = p->claim;
 	}
 
-	mutex_lock(&ep->rx_lock);
+	if (mutex_lock_killable(&ep->rx_lock))
+		return -EINTR;
 	/* Receives still in the (lazy) RQ take their messages first. */
-	__swnic_ep_process_rq(ep);
+	__swnic_ep_process_rq(ep, false, NULL);
 	u = swnic_ep_match_unexp(ep, &rqe);
 	if (!u) {
 		ret = -ENOMSG;
@@ -723,65 +871,47 @@ out_unlock:
 	return ret;
 }
 
-/* The extensible-struct contract of swnic.h for the endpoint's ioctls. */
-static int swnic_ep_copy_in(void *karg, size_t ksize, void __user *uarg)
-{
-	u32 usize;
+/* The endpoint fd's commands (the table is chardev.c's). */
 
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < ksize)
-		return -EINVAL;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
+/* SWNIC_IOCTL_EP_DOORBELL */
+int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
+{
+	struct swnic_ep_doorbell *db = arg;
+
+	if (db->flags)
+		return -EOPNOTSUPP;
+	/* Only the process that owns the rings' buffers may drive them. */
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+	return swnic_engine_doorbell(ep, db);
+}
+
+/* SWNIC_IOCTL_EP_CANCEL */
+int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
+{
+	struct swnic_ep_cancel *c = arg;
+
+	if (c->flags & ~SWNIC_CANCEL_SEND)
+		return -EOPNOTSUPP;
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+	if (c->flags & SWNIC_CANCEL_SEND)
+		return swnic_engine_cancel_send(ep, c->context);
+	return swnic_ep_cancel(ep, c->context);
+}
+
+/* SWNIC_IOCTL_EP_PEEK */
+int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg)
+{
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+	return swnic_ep_peek(ep, arg);
 }
 
 static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
-	struct swnic_ep *ep = file->private_data;
-	void __user *uarg = (void __user *)arg;
-	struct swnic_ep_doorbell db;
-	struct swnic_ep_cancel cancel;
-	struct swnic_ep_peek peek;
-	int ret;
-
-	switch (cmd) {
-	case SWNIC_IOCTL_EP_DOORBELL:
-		ret = swnic_ep_copy_in(&db, sizeof(db), uarg);
-		if (!ret && db.flags)
-			ret = -EOPNOTSUPP;
-		break;
-	case SWNIC_IOCTL_EP_CANCEL:
-		ret = swnic_ep_copy_in(&cancel, sizeof(cancel), uarg);
-		if (!ret && (cancel.flags & ~SWNIC_CANCEL_SEND))
-			ret = -EOPNOTSUPP;
-		break;
-	case SWNIC_IOCTL_EP_PEEK:
-		ret = swnic_ep_copy_in(&peek, sizeof(peek), uarg);
-		break;
-	default:
-		return -ENOTTY;
-	}
-	if (ret)
-		return ret;
-	/* Only the process that owns the rings' buffers may drive them. */
-	if (!swnic_domain_is_owner(ep->dom))
-		return -EPERM;
-
-	if (cmd == SWNIC_IOCTL_EP_CANCEL && (cancel.flags & SWNIC_CANCEL_SEND))
-		return swnic_engine_cancel_send(ep, cancel.context);
-	if (cmd == SWNIC_IOCTL_EP_CANCEL)
-		return swnic_ep_cancel(ep, cancel.context);
-	if (cmd == SWNIC_IOCTL_EP_PEEK) {
-		ret = swnic_ep_peek(ep, &peek);
-		if (ret)
-			return ret;
-		return copy_to_user(uarg, &peek, sizeof(peek)) ? -EFAULT : 0;
-	}
-	ret = swnic_engine_doorbell(ep, &db);
-	if (ret)
-		return ret;
-	return copy_to_user(uarg, &db, sizeof(db)) ? -EFAULT : 0;
+	return swnic_ioctl(cmd, arg, NULL, file->private_data);
 }
 
 static int swnic_ep_mmap(struct file *file, struct vm_area_struct *vma)
@@ -806,15 +936,15 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	struct swnic_unexp *u, *utmp;
 
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
-	xa_erase(&swnic_ports, ep->port);
+	xa_erase(&dom->sdev->ports, ep->port);
 	swnic_engine_remove(ep);
 
 	mutex_lock(&ep->rx_lock);
 	ep->dead = true;
 	list_for_each_entry_safe(recv, rtmp, &ep->recvs, node)
-		kfree(recv);
+		swnic_ep_recv_free(ep, recv);
 	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
-		kfree(recv);
+		swnic_ep_recv_free(ep, recv);
 	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
 		/* Never to be received: a delivery-complete send fails. */
 		swnic_unexp_notify(u, ECONNABORTED);
@@ -847,25 +977,66 @@ static const struct file_operations swnic_ep_fops = {
 #define SWNIC_EP_FLAGS	(SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_DB_ENGINE | \
 			 SWNIC_EP_F_RM_ENABLED)
 
-static int swnic_ep_bind_port(struct swnic_ep *ep, u16 port)
+/*
+ * Reserve @port (0: an ephemeral one) on the device for @ep. The slot
+ * holds no endpoint yet - lookups find nothing there - until
+ * swnic_ep_publish() once nothing can fail any more: a lookup must never
+ * find an endpoint that an error path frees.
+ */
+/*
+ * Endpoints (each a port) of @dom's owner on its device: one user holds at
+ * most SWNIC_PORTS_PER_USER of the device's ports, administrators
+ * excepted. Return: 0 or -EDQUOT.
+ */
+static int swnic_ep_user_quota(struct swnic_domain *dom)
 {
+	struct swnic_device *sdev = dom->sdev;
+	struct swnic_domain *d;
+	u32 n = 0;
+
+	if (ns_capable_noaudit(swnic_device_net(sdev)->user_ns,
+			       CAP_NET_ADMIN))
+		return 0;
+	mutex_lock(&sdev->lock);
+	list_for_each_entry(d, &sdev->domains, dev_node)
+		if (uid_eq(d->uid, dom->uid))
+			n += READ_ONCE(d->nep);
+	mutex_unlock(&sdev->lock);
+	return n >= SWNIC_PORTS_PER_USER ? -EDQUOT : 0;
+}
+
+static int swnic_ep_reserve_port(struct swnic_ep *ep, u16 port)
+{
+	struct swnic_device *sdev = ep->dom->sdev;
 	u32 id;
 	int ret;
 
 	if (port) {
-		if (port < 1024 && !capable(CAP_NET_BIND_SERVICE))
+		if (port < 1024 &&
+		    !ns_capable(swnic_device_net(sdev)->user_ns,
+				CAP_NET_BIND_SERVICE))
 			return -EACCES;
-		ret = xa_insert(&swnic_ports, port, ep, GFP_KERNEL);
+		ret = xa_insert(&sdev->ports, port, NULL, GFP_KERNEL_ACCOUNT);
 		return ret == -EBUSY ? -EADDRINUSE : ret;
 	}
-	ret = xa_alloc_cyclic(&swnic_ports, &id, ep,
+	ret = xa_alloc_cyclic(&sdev->ports, &id, NULL,
 			      XA_LIMIT(SWNIC_PORT_EPHEMERAL_MIN,
 				       SWNIC_PORT_EPHEMERAL_MAX),
-			      &swnic_port_next, GFP_KERNEL);
+			      &sdev->port_next, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		return ret == -EBUSY ? -EADDRNOTAVAIL : ret;
 	ep->port = id;
 	return 0;
+}
+
+/* Make @ep reachable at its reserved port: storing into a reserved slot
+ * allocates nothing, so this cannot fail.
+ */
+static void swnic_ep_publish(struct swnic_ep *ep)
+{
+	void *old = xa_store(&ep->dom->sdev->ports, ep->port, ep, GFP_KERNEL);
+
+	WARN_ON_ONCE(xa_is_err(old) || old);
 }
 
 /* SWNIC_IOCTL_EP_CREATE */
@@ -944,14 +1115,19 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	mutex_unlock(&dom->lock);
 
 	ep->port = c->port;
-	ret = swnic_ep_bind_port(ep, c->port);
+	ret = swnic_ep_user_quota(dom);
+	if (ret) {
+		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
+		goto err_count;
+	}
+	ret = swnic_ep_reserve_port(ep, c->port);
 	if (ret)
 		goto err_count;
 	/* From here the file's release undoes everything above. */
 	fd = swnic_ioctl_new_file(arg, "[swnic-ep]", &swnic_ep_fops, ep);
 	if (fd < 0) {
 		ret = fd;
-		xa_erase(&swnic_ports, ep->port);
+		xa_release(&dom->sdev->ports, ep->port);
 		goto err_count;
 	}
 	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
@@ -965,6 +1141,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE)
 		swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
 	swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_LAZY, 0);
+	swnic_ep_publish(ep);
 	return 0;
 
 err_count:

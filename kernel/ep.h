@@ -14,11 +14,19 @@
 
 struct swnic_cntr;
 struct swnic_cq;
+struct swnic_device;
 struct swnic_domain;
 
 /* mmap page offsets on an endpoint's fd. */
 #define SWNIC_EP_MMAP_SQ	0
 #define SWNIC_EP_MMAP_RQ	0x10000		/* in pages */
+
+/* Ports an endpoint gets when it asks for none (per device). */
+#define SWNIC_PORT_EPHEMERAL_MIN	32768
+#define SWNIC_PORT_EPHEMERAL_MAX	60999
+/* Endpoints of one user on a device: a quarter of the ephemeral ports. */
+#define SWNIC_PORTS_PER_USER	\
+	((SWNIC_PORT_EPHEMERAL_MAX - SWNIC_PORT_EPHEMERAL_MIN + 1) / 4)
 
 /* Bounds of the kernel memory an endpoint may hold for unexpected sends. */
 #define SWNIC_UNEXP_MAX_BYTES	(4U << 20)
@@ -59,6 +67,7 @@ struct swnic_ep {
 	struct list_head unexp;		/* unexpected messages, oldest first */
 	u32 unexp_msgs;
 	u32 unexp_bytes;
+	u32 nrecvs;			/* posted receives, <= rq.entries */
 	bool dead;			/* fd closed or owner exited: refused */
 
 	struct list_head engine_node;	/* on the device engine's list */
@@ -70,8 +79,12 @@ struct swnic_ep {
 };
 
 int swnic_ep_create(struct swnic_domain *dom, void *arg);
+int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg);
+int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg);
+int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg);
 bool swnic_addr_is_local(__be32 addr);
-struct swnic_ep *swnic_ep_lookup(__be32 addr, u16 port);
+struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, __be32 addr,
+				 u16 port);
 void swnic_ep_put(struct swnic_ep *ep);
 
 int swnic_ep_process_rq(struct swnic_ep *ep);

@@ -7,9 +7,10 @@
  *
  * Every command has its own strict policy. Changes need CAP_NET_ADMIN over
  * the caller's network namespace (GENL_UNS_ADMIN_PERM) and over the
- * device's (bind.c: the bound netdev's namespace, else init_net). Anyone
- * may read devices and services; domains, and their counters, only their
- * owner (same uid) and administrators of the device see.
+ * device's (bind.c: the bound netdev's namespace, else init_net). A device
+ * exists for netlink only in its own namespace (swnic_nl_sees_dev()):
+ * anyone there may read it and its services; domains, and their counters,
+ * only their owner (same uid) and administrators of the device see.
  *
  * Events go to listeners in init_net and, for a device bound into another
  * namespace, in that namespace too; joining the group needs CAP_NET_ADMIN.
@@ -118,6 +119,8 @@ static const struct nla_policy swnic_nl_dev_set_policy[SWNIC_A_MAX + 1] = {
 	[SWNIC_A_DEV_MAX_CQ] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &swnic_nl_limit_range),
 	[SWNIC_A_DEV_MAX_PINNED] = { .type = NLA_U64 },
+	[SWNIC_A_DEV_MAX_DOMAINS_PER_USER] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &swnic_nl_limit_range),
 };
 
 /* DOMAIN_GET, STAT_GET, STAT_RESET: a device and/or a domain. */
@@ -165,13 +168,36 @@ struct swnic_device *swnic_nl_dev_by_index_locked(u32 index)
 }
 
 /**
+ * swnic_nl_sees_dev() - is a device in the requester's network namespace?
+ * @skb: the request (in dumps, cb->skb)
+ * @sdev: the device
+ *
+ * A device belongs to one namespace (swnic_device_net()): that of its
+ * netdev, or the initial one while unbound. Netlink shows it there only,
+ * as it does a netdev: another namespace is another host.
+ *
+ * Return: true if @sdev is in the namespace of @skb's socket.
+ */
+bool swnic_nl_sees_dev(const struct sk_buff *skb, struct swnic_device *sdev)
+{
+	bool ret;
+
+	rcu_read_lock();
+	ret = net_eq(sock_net(skb->sk), swnic_device_net(sdev));
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
  * swnic_nl_dev_get() - the device a request names
+ * @skb: the request: only devices of its namespace are found
  * @attrs: the request's attributes: DEV_INDEX or DEV_NAME
  * @extack: for the error message
  *
  * Return: the device, referenced, or an ERR_PTR (-EINVAL, -ENODEV).
  */
-struct swnic_device *swnic_nl_dev_get(struct nlattr **attrs,
+struct swnic_device *swnic_nl_dev_get(const struct sk_buff *skb,
+				      struct nlattr **attrs,
 				      struct netlink_ext_ack *extack)
 {
 	struct swnic_device *sdev;
@@ -195,6 +221,12 @@ struct swnic_device *swnic_nl_dev_get(struct nlattr **attrs,
 		NL_SET_ERR_MSG(extack,
 			       "device index or name attribute required");
 		return ERR_PTR(-EINVAL);
+	}
+	if (sdev && !swnic_nl_sees_dev(skb, sdev)) {
+		swnic_device_put(sdev);
+		sdev = NULL;
+		NL_SET_ERR_MSG(extack,
+			       "no such device in this network namespace");
 	}
 	return sdev ?: ERR_PTR(-ENODEV);
 }
@@ -263,6 +295,8 @@ bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom)
 {
 	const struct cred *cred = swnic_nl_cred(skb);
 
+	if (!swnic_nl_sees_dev(skb, dom->sdev))
+		return false;
 	if (uid_eq(dom->uid, cred->uid) || uid_eq(dom->uid, cred->euid))
 		return true;
 	return swnic_nl_capable(skb, dom->sdev);
@@ -349,6 +383,8 @@ static int swnic_nl_fill_dev(struct sk_buff *skb, struct swnic_device *sdev,
 	    nla_put_u32(skb, SWNIC_A_DEV_MAX_MR, sdev->limits.max_mr) ||
 	    nla_put_u32(skb, SWNIC_A_DEV_MAX_EP, sdev->limits.max_ep) ||
 	    nla_put_u32(skb, SWNIC_A_DEV_MAX_CQ, sdev->limits.max_cq) ||
+	    nla_put_u32(skb, SWNIC_A_DEV_MAX_DOMAINS_PER_USER,
+			sdev->limits.max_domains_per_user) ||
 	    nla_put_u64_64bit(skb, SWNIC_A_DEV_MAX_PINNED,
 			      sdev->limits.max_pinned, SWNIC_A_PAD)) {
 		mutex_unlock(&sdev->lock);
@@ -386,7 +422,7 @@ static int swnic_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	int ret;
 
-	sdev = swnic_nl_dev_get(info->attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 
@@ -418,7 +454,7 @@ static int swnic_nl_dev_get_dumpit(struct sk_buff *skb,
 	cb->seq = swnic_devices_gen;
 	for (; cb->args[0] < SWNIC_MAX_DEVICES; cb->args[0]++) {
 		sdev = swnic_nl_dev_by_index_locked(cb->args[0]);
-		if (!sdev)
+		if (!sdev || !swnic_nl_sees_dev(cb->skb, sdev))
 			continue;
 		ret = swnic_nl_fill_dev(skb, sdev, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI,
@@ -498,7 +534,18 @@ static int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 					ifname ? nla_data(ifname) : NULL,
 					info->extack);
 		if (ret) {
-			swnic_device_destroy(sdev);
+			bool mine;
+
+			/*
+			 * The device was listed meanwhile: a DEV_DEL may
+			 * have found it. Whoever marks it dead destroys it.
+			 */
+			mutex_lock(&sdev->lock);
+			mine = !sdev->dead;
+			sdev->dead = true;
+			mutex_unlock(&sdev->lock);
+			if (mine)
+				swnic_device_destroy(sdev);
 			return ret;
 		}
 	}
@@ -513,7 +560,7 @@ static int swnic_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct swnic_device *sdev;
 	int ret;
 
-	sdev = swnic_nl_dev_get(info->attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);
@@ -549,6 +596,7 @@ static int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 		SWNIC_A_DEV_STATE, SWNIC_A_DEV_IFINDEX, SWNIC_A_DEV_IFNAME,
 		SWNIC_A_DEV_MAX_DOMAINS, SWNIC_A_DEV_MAX_MR, SWNIC_A_DEV_MAX_EP,
 		SWNIC_A_DEV_MAX_CQ, SWNIC_A_DEV_MAX_PINNED,
+		SWNIC_A_DEV_MAX_DOMAINS_PER_USER,
 	};
 	struct nlattr **attrs = info->attrs;
 	struct nlattr *ifname = attrs[SWNIC_A_DEV_IFNAME];
@@ -569,7 +617,7 @@ static int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 				    "give the netdev by index or by name, not both");
 		return -EINVAL;
 	}
-	sdev = swnic_nl_dev_get(attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);
@@ -603,6 +651,9 @@ static int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (attrs[SWNIC_A_DEV_MAX_PINNED])
 		sdev->limits.max_pinned =
 			nla_get_u64(attrs[SWNIC_A_DEV_MAX_PINNED]);
+	if (attrs[SWNIC_A_DEV_MAX_DOMAINS_PER_USER])
+		sdev->limits.max_domains_per_user =
+			nla_get_u32(attrs[SWNIC_A_DEV_MAX_DOMAINS_PER_USER]);
 	mutex_unlock(&sdev->lock);
 
 	swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
@@ -628,7 +679,13 @@ void swnic_nl_limit_hit(struct swnic_device *sdev, struct swnic_domain *dom,
 	void *hdr;
 
 	swnic_stat_inc(sdev, dom, SWNIC_STAT_LIMITS_HIT);
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	/*
+	 * Any user can hit a limit in a loop: the counter above counts them
+	 * all, the events are rate limited per device.
+	 */
+	if (!__ratelimit(&sdev->limit_events))
+		return;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC);
 	if (!msg)
 		return;
 	hdr = genlmsg_put(msg, 0, 0, &swnic_genl_family, 0,

@@ -33,7 +33,9 @@ void swnic_nl_limit_hit(struct swnic_device *sdev, struct swnic_domain *dom,
 
 extern struct genl_family swnic_genl_family;
 
-struct swnic_device *swnic_nl_dev_get(struct nlattr **attrs,
+bool swnic_nl_sees_dev(const struct sk_buff *skb, struct swnic_device *sdev);
+struct swnic_device *swnic_nl_dev_get(const struct sk_buff *skb,
+				      struct nlattr **attrs,
 				      struct netlink_ext_ack *extack);
 int swnic_nl_dev_admin(struct sk_buff *skb, struct swnic_device *sdev,
 		       struct netlink_ext_ack *extack);

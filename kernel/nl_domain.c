@@ -195,7 +195,7 @@ static int swnic_nl_dump_filters(struct netlink_callback *cb,
 
 	ctx->dom_id = 1;
 	if (attrs[SWNIC_A_DEV_INDEX] || attrs[SWNIC_A_DEV_NAME]) {
-		sdev = swnic_nl_dev_get(attrs, extack);
+		sdev = swnic_nl_dev_get(cb->skb, attrs, extack);
 		if (IS_ERR(sdev))
 			return PTR_ERR(sdev);
 		ctx->dev_filter = sdev->index + 1;

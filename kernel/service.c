@@ -27,6 +27,11 @@
 #include "netlink.h"
 #include "service.h"
 
+static bool default_open;
+module_param(default_open, bool, 0444);
+MODULE_PARM_DESC(default_open,
+		 "Open every device's default service (auth key 1) to all users (default: no, members and administrators only)");
+
 static struct swnic_service *swnic_service_alloc(void)
 {
 	struct swnic_service *svc = kzalloc(sizeof(*svc), GFP_KERNEL);
@@ -102,7 +107,11 @@ int swnic_service_device_init(struct swnic_device *sdev)
 	if (!svc)
 		return -ENOMEM;
 	svc->auth_key = SWNIC_AUTH_KEY_DEFAULT;
-	svc->flags = SWNIC_SVC_F_OPEN;
+	/*
+	 * Who shares the default key is the administrator's choice: open to
+	 * everyone only if asked (default_open=1, or `swnic service set`).
+	 */
+	svc->flags = default_open ? SWNIC_SVC_F_OPEN : 0;
 	mutex_lock(&sdev->lock);
 	ret = swnic_service_add(sdev, svc);
 	mutex_unlock(&sdev->lock);
@@ -404,7 +413,7 @@ int swnic_nl_svc_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	int ret;
 
-	sdev = swnic_nl_dev_get(info->attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
@@ -440,7 +449,7 @@ static int swnic_nl_svc_dump_filter(struct netlink_callback *cb,
 
 	if (!attrs[SWNIC_A_DEV_INDEX] && !attrs[SWNIC_A_DEV_NAME])
 		return 0;
-	sdev = swnic_nl_dev_get(attrs, extack);
+	sdev = swnic_nl_dev_get(cb->skb, attrs, extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	cb->args[0] = sdev->index;
@@ -494,6 +503,10 @@ int swnic_nl_svc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		sdev = swnic_device_lookup_index(cb->args[0]);
 		if (!sdev)
 			continue;
+		if (!swnic_nl_sees_dev(cb->skb, sdev)) {
+			swnic_device_put(sdev);
+			continue;
+		}
 		mutex_lock(&sdev->lock);
 		/* Moves when a service is added or deleted. */
 		cb->seq = sdev->next_svc_id + swnic_devices_gen;
@@ -593,7 +606,7 @@ int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info)
 				    "the kernel chooses service ids");
 		return -EINVAL;
 	}
-	sdev = swnic_nl_dev_get(attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);
@@ -663,7 +676,7 @@ int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct swnic_device *sdev;
 	int ret;
 
-	sdev = swnic_nl_dev_get(info->attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);
@@ -714,7 +727,7 @@ int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info)
 			       "nothing to change: give flags, max domains or members");
 		return -EINVAL;
 	}
-	sdev = swnic_nl_dev_get(attrs, info->extack);
+	sdev = swnic_nl_dev_get(skb, attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);

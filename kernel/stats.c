@@ -259,7 +259,7 @@ static int swnic_nl_stat_target(struct sk_buff *skb, struct genl_info *info,
 		return PTR_ERR_OR_ZERO(*dom);
 	}
 	if (info->attrs[SWNIC_A_DEV_INDEX] || info->attrs[SWNIC_A_DEV_NAME]) {
-		*sdev = swnic_nl_dev_get(info->attrs, info->extack);
+		*sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 		return PTR_ERR_OR_ZERO(*sdev);
 	}
 	return 0;
@@ -329,7 +329,7 @@ int swnic_nl_stat_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	}
 	for (; !ret && cb->args[0] <= SWNIC_MAX_DEVICES; cb->args[0]++) {
 		sdev = swnic_nl_dev_by_index_locked(cb->args[0] - 1);
-		if (!sdev)
+		if (!sdev || !swnic_nl_sees_dev(cb->skb, sdev))
 			continue;
 		ret = swnic_nl_fill_stats(skb, sdev, NULL, portid, seq,
 					  NLM_F_MULTI, cb);

@@ -17,6 +17,7 @@ static void dev_usage(void)
 		"                         [netdev IFNAME | ifindex IFINDEX]\n"
 		"                         [max_domains N] [max_mr N] [max_ep N]\n"
 		"                         [max_cq N] [max_pinned SIZE]\n"
+		"                         [max_domains_per_user N]\n"
 		"DEV is a device name or index; SIZE takes a K, M, G or T suffix;\n"
 		"max_pinned 0 means no limit; ifindex 0 unbinds the netdev.\n"
 		"Changes need CAP_NET_ADMIN.\n");
@@ -43,6 +44,7 @@ void dev_print(const struct sw_attrs *a)
 	} limits[] = {
 		{ "domains", SWNIC_A_DEV_DOMAINS },
 		{ "max_domains", SWNIC_A_DEV_MAX_DOMAINS },
+		{ "max_domains_per_user", SWNIC_A_DEV_MAX_DOMAINS_PER_USER },
 		{ "max_mr", SWNIC_A_DEV_MAX_MR },
 		{ "max_ep", SWNIC_A_DEV_MAX_EP },
 		{ "max_cq", SWNIC_A_DEV_MAX_CQ },
@@ -189,6 +191,7 @@ static int dev_set(struct sw *sw)
 		unsigned int attr;
 	} limits[] = {
 		{ "max_domains", SWNIC_A_DEV_MAX_DOMAINS },
+		{ "max_domains_per_user", SWNIC_A_DEV_MAX_DOMAINS_PER_USER },
 		{ "max_mr", SWNIC_A_DEV_MAX_MR },
 		{ "max_ep", SWNIC_A_DEV_MAX_EP },
 		{ "max_cq", SWNIC_A_DEV_MAX_CQ },

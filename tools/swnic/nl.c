@@ -33,6 +33,7 @@ static const char *const attr_names[SWNIC_A_MAX + 1] = {
 	[SWNIC_A_DEV_MAX_EP] = "dev-max-ep",
 	[SWNIC_A_DEV_MAX_CQ] = "dev-max-cq",
 	[SWNIC_A_DEV_MAX_PINNED] = "dev-max-pinned",
+	[SWNIC_A_DEV_MAX_DOMAINS_PER_USER] = "dev-max-domains-per-user",
 	[SWNIC_A_FLAGS] = "flags",
 	[SWNIC_A_DOMAIN_ID] = "domain-id",
 	[SWNIC_A_DOMAIN_PID] = "domain-pid",

@@ -130,6 +130,7 @@ enum swnic_nl_attr {
 	SWNIC_A_MR_PINNED_PAGES,	/* u64: pages it pins now */
 	SWNIC_A_MR_REVOCATIONS,		/* u64: times it was revoked */
 	SWNIC_A_MR_INVALIDATIONS,	/* u64: ODP invalidations */
+	SWNIC_A_DEV_MAX_DOMAINS_PER_USER, /* u32: open domains of one uid */
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
 };

@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sec_boundary - the kernel's trust boundary against local users
+ * (Documentation/security.rst): endpoints are published only once they
+ * exist for good; ports are per device; a device is used from its own
+ * network namespace only; a domain's owner is the opener's effective uid;
+ * without an auth key a domain reaches its own user's domains only; the
+ * default service is closed unless the administrator opens it; one user
+ * cannot take every domain of a device; the endpoint fd's ioctls keep the
+ * extensible-struct promise; a peer whose memory a userfaultfd holds back
+ * holds no lock that its victim needs, and makes no one wait.
+ */
+#include <fcntl.h>
+#include <stddef.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "gauge_util.h"
+#include "mr_util.h"
+#include "swnic_rings.h"
+#include <linux/swnic_netlink.h>
+
+#define DEV_PATH	"/dev/swnic0"
+#define UID_A		4711
+#define UID_B		4712
+
+/* Every test ends with the module's gauges where they were. */
+FIXTURE(sec)
+{
+	struct gauges start;
+};
+
+FIXTURE_SETUP(sec)
+{
+	ASSERT_EQ(0, gauges_read(&self->start));
+}
+
+FIXTURE_TEARDOWN(sec)
+{
+	struct gauges now;
+
+	ASSERT_EQ(0, gauges_settle(&self->start, &now));
+	EXPECT_TRUE(gauges_equal(&self->start, &now));
+}
+
+/* Open the device with @euid as the effective uid (capabilities drop). */
+static int open_as(uid_t euid)
+{
+	int fd, err;
+
+	if (setresuid(-1, euid, -1))
+		return -errno;
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	err = errno;
+	if (setresuid(-1, 0, -1))
+		abort();
+	return fd < 0 ? -err : fd;
+}
+
+/* One send of @len bytes at @buf from @a to @b; the sender's completion. */
+static int send_one(struct t_ep *a, struct t_cq *acq, const struct t_ep *b,
+		    const void *buf, uint64_t len, struct swnic_cqe *c)
+{
+	struct swnic_sqe s = t_send(buf, len, b, 1);
+	int ret;
+
+	ret = t_ring_push(&a->sq, &s);
+	if (!ret)
+		ret = t_doorbell(a, NULL);
+	if (!ret)
+		ret = t_cq_wait(acq, c, 5000);
+	return ret;
+}
+
+/* Unmap a CQ's ring and close it: only then is the CQ gone. */
+static void cq_close(struct t_cq *cq)
+{
+	munmap(cq->ring.map, cq->ring.size);
+	close(cq->fd);
+}
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- 1: an endpoint that fails to be created is never reachable -------- */
+
+struct race {
+	struct t_ep *a;
+	struct t_cq *acq;
+	struct t_ep target;		/* addr/port only */
+	volatile int stop;
+	int sends, refused, other, other_err;
+};
+
+static void *race_sender(void *arg)
+{
+	struct race *r = arg;
+	char byte = 'x';
+
+	while (!r->stop) {
+		struct swnic_cqe c;
+
+		if (send_one(r->a, r->acq, &r->target, &byte, 1, &c))
+			continue;
+		r->sends++;
+		if ((c.flags & SWNIC_CQE_ERROR) && c.err == ECONNREFUSED) {
+			r->refused++;
+		} else {
+			r->other++;
+			r->other_err = c.err;
+		}
+	}
+	return NULL;
+}
+
+TEST_F(sec, ep_create_failure_is_never_published)
+{
+	int da = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	int db = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct rlimit old, lim;
+	struct race r = { 0 };
+	struct t_cq ca = { 0 }, cb = { 0 };
+	struct t_ep a = { 0 };
+	pthread_t th;
+	int i, next, emfile = 0;
+
+	ASSERT_LE(0, da);
+	ASSERT_LE(0, db);
+	ASSERT_EQ(0, t_cq_create(da, 64, &ca));
+	ASSERT_EQ(0, t_cq_create(db, 64, &cb));
+	ASSERT_EQ(0, t_ep_create(da, &ca, &ca, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &a));
+	r.a = &a;
+	r.acq = &ca;
+	r.target.addr = a.addr;
+	r.target.port = 41999;
+
+	/* No fd left for the endpoint's file: EP_CREATE fails after the port. */
+	next = fcntl(0, F_DUPFD_CLOEXEC, 0);
+	ASSERT_LE(0, next);
+	close(next);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	lim = old;
+	lim.rlim_cur = next;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, race_sender, &r));
+	for (i = 0; i < 3000; i++) {
+		struct swnic_ep_create c = {
+			.size = sizeof(c), .flags = SWNIC_EP_F_DB_SYSCALL,
+			.type = SWNIC_EP_RDM, .tx_cq = cb.id, .rx_cq = cb.id,
+			.port = r.target.port, .sq_entries = 16,
+			.rq_entries = 16,
+		};
+
+		if (ioctl(db, SWNIC_IOCTL_EP_CREATE, &c) && errno == EMFILE)
+			emfile++;
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+
+	EXPECT_EQ(3000, emfile);
+	EXPECT_LT(0, r.sends);
+	/* Nothing ever answered at the port: the endpoint never existed. */
+	EXPECT_EQ(r.sends, r.refused)
+		TH_LOG("%d of %d sends reached a half-made endpoint (err %d)",
+		       r.other, r.sends, r.other_err);
+	/* And the port is free again. */
+	{
+		struct t_ep b = { 0 };
+
+		ASSERT_EQ(0, t_ep_create(db, &cb, &cb, SWNIC_EP_F_DB_SYSCALL,
+					 r.target.port, 16, &b));
+		t_ep_destroy(&b);
+	}
+	t_ep_destroy(&a);
+	cq_close(&ca);
+	cq_close(&cb);
+	close(da);
+	close(db);
+}
+
+/* ---- 2: the endpoint fd keeps the ABI promise of the device fd --------- */
+
+TEST_F(sec, ep_ioctl_extensible_structs)
+{
+	int d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct {
+		struct swnic_ep_doorbell db;
+		uint64_t tail;
+	} big = { 0 };
+	struct t_cq cq = { 0 };
+	struct t_ep ep = { 0 };
+
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, t_cq_create(d, 16, &cq));
+	ASSERT_EQ(0, t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &ep));
+	/* The first released doorbell struct: size and flags only. */
+	big.db.size = offsetof(struct swnic_ep_doorbell, sq_done);
+	EXPECT_EQ(0, ioctl(ep.fd, SWNIC_IOCTL_EP_DOORBELL, &big));
+	/* Shorter than anything released. */
+	big.db.size = 4;
+	EXPECT_EQ(-1, ioctl(ep.fd, SWNIC_IOCTL_EP_DOORBELL, &big));
+	EXPECT_EQ(EINVAL, errno);
+	/* Longer, with a zero tail: fine; a non-zero tail: E2BIG. */
+	big.db.size = sizeof(big);
+	EXPECT_EQ(0, ioctl(ep.fd, SWNIC_IOCTL_EP_DOORBELL, &big));
+	big.tail = 1;
+	EXPECT_EQ(-1, ioctl(ep.fd, SWNIC_IOCTL_EP_DOORBELL, &big));
+	EXPECT_EQ(E2BIG, errno);
+	/* A device-fd command on an endpoint fd and the other way round. */
+	big.db.size = sizeof(big.db);
+	big.tail = 0;
+	EXPECT_EQ(-1, ioctl(ep.fd, SWNIC_IOCTL_QUERY_DEVICE, &big));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(d, SWNIC_IOCTL_EP_DOORBELL, &big));
+	EXPECT_EQ(ENOTTY, errno);
+	t_ep_destroy(&ep);
+	cq_close(&cq);
+	close(d);
+}
+
+/* ---- 3: ports and peers are the device's own --------------------------- */
+
+TEST_F(sec, ports_are_per_device)
+{
+	char byte = 1;
+	struct t_cq c0 = { 0 }, c9 = { 0 };
+	struct t_ep a = { 0 }, b = { 0 }, b9 = { 0 };
+	struct swnic_cqe c;
+	int d0, d9, tries;
+
+	if (run("swnic dev add swnic9 >/dev/null 2>&1"))
+		SKIP(return, "cannot add device swnic9");
+	d9 = -1;
+	for (tries = 0; tries < 50 && d9 < 0; tries++) {
+		d9 = open("/dev/swnic9", O_RDWR | O_CLOEXEC);
+		if (d9 < 0)
+			usleep(20000);
+	}
+	ASSERT_LE(0, d9);
+	d0 = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, d0);
+	ASSERT_EQ(0, t_cq_create(d0, 64, &c0));
+	ASSERT_EQ(0, t_cq_create(d9, 64, &c9));
+	/* The same port on two devices: two endpoints. */
+	ASSERT_EQ(0, t_ep_create(d0, &c0, &c0, SWNIC_EP_F_DB_SYSCALL, 41777,
+				 16, &a));
+	ASSERT_EQ(0, t_ep_create(d9, &c9, &c9, SWNIC_EP_F_DB_SYSCALL, 41777,
+				 16, &b9));
+	ASSERT_EQ(0, t_ep_create(d0, &c0, &c0, SWNIC_EP_F_DB_SYSCALL, 0,
+				 16, &b));
+	/* Nothing on swnic0 reaches an endpoint that exists on swnic9 only. */
+	t_ep_destroy(&b);
+	ASSERT_EQ(0, t_ep_create(d9, &c9, &c9, SWNIC_EP_F_DB_SYSCALL, 41778,
+				 16, &b));
+	b.port = 41778;
+	ASSERT_EQ(0, send_one(&a, &c0, &b, &byte, 1, &c));
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(ECONNREFUSED, c.err);
+	t_ep_destroy(&a);
+	t_ep_destroy(&b);
+	t_ep_destroy(&b9);
+	cq_close(&c0);
+	cq_close(&c9);
+	close(d0);
+	close(d9);
+	EXPECT_EQ(0, run("swnic dev del swnic9"));
+}
+
+/* ---- 4: a device is used from its own network namespace ---------------- */
+
+TEST_F(sec, other_netns_cannot_open_or_see)
+{
+	pid_t pid = fork();
+	int st;
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd;
+
+		if (unshare(CLONE_NEWNET))
+			_exit(4);
+		fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || errno != ENXIO)
+			_exit(1);
+		/* Netlink: the device does not exist here. */
+		if (!run("swnic dev show swnic0 >/dev/null 2>&1"))
+			_exit(2);
+		if (run("test \"$(swnic -j dev show)\" = '[]'"))
+			_exit(3);
+		if (!run("swnic service show dev swnic0 >/dev/null 2>&1"))
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 4)
+		SKIP(return, "no network namespaces");
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("step %d failed", WEXITSTATUS(st));
+}
+
+/* ---- 5: owners, auth keys, the default service, per-user limits -------- */
+
+TEST_F(sec, unkeyed_domains_reach_their_own_user_only)
+{
+	int da = open_as(UID_A), da2 = open_as(UID_A), db = open_as(UID_B);
+	int droot = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq ca = { 0 }, ca2 = { 0 }, cb = { 0 };
+	struct t_ep a = { 0 }, a2 = { 0 }, b = { 0 };
+	struct swnic_cqe c;
+	char byte = 7, out[8] = "";
+	uint64_t key = 0;
+	char *mem;
+
+	ASSERT_LE(0, da);
+	ASSERT_LE(0, da2);
+	ASSERT_LE(0, db);
+	ASSERT_LE(0, droot);
+	/* The default service is closed: no key for a mere user ... */
+	EXPECT_EQ(0, dom_auth_key(da));
+	EXPECT_EQ(0, dom_auth_key(db));
+	/* ... but for its administrator. */
+	EXPECT_EQ(SWNIC_AUTH_KEY_DEFAULT, dom_auth_key(droot));
+
+	ASSERT_EQ(0, t_cq_create(da, 64, &ca));
+	ASSERT_EQ(0, t_cq_create(da2, 64, &ca2));
+	ASSERT_EQ(0, t_cq_create(db, 64, &cb));
+	ASSERT_EQ(0, t_ep_create(da, &ca, &ca, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &a));
+	ASSERT_EQ(0, t_ep_create(da2, &ca2, &ca2, SWNIC_EP_F_DB_SYSCALL, 0,
+				 16, &a2));
+	ASSERT_EQ(0, t_ep_create(db, &cb, &cb, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &b));
+	/*
+	 * The owner is the opener's effective uid (this process's real uid
+	 * is root's): UID_A's domains talk, UID_B's is another user's.
+	 */
+	ASSERT_EQ(0, send_one(&a, &ca, &a2, &byte, 1, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", c.err);
+	ASSERT_EQ(0, send_one(&a, &ca, &b, &byte, 1, &c));
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EACCES, c.err);
+	ASSERT_EQ(0, send_one(&b, &cb, &a, &byte, 1, &c));
+	EXPECT_EQ(EACCES, c.err);
+
+	/* The same for memory: UID_A's region, readable by UID_A only. */
+	mem = map_anon(PAGE);
+	ASSERT_NE(NULL, mem);
+	strcpy(mem, "mine");
+	ASSERT_EQ(0, mr_reg(da, mem, PAGE, SWNIC_MR_ACCESS_REMOTE_READ, 0,
+			    &key, NULL));
+	EXPECT_EQ(0, mr_access(da2, mr_domain_id(da), 0,
+			       SWNIC_MR_ACCESS_REMOTE_READ, key, 0, 0, out, 5));
+	EXPECT_STREQ("mine", out);
+	EXPECT_EQ(-EACCES, mr_access(db, mr_domain_id(da), 0,
+				     SWNIC_MR_ACCESS_REMOTE_READ, key, 0, 0,
+				     out, 5));
+	/* Naming the administrator's key is no way around it. */
+	EXPECT_EQ(-EKEYREJECTED,
+		  mr_access(db, mr_domain_id(da), 0,
+			    SWNIC_MR_ACCESS_REMOTE_READ, key,
+			    SWNIC_AUTH_KEY_DEFAULT, 0, out, 5));
+
+	t_ep_destroy(&a);
+	t_ep_destroy(&a2);
+	t_ep_destroy(&b);
+	cq_close(&ca);
+	cq_close(&ca2);
+	cq_close(&cb);
+	close(da);
+	close(da2);
+	close(db);
+	close(droot);
+	munmap(mem, PAGE);
+}
+
+TEST_F(sec, default_service_opened_by_admin_choice)
+{
+	int fd;
+
+	/* Closed unless the administrator says otherwise. */
+	fd = open_as(UID_A);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, dom_auth_key(fd));
+	close(fd);
+	ASSERT_EQ(0, run("swnic service set swnic0 id 1 open"));
+	fd = open_as(UID_A);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(SWNIC_AUTH_KEY_DEFAULT, dom_auth_key(fd));
+	close(fd);
+	ASSERT_EQ(0, run("swnic service set swnic0 id 1 closed"));
+	fd = open_as(UID_A);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, dom_auth_key(fd));
+	close(fd);
+}
+
+TEST_F(sec, domains_per_user_are_limited)
+{
+	int fds[4], i, fd;
+
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_domains_per_user 3"));
+	for (i = 0; i < 3; i++) {
+		fds[i] = open_as(UID_A);
+		EXPECT_LE(0, fds[i]);
+	}
+	EXPECT_EQ(-EDQUOT, open_as(UID_A));
+	/* Another user, and the administrator, are not held back by it. */
+	fd = open_as(UID_B);
+	EXPECT_LE(0, fd);
+	close(fd);
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	EXPECT_LE(0, fd);
+	close(fd);
+	/* A domain closed gives its place back. */
+	close(fds[0]);
+	fds[0] = open_as(UID_A);
+	EXPECT_LE(0, fds[0]);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_domains_per_user 256"));
+}
+
+/* ---- 6: a sender's userfaultfd holds no lock of its peer -------------- */
+
+struct stall {
+	struct t_ep *ep;
+	volatile int done;
+	int ret;
+};
+
+static void *hostile_doorbell(void *arg)
+{
+	struct stall *s = arg;
+
+	s->ret = t_doorbell(s->ep, NULL);
+	s->done = 1;
+	return NULL;
+}
+
+/*
+ * A hostile sender's buffer is half held back by a userfaultfd nobody
+ * serves. Its send must not hold the victim's receive lock while the
+ * kernel waits for the page (before: forever, the victim's own doorbell and
+ * every other sender to it hung); the kernel does not wait for another
+ * process's userfaultfd at all: the page is a fault, as for a NIC's pin.
+ */
+TEST_F(sec, userfaultfd_sender_blocks_no_peer)
+{
+	int dh = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	int dv = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	int dc = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_zeropage zp = { 0 };
+	struct stall st = { 0 };
+	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
+	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
+	struct swnic_rqe rq;
+	struct swnic_sqe s;
+	struct swnic_cqe e;
+	char *src, *dst, *dst2, byte = 'c';
+	pthread_t th;
+	int uffd, i;
+
+	ASSERT_LE(0, dh);
+	ASSERT_LE(0, dv);
+	ASSERT_LE(0, dc);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	/* The hostile sender's source: page 0 is there, page 1 never comes. */
+	src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	memset(src, 'h', PAGE);
+	reg.range.start = (uintptr_t)src + PAGE;
+	reg.range.len = PAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	dst = calloc(1, 4 * PAGE);
+	dst2 = calloc(1, 4 * PAGE);
+	ASSERT_NE(NULL, dst);
+	ASSERT_NE(NULL, dst2);
+
+	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
+	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
+	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
+	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &h));
+	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &v));
+	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &c));
+	/* The victim posts two receives. */
+	rq = t_recv(dst, 4 * PAGE, 1);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	rq = t_recv(dst2, 4 * PAGE, 2);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&v, NULL));
+
+	/* The hostile send, from its own thread: it must not wait. */
+	s = t_send(src, 2 * PAGE, &v, 9);
+	ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+	st.ep = &h;
+	ASSERT_EQ(0, pthread_create(&th, NULL, hostile_doorbell, &st));
+	for (i = 0; i < 500 && !st.done; i++) {
+		usleep(20000);
+	}
+	ASSERT_TRUE(st.done) TH_LOG("the send waits for the userfaultfd");
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, st.ret);
+	/* A fault, for the sender and for the receive it spoilt. */
+	ASSERT_EQ(0, t_cq_wait(&ch, &e, 5000));
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EFAULT, e.err);
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(1, e.context);
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EFAULT, e.err);
+
+	/* The victim's own doorbell and another sender go on. */
+	alarm(20);
+	EXPECT_EQ(0, t_doorbell(&v, NULL));
+	ASSERT_EQ(0, send_one(&c, &cc, &v, &byte, 1, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(2, e.context);
+	EXPECT_EQ(1, e.len);
+	EXPECT_EQ('c', dst2[0]);
+	alarm(0);
+
+	/* Once the page is there, the same send goes through. */
+	zp.range.start = (uintptr_t)src + PAGE;
+	zp.range.len = PAGE;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+	memset(dst, 0, 4 * PAGE);
+	rq = t_recv(dst, 4 * PAGE, 3);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&v, NULL));
+	ASSERT_EQ(0, send_one(&h, &ch, &v, src, 2 * PAGE, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(3, e.context);
+	EXPECT_EQ(2 * PAGE, e.len);
+	EXPECT_EQ('h', dst[0]);
+	EXPECT_EQ(0, dst[PAGE]);
+
+	t_ep_destroy(&h);
+	t_ep_destroy(&v);
+	t_ep_destroy(&c);
+	cq_close(&ch);
+	cq_close(&cv);
+	cq_close(&cc);
+	close(dh);
+	close(dv);
+	close(dc);
+	close(uffd);
+	munmap(src, 2 * PAGE);
+	free(dst);
+	free(dst2);
+}
+
+TEST_HARNESS_MAIN
