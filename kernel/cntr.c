@@ -11,7 +11,6 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "chardev.h"
 #include "cntr.h"
@@ -23,7 +22,8 @@ static void swnic_cntr_release(struct kref *ref)
 {
 	struct swnic_cntr *cntr = container_of(ref, struct swnic_cntr, ref);
 
-	vfree(cntr->page);
+	if (cntr->page)
+		__free_page(cntr->page);
 	swnic_domain_put(cntr->dom);
 	kfree(cntr);
 }
@@ -55,7 +55,8 @@ static int swnic_cntr_mmap(struct file *file, struct vm_area_struct *vma)
 	    (vma->vm_flags & VM_WRITE))
 		return -EINVAL;
 	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	return remap_vmalloc_range(vma, cntr->page, 0);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return vm_insert_page(vma, vma->vm_start, cntr->page);
 }
 
 static int swnic_cntr_file_release(struct inode *inode, struct file *file)
@@ -101,12 +102,13 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	kref_init(&cntr->ref);
 	cntr->dom = dom;
 	swnic_domain_get(dom);
-	cntr->page = vmalloc_user(PAGE_SIZE);
+	/* Charged to the caller's memory cgroup, like every object it makes. */
+	cntr->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!cntr->page) {
 		ret = -ENOMEM;
 		goto err_put;
 	}
-	words = cntr->page;
+	words = page_address(cntr->page);
 	cntr->value = (atomic64_t *)&words->value;
 	cntr->err = (atomic64_t *)&words->err;
 
@@ -119,7 +121,8 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	dom->ncntr++;
 	mutex_unlock(&dom->lock);
 
-	ret = xa_alloc(&dom->cntrs, &cntr->id, cntr, xa_limit_31b, GFP_KERNEL);
+	ret = xa_alloc(&dom->cntrs, &cntr->id, cntr, xa_limit_31b,
+		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_count;
 	fd = swnic_ioctl_new_file(arg, "[swnic-cntr]", &swnic_cntr_fops, cntr);

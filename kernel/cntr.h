@@ -18,7 +18,7 @@ struct swnic_cntr {
 	struct kref ref;
 	struct swnic_domain *dom;	/* holds a domain reference */
 	u32 id;				/* in dom->cntrs */
-	void *page;			/* vmalloc_user: the words */
+	struct page *page;		/* the words; charged to the creator */
 	atomic64_t *value;		/* &words->value in @page */
 	atomic64_t *err;		/* &words->err in @page */
 };

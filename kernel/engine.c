@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 
@@ -225,9 +226,20 @@ static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 	return rq + sq;
 }
 
-static bool swnic_ep_has_work(struct swnic_ep *ep)
+/*
+ * Should the engine keep polling @ep? Only if user space produced entries
+ * the last round did not look at. Entries it looked at and left (the TX
+ * CQ full, an RM_ENABLED target out of resources) wait for the doorbell
+ * user space rings once the situation can have changed: polling them
+ * again would spin. A broken ring ends the endpoint's progress for good.
+ * Lockless (under the engine lock): reads only, see swnic_ring_changed().
+ */
+static bool swnic_ep_engine_busy(struct swnic_ep *ep)
 {
-	return swnic_ring_avail(&ep->sq) > 0 || swnic_ring_avail(&ep->rq) > 0;
+	if (swnic_ring_is_broken(&ep->sq) || swnic_ring_is_broken(&ep->rq))
+		return false;
+	return swnic_ring_kicked(&ep->sq) || swnic_ring_changed(&ep->sq) ||
+	       swnic_ring_changed(&ep->rq);
 }
 
 /**
@@ -284,9 +296,14 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 	db->rq_done = 0;
 	db->sq_done = 0;
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE) {
-		mutex_lock(&ep->sq_lock);
+		/*
+		 * Awake: user space need not call again. If the engine parks
+		 * the endpoint meanwhile it raises the flag again first. The
+		 * kick makes the engine look once more even if its last
+		 * round, before this doorbell, saw no room in the CQ.
+		 */
 		swnic_ring_set_flags(&ep->sq, 0, SWNIC_RING_F_NEED_WAKEUP);
-		mutex_unlock(&ep->sq_lock);
+		swnic_ring_kick(&ep->sq);
 		spin_lock(&eng->lock);
 		if (eng->task) {
 			if (!ep->engine_active) {
@@ -317,38 +334,58 @@ void swnic_engine_remove(struct swnic_ep *ep)
 	spin_unlock(&eng->lock);
 }
 
-/* One engine round on @ep, on its owner's mm. Return: entries consumed. */
+/*
+ * One engine round on @ep, on its owner's mm and charging its owner's
+ * memory cgroup: what the round allocates for the poster (GFP_ACCOUNT:
+ * unexpected messages, ...) is the poster's, as in the syscall doorbell,
+ * not the engine thread's (the root cgroup's). Return: entries consumed.
+ */
 static int swnic_engine_run_ep(struct swnic_ep *ep)
 {
 	struct mm_struct *mm = ep->dom->mm;
+	struct mem_cgroup *memcg, *old_memcg;
 	int ret;
 
-	if (!mmget_not_zero(mm))
+	if (!mmget_not_zero(mm)) {
+		swnic_ring_take_kick(&ep->sq);	/* nothing left to do */
 		return 0;
+	}
+	/* What user space released before a doorbell, this round sees. */
+	swnic_ring_take_kick(&ep->sq);
+	memcg = get_mem_cgroup_from_mm(mm);
+	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
 	ret = swnic_ep_process(ep, NULL);
 	kthread_unuse_mm(mm);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 	mmput(mm);
 	return ret > 0 ? ret : 0;
 }
 
 /*
- * Put an idle endpoint to sleep: raise NEED_WAKEUP (one flag, in the SQ's
- * flags word, for both rings), then look once more under the engine lock,
- * so that an entry user space published before it saw the flag is not
- * missed (user space: write tail, full barrier, read flags, doorbell).
+ * Put an endpoint that made no progress to sleep: raise NEED_WAKEUP (one
+ * flag, in the SQ's flags word, for both rings), then look once more
+ * under the engine lock, so that an entry user space published before it
+ * saw the flag is not missed (user space: write tail, full barrier, read
+ * flags, doorbell). Entries that are there but were already looked at do
+ * not keep it (swnic_ep_engine_busy()): they wait for a doorbell, which
+ * the provider rings when it frees CQ slots (lib/cq.c). A doorbell that
+ * ran before the look below saw the endpoint still listed and did not
+ * list it again, but it kicked the SQ after user space's stores (new
+ * entries, freed CQ slots), so the look keeps the endpoint for another
+ * round, which starts by taking the kick; one that runs after lists it
+ * again.
  */
 static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
 {
-	mutex_lock(&ep->sq_lock);
 	swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
-	mutex_unlock(&ep->sq_lock);
 	/* Flag store before the tail loads; pairs with user space's barrier. */
 	smp_mb();
 
 	spin_lock(&eng->lock);
-	/* With work found the flag stays: at most one needless doorbell. */
-	if (ep->engine_active && !swnic_ep_has_work(ep)) {
+	/* Kept, the flag stays: at most one needless doorbell. */
+	if (ep->engine_active && !swnic_ep_engine_busy(ep)) {
 		list_del_init(&ep->engine_node);
 		ep->engine_active = false;
 	}

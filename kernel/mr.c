@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -247,6 +248,8 @@ static int swnic_mr_pin(struct swnic_mr *mr, u32 from)
 	int tries;
 
 	for (tries = 0; tries < SWNIC_MR_PIN_TRIES; tries++) {
+		if (tries && fatal_signal_pending(current))
+			return -EINTR;
 		seq = mmu_interval_read_begin(&mr->notifier);
 		umem = swnic_umem_pin(mr->mrd, mr->addr, mr->length, writable);
 		if (IS_ERR(umem))

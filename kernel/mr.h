@@ -156,7 +156,11 @@ struct swnic_mr_ref {
 	bool write;			/* the kernel writes the pages */
 };
 
-/* Called for each page piece of an access; non-zero stops the walk. */
+/*
+ * Called for each page piece of an access; non-zero stops the walk. For
+ * an ODP MR it runs under the MR's spinlock (the pages are only the
+ * range's while no invalidation runs): it must not sleep or fault.
+ */
 typedef int (*swnic_mr_page_fn)(void *ctx, struct page *page,
 				unsigned int offset, unsigned int len);
 

@@ -19,6 +19,7 @@
 #include <linux/hmm.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -176,15 +177,24 @@ static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
 }
 
 /*
- * Fault in @npages pages of @mr from @start and take a reference on each,
- * checked against the notifier under mr->lock so that none of them was
- * unmapped before it was referenced.
+ * One ODP window: fault in the @npages pages of @mr from @start, then call
+ * @fn on the pieces of [@pgoff, @pgoff + @len) of them with mr->lock held
+ * and the notifier sequence checked under it (Documentation/mm/hmm.rst:
+ * driver lock, mmu_interval_read_retry(), then use the pages). An
+ * invalidation of the window takes mr->lock, so it waits for the copy to
+ * end before the pages go; one that ran since the fault makes us fault
+ * again instead of touching pages the process no longer maps.
+ *
+ * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY),
+ * and on a fatal signal (-EINTR).
  */
-static int swnic_mr_odp_fault(struct swnic_mr *mr, unsigned long start,
-			      unsigned int npages, bool write,
-			      struct page **pages)
+static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
+			       unsigned int npages, unsigned int pgoff,
+			       u64 len, swnic_mr_page_fn fn, void *ctx)
 {
 	unsigned long timeout = jiffies + msecs_to_jiffies(SWNIC_ODP_TIMEOUT_MS);
+	struct page *dirty[SWNIC_ODP_WINDOW];
+	struct swnic_mr *mr = ref->mr;
 	struct mm_struct *mm = mr->mrd->mm;
 	unsigned long pfns[SWNIC_ODP_WINDOW];
 	struct hmm_range range = {
@@ -193,24 +203,33 @@ static int swnic_mr_odp_fault(struct swnic_mr *mr, unsigned long start,
 		.end = start + ((unsigned long)npages << PAGE_SHIFT),
 		.hmm_pfns = pfns,
 		.default_flags = HMM_PFN_REQ_FAULT |
-				 (write ? HMM_PFN_REQ_WRITE : 0),
+				 (ref->write ? HMM_PFN_REQ_WRITE : 0),
 	};
-	unsigned int i;
+	unsigned int i, n, ndirty = 0;
 	int ret;
 
 	if (!mmget_not_zero(mm))
 		return -EFAULT;
 	for (;;) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		if (time_after(jiffies, timeout)) {
 			ret = -EBUSY;
 			break;
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
-		mmap_read_lock(mm);
+		if (mmap_read_lock_killable(mm)) {
+			ret = -EINTR;
+			break;
+		}
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
-		if (ret == -EBUSY)
+		if (ret == -EBUSY) {
+			cond_resched();
 			continue;
+		}
 		if (ret) {
 			ret = -EFAULT;
 			break;
@@ -225,11 +244,22 @@ static int swnic_mr_odp_fault(struct swnic_mr *mr, unsigned long start,
 		if (mmu_interval_read_retry(&mr->notifier,
 					    range.notifier_seq)) {
 			spin_unlock_bh(&mr->lock);
+			cond_resched();
 			continue;
 		}
-		for (i = 0; i < npages; i++) {
-			pages[i] = hmm_pfn_to_page(pfns[i]);
-			get_page(pages[i]);
+		/* The pages are the range's until we unlock: copy now. */
+		for (i = 0; i < npages && !ret; i++) {
+			struct page *page = hmm_pfn_to_page(pfns[i]);
+
+			n = min_t(u64, len, PAGE_SIZE - pgoff);
+			ret = fn(ctx, page, pgoff, n);
+			if (ref->write) {
+				/* Dirtied below, where that may sleep. */
+				get_page(page);
+				dirty[ndirty++] = page;
+			}
+			len -= n;
+			pgoff = 0;
 		}
 		if (mr->odp_dropped) {
 			mr->odp_dropped = false;
@@ -241,15 +271,19 @@ static int swnic_mr_odp_fault(struct swnic_mr *mr, unsigned long start,
 		break;
 	}
 	mmput(mm);
+	for (i = 0; i < ndirty; i++) {
+		set_page_dirty_lock(dirty[i]);
+		put_page(dirty[i]);
+	}
 	return ret;
 }
 
 static int swnic_mr_walk_odp(struct swnic_mr_ref *ref, u64 off, u64 len,
 			     swnic_mr_page_fn fn, void *ctx)
 {
-	struct page *pages[SWNIC_ODP_WINDOW];
 	unsigned long va = ref->mr->addr + off;
-	unsigned int i, npages, pgoff, n;
+	unsigned int npages, pgoff;
+	u64 n;
 	int ret = 0;
 
 	might_sleep();
@@ -257,21 +291,13 @@ static int swnic_mr_walk_odp(struct swnic_mr_ref *ref, u64 off, u64 len,
 		pgoff = offset_in_page(va);
 		npages = min_t(u64, SWNIC_ODP_WINDOW,
 			       DIV_ROUND_UP(pgoff + len, PAGE_SIZE));
-		ret = swnic_mr_odp_fault(ref->mr, va & PAGE_MASK, npages,
-					 ref->write, pages);
-		if (ret)
-			break;
-		for (i = 0; i < npages; i++) {
-			n = min_t(u64, len, PAGE_SIZE - pgoff);
-			if (!ret)
-				ret = fn(ctx, pages[i], pgoff, n);
-			if (ref->write)
-				set_page_dirty_lock(pages[i]);
-			put_page(pages[i]);
-			va += n;
-			len -= n;
-			pgoff = 0;
-		}
+		n = min_t(u64, len, ((u64)npages << PAGE_SHIFT) - pgoff);
+		ret = swnic_mr_odp_window(ref, va & PAGE_MASK, npages, pgoff,
+					  n, fn, ctx);
+		va += n;
+		len -= n;
+		if (len && !ret)
+			cond_resched();
 	}
 	return ret;
 }
@@ -285,10 +311,15 @@ static int swnic_mr_walk_odp(struct swnic_mr_ref *ref, u64 off, u64 len,
  *	writes through the page if the access is a writing one
  * @ctx: for @fn
  *
- * Context: pinned MRs: any but hardirq, as @fn allows. ODP MRs: may
- * sleep (faults); no lock is held while @fn runs.
+ * Context: pinned MRs: any but hardirq, as @fn allows; no lock is held
+ * while @fn runs and nothing yields: callers walk long accesses in
+ * pieces. ODP MRs: process context, may sleep (faults, rescheduling
+ * between windows); @fn runs under mr->lock (a spinlock, BH off), so that
+ * no invalidation can take the pages while it uses them: it must not
+ * sleep or fault (no user copies: bounce through a kernel buffer).
  * Return: 0, -ERANGE beyond the access, @fn's non-zero return, or for ODP
- * -EFAULT (not mapped), -ENOKEY (deregistered), -EBUSY (kept changing).
+ * -EFAULT (not mapped), -ENOKEY (deregistered), -EBUSY (kept changing),
+ * -EINTR (fatal signal).
  */
 int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 		      swnic_mr_page_fn fn, void *ctx)
@@ -356,15 +387,50 @@ int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 	return swnic_mr_ref_walk(ref, pos, len, swnic_mr_copy_page, &c);
 }
 
-/* The domain an MR_ACCESS names, with a reference. */
+/* Bytes an MR_ACCESS copies between two chances to reschedule. */
+#define SWNIC_MR_ACCESS_CHUNK	SZ_64K
+
+/*
+ * The domain an MR_ACCESS names, with a reference: this one, or another
+ * open domain of the same device (domain ids name domains per device).
+ */
 static struct swnic_domain *swnic_mr_access_domain(struct swnic_domain *dom,
 						   u32 id)
 {
+	struct swnic_domain *target;
+
 	if (!id || id == dom->id) {
 		swnic_domain_get(dom);
 		return dom;
 	}
-	return swnic_domain_lookup(id);
+	target = swnic_domain_lookup(id);
+	if (target && target->sdev != dom->sdev) {
+		swnic_domain_put(target);
+		target = NULL;
+	}
+	return target;
+}
+
+/* Copy between @ref and @buf a chunk at a time: yield, and stop if killed. */
+static int swnic_mr_access_copy(struct swnic_mr_ref *ref, void *buf, u64 len,
+				bool write)
+{
+	u64 pos, n;
+	int ret = 0;
+
+	for (pos = 0; pos < len && !ret; pos += n) {
+		n = min_t(u64, len - pos, SWNIC_MR_ACCESS_CHUNK);
+		if (pos) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+		if (write)
+			ret = swnic_mr_ref_copy_to(ref, pos, buf + pos, n);
+		else
+			ret = swnic_mr_ref_copy_from(ref, pos, buf + pos, n);
+	}
+	return ret;
 }
 
 /**
@@ -375,22 +441,27 @@ static struct swnic_domain *swnic_mr_access_domain(struct swnic_domain *dom,
  * Makes the access the data path would make, through the same checks, and
  * copies between the MR and the caller's buffer. It grants nothing a peer
  * on this host could not do: a peer's access to another domain needs its
- * key, its auth key and the MR's remote rights.
+ * key, the MR's remote rights and the auth key of the MR - and a peer's
+ * auth key is its domain's (the service it joined), never one it names.
+ * So is the caller's here: a->auth_key may only repeat it (or be 0).
  *
  * Return: 0, the errnos of swnic_mr_ref_get() and swnic_mr_ref_walk(),
- * -ENOENT (no such domain), -EINVAL, -EFAULT, -EACCES (not the owner).
+ * -EKEYREJECTED (an auth key that is not the domain's), -ENOENT (no such
+ * domain on this device), -EINVAL, -EFAULT, -EACCES (not the owner),
+ * -EINTR (fatal signal).
  */
 int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_mr_access *a = arg;
 	bool local = a->flags & SWNIC_MR_ACCESS_F_LOCAL;
 	bool write = a->flags & SWNIC_MR_ACCESS_F_WRITE;
+	u32 auth_key = READ_ONCE(dom->auth_key);
 	struct swnic_mr_target t = {
 		.key = a->key,
 		.addr = a->addr,
 		.len = a->len,
 		.access = a->access,
-		.auth_key = a->auth_key,
+		.auth_key = auth_key,
 		.flags = local ? SWNIC_MR_TARGET_LOCAL : 0,
 	};
 	struct swnic_domain *target;
@@ -405,13 +476,16 @@ int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg)
 		return -EINVAL;
 	if (!swnic_domain_is_owner(dom))
 		return -EACCES;
+	/* The accessor's auth key is its domain's: 0 says "mine". */
+	if (a->auth_key && a->auth_key != auth_key)
+		return -EKEYREJECTED;
 	if (!a->len || a->len > SWNIC_MR_ACCESS_MAX_LEN ||
 	    write != !!(a->access & SWNIC_MR_ACCESS_WRITES))
 		return -EINVAL;
 	if (local && a->domain_id && a->domain_id != dom->id)
 		return -EINVAL;
 
-	buf = kvmalloc(a->len, GFP_KERNEL);
+	buf = kvmalloc(a->len, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	if (write && copy_from_user(buf, u64_to_user_ptr(a->buf), a->len)) {
@@ -423,14 +497,16 @@ int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg)
 		ret = -ENOENT;
 		goto out_buf;
 	}
+	/* As on the data path: without an auth key, one's own user only. */
+	if (!t.auth_key && target != dom && !uid_eq(target->uid, dom->uid)) {
+		ret = -EACCES;
+		goto out_dom;
+	}
 
 	ret = swnic_mr_ref_get(target, &t, &ref);
 	if (ret)
 		goto out_dom;
-	if (write)
-		ret = swnic_mr_ref_copy_to(&ref, 0, buf, a->len);
-	else
-		ret = swnic_mr_ref_copy_from(&ref, 0, buf, a->len);
+	ret = swnic_mr_access_copy(&ref, buf, a->len, write);
 	swnic_mr_ref_put(&ref);
 	if (!ret && !write &&
 	    copy_to_user(u64_to_user_ptr(a->buf), buf, a->len))

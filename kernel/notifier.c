@@ -146,13 +146,20 @@ static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
 /* Pages compared per hmm_range_fault() snapshot: one page of pfns. */
 #define SWNIC_VERIFY_BATCH	(PAGE_SIZE / sizeof(unsigned long))
 
+/* Give up snapshotting a range that keeps being invalidated (ms). */
+#define SWNIC_VERIFY_TIMEOUT_MS	1000
+
 /*
  * Does the process still map exactly @umem's pages over @umem's range?
  * A snapshot (nothing is faulted in): a page not present counts as moved.
+ * Bounded: a range the process keeps changing for SWNIC_VERIFY_TIMEOUT_MS
+ * counts as moved too (the MR is revoked: safe, and it can be refreshed).
  * Context: process, may sleep (waits for invalidations in progress).
  */
 static bool swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem)
 {
+	unsigned long timeout = jiffies +
+				msecs_to_jiffies(SWNIC_VERIFY_TIMEOUT_MS);
 	struct mm_struct *mm = mr->mrd->mm;
 	unsigned long i, n, idx, contig;
 	struct hmm_range range = { .notifier = &mr->notifier };
@@ -173,12 +180,15 @@ static bool swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem)
 		n = min(umem->npages - idx, SWNIC_VERIFY_BATCH);
 		range.start = umem->addr + (idx << PAGE_SHIFT);
 		range.end = range.start + (n << PAGE_SHIFT);
-		do {
+		for (;;) {
 			range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
 			mmap_read_lock(mm);
 			ret = hmm_range_fault(&range);
 			mmap_read_unlock(mm);
-		} while (ret == -EBUSY);
+			if (ret != -EBUSY || time_after(jiffies, timeout))
+				break;
+			cond_resched();
+		}
 		if (ret) {
 			kept = false;
 			break;

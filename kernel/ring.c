@@ -9,6 +9,7 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "ring.h"
 
 /* Header layout: each index on its own cache line. */
@@ -38,7 +39,14 @@ int swnic_ring_init(struct swnic_ring *r, u32 min_entries, u32 max_entries,
 	r->entries = entries;
 	r->entry_size = entry_size;
 	r->size = PAGE_ALIGN(SWNIC_RING_ARRAY_OFF + (size_t)entries * entry_size);
-	r->mem = vmalloc_user(r->size);
+	spin_lock_init(&r->flags_lock);
+	/*
+	 * Charged to the caller's memory cgroup: user space decides how
+	 * many rings of what size exist. vmalloc_user() cannot account,
+	 * so the pages are mapped one by one (swnic_ring_mmap()).
+	 */
+	r->mem = __vmalloc(r->size,
+			   GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!r->mem)
 		return -ENOMEM;
 	r->head = r->mem + SWNIC_RING_HEAD_OFF;
@@ -67,12 +75,26 @@ void swnic_ring_info(const struct swnic_ring *r, u64 mmap_offset,
 	info->entry_size = r->entry_size;
 }
 
-/* Maps the whole ring; the vma's offset has been decoded by the caller. */
+/*
+ * Maps the whole ring; the vma's offset has been decoded by the caller.
+ * Each page of the vmalloc area is inserted (and referenced by the
+ * mapping), as remap_vmalloc_range() would for a vmalloc_user() area.
+ */
 int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma)
 {
+	unsigned long off;
+	int ret;
+
 	if (vma->vm_end - vma->vm_start != r->size)
 		return -EINVAL;
-	return remap_vmalloc_range(vma, r->mem, 0);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < r->size; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(r->mem + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static void *swnic_ring_slot(struct swnic_ring *r, u32 idx)
@@ -82,14 +104,20 @@ static void *swnic_ring_slot(struct swnic_ring *r, u32 idx)
 
 static void swnic_ring_break(struct swnic_ring *r)
 {
-	r->broken = true;
+	WRITE_ONCE(r->broken, true);
 	swnic_ring_set_flags(r, SWNIC_RING_F_BROKEN, 0);
 }
 
 /**
  * swnic_ring_avail() - entries user space has produced and the kernel not
  * yet consumed
- * @r: a ring the kernel consumes
+ * @r: a ring the kernel consumes, with its owner's lock held (the one
+ *     that serialises swnic_ring_consume(): @r->kidx is stable)
+ *
+ * The producer index is read once and remembered (swnic_ring_changed()).
+ * Only a consumer may call this: a lockless caller could pair a tail
+ * read before a concurrent consumption with the kidx after it, see
+ * "tail - kidx" wrap and break a sane ring.
  *
  * Return: the count, or -EPIPE if the producer index is impossible (the
  * ring is then broken for good).
@@ -102,12 +130,30 @@ int swnic_ring_avail(struct swnic_ring *r)
 		return -EPIPE;
 	/* Pairs with user space's store-release of tail after the entries. */
 	tail = smp_load_acquire(r->tail);
+	WRITE_ONCE(r->seen, tail);
 	n = tail - r->kidx;
 	if (n > r->entries) {
 		swnic_ring_break(r);
 		return -EPIPE;
 	}
 	return n;
+}
+
+/**
+ * swnic_ring_changed() - has user space produced since the last look?
+ * @r: a ring the kernel consumes; no lock needed
+ *
+ * True if the producer index differs from the one the last
+ * swnic_ring_avail() read: entries the consumer has not looked at yet
+ * (or a changed index it has to judge). Entries it did look at but could
+ * not consume (a full CQ, a target out of resources) do not count: they
+ * wait for a doorbell. Reads only; a broken ring never changes.
+ */
+bool swnic_ring_changed(const struct swnic_ring *r)
+{
+	if (READ_ONCE(r->broken))
+		return false;
+	return READ_ONCE(*r->tail) != READ_ONCE(r->seen);
 }
 
 /* Copies the next entry out; only valid after swnic_ring_avail() > 0. */
@@ -133,7 +179,8 @@ void swnic_ring_consume(struct swnic_ring *r)
 /* Free slots in a ring the kernel produces into. */
 u32 swnic_ring_space(struct swnic_ring *r)
 {
-	u32 head = READ_ONCE(*r->head);
+	/* The consumer is done with a slot before it releases it. */
+	u32 head = smp_load_acquire(r->head);
 	u32 used = r->kidx - head;
 
 	/* A head ahead of our tail, or too far behind, leaves no room. */
@@ -166,9 +213,21 @@ bool swnic_ring_empty(struct swnic_ring *r)
 	return READ_ONCE(*r->head) == r->kidx;
 }
 
-/* The flags word is kernel-owned: user space writes to it are overwritten. */
+/*
+ * The flags word is kernel-owned: user space writes to it are overwritten.
+ * Callers hold different locks (the SQ's NEED_WAKEUP: the engine and the
+ * doorbell under sq_lock; the RQ's: rx_lock; BROKEN: whoever consumes;
+ * the CQ's OVERFLOW: cq->lock): the read-modify-write of @kflags and the
+ * store that publishes it are one step under @flags_lock, so neither a
+ * concurrent change nor the order of two stores can lose a flag.
+ * Context: any; the caller's barriers order it against other words.
+ */
 void swnic_ring_set_flags(struct swnic_ring *r, u32 set, u32 clear)
 {
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&r->flags_lock, irqflags);
 	r->kflags = (r->kflags & ~clear) | set;
 	WRITE_ONCE(*r->flags, r->kflags);
+	spin_unlock_irqrestore(&r->flags_lock, irqflags);
 }

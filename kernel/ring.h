@@ -3,6 +3,7 @@
 #define _SWNIC_RING_H
 
 #include <linux/mm_types.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/swnic_queue.h>
 
@@ -14,14 +15,21 @@
  * reads its own index back from shared memory. The other side's index is
  * read once per batch (smp_load_acquire or READ_ONCE), bounded against
  * @kidx, and entries are copied out before they are validated. Callers
- * serialise all use of one ring (the owning object's lock).
+ * serialise all use of one ring's indices (the owning object's lock); the
+ * only lockless readers are swnic_ring_changed() and swnic_ring_is_broken()
+ * (the engine deciding whether to sleep), which modify nothing. The flags
+ * word has writers under different locks (the ring's owner, the engine):
+ * it is updated under @flags_lock so that no change is lost.
  */
 struct swnic_ring {
-	void *mem;		/* vmalloc_user(): header + entries */
+	void *mem;		/* __vmalloc(ACCOUNT): header + entries */
 	size_t size;		/* bytes of @mem, page aligned */
 	u32 entries;		/* power of two */
 	u32 entry_size;		/* bytes */
 	u32 kidx;		/* the kernel's own index (head or tail) */
+	u32 seen;		/* consumer: producer index read last */
+	u32 kicked;		/* consumer: a doorbell since the last round */
+	spinlock_t flags_lock;	/* @kflags and the shared flags word */
 	u32 kflags;		/* the kernel's copy of the flags word */
 	bool broken;		/* a hostile index was seen: ring is dead */
 	u32 *head;		/* shared: consumer index */
@@ -49,6 +57,36 @@ static inline u32 swnic_ring_slot_index(const struct swnic_ring *r, u32 n)
 }
 
 void swnic_ring_consume(struct swnic_ring *r);
+bool swnic_ring_changed(const struct swnic_ring *r);
+
+/*
+ * A doorbell says "look again" even with no new entries (CQ slots were
+ * freed, a target has room again): the engine must not park the ring's
+ * endpoint on what it saw before the doorbell. Ordered after the caller's
+ * earlier stores, and against the engine's swnic_ring_take_kick().
+ */
+static inline void swnic_ring_kick(struct swnic_ring *r)
+{
+	/* After user space's stores; pairs with the xchg() below. */
+	smp_store_release(&r->kicked, 1);
+}
+
+/* The engine, before a round: clears and returns the kick (full barrier). */
+static inline bool swnic_ring_take_kick(struct swnic_ring *r)
+{
+	return xchg(&r->kicked, 0);
+}
+
+static inline bool swnic_ring_kicked(const struct swnic_ring *r)
+{
+	return READ_ONCE(r->kicked);
+}
+
+/* Lockless: has the ring been marked broken (it never recovers)? */
+static inline bool swnic_ring_is_broken(const struct swnic_ring *r)
+{
+	return READ_ONCE(r->broken);
+}
 
 /* Producer side (CQ: the kernel produces). */
 u32 swnic_ring_space(struct swnic_ring *r);

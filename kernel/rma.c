@@ -7,6 +7,8 @@
  * initiator's buffer.
  */
 #include <linux/highmem.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "cntr.h"
@@ -46,6 +48,73 @@ static int swnic_rma_page(void *arg, struct page *page, unsigned int off,
 	return ret;
 }
 
+/* Bytes moved between two chances to reschedule (pinned MRs). */
+#define SWNIC_RMA_CHUNK		SZ_1M
+/* ODP MRs: the bounce buffer (pages are used under the MR's spinlock). */
+#define SWNIC_RMA_BOUNCE	SZ_64K
+
+/* Pinned: the pages stay, the user copy goes straight to or from them. */
+static int swnic_rma_move_pinned(struct swnic_mr_ref *ref, u64 len,
+				 struct swnic_rma_ctx *ctx)
+{
+	u64 pos, n;
+	int ret = 0;
+
+	for (pos = 0; pos < len && !ret; pos += n) {
+		n = min_t(u64, len - pos, SWNIC_RMA_CHUNK);
+		if (pos) {
+			/* A poster that is being killed stops here. */
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+		ret = swnic_mr_ref_walk(ref, pos, n, swnic_rma_page, ctx);
+	}
+	return ret;
+}
+
+/*
+ * ODP: the walk uses the pages under the MR's lock, where user memory
+ * cannot be touched (it may fault): bounce through a kernel buffer.
+ */
+static int swnic_rma_move_odp(struct swnic_mr_ref *ref, u64 len,
+			      struct swnic_rma_ctx *ctx)
+{
+	size_t size = min_t(u64, len, SWNIC_RMA_BOUNCE);
+	u64 pos, n;
+	void *buf;
+	int ret = 0;
+
+	/* Inline bytes are in the kernel already. */
+	if (ctx->kbuf)
+		return swnic_mr_ref_copy_to(ref, 0, ctx->kbuf, len);
+	buf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	for (pos = 0; pos < len && !ret; pos += n) {
+		n = min_t(u64, len - pos, size);
+		if (pos) {
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			cond_resched();
+		}
+		if (ctx->to_mr) {
+			if (copy_from_user(buf, ctx->ubuf + pos, n))
+				ret = -EFAULT;
+			else
+				ret = swnic_mr_ref_copy_to(ref, pos, buf, n);
+		} else {
+			ret = swnic_mr_ref_copy_from(ref, pos, buf, n);
+			if (!ret && copy_to_user(ctx->ubuf + pos, buf, n))
+				ret = -EFAULT;
+		}
+	}
+	kvfree(buf);
+	return ret;
+}
+
 static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 			  const struct swnic_sqe *sqe, u32 access,
 			  struct swnic_rma_ctx *ctx)
@@ -64,8 +133,10 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 	if (!ret) {
-		ret = swnic_mr_ref_walk(&ref, 0, sqe->len, swnic_rma_page,
-					ctx);
+		if (ref.umem)
+			ret = swnic_rma_move_pinned(&ref, sqe->len, ctx);
+		else
+			ret = swnic_rma_move_odp(&ref, sqe->len, ctx);
 		swnic_mr_ref_put(&ref);
 	}
 	/*

@@ -143,14 +143,18 @@ static void swnic_cq_update_wait(struct swnic_cq *cq)
 /*
  * Progress, with the data lock held: move the kernel's completions into
  * this CQ (as long as it has room: the kernel ring keeps the rest), and
- * ring the doorbell of RM_ENABLED endpoints whose SQ the kernel left
- * entries in (a peer was out of resources), so they are retried.
+ * ring the doorbell of endpoints whose rings the kernel left entries in:
+ * RM_ENABLED ones (a peer was out of resources), so they are retried, and
+ * ENGINE ones once slots of their CQ were freed. The engine does not poll
+ * entries it could not complete (it would spin): it waits for this
+ * doorbell to say their CQ has room again.
  */
 static void swnic_cq_progress(struct swnic_cq *cq)
 {
 	struct swnic_uring *r = &cq->kring;
 	struct swnic_list *pos;
 	struct swnic_cqe kc;
+	bool freed = false;
 	uint32_t tail;
 
 	if (cq->kfd < 0)
@@ -169,12 +173,20 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 		swnic_cqe_complete(cq, &kc);
 		r->local++;
 		atomic_store_explicit(r->head, r->local, memory_order_release);
+		freed = true;
 	}
 	swnic_list_for_each(pos, &cq->eps) {
 		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+		bool sq_left, rq_left;
 
-		if (ep->rm_enabled && ep->enabled && ep->tx_cq == cq &&
-		    ep->sq.local != atomic_load(ep->sq.head))
+		if (!ep->enabled)
+			continue;
+		sq_left = ep->tx_cq == cq &&
+			  ep->sq.local != atomic_load(ep->sq.head);
+		rq_left = ep->rx_cq == cq &&
+			  ep->rq.local != atomic_load(ep->rq.head);
+		if ((ep->rm_enabled && sq_left) ||
+		    (ep->engine && freed && (sq_left || rq_left)))
 			swnic_ep_doorbell(ep);
 	}
 }

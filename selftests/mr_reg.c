@@ -393,15 +393,19 @@ TEST_F(reg, user_keys)
 		EXPECT_EQ(-EEXIST, mr_reg_full(self->fd, mem, PAGE, RW_ALL,
 					       SWNIC_MR_REG_USER_KEY, 0x1234,
 					       ak + 1000, NULL, NULL));
-		/* Each reachable only under its own auth key. */
+		/*
+		 * Each reachable only under its own auth key - which an
+		 * accessor cannot name: it is its domain's (sec_auth.c).
+		 */
 		strcpy(mem, "second");
-		ASSERT_EQ(0, mr_access(self->fd, 0, 0,
-				       SWNIC_MR_ACCESS_REMOTE_READ, 0x1234,
-				       ak + 1000, 0, out, 7));
-		EXPECT_STREQ("second", out);
-		EXPECT_EQ(-ENOKEY, mr_access(self->fd, 0, 0,
-					     SWNIC_MR_ACCESS_REMOTE_READ,
-					     0x1234, ak + 2000, 0, out, 7));
+		EXPECT_EQ(-EKEYREJECTED, mr_access(self->fd, 0, 0,
+						   SWNIC_MR_ACCESS_REMOTE_READ,
+						   0x1234, ak + 1000, 0, out,
+						   7));
+		EXPECT_EQ(-EKEYREJECTED, mr_access(self->fd, 0, 0,
+						   SWNIC_MR_ACCESS_REMOTE_READ,
+						   0x1234, ak + 2000, 0, out,
+						   7));
 	}
 	munmap(mem, PAGE);
 }
@@ -508,10 +512,14 @@ TEST_F(acc, peer_domain_and_auth_key)
 	ASSERT_EQ(0, mr_access(self->peer, me, 0, SWNIC_MR_ACCESS_REMOTE_READ,
 			       key, self->ak, PAGE, buf, 6));
 	EXPECT_STREQ("fromB", buf);
-	/* Wrong auth key: as if there were no such key. */
-	EXPECT_EQ(-ENOKEY, mr_access(self->peer, me, 0,
-				     SWNIC_MR_ACCESS_REMOTE_READ, key,
-				     self->ak + 1, PAGE, buf, 6));
+	/* Another auth key than its domain's: the accessor cannot name one. */
+	EXPECT_EQ(-EKEYREJECTED, mr_access(self->peer, me, 0,
+					   SWNIC_MR_ACCESS_REMOTE_READ, key,
+					   self->ak + 1, PAGE, buf, 6));
+	/* 0 is the accessor's own (here the same as the owner's). */
+	ASSERT_EQ(0, mr_access(self->peer, me, 0, SWNIC_MR_ACCESS_REMOTE_READ,
+			       key, 0, PAGE, buf, 6));
+	EXPECT_STREQ("fromB", buf);
 	/* The key means nothing in another domain. */
 	EXPECT_EQ(-ENOKEY, mr_access(self->fd, mr_domain_id(self->peer), 0,
 				     SWNIC_MR_ACCESS_REMOTE_READ, key,

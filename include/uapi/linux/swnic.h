@@ -288,7 +288,10 @@ struct swnic_mr_access {
 	__aligned_u64 len;		/* in: bytes, <= 1 MiB */
 	__aligned_u64 buf;		/* in: user buffer of @len bytes */
 	__u32 access;			/* in: one SWNIC_MR_ACCESS_* right */
-	__u32 auth_key;			/* in: the accessor's auth key */
+	/* in: 0 or this domain's own auth key, which is the accessor's
+	 * (the kernel's choice, never the caller's); another: EKEYREJECTED
+	 */
+	__u32 auth_key;
 	__u32 domain_id;		/* in: target domain, 0 = this one */
 	__u32 __reserved;		/* must be 0 */
 };

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel memory a process makes swnic allocate is charged to its memory
+ * cgroup: rings and counters at creation, and what the engine thread
+ * allocates on its behalf (unexpected messages of an engine-mode sender),
+ * so a container cannot exhaust the host's memory through the device.
+ *
+ * Each test runs a child in a fresh cgroup (cgroup2, memory controller)
+ * and compares its memory.current before and after.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <linux/magic.h>
+
+#include "kselftest_harness.h"
+#include "mr_util.h"
+#include "swnic_rings.h"
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define KIB		1024L
+#define MIB		(1024 * KIB)
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atol(buf) : -1;
+}
+
+/* Make a cgroup with the memory controller; return 0 or -errno. */
+static int cg_make(char *path, size_t size)
+{
+	struct statfs st;
+	int ret;
+
+	if (statfs(CG_ROOT, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
+		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
+			return -errno;
+	}
+	ret = write_str(CG_ROOT "/cgroup.subtree_control", "+memory");
+	if (ret)
+		return ret;
+	snprintf(path, size, CG_ROOT "/swnic-sec-%d", getpid());
+	rmdir(path);
+	return mkdir(path, 0755) ? -errno : 0;
+}
+
+static long cg_current(const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	return read_long(path);
+}
+
+static int cg_enter(const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	return write_str(path, "0");
+}
+
+/* What a child measured: memory.current's growth and what it expected. */
+struct result {
+	long grown;
+	long expected;
+	int err;		/* step that failed, 0 if none */
+};
+
+typedef void (*child_fn)(const char *cg, struct result *r);
+
+/*
+ * Run @fn in a child inside a new cgroup. Return 0 with @r filled, or a
+ * reason to skip in @why.
+ */
+static int run_in_cgroup(child_fn fn, struct result *r, const char **why)
+{
+	char cg[128];
+	int p[2], status;
+	pid_t pid;
+
+	if (access(DEV_PATH, R_OK | W_OK)) {
+		*why = "no " DEV_PATH " (module not loaded)";
+		return -1;
+	}
+	if (cg_make(cg, sizeof(cg))) {
+		*why = "no cgroup2 memory controller";
+		return -1;
+	}
+	if (pipe(p))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		struct result res = { 0 };
+
+		close(p[0]);
+		if (cg_enter(cg))
+			res.err = 100;
+		else
+			fn(cg, &res);
+		if (write(p[1], &res, sizeof(res)) != sizeof(res))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	memset(r, 0, sizeof(*r));
+	if (read(p[0], r, sizeof(*r)) != sizeof(*r))
+		r->err = 99;
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	rmdir(cg);
+	return 0;
+}
+
+/* ---- rings and counters -------------------------------------------------- */
+
+#define BIG_CQ		65536		/* entries: 4 MiB of CQEs */
+#define BIG_Q		16384		/* SQ and RQ entries */
+
+static void make_rings(const char *cg, struct result *r)
+{
+	struct swnic_cq_create cq = { .size = sizeof(cq), .entries = BIG_CQ };
+	struct swnic_ep_create ep = {
+		.size = sizeof(ep), .flags = SWNIC_EP_F_DB_SYSCALL,
+		.type = SWNIC_EP_RDM, .sq_entries = BIG_Q, .rq_entries = BIG_Q,
+	};
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	long before;
+
+	if (dom < 0) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	if (ioctl(dom, SWNIC_IOCTL_CQ_CREATE, &cq)) {
+		r->err = 2;
+		return;
+	}
+	ep.tx_cq = ep.rx_cq = cq.cq_id;
+	if (ioctl(dom, SWNIC_IOCTL_EP_CREATE, &ep)) {
+		r->err = 3;
+		return;
+	}
+	r->grown = cg_current(cg) - before;
+	r->expected = cq.ring.mmap_size + ep.sq.mmap_size + ep.rq.mmap_size;
+}
+
+TEST(rings_are_charged_to_the_creator)
+{
+	const char *why = NULL;
+	struct result r;
+
+	int ret = run_in_cgroup(make_rings, &r, &why);
+
+	if (ret && why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, r.err);
+	TH_LOG("rings: %ld KiB, memory.current grew %ld KiB",
+	       r.expected / KIB, r.grown / KIB);
+	ASSERT_LT(4 * MIB, r.expected);
+	EXPECT_LE(r.expected * 9 / 10, r.grown);
+}
+
+#define NCNTR		256
+
+static void make_counters(const char *cg, struct result *r)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	long before;
+	int i;
+
+	if (dom < 0) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	for (i = 0; i < NCNTR; i++) {
+		struct swnic_cntr_create c = { .size = sizeof(c) };
+
+		if (ioctl(dom, SWNIC_IOCTL_CNTR_CREATE, &c)) {
+			r->err = 2;
+			return;
+		}
+		r->expected += c.mmap_size;
+	}
+	r->grown = cg_current(cg) - before;
+}
+
+TEST(counters_are_charged_to_the_creator)
+{
+	const char *why = NULL;
+	struct result r;
+
+	int ret = run_in_cgroup(make_counters, &r, &why);
+
+	if (ret && why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, r.err);
+	TH_LOG("counters: %ld KiB, memory.current grew %ld KiB",
+	       r.expected / KIB, r.grown / KIB);
+	EXPECT_LE(r.expected * 9 / 10, r.grown);
+}
+
+/* ---- what the engine allocates for a poster ------------------------------ */
+
+#define UNEXP_MSG	(64 * KIB)
+#define UNEXP_N		32		/* 2 MiB buffered at the receiver */
+
+static uint32_t unexp_flags;
+
+/*
+ * A sender (engine or syscall doorbell) sends UNEXP_N messages to a
+ * receiver that posted nothing: the kernel buffers them, charged to the
+ * sender.
+ */
+static void send_unexpected(const char *cg, struct result *r)
+{
+	static char msg[UNEXP_MSG];
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq cq = {};
+	struct t_ep s = {}, rx = {};
+	struct swnic_cqe c;
+	long before;
+	int i;
+
+	memset(msg, 'u', sizeof(msg));
+	if (dom < 0 || t_cq_create(dom, 256, &cq) ||
+	    t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 64, &rx) ||
+	    t_ep_create(dom, &cq, &cq, unexp_flags, 0, 64, &s)) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	for (i = 0; i < UNEXP_N; i++) {
+		struct swnic_sqe sqe = t_send(msg, sizeof(msg), &rx, i);
+
+		if (t_ring_push(&s.sq, &sqe)) {
+			r->err = 2;
+			return;
+		}
+	}
+	if (t_doorbell(&s, NULL)) {
+		r->err = 3;
+		return;
+	}
+	for (i = 0; i < UNEXP_N; i++) {
+		if (t_cq_wait(&cq, &c, 10000) || (c.flags & SWNIC_CQE_ERROR)) {
+			r->err = 4;
+			return;
+		}
+	}
+	r->grown = cg_current(cg) - before;
+	r->expected = (long)UNEXP_N * UNEXP_MSG;
+}
+
+FIXTURE(unexp)
+{
+};
+
+FIXTURE_VARIANT(unexp)
+{
+	uint32_t flags;
+};
+
+FIXTURE_VARIANT_ADD(unexp, syscall_doorbell)
+{
+	.flags = SWNIC_EP_F_DB_SYSCALL,
+};
+
+FIXTURE_VARIANT_ADD(unexp, engine)
+{
+	.flags = SWNIC_EP_F_DB_ENGINE,
+};
+
+FIXTURE_SETUP(unexp)
+{
+}
+
+FIXTURE_TEARDOWN(unexp)
+{
+}
+
+TEST_F(unexp, buffered_messages_are_charged_to_the_sender)
+{
+	const char *why = NULL;
+	struct result r;
+
+	unexp_flags = variant->flags;
+	int ret = run_in_cgroup(send_unexpected, &r, &why);
+
+	if (ret && why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, r.err);
+	TH_LOG("buffered: %ld KiB, memory.current grew %ld KiB",
+	       r.expected / KIB, r.grown / KIB);
+	EXPECT_LE(r.expected * 9 / 10, r.grown);
+}
+
+TEST_HARNESS_MAIN
