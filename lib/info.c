@@ -150,7 +150,10 @@ bool swnic_tclass_valid(uint32_t tclass)
  * The registration mode a domain gets for @user (the application's
  * mr_mode) and @caps. See SWNIC_MR_MODE: pinned registration needs
  * FI_MR_ALLOCATED; without it the kernel's on-demand registration serves
- * ranges that are not backed yet. Return: 0 with *out, or -FI_ENODATA.
+ * ranges that are not backed yet. Keys are the kernel's whenever the
+ * application lets it choose (FI_MR_PROV_KEY): index plus a random tag,
+ * where an application's own keys are guessable. Return: 0 with *out, or
+ * -FI_ENODATA.
  */
 static int swnic_mr_mode(const struct swnic_dev *dev, int user,
 			 uint32_t version, uint64_t caps, int *out)
@@ -189,16 +192,16 @@ static int swnic_mr_mode(const struct swnic_dev *dev, int user,
 		return 0;
 	}
 	if (!target) {
-		*out = 0;
+		*out = user & FI_MR_PROV_KEY;
 		return 0;
 	}
 	if (user & FI_MR_ALLOCATED) {
-		*out = FI_MR_ALLOCATED;
+		*out = FI_MR_ALLOCATED | (user & FI_MR_PROV_KEY);
 		return 0;
 	}
 	if (!odp)
 		return SWNIC_NOMATCH("mr_mode lacks FI_MR_ALLOCATED and the kernel has no on-demand registration\n");
-	*out = 0;
+	*out = user & FI_MR_PROV_KEY;
 	return 0;
 }
 

@@ -535,10 +535,18 @@ TEST_F(info, mr_modes)
 
 	self->hints->ep_attr->type = FI_EP_RDM;
 	self->hints->caps = FI_RMA;
-	/* Bits swnic does not need are cleared. */
+	/*
+	 * Bits swnic does not need are cleared; keys are the provider's
+	 * (unguessable) whenever the application allows it.
+	 */
 	d->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 		     FI_MR_PROV_KEY | FI_MR_MMU_NOTIFY | FI_MR_ENDPOINT |
 		     FI_MR_RAW | FI_MR_RMA_EVENT | FI_MR_HMEM;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+		  self->info->domain_attr->mr_mode);
+	/* Without FI_MR_PROV_KEY the application's keys are used. */
+	d->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(FI_MR_ALLOCATED, self->info->domain_attr->mr_mode);
 
@@ -552,6 +560,8 @@ TEST_F(info, mr_modes)
 	/* No FI_MR_ALLOCATED: only on-demand registration serves it. */
 	d->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
 	EXPECT_EQ(odp ? 0 : -FI_ENODATA, GETINFO(NULL, NULL, 0));
+	if (odp)
+		EXPECT_EQ(FI_MR_PROV_KEY, self->info->domain_attr->mr_mode);
 	d->mr_mode = FI_MR_SCALABLE;
 	EXPECT_EQ(odp ? 0 : -FI_ENODATA, GETINFO(NULL, NULL, 0));
 

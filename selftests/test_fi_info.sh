@@ -174,7 +174,8 @@ fi_none "-f ethernet: none" -p swnic -f ethernet
 
 fi_info -p swnic -t FI_EP_RDM -v >"$OUT" 2>&1
 attr() { grep -m1 "^        $1:" "$OUT" | awk '{print $2}'; }
-fi_ok 'mr_mode: \[ FI_MR_ALLOCATED \]' "mr_mode: only what swnic needs" \
+fi_ok 'mr_mode: \[ FI_MR_ALLOCATED, FI_MR_PROV_KEY \]' \
+	"mr_mode: only what swnic needs, and keys of its own" \
 	-p swnic -t FI_EP_RDM -v
 fi_ok 'threading: FI_THREAD_SAFE' "default threading: FI_THREAD_SAFE" \
 	-p swnic -v
