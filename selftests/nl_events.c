@@ -236,6 +236,32 @@ TEST_F(ev, limits_hit)
 	munmap(buf, 2 * PAGE);
 }
 
+/*
+ * Any user can hit a limit in a loop: events are rate limited per device
+ * (10 a second), so a loop cannot flood the listeners.
+ */
+TEST_F(ev, limit_hit_events_are_rate_limited)
+{
+	char path[32] = "/dev/" DEV;
+	struct nlc_attrs t;
+	int a, b, i, n = 0;
+
+	ASSERT_EQ(0, dev_new(self->c, DEV));
+	ASSERT_EQ(0, dev_set_u32(self->c, DEV, SWNIC_A_DEV_MAX_DOMAINS, 1));
+	a = open(path, O_RDWR);
+	ASSERT_LE(0, a);
+	for (i = 0; i < 500; i++) {
+		b = open(path, O_RDWR);
+		ASSERT_EQ(-1, b);
+	}
+	while (next_event(self->ev, SWNIC_NL_CMD_LIMIT_HIT, &t))
+		n++;
+	TH_LOG("%d events for 500 hits", n);
+	EXPECT_LE(1, n);
+	EXPECT_GT(100, n);
+	close(a);
+}
+
 /* The data path's limits: CQs and endpoints per domain. */
 TEST_F(ev, queue_limits_hit)
 {

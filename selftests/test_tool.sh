@@ -270,8 +270,8 @@ fails_with "the domain is gone once its process is" \
 # ---- services ----------------------------------------------------------------
 
 json=$(swnic -j service show swnic0)
-jq_check "service show -j: swnic0 has the default service, open to all" \
-	'.[] | select(.id == 1) | .auth_key == 1 and .open and .enabled and
+jq_check "service show -j: swnic0 has the default service, closed until opened" \
+	'.[] | select(.id == 1) | .auth_key == 1 and (.open | not) and .enabled and
 	 .uids == [] and .gids == []' "$json"
 check "service add: key, members, limit" \
 	swnic service add swnic0 key 4242 uid 1000 uid 1001 gid 100 max_domains 3
@@ -301,7 +301,7 @@ fails_with "service del: gone" "No such file.*no service with this auth key" \
 	swnic service show swnic0 key 4242
 out=$(swnic service show swnic0)
 if printf '%s\n' "$out" | head -1 | grep -q '^DEV *ID *AUTH_KEY *OPEN *ENABLED' &&
-   printf '%s\n' "$out" | grep -Eq '^swnic0 +1 +1 +yes +yes '; then
+   printf '%s\n' "$out" | grep -Eq '^swnic0 +1 +1 +no +yes '; then
 	ok "service show: a table with the default service"
 else
 	not_ok "service show: a table with the default service" "$out"
