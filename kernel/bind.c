@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/rtnetlink.h>
 #include <net/netlink.h>
 
@@ -31,6 +32,28 @@ struct net *swnic_device_net(struct swnic_device *sdev)
 				   lockdep_is_held(&sdev->lock) ||
 				   lockdep_rtnl_is_held());
 	return nd ? dev_net(nd) : &init_net;
+}
+
+/**
+ * swnic_device_capable() - has the current task @cap over @sdev's namespace?
+ * @sdev: the device
+ * @cap: the capability
+ * @audit: audit the check (the caller is asking for a privilege), or not
+ *	   (it is only choosing a limit)
+ *
+ * Return: true if capable in the user namespace owning the device's
+ * network namespace.
+ */
+bool swnic_device_capable(struct swnic_device *sdev, int cap, bool audit)
+{
+	struct user_namespace *ns;
+	bool ret;
+
+	mutex_lock(&sdev->lock);
+	ns = swnic_device_net(sdev)->user_ns;
+	ret = audit ? ns_capable(ns, cap) : ns_capable_noaudit(ns, cap);
+	mutex_unlock(&sdev->lock);
+	return ret;
 }
 
 /*

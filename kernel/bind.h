@@ -22,5 +22,6 @@ int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 void swnic_device_unbind(struct swnic_device *sdev);
 
 struct net *swnic_device_net(struct swnic_device *sdev);
+bool swnic_device_capable(struct swnic_device *sdev, int cap, bool audit);
 
 #endif /* _SWNIC_BIND_H */

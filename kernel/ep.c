@@ -709,6 +709,9 @@ static int __swnic_ep_process_rq(struct swnic_ep *ep, bool hard,
 	int avail, done = 0, ret;
 
 	lockdep_assert_held(&ep->rx_lock);
+	/* Closed: what is left in the RQ is never posted (nor freed). */
+	if (ep->dead)
+		return 0;
 	avail = swnic_ring_avail(&ep->rq);
 	if (avail < 0)
 		return avail;
@@ -994,8 +997,7 @@ static int swnic_ep_user_quota(struct swnic_domain *dom)
 	struct swnic_domain *d;
 	u32 n = 0;
 
-	if (ns_capable_noaudit(swnic_device_net(sdev)->user_ns,
-			       CAP_NET_ADMIN))
+	if (swnic_device_capable(sdev, CAP_NET_ADMIN, false))
 		return 0;
 	mutex_lock(&sdev->lock);
 	list_for_each_entry(d, &sdev->domains, dev_node)
@@ -1013,8 +1015,7 @@ static int swnic_ep_reserve_port(struct swnic_ep *ep, u16 port)
 
 	if (port) {
 		if (port < 1024 &&
-		    !ns_capable(swnic_device_net(sdev)->user_ns,
-				CAP_NET_BIND_SERVICE))
+		    !swnic_device_capable(sdev, CAP_NET_BIND_SERVICE, true))
 			return -EACCES;
 		ret = xa_insert(&sdev->ports, port, NULL, GFP_KERNEL_ACCOUNT);
 		return ret == -EBUSY ? -EADDRINUSE : ret;

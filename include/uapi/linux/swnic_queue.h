@@ -252,9 +252,13 @@ struct swnic_rqe {
 /**
  * struct swnic_ep_create - SWNIC_IOCTL_EP_CREATE on a domain fd
  *
- * The port names the endpoint on this host (all local devices share one
- * port space); 0 asks the kernel to pick a free one. Ports below 1024 need
- * CAP_NET_BIND_SERVICE. A port in use is EADDRINUSE.
+ * The port names the endpoint on its device (each device has a port space
+ * of its own); 0 asks the kernel to pick a free one (EADDRNOTAVAIL when
+ * none is left). Ports below 1024 need CAP_NET_BIND_SERVICE (EACCES). A
+ * port in use is EADDRINUSE. ENOSPC: the domain has max_ep endpoints;
+ * EDQUOT: the user holds a quarter of the device's ephemeral ports (not
+ * for administrators). EPERM: the caller is not the process that opened
+ * the domain (as for every data-path object and command).
  */
 struct swnic_ep_create {
 	__u32 size;			/* in: sizeof(struct swnic_ep_create) */
