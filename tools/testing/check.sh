@@ -14,7 +14,9 @@
 # status is 1 if M > 0.
 #
 # Environment: SWNIC_CHECK_TIMEOUT (seconds per VM, passed to vm.sh
-# --timeout), and everything vm.sh and run.sh read (SWNIC_TESTS, ...).
+# --timeout), SWNIC_CHECK_CMD (what the VM runs instead of selftests/run.sh,
+# split at blanks: check-debug.sh), and everything vm.sh and run.sh read
+# (SWNIC_TESTS, ...).
 
 set -eu
 set -o pipefail
@@ -37,6 +39,8 @@ for k in "$@"; do
 	t0=$SECONDS
 	args=(--kernel "$k")
 	[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] && args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
+	# shellcheck disable=SC2206  # a command line, split on purpose
+	[ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD)
 	rc=0
 	tools/testing/vm.sh "${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
 

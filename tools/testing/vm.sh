@@ -40,8 +40,9 @@
 # guest died.
 #
 # Environment: SWNIC_CACHE (default ~/.cache/swnic), SWNIC_VM_TIMEOUT
-# (the default --timeout), SWNIC_VM_APPEND (more kernel command line, e.g.
-# ignore_loglevel), SWNIC_VM_KEEP=1 (keep the temporary directory always).
+# (the default --timeout), SWNIC_VM_MEM (the default --mem),
+# SWNIC_VM_APPEND (more kernel command line, e.g. ignore_loglevel),
+# SWNIC_VM_KEEP=1 (keep the temporary directory always).
 
 set -eu
 set -o pipefail
@@ -56,7 +57,7 @@ P9OPTS=trans=virtio,version=9p2000.L,msize=512000
 
 tag=6.12
 timeout=${SWNIC_VM_TIMEOUT:-3600}
-mem=3072
+mem=${SWNIC_VM_MEM:-3072}
 smp=2
 module=1
 verbose=0
