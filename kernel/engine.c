@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine: executes send-queue work requests, in the poster's context
- * (doorbell syscall) or in the device's engine thread running on the
- * poster's mm (SWNIC_EP_F_DB_ENGINE), with the NEED_WAKEUP protocol of
+ * The engine: scheduling and progress only. A doorbell progresses an
+ * endpoint's rings (recv.c, then send.c) in the poster's context, or puts
+ * the endpoint on the device's engine thread, which runs on the poster's
+ * mm (SWNIC_EP_F_DB_ENGINE) with the NEED_WAKEUP protocol of
  * include/uapi/linux/swnic_queue.h between the thread and user space.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -18,205 +19,21 @@
 #include "domain.h"
 #include "engine.h"
 #include "ep.h"
-#include "rma.h"
+#include "recv.h"
+#include "send.h"
 
 /* Polling rounds without work before an endpoint is put to sleep. */
 #define SWNIC_ENGINE_IDLE_ROUNDS	64
-
-#define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
-			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY)
-
-static int swnic_sqe_check(const struct swnic_sqe *sqe)
-{
-	if (sqe->flags & ~SWNIC_SQE_FLAGS)
-		return -EOPNOTSUPP;
-	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2] || sqe->__pad2)
-		return -EINVAL;
-	switch (sqe->opcode) {
-	case SWNIC_OP_SEND:
-	case SWNIC_OP_TSEND:
-		break;
-	case SWNIC_OP_WRITE:
-	case SWNIC_OP_READ:
-		if (sqe->flags & SWNIC_SQE_INLINE && sqe->opcode == SWNIC_OP_READ)
-			return -EINVAL;
-		break;
-	default:
-		return -EOPNOTSUPP;
-	}
-	if (sqe->flags & SWNIC_SQE_INLINE)
-		return sqe->len <= SWNIC_INLINE_MAX ? 0 : -EINVAL;
-	if (sqe->len > SWNIC_MAX_MSG_SIZE ||
-	    !access_ok(u64_to_user_ptr(sqe->addr), sqe->len))
-		return -EINVAL;
-	return 0;
-}
-
-/* Execute one validated work request. Return: 0 or the sender's error. */
-static int swnic_sqe_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
-{
-	const void *kbuf = sqe->flags & SWNIC_SQE_INLINE ? sqe->inline_data : NULL;
-	struct swnic_ep *dst;
-	u32 dst_key;
-	int ret;
-
-	/* Only this host is reachable until the wire path lands. */
-	if (!swnic_addr_is_local((__force __be32)sqe->dest_addr))
-		return -EHOSTUNREACH;
-	dst = swnic_ep_lookup(ep->dom->sdev, (__force __be32)sqe->dest_addr,
-			      sqe->dest_port);
-	if (!dst)
-		return -ECONNREFUSED;
-	if (dst->type != ep->type) {
-		ret = -ECONNREFUSED;
-		goto out_put;
-	}
-	/*
-	 * An endpoint whose domain is closed (its owner is exiting, or kept
-	 * only the endpoint's file) or whose process has exited is gone,
-	 * like a closed one: its domain's auth key is cleared on close,
-	 * which must not read as another key, and its memory is being torn
-	 * down, which must not read as a fault or a revoked key.
-	 */
-	dst_key = READ_ONCE(dst->dom->auth_key);
-	smp_rmb();	/* pairs with swnic_domain_close() */
-	if (READ_ONCE(dst->dom->closed) || swnic_domain_exited(dst->dom)) {
-		ret = -ECONNREFUSED;
-		goto out_put;
-	}
-	/*
-	 * Auth keys isolate jobs: only peers with the same key talk. Without
-	 * one (0: in no service), a domain reaches its own user's only.
-	 */
-	if (dst_key != READ_ONCE(ep->dom->auth_key) ||
-	    (!dst_key && !uid_eq(dst->dom->uid, ep->dom->uid))) {
-		ret = -EACCES;
-		goto out_put;
-	}
-
-	switch (sqe->opcode) {
-	case SWNIC_OP_SEND:
-	case SWNIC_OP_TSEND:
-		ret = swnic_ep_deliver(dst, ep, sqe, kbuf);
-		break;
-	case SWNIC_OP_WRITE:
-		ret = swnic_rma_write(dst, ep, sqe, kbuf);
-		break;
-	case SWNIC_OP_READ:
-		ret = swnic_rma_read(dst, ep, sqe);
-		break;
-	default:
-		ret = -EOPNOTSUPP;
-	}
-out_put:
-	swnic_ep_put(dst);
-	return ret;
-}
-
-/* Which of the poster's counters an SQE counts in. */
-static unsigned int swnic_sqe_cntr(const struct swnic_sqe *sqe)
-{
-	switch (sqe->opcode) {
-	case SWNIC_OP_WRITE:
-		return SWNIC_EP_CNTR_WRITE;
-	case SWNIC_OP_READ:
-		return SWNIC_EP_CNTR_READ;
-	default:
-		return SWNIC_EP_CNTR_SEND;
-	}
-}
-
-static u32 swnic_sqe_cqe_flags(const struct swnic_sqe *sqe)
-{
-	switch (sqe->opcode) {
-	case SWNIC_OP_TSEND:
-		return SWNIC_CQE_SEND | SWNIC_CQE_TAGGED;
-	case SWNIC_OP_WRITE:
-		return SWNIC_CQE_RMA_WRITE;
-	case SWNIC_OP_READ:
-		return SWNIC_CQE_RMA_READ;
-	default:
-		return SWNIC_CQE_SEND;
-	}
-}
-
-/*
- * Consume the send queue. Each entry first reserves its completion slot,
- * so a full CQ stops consumption instead of losing a completion. With
- * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
- * the ring to be retried at the next doorbell or engine round.
- *
- * Return: entries consumed, or -EPIPE if the ring is broken.
- */
-static int swnic_ep_process_sq(struct swnic_ep *ep)
-{
-	struct swnic_sqe sqe;
-	int avail, done = 0, ret;
-
-	mutex_lock(&ep->sq_lock);
-	avail = swnic_ring_avail(&ep->sq);
-	if (avail < 0) {
-		mutex_unlock(&ep->sq_lock);
-		return avail;
-	}
-	while (done < avail) {
-		struct swnic_cqe cqe = {};
-
-		if (!swnic_cq_reserve(ep->tx_cq))
-			break;
-		swnic_ring_peek(&ep->sq, &sqe);
-		if (test_and_clear_bit(swnic_ring_slot_index(&ep->sq, 0),
-				       ep->sq_cancelled))
-			ret = -ECANCELED;
-		else
-			ret = swnic_sqe_check(&sqe);
-		if (!ret)
-			ret = swnic_sqe_exec(ep, &sqe);
-		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
-			swnic_cq_unreserve(ep->tx_cq);
-			break;
-		}
-
-		ep->tx_ops++;
-		if (ret != SWNIC_DELIVER_DEFERRED)
-			swnic_cntr_inc(ep->cntr[swnic_sqe_cntr(&sqe)], ret);
-		if (ret == SWNIC_DELIVER_DEFERRED) {
-			/* The unexpected message holds the slot until taken. */
-			ep->tx_bytes += sqe.len;
-			swnic_ring_consume(&ep->sq);
-			done++;
-			continue;
-		}
-		if (ret) {
-			ep->tx_errors++;
-			cqe.flags = swnic_sqe_cqe_flags(&sqe) | SWNIC_CQE_ERROR;
-			cqe.err = -ret;
-		} else {
-			ep->tx_bytes += sqe.len;
-			cqe.flags = swnic_sqe_cqe_flags(&sqe);
-			cqe.len = sqe.len;
-		}
-		cqe.context = sqe.context;
-		if (ret || (sqe.flags & SWNIC_SQE_COMPLETION))
-			swnic_cq_post(ep->tx_cq, &cqe, true);
-		else
-			swnic_cq_unreserve(ep->tx_cq);
-		swnic_ring_consume(&ep->sq);
-		done++;
-	}
-	mutex_unlock(&ep->sq_lock);
-	return done;
-}
 
 /* Both rings, receives first so that sends to ourselves can match. */
 static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 {
 	int rq, sq;
 
-	rq = swnic_ep_process_rq(ep);
+	rq = swnic_recv_process_rq(ep);
 	if (rq < 0)
 		return rq;
-	sq = swnic_ep_process_sq(ep);
+	sq = swnic_send_process_sq(ep);
 	if (sq < 0)
 		return sq;
 	if (db) {
@@ -240,45 +57,6 @@ static bool swnic_ep_engine_busy(struct swnic_ep *ep)
 		return false;
 	return swnic_ring_kicked(&ep->sq) || swnic_ring_changed(&ep->sq) ||
 	       swnic_ring_changed(&ep->rq);
-}
-
-/**
- * swnic_engine_cancel_send() - SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND
- * @ep: the endpoint, in its owner's context
- * @context: the SQE's context
- *
- * Marks the first unconsumed, not yet cancelled SQE with @context: its
- * consumption completes it with ECANCELED instead of executing it. In
- * SYSCALL mode the SQ is consumed at once (the entry may wait behind
- * others that cannot go yet); the engine gets to it otherwise.
- *
- * Return: 0, -ENOENT if no such SQE waits, -EPIPE if the ring is broken.
- */
-int swnic_engine_cancel_send(struct swnic_ep *ep, u64 context)
-{
-	struct swnic_ep_doorbell db;
-	struct swnic_sqe sqe;
-	int avail, i, ret = -ENOENT;
-
-	mutex_lock(&ep->sq_lock);
-	avail = swnic_ring_avail(&ep->sq);
-	if (avail < 0)
-		ret = avail;
-	for (i = 0; i < avail; i++) {
-		u32 slot = swnic_ring_slot_index(&ep->sq, i);
-
-		swnic_ring_peek_at(&ep->sq, i, &sqe);
-		if (sqe.context != context || test_bit(slot, ep->sq_cancelled))
-			continue;
-		set_bit(slot, ep->sq_cancelled);
-		ret = 0;
-		break;
-	}
-	mutex_unlock(&ep->sq_lock);
-	if (ret)
-		return ret;
-	swnic_engine_doorbell(ep, &db);
-	return 0;
 }
 
 /**

@@ -25,7 +25,6 @@ struct swnic_engine {
 int swnic_engine_start(struct swnic_device *sdev);
 void swnic_engine_stop(struct swnic_device *sdev);
 
-int swnic_engine_cancel_send(struct swnic_ep *ep, u64 context);
 int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db);
 void swnic_engine_remove(struct swnic_ep *ep);
 

@@ -82,19 +82,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg);
 int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg);
-bool swnic_addr_is_local(__be32 addr);
-struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, __be32 addr,
-				 u16 port);
+struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port);
 void swnic_ep_put(struct swnic_ep *ep);
-
-int swnic_ep_process_rq(struct swnic_ep *ep);
-int swnic_ep_rx_post(struct swnic_ep *ep, const struct swnic_cqe *cqe,
-		     bool reserved);
-int swnic_ep_rx_post_inline(struct swnic_ep *ep, const struct swnic_cqe *cqe,
-			    const void *data, u32 len, bool reserved);
-/* swnic_ep_deliver(): buffered, the sender's completion comes later. */
-#define SWNIC_DELIVER_DEFERRED	1
-int swnic_ep_deliver(struct swnic_ep *dst, struct swnic_ep *src,
-		     const struct swnic_sqe *sqe, const void *kbuf);
 
 #endif /* _SWNIC_EP_H */

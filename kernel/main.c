@@ -19,10 +19,41 @@ MODULE_PARM_DESC(default_dev,
 
 static struct swnic_device *swnic_default_dev;
 
+/*
+ * The ABI (include/uapi/linux/swnic*.h): every struct's size is fixed
+ * once released; a struct grows only at its end, as a new size.
+ */
+static void __init swnic_abi_check(void)
+{
+	BUILD_BUG_ON(sizeof(struct swnic_auth_key) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_cntr_create) != 24);
+	BUILD_BUG_ON(sizeof(struct swnic_cntr_words) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_cq_create) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_cqe) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_cancel) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_create) != 152);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_doorbell) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_peek) != 56);
+	BUILD_BUG_ON(sizeof(struct swnic_inval_page) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_inval_query) != 48);
+	BUILD_BUG_ON(sizeof(struct swnic_inval_rec) != 32);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_access) != 56);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_counters) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_dereg) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_query) != 216);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_refresh) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_reg) != 56);
+	BUILD_BUG_ON(sizeof(struct swnic_query_device) != 144);
+	BUILD_BUG_ON(sizeof(struct swnic_ring_info) != 40);
+	BUILD_BUG_ON(sizeof(struct swnic_rqe) != 64);
+	BUILD_BUG_ON(sizeof(struct swnic_sqe) != 128);
+}
+
 static int __init swnic_init(void)
 {
 	int ret;
 
+	swnic_abi_check();
 	ret = swnic_mr_init();
 	if (ret)
 		return ret;

@@ -12,6 +12,7 @@
 #include <linux/uaccess.h>
 
 #include "cntr.h"
+#include "complete.h"
 #include "cq.h"
 #include "domain.h"
 #include "ep.h"
@@ -173,27 +174,17 @@ int swnic_rma_write(struct swnic_ep *dst, struct swnic_ep *src,
 		.to_mr = true,
 	};
 	bool notify = sqe->flags & SWNIC_SQE_REMOTE_DATA;
-	struct swnic_cqe cqe = {};
 	int ret;
 
 	if (notify && !swnic_cq_reserve(dst->rx_cq))
 		return -EAGAIN;
 	ret = swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_WRITE, &ctx);
-	/* The target counts what reached its memory (FI_RMA_EVENT). */
-	if (!ret)
-		swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_WRITE], false);
-	if (!notify)
-		return ret;
 	if (ret) {
-		swnic_cq_unreserve(dst->rx_cq);
+		if (notify)
+			swnic_cq_unreserve(dst->rx_cq);
 		return ret;
 	}
-	cqe.flags = SWNIC_CQE_REMOTE_WRITE | SWNIC_CQE_REMOTE_DATA;
-	cqe.data = sqe->data;
-	cqe.len = sqe->len;
-	cqe.src_addr = (__force u32)src->addr;
-	cqe.src_port = src->port;
-	swnic_cq_post(dst->rx_cq, &cqe, true);
+	swnic_complete_rma_target(dst, src, sqe);
 	return 0;
 }
 
@@ -213,6 +204,6 @@ int swnic_rma_read(struct swnic_ep *dst, struct swnic_ep *src,
 
 	ret = swnic_rma_copy(dst, src, sqe, SWNIC_MR_ACCESS_REMOTE_READ, &ctx);
 	if (!ret)
-		swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
+		swnic_complete_rma_target(dst, src, sqe);
 	return ret;
 }

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_COMPLETE_H
+#define _SWNIC_COMPLETE_H
+
+#include <linux/types.h>
+
+#include <linux/swnic_queue.h>
+
+struct swnic_cntr;
+struct swnic_cq;
+struct swnic_ep;
+
+/*
+ * A send's completion that waits for a later event (SWNIC_SQE_DELIVERY: a
+ * receive taking the message): its CQ slot is reserved at the start.
+ */
+struct swnic_deferred {
+	struct swnic_cq *cq;		/* referenced, a slot reserved; or NULL */
+	struct swnic_cntr *cntr;	/* the sender's, referenced, or NULL */
+	u64 context;
+	u32 flags;			/* SWNIC_CQE_SEND [| TAGGED] */
+	bool success;			/* post on success too (COMPLETION) */
+};
+
+int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			const void *data, u32 len, bool reserved);
+void swnic_complete_rma_target(struct swnic_ep *dst, struct swnic_ep *src,
+			       const struct swnic_sqe *sqe);
+void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
+			 int ret);
+void swnic_deferred_init(struct swnic_deferred *d, struct swnic_ep *src,
+			 const struct swnic_sqe *sqe);
+void swnic_complete_deferred(struct swnic_deferred *d, u32 len, int err);
+
+#endif /* _SWNIC_COMPLETE_H */

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The local transport: peers on this host, in the same network namespace
+ * (another namespace is another host, reached over the wire). One copy,
+ * kernel to kernel, in the poster's context: sends land through the
+ * target's receive side (recv.c), RMA in the target's MR (rma.c). Peers
+ * on this host keep this path even when the device is bound to a netdev.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/inet.h>
+#include <net/ip.h>
+
+#include "device.h"
+#include "domain.h"
+#include "ep.h"
+#include "recv.h"
+#include "rma.h"
+#include "transport.h"
+
+/* This host's addresses: the wildcard and loopback, for now. */
+static bool swnic_local_reaches(struct swnic_device *sdev, __be32 addr)
+{
+	return !addr || ipv4_is_loopback(addr);
+}
+
+/*
+ * The endpoint @sqe names on @src's device, if it takes traffic from @src.
+ * Return: 0 with *@dst referenced, or the poster's error.
+ */
+static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			    struct swnic_ep **dst)
+{
+	struct swnic_ep *ep;
+	u32 key;
+
+	ep = swnic_ep_lookup(src->dom->sdev, sqe->dest_port);
+	if (!ep)
+		return -ECONNREFUSED;
+	if (ep->type != src->type)
+		goto refused;
+	/*
+	 * An endpoint whose domain is closed (its owner is exiting, or kept
+	 * only the endpoint's file) or whose process has exited is gone,
+	 * like a closed one: its domain's auth key is cleared on close,
+	 * which must not read as another key, and its memory is being torn
+	 * down, which must not read as a fault or a revoked key.
+	 */
+	key = READ_ONCE(ep->dom->auth_key);
+	smp_rmb();	/* pairs with swnic_domain_close() */
+	if (READ_ONCE(ep->dom->closed) || swnic_domain_exited(ep->dom))
+		goto refused;
+	/*
+	 * Auth keys isolate jobs: only peers with the same key talk. Without
+	 * one (0: in no service), a domain reaches its own user's only.
+	 */
+	if (key != READ_ONCE(src->dom->auth_key) ||
+	    (!key && !uid_eq(ep->dom->uid, src->dom->uid))) {
+		swnic_ep_put(ep);
+		return -EACCES;
+	}
+	*dst = ep;
+	return 0;
+refused:
+	swnic_ep_put(ep);
+	return -ECONNREFUSED;
+}
+
+static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			    const void *kbuf)
+{
+	struct swnic_ep *dst;
+	int ret = swnic_local_peer(src, sqe, &dst);
+
+	if (ret)
+		return ret;
+	ret = swnic_recv_deliver(dst, src, sqe, kbuf);
+	swnic_ep_put(dst);
+	return ret;
+}
+
+static int swnic_local_rma_write(struct swnic_ep *src,
+				 const struct swnic_sqe *sqe, const void *kbuf)
+{
+	struct swnic_ep *dst;
+	int ret = swnic_local_peer(src, sqe, &dst);
+
+	if (ret)
+		return ret;
+	ret = swnic_rma_write(dst, src, sqe, kbuf);
+	swnic_ep_put(dst);
+	return ret;
+}
+
+static int swnic_local_rma_read(struct swnic_ep *src,
+				const struct swnic_sqe *sqe)
+{
+	struct swnic_ep *dst;
+	int ret = swnic_local_peer(src, sqe, &dst);
+
+	if (ret)
+		return ret;
+	ret = swnic_rma_read(dst, src, sqe);
+	swnic_ep_put(dst);
+	return ret;
+}
+
+const struct swnic_transport swnic_transport_local = {
+	.name = "local",
+	.max_msg_size = SWNIC_MAX_MSG_SIZE,
+	.reaches = swnic_local_reaches,
+	.send = swnic_local_send,
+	.rma_write = swnic_local_rma_write,
+	.rma_read = swnic_local_rma_read,
+};
+
+/**
+ * swnic_transport_for() - the transport that reaches @addr from @sdev
+ * @sdev: the poster's device
+ * @addr: the destination (IPv4, network order)
+ *
+ * Return: the transport, or NULL if none reaches @addr (EHOSTUNREACH).
+ */
+const struct swnic_transport *swnic_transport_for(struct swnic_device *sdev,
+						  __be32 addr)
+{
+	if (swnic_transport_local.reaches(sdev, addr))
+		return &swnic_transport_local;
+	/* The wire's UDP transport goes here. */
+	return NULL;
+}

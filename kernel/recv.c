@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The receive side of an endpoint: its receive queue and posted
+ * receives, the matching of sends and tagged sends against them (tag and
+ * ignore bits, directed receives, FI_PEEK/CLAIM/DISCARD), and the bounded
+ * queue of unexpected messages. A transport hands every arriving message
+ * to swnic_recv_deliver(); completions are written through complete.c.
+ *
+ * rx_lock is taken by every sender to an endpoint, by its owner and by the
+ * engine. Whoever holds it never sleeps on user memory, which the other
+ * process controls (a userfaultfd can hold a fault back forever): copies
+ * under it are SWNIC_COPY_NOFAULT, and one that would fault gives up the
+ * lock, faults in and starts over (struct swnic_fault).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "complete.h"
+#include "copy.h"
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+#include "ep.h"
+#include "recv.h"
+#include "stats.h"
+
+/*
+ * Attempts at a transfer whose pages keep going away between the fault-in
+ * and the copy under rx_lock; then a page that is not there is a fault.
+ */
+#define SWNIC_FAULT_TRIES	4
+
+/* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
+struct swnic_fault {
+	const void __user *src;		/* in the current address space */
+	size_t src_len;
+	struct mm_struct *mm;		/* the destination's */
+	u64 dst;
+	size_t dst_len;
+};
+
+static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
+				u64 dst, size_t len)
+{
+	f->mm = mm;
+	f->dst = dst;
+	f->dst_len = len;
+}
+
+/* Fault in what @f names, with no lock held. Return: 0 or -errno. */
+static int swnic_fault_in(const struct swnic_fault *f)
+{
+	int ret = 0;
+
+	if (f->src_len)
+		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)f->src,
+					f->src_len, false);
+	if (!ret && f->dst_len)
+		ret = swnic_fault_in_mm(f->mm, f->dst, f->dst_len, true);
+	return ret;
+}
+
+/* A posted receive: the validated copy of its RQE. */
+struct swnic_recv {
+	struct list_head node;
+	struct swnic_rqe rqe;
+	u64 used;			/* MULTI_RECV: bytes filled so far */
+};
+
+/* A message that arrived before a matching receive was posted. */
+struct swnic_unexp {
+	struct list_head node;
+	bool tagged;
+	bool has_data;
+	bool claimed;			/* reserved by a peek: @claim names it */
+	u64 claim;
+	u64 tag;
+	u64 data;
+	__be32 src_addr;
+	u16 src_port;
+	u32 len;
+	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
+	struct swnic_deferred notify;
+	u8 payload[];
+};
+
+/* The module-wide gauges of buffered unexpected messages. */
+static void swnic_recv_unexp_account(long msgs, long bytes)
+{
+	swnic_obj_add(SWNIC_OBJ_UNEXP_MSGS, msgs);
+	swnic_obj_add(SWNIC_OBJ_UNEXP_BYTES, bytes);
+}
+
+/* ---- matching ----------------------------------------------------------- */
+
+/*
+ * The RQ is lazy (SWNIC_RING_F_LAZY): a sender takes the receives posted
+ * there before it matches, so posting a receive needs no doorbell - except
+ * while unexpected messages wait, which only a doorbell matches against a
+ * new receive. NEED_WAKEUP in the RQ's flags word says so; call this after
+ * every change of the unexpected list.
+ */
+static void swnic_recv_unexp_changed(struct swnic_ep *ep)
+{
+	lockdep_assert_held(&ep->rx_lock);
+	if (list_empty(&ep->unexp))
+		swnic_ring_set_flags(&ep->rq, 0, SWNIC_RING_F_NEED_WAKEUP);
+	else
+		swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_NEED_WAKEUP, 0);
+}
+
+static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
+				   struct swnic_fault *fault);
+
+/* A posted receive leaves (rx_lock held). */
+static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
+{
+	lockdep_assert_held(&ep->rx_lock);
+	ep->nrecvs--;
+	kfree(recv);
+}
+
+static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
+			       u64 tag, __be32 src_addr, u16 src_port)
+{
+	if (tagged && ((rqe->tag ^ tag) & ~rqe->ignore))
+		return false;
+	if ((rqe->flags & SWNIC_RQE_DIRECTED) &&
+	    (rqe->src_port != src_port ||
+	     (rqe->src_addr && (__force __be32)rqe->src_addr != src_addr)))
+		return false;
+	return true;
+}
+
+static struct swnic_recv *swnic_recv_match(struct swnic_ep *ep,
+					   bool tagged, u64 tag,
+					   __be32 src_addr, u16 src_port)
+{
+	struct list_head *list = tagged ? &ep->trecvs : &ep->recvs;
+	struct swnic_recv *recv;
+
+	lockdep_assert_held(&ep->rx_lock);
+	list_for_each_entry(recv, list, node)
+		if (swnic_recv_matches(&recv->rqe, tagged, tag, src_addr,
+				       src_port))
+			return recv;
+	return NULL;
+}
+
+static struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
+						  const struct swnic_rqe *rqe)
+{
+	bool tagged = rqe->flags & SWNIC_RQE_TAGGED;
+	bool claim = rqe->flags & SWNIC_RQE_CLAIM;
+	struct swnic_unexp *u;
+
+	lockdep_assert_held(&ep->rx_lock);
+	list_for_each_entry(u, &ep->unexp, node) {
+		/* A claimed message goes only to the receive naming it. */
+		if (u->claimed || claim) {
+			if (u->claimed && claim && u->claim == rqe->tag)
+				return u;
+			continue;
+		}
+		if (u->tagged == tagged &&
+		    swnic_recv_matches(rqe, tagged, u->tag, u->src_addr,
+				       u->src_port))
+			return u;
+	}
+	return NULL;
+}
+
+/* The completion of @len bytes of a message landing in @rqe at @off. */
+static void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
+			   u64 off, u64 msg_len, bool tagged, u64 tag,
+			   bool has_data, u64 data, __be32 src_addr,
+			   u16 src_port)
+{
+	u64 room = rqe->len - off;
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->context = rqe->context;
+	cqe->buf = rqe->addr + off;
+	cqe->len = min(msg_len, room);
+	cqe->flags = SWNIC_CQE_RECV;
+	if (tagged) {
+		cqe->flags |= SWNIC_CQE_TAGGED;
+		cqe->tag = tag;
+	}
+	if (has_data) {
+		cqe->flags |= SWNIC_CQE_REMOTE_DATA;
+		cqe->data = data;
+	}
+	cqe->src_addr = (__force u32)src_addr;
+	cqe->src_port = src_port;
+	if (msg_len > room) {
+		cqe->flags |= SWNIC_CQE_ERROR;
+		cqe->err = EMSGSIZE;
+		cqe->olen = msg_len - room;
+	}
+}
+
+/*
+ * A multi-receive buffer is released once less than min_free is left: its
+ * last completion carries SWNIC_CQE_MULTI_RECV. Return: true if released.
+ */
+static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
+			       struct swnic_cqe *cqe)
+{
+	if (!(recv->rqe.flags & SWNIC_RQE_MULTI_RECV))
+		return true;
+	recv->used += n;
+	if (recv->rqe.len - recv->used >= recv->rqe.min_free &&
+	    recv->rqe.len > recv->used)
+		return false;
+	cqe->flags |= SWNIC_CQE_MULTI_RECV;
+	return true;
+}
+
+/*
+ * swnic_recv_deliver() under @dst's rx_lock. @head holds the first bytes of
+ * a user source (as many as a CQE takes). Return: as swnic_recv_deliver(),
+ * or -SWNIC_EFAULTIN with @fault set (nothing changed) unless @hard.
+ */
+static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+				const struct swnic_sqe *sqe, const void *kbuf,
+				const u8 *head, bool hard,
+				struct swnic_fault *fault)
+{
+	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
+	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
+	bool has_data = sqe->flags & SWNIC_SQE_REMOTE_DATA;
+	struct swnic_recv *recv;
+	struct swnic_unexp *u;
+	struct swnic_cqe cqe;
+	int ret = 0;
+
+	lockdep_assert_held(&dst->rx_lock);
+	if (dst->dead)
+		return -ECONNREFUSED;
+	/* Receives posted without a doorbell (a broken RQ is its owner's). */
+	__swnic_recv_process_rq(dst, false, NULL);
+
+	recv = swnic_recv_match(dst, tagged, sqe->tag, src->addr, src->port);
+	if (recv) {
+		u64 off = recv->used;
+		u64 n = min(sqe->len, recv->rqe.len - off);
+		bool inl = n && n <= SWNIC_CQE_INLINE_MAX &&
+			   dst->rx_cq->inline_data;
+		u8 data[SWNIC_CQE_INLINE_MAX];
+
+		if (!swnic_cq_reserve(dst->rx_cq))
+			return -EAGAIN;
+		swnic_recv_cqe(&cqe, &recv->rqe, off, sqe->len, tagged,
+			       sqe->tag, has_data, sqe->data, src->addr,
+			       src->port);
+		if (inl) {
+			/* Small: in the CQE; the receiver's provider places it. */
+			memcpy(data, kbuf ?: head, n);
+			cqe.flags |= SWNIC_CQE_INLINE;
+		} else {
+			ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off,
+					       usrc, kbuf, n, SWNIC_COPY_NOFAULT);
+		}
+		if (ret == -SWNIC_EFAULTIN && !hard) {
+			swnic_cq_unreserve(dst->rx_cq);
+			if (usrc) {
+				fault->src = usrc;
+				fault->src_len = n;
+			}
+			swnic_fault_set_dst(fault, dst->dom->mm,
+					    recv->rqe.addr + off, n);
+			return ret;
+		}
+		if (ret == -SWNIC_EFAULTIN)
+			ret = -EFAULT;
+		if (ret == -ESRCH) {
+			/*
+			 * The receiver's process has exited (its files are
+			 * not closed yet): the endpoint is gone for good.
+			 */
+			swnic_cq_unreserve(dst->rx_cq);
+			dst->dead = true;
+			return -ECONNREFUSED;
+		}
+		if (ret) {
+			cqe.flags |= SWNIC_CQE_ERROR;
+			cqe.err = -ret;
+			cqe.len = 0;
+		}
+		if (ret || swnic_recv_consume(recv, n, &cqe)) {
+			list_del(&recv->node);
+			swnic_recv_free(dst, recv);
+		}
+		swnic_complete_recv(dst, &cqe,
+				    cqe.flags & SWNIC_CQE_INLINE ? data : NULL,
+				    cqe.flags & SWNIC_CQE_INLINE ? n : 0,
+				    true);
+		dst->rx_ops++;
+		dst->rx_bytes += n;
+		return ret;
+	}
+
+	if (dst->unexp_msgs >= SWNIC_UNEXP_MAX_MSGS ||
+	    sqe->len > SWNIC_UNEXP_MAX_BYTES - dst->unexp_bytes)
+		return -EAGAIN;
+	/* Charged to the sender's memory cgroup: it made the copy happen. */
+	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return -ENOMEM;
+	if (kbuf)
+		memcpy(u->payload, kbuf, sqe->len);
+	else
+		ret = swnic_copy_from_user_nofault(u->payload, usrc, sqe->len);
+	if (ret) {
+		kvfree(u);
+		if (!hard) {
+			fault->src = usrc;
+			fault->src_len = sqe->len;
+			return ret;
+		}
+		return -EFAULT;
+	}
+	u->tagged = tagged;
+	u->claimed = false;
+	u->tag = sqe->tag;
+	u->has_data = has_data;
+	u->data = sqe->data;
+	u->src_addr = src->addr;
+	u->src_port = src->port;
+	u->len = sqe->len;
+	swnic_deferred_init(&u->notify, src, sqe);
+	if (u->notify.cq)
+		ret = SWNIC_DELIVER_DEFERRED;
+	list_add_tail(&u->node, &dst->unexp);
+	dst->unexp_msgs++;
+	dst->unexp_bytes += u->len;
+	swnic_recv_unexp_account(1, u->len);
+	swnic_recv_unexp_changed(dst);
+	/*
+	 * A receive published after our look at the RQ, by a poster that saw
+	 * no NEED_WAKEUP, is taken now (flag store before the tail load; pairs
+	 * with the poster's full barrier between its tail store and flag load).
+	 */
+	smp_mb();
+	__swnic_recv_process_rq(dst, false, NULL);
+	return ret;
+}
+
+/**
+ * swnic_recv_deliver() - deliver a send or tagged send into @dst
+ * @dst: the target endpoint
+ * @src: the sending endpoint
+ * @sqe: the validated work request
+ * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
+ *	  current address space)
+ *
+ * Called in the sender's context. One copy: from the sender's memory to
+ * the posted receive buffer, or into a bounded kernel buffer if no receive
+ * matches yet. Pages of either side that are not there are faulted in
+ * with @dst's rx_lock dropped.
+ *
+ * Return: 0, SWNIC_DELIVER_DEFERRED (a SWNIC_SQE_DELIVERY send was
+ * buffered: its completion, in the slot the caller reserved on @src's
+ * transmit CQ, is posted when a receive takes it), or the sender's error:
+ * -ECONNREFUSED (endpoint closed, or its process exited), -EAGAIN (the
+ * target's CQ or unexpected buffer is full: retry later), -EFAULT,
+ * -ENOMEM, -EINTR (the sender was killed while waiting).
+ */
+int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+		       const struct swnic_sqe *sqe, const void *kbuf)
+{
+	const void __user *usrc = u64_to_user_ptr(sqe->addr);
+	size_t hlen = min_t(u64, sqe->len, SWNIC_CQE_INLINE_MAX);
+	u8 head[SWNIC_CQE_INLINE_MAX];
+	bool hard = false;
+	int tries, ret;
+
+	for (tries = 1; ; tries++) {
+		struct swnic_fault fault = {};
+
+		/* What a CQE can carry is read first, with no lock held. */
+		ret = kbuf ? 0 : swnic_copy_from_user_nofault(head, usrc, hlen);
+		if (ret && hard)
+			return -EFAULT;
+		if (ret) {
+			fault.src = usrc;
+			fault.src_len = hlen;
+		} else {
+			if (mutex_lock_killable(&dst->rx_lock))
+				return -EINTR;
+			ret = __swnic_recv_deliver(dst, src, sqe, kbuf, head,
+						   hard, &fault);
+			mutex_unlock(&dst->rx_lock);
+			if (ret != -SWNIC_EFAULTIN)
+				return ret;
+		}
+		ret = swnic_fault_in(&fault);
+		if (ret == -EINTR)
+			return ret;
+		/* Unmapped, or pages that keep going: report the fault. */
+		hard = ret || tries >= SWNIC_FAULT_TRIES;
+	}
+}
+
+/* ---- the receive queue -------------------------------------------------- */
+
+#define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
+			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM)
+
+static int swnic_rqe_check(const struct swnic_rqe *rqe)
+{
+	if (rqe->flags & ~SWNIC_RQE_FLAGS)
+		return -EOPNOTSUPP;
+	if (rqe->__pad[0] || rqe->__pad[1] || rqe->__pad[2])
+		return -EINVAL;
+	if ((rqe->flags & SWNIC_RQE_MULTI_RECV) &&
+	    (rqe->flags & SWNIC_RQE_TAGGED))
+		return -EINVAL;
+	if ((rqe->flags & SWNIC_RQE_CLAIM) &&
+	    (rqe->flags & (SWNIC_RQE_MULTI_RECV | SWNIC_RQE_DIRECTED) ||
+	     !(rqe->flags & SWNIC_RQE_TAGGED)))
+		return -EINVAL;
+	if (rqe->len > SWNIC_MAX_MSG_SIZE ||
+	    !access_ok(u64_to_user_ptr(rqe->addr), rqe->len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Complete an unexpected message into the receive just posted. Return: 0,
+ * or -SWNIC_EFAULTIN with @fault set and nothing changed (unless @hard).
+ */
+static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
+				 struct swnic_unexp *u, struct swnic_cqe *cqe,
+				 bool hard, struct swnic_fault *fault)
+{
+	u64 off = recv->used;
+	u64 n = min_t(u64, u->len, recv->rqe.len - off);
+	u64 dst = recv->rqe.addr + off;
+	int ret = 0;
+
+	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
+		       u->has_data, u->data, u->src_addr, u->src_port);
+	/*
+	 * The receiver's own context (its doorbell, or the engine on its mm),
+	 * or a sender's that took the receive from the lazy RQ.
+	 */
+	if (current->mm == ep->dom->mm) {
+		pagefault_disable();
+		if (__copy_to_user_inatomic(u64_to_user_ptr(dst), u->payload,
+					    n))
+			ret = -SWNIC_EFAULTIN;
+		pagefault_enable();
+	} else {
+		ret = swnic_copy_to_mm(ep->dom->mm, dst, NULL, u->payload, n,
+				       SWNIC_COPY_NOFAULT);
+	}
+	if (ret == -SWNIC_EFAULTIN && !hard) {
+		if (fault)
+			swnic_fault_set_dst(fault, ep->dom->mm, dst, n);
+		return ret;
+	}
+	if (ret == -SWNIC_EFAULTIN)
+		ret = -EFAULT;
+	if (ret) {
+		cqe->flags |= SWNIC_CQE_ERROR;
+		cqe->err = -ret;
+		cqe->len = 0;
+	}
+	list_del(&u->node);
+	ep->unexp_msgs--;
+	ep->unexp_bytes -= u->len;
+	swnic_recv_unexp_account(-1, -(long)u->len);
+	ep->rx_ops++;
+	ep->rx_bytes += n;
+	swnic_complete_deferred(&u->notify, u->len, 0);
+	kvfree(u);
+	recv->used += n;
+	swnic_recv_unexp_changed(ep);
+	return 0;
+}
+
+/*
+ * Post one receive: drain matching unexpected messages into it, then keep
+ * it if it still has room. Return: -EAGAIN if the CQ has no room or the
+ * endpoint holds as many receives as its RQ has entries, -SWNIC_EFAULTIN
+ * if a page of the buffer must be faulted in first (the RQE stays in the
+ * ring in both cases), else 0.
+ */
+static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
+			   bool hard, struct swnic_fault *fault)
+{
+	struct swnic_recv *recv;
+	struct swnic_unexp *u;
+	struct swnic_cqe cqe;
+	int ret;
+
+	/* Receives are bounded as the RQ is: one user cannot pile them up. */
+	if (ep->nrecvs >= ep->rq.entries)
+		return -EAGAIN;
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	if (!recv)
+		return -ENOMEM;
+	recv->rqe = *rqe;
+	ep->nrecvs++;
+
+	while ((u = swnic_recv_match_unexp(ep, rqe))) {
+		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
+
+		if (!swnic_cq_reserve(ep->rx_cq)) {
+			if (!recv->used) {
+				swnic_recv_free(ep, recv);
+				return -EAGAIN;
+			}
+			/* Partly filled multi-recv: keep it posted. */
+			break;
+		}
+		ret = swnic_recv_take_unexp(ep, recv, u, &cqe, hard, fault);
+		if (ret) {
+			swnic_cq_unreserve(ep->rx_cq);
+			if (!recv->used) {
+				swnic_recv_free(ep, recv);
+				return ret;
+			}
+			/* Partly filled: posted; the rest at the next try. */
+			break;
+		}
+		if (!multi || cqe.err ||
+		    recv->rqe.len - recv->used < recv->rqe.min_free ||
+		    recv->rqe.len == recv->used) {
+			if (multi)
+				cqe.flags |= SWNIC_CQE_MULTI_RECV;
+			swnic_complete_recv(ep, &cqe, NULL, 0, true);
+			swnic_recv_free(ep, recv);
+			return 0;
+		}
+		swnic_complete_recv(ep, &cqe, NULL, 0, true);
+	}
+	/* A claimed message that is not there: the receive fails. */
+	if (rqe->flags & SWNIC_RQE_CLAIM) {
+		swnic_recv_free(ep, recv);
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.context = rqe->context;
+		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
+		cqe.err = ENOMSG;
+		return swnic_complete_recv(ep, &cqe, NULL, 0, false);
+	}
+	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
+		      &ep->trecvs : &ep->recvs);
+	return 0;
+}
+
+/*
+ * Consume the receive queue, in any context. A receive whose buffer must
+ * be faulted in stops consumption: with @fault (the owner's context) the
+ * caller faults it in and comes back; a sender's context leaves it to the
+ * owner, whose doorbell the RQ asks for while messages wait.
+ */
+static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
+				   struct swnic_fault *fault)
+{
+	struct swnic_rqe rqe;
+	int avail, done = 0, ret;
+
+	lockdep_assert_held(&ep->rx_lock);
+	/* Closed: what is left in the RQ is never posted (nor freed). */
+	if (ep->dead)
+		return 0;
+	avail = swnic_ring_avail(&ep->rq);
+	if (avail < 0)
+		return avail;
+	while (done < avail) {
+		swnic_ring_peek(&ep->rq, &rqe);
+		ret = swnic_rqe_check(&rqe);
+		if (!ret)
+			ret = swnic_recv_post(ep, &rqe, hard, fault);
+		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
+			break;
+		if (ret) {
+			struct swnic_cqe cqe = {
+				.context = rqe.context,
+				.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
+				.err = -ret,
+			};
+
+			if (swnic_complete_recv(ep, &cqe, NULL, 0, false))
+				break;
+		}
+		swnic_ring_consume(&ep->rq);
+		done++;
+	}
+	return done;
+}
+
+/**
+ * swnic_recv_process_rq() - consume the receive queue
+ * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
+ *
+ * Return: RQEs consumed, -EPIPE if the ring is broken, -EINTR if the
+ * caller was killed while it waited.
+ */
+int swnic_recv_process_rq(struct swnic_ep *ep)
+{
+	bool hard = false;
+	int tries, ret, done = 0;
+
+	for (tries = 1; ; tries++) {
+		struct swnic_fault fault = {};
+
+		if (mutex_lock_killable(&ep->rx_lock))
+			return -EINTR;
+		ret = __swnic_recv_process_rq(ep, hard, &fault);
+		mutex_unlock(&ep->rx_lock);
+		if (ret < 0)
+			return ret;
+		done += ret;
+		if (!fault.dst_len)
+			return done;
+		ret = swnic_fault_in(&fault);
+		if (ret == -EINTR)
+			return ret;
+		hard = ret || tries >= SWNIC_FAULT_TRIES;
+	}
+}
+
+/* Unpost the receive posted with @context and complete it as cancelled. */
+int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
+{
+	struct list_head *lists[] = { &ep->recvs, &ep->trecvs };
+	struct swnic_recv *recv = NULL, *r;
+	struct swnic_cqe cqe = {};
+	int i, ret;
+
+	/* Receives still in the ring are posted first, so they are found. */
+	ret = swnic_recv_process_rq(ep);
+	if (ret < 0)
+		return ret;
+
+	if (mutex_lock_killable(&ep->rx_lock))
+		return -EINTR;
+	for (i = 0; i < ARRAY_SIZE(lists) && !recv; i++)
+		list_for_each_entry(r, lists[i], node)
+			if (r->rqe.context == context) {
+				recv = r;
+				break;
+			}
+	if (!recv) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	cqe.context = context;
+	cqe.buf = recv->rqe.addr + recv->used;
+	cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR;
+	if (recv->rqe.flags & SWNIC_RQE_TAGGED)
+		cqe.flags |= SWNIC_CQE_TAGGED;
+	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
+		cqe.flags |= SWNIC_CQE_MULTI_RECV;
+	cqe.err = ECANCELED;
+	ret = swnic_complete_recv(ep, &cqe, NULL, 0, false);
+	if (!ret) {
+		list_del(&recv->node);
+		swnic_recv_free(ep, recv);
+	}
+out_unlock:
+	mutex_unlock(&ep->rx_lock);
+	return ret;
+}
+
+#define SWNIC_PEEK_FLAGS (SWNIC_PEEK_CLAIM | SWNIC_PEEK_DISCARD | \
+			  SWNIC_PEEK_DIRECTED)
+
+/* FI_PEEK on the unexpected tagged messages, claiming or discarding one. */
+int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
+{
+	struct swnic_rqe rqe = {
+		.flags = SWNIC_RQE_TAGGED,
+		.tag = p->tag,
+		.ignore = p->ignore,
+	};
+	struct swnic_unexp *u;
+	int ret = 0;
+
+	if (p->flags & ~SWNIC_PEEK_FLAGS)
+		return -EOPNOTSUPP;
+	if (p->__reserved)
+		return -EINVAL;
+	if (p->flags & SWNIC_PEEK_DIRECTED) {
+		rqe.flags |= SWNIC_RQE_DIRECTED;
+		rqe.src_addr = p->src_addr;
+		rqe.src_port = p->src_port;
+	}
+	/* CLAIM | DISCARD names an already claimed message by its claim. */
+	if ((p->flags & SWNIC_PEEK_CLAIM) && (p->flags & SWNIC_PEEK_DISCARD)) {
+		rqe.flags = SWNIC_RQE_TAGGED | SWNIC_RQE_CLAIM;
+		rqe.tag = p->claim;
+	}
+
+	if (mutex_lock_killable(&ep->rx_lock))
+		return -EINTR;
+	/* Receives still in the (lazy) RQ take their messages first. */
+	__swnic_recv_process_rq(ep, false, NULL);
+	u = swnic_recv_match_unexp(ep, &rqe);
+	if (!u) {
+		ret = -ENOMSG;
+		goto out_unlock;
+	}
+	p->tag = u->tag;
+	p->len = u->len;
+	p->data = u->data;
+	p->has_data = u->has_data;
+	p->src_addr = (__force u32)u->src_addr;
+	p->src_port = u->src_port;
+	if (p->flags & SWNIC_PEEK_DISCARD) {
+		list_del(&u->node);
+		ep->unexp_msgs--;
+		ep->unexp_bytes -= u->len;
+		swnic_recv_unexp_account(-1, -(long)u->len);
+		/* The application got it and chose to drop it: delivered. */
+		swnic_complete_deferred(&u->notify, u->len, 0);
+		kvfree(u);
+		swnic_recv_unexp_changed(ep);
+	} else if (p->flags & SWNIC_PEEK_CLAIM) {
+		u->claimed = true;
+		u->claim = p->claim;
+	}
+out_unlock:
+	mutex_unlock(&ep->rx_lock);
+	return ret;
+}
+
+/**
+ * swnic_recv_flush() - an endpoint's receive side ends with its file
+ * @ep: the endpoint, unpublished: no new deliveries start
+ *
+ * Deliveries in flight see @dead. Posted receives go; buffered messages
+ * are dropped, and a delivery-complete send among them fails.
+ */
+void swnic_recv_flush(struct swnic_ep *ep)
+{
+	struct swnic_recv *recv, *rtmp;
+	struct swnic_unexp *u, *utmp;
+
+	mutex_lock(&ep->rx_lock);
+	ep->dead = true;
+	list_for_each_entry_safe(recv, rtmp, &ep->recvs, node)
+		swnic_recv_free(ep, recv);
+	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
+		swnic_recv_free(ep, recv);
+	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
+		/* Never to be received: a delivery-complete send fails. */
+		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
+		kvfree(u);
+	}
+	INIT_LIST_HEAD(&ep->recvs);
+	INIT_LIST_HEAD(&ep->trecvs);
+	INIT_LIST_HEAD(&ep->unexp);
+	swnic_recv_unexp_account(-(long)ep->unexp_msgs,
+				 -(long)ep->unexp_bytes);
+	ep->unexp_msgs = 0;
+	ep->unexp_bytes = 0;
+	swnic_recv_unexp_changed(ep);
+	mutex_unlock(&ep->rx_lock);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_RECV_H
+#define _SWNIC_RECV_H
+
+#include <linux/types.h>
+
+#include <linux/swnic_queue.h>
+
+struct swnic_ep;
+
+/* swnic_recv_deliver(): buffered, the sender's completion comes later. */
+#define SWNIC_DELIVER_DEFERRED	1
+
+int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+		       const struct swnic_sqe *sqe, const void *kbuf);
+int swnic_recv_process_rq(struct swnic_ep *ep);
+int swnic_recv_cancel(struct swnic_ep *ep, u64 context);
+int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p);
+void swnic_recv_flush(struct swnic_ep *ep);
+
+#endif /* _SWNIC_RECV_H */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The send side of an endpoint: consume its send queue - validate each
+ * work request, hand it to the transport that reaches its destination
+ * (transport.h), complete it (complete.c). In the poster's context: its
+ * doorbell, or the engine thread on its mm.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/uaccess.h>
+
+#include "complete.h"
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+#include "ep.h"
+#include "recv.h"
+#include "send.h"
+#include "transport.h"
+
+#define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
+			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY)
+
+static int swnic_sqe_check(const struct swnic_sqe *sqe)
+{
+	if (sqe->flags & ~SWNIC_SQE_FLAGS)
+		return -EOPNOTSUPP;
+	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2] || sqe->__pad2)
+		return -EINVAL;
+	switch (sqe->opcode) {
+	case SWNIC_OP_SEND:
+	case SWNIC_OP_TSEND:
+		break;
+	case SWNIC_OP_WRITE:
+	case SWNIC_OP_READ:
+		if (sqe->flags & SWNIC_SQE_INLINE && sqe->opcode == SWNIC_OP_READ)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (sqe->flags & SWNIC_SQE_INLINE)
+		return sqe->len <= SWNIC_INLINE_MAX ? 0 : -EINVAL;
+	if (sqe->len > SWNIC_MAX_MSG_SIZE ||
+	    !access_ok(u64_to_user_ptr(sqe->addr), sqe->len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Execute one validated work request through the transport that reaches
+ * its destination. Return: 0, SWNIC_DELIVER_DEFERRED, or the poster's
+ * error.
+ */
+static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
+{
+	const void *kbuf = sqe->flags & SWNIC_SQE_INLINE ? sqe->inline_data : NULL;
+	const struct swnic_transport *t;
+
+	t = swnic_transport_for(ep->dom->sdev, (__force __be32)sqe->dest_addr);
+	if (!t)
+		return -EHOSTUNREACH;
+	switch (sqe->opcode) {
+	case SWNIC_OP_SEND:
+	case SWNIC_OP_TSEND:
+		return t->send(ep, sqe, kbuf);
+	case SWNIC_OP_WRITE:
+		return t->rma_write(ep, sqe, kbuf);
+	case SWNIC_OP_READ:
+		return t->rma_read(ep, sqe);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/*
+ * Consume the send queue. Each entry first reserves its completion slot,
+ * so a full CQ stops consumption instead of losing a completion. With
+ * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
+ * the ring to be retried at the next doorbell or engine round.
+ *
+ * Return: entries consumed, or -EPIPE if the ring is broken.
+ */
+int swnic_send_process_sq(struct swnic_ep *ep)
+{
+	struct swnic_sqe sqe;
+	int avail, done = 0, ret;
+
+	mutex_lock(&ep->sq_lock);
+	avail = swnic_ring_avail(&ep->sq);
+	if (avail < 0) {
+		mutex_unlock(&ep->sq_lock);
+		return avail;
+	}
+	while (done < avail) {
+		if (!swnic_cq_reserve(ep->tx_cq))
+			break;
+		swnic_ring_peek(&ep->sq, &sqe);
+		if (test_and_clear_bit(swnic_ring_slot_index(&ep->sq, 0),
+				       ep->sq_cancelled))
+			ret = -ECANCELED;
+		else
+			ret = swnic_sqe_check(&sqe);
+		if (!ret)
+			ret = swnic_send_exec(ep, &sqe);
+		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
+			swnic_cq_unreserve(ep->tx_cq);
+			break;
+		}
+
+		ep->tx_ops++;
+		if (ret < 0)
+			ep->tx_errors++;
+		else
+			ep->tx_bytes += sqe.len;
+		/* A deferred send's slot is held until a receive takes it. */
+		if (ret != SWNIC_DELIVER_DEFERRED)
+			swnic_complete_send(ep, &sqe, ret);
+		swnic_ring_consume(&ep->sq);
+		done++;
+	}
+	mutex_unlock(&ep->sq_lock);
+	return done;
+}
+
+/**
+ * swnic_send_cancel() - SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND
+ * @ep: the endpoint, in its owner's context
+ * @context: the SQE's context
+ *
+ * Marks the first unconsumed, not yet cancelled SQE with @context: its
+ * consumption (the caller rings the doorbell) completes it with ECANCELED
+ * instead of executing it.
+ *
+ * Return: 0, -ENOENT if no such SQE waits, -EPIPE if the ring is broken.
+ */
+int swnic_send_cancel(struct swnic_ep *ep, u64 context)
+{
+	struct swnic_sqe sqe;
+	int avail, i, ret = -ENOENT;
+
+	mutex_lock(&ep->sq_lock);
+	avail = swnic_ring_avail(&ep->sq);
+	if (avail < 0)
+		ret = avail;
+	for (i = 0; i < avail; i++) {
+		u32 slot = swnic_ring_slot_index(&ep->sq, i);
+
+		swnic_ring_peek_at(&ep->sq, i, &sqe);
+		if (sqe.context != context || test_bit(slot, ep->sq_cancelled))
+			continue;
+		set_bit(slot, ep->sq_cancelled);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&ep->sq_lock);
+	return ret;
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SWNIC_SEND_H
+#define _SWNIC_SEND_H
+
+#include <linux/types.h>
+
+struct swnic_ep;
+
+int swnic_send_process_sq(struct swnic_ep *ep);
+int swnic_send_cancel(struct swnic_ep *ep, u64 context);
+
+#endif /* _SWNIC_SEND_H */
