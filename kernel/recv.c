@@ -648,7 +648,11 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 				break;
 			}
 	if (!recv) {
-		ret = -ENOENT;
+		/*
+		 * Not posted yet: it may still be in the RQ, behind a full CQ
+		 * or a failed allocation. Only an empty RQ means "no such".
+		 */
+		ret = swnic_ring_avail(&ep->rq) > 0 ? -EAGAIN : -ENOENT;
 		goto out_unlock;
 	}
 	cqe.context = context;

@@ -56,7 +56,7 @@ open_domain()
 		read -r comm </proc/self/comm
 		echo "$comm" >"$TMP/comm.$BASHPID"
 		exec 3<"/dev/$1" || exit 1
-		exec sleep 60
+		exec sleep 600	# killed at the end (PIDS), slow kernels too
 	) &
 	DOM_PID=$!
 	PIDS="$PIDS $DOM_PID"

@@ -299,7 +299,8 @@ struct swnic_ep_doorbell {
  * RQ are posted first) and completes it on the receive CQ with
  * SWNIC_CQE_ERROR, err ECANCELED (and SWNIC_CQE_MULTI_RECV for a
  * multi-receive buffer, which is released). ENOENT: no such receive is
- * posted (it completed, or never was); EAGAIN: the CQ has no free slot.
+ * posted (it completed, or never was); EAGAIN: the CQ has no free slot,
+ * or receives are still waiting in the RQ (reap completions, try again).
  *
  * With SWNIC_CANCEL_SEND it cancels the SQE with @context that the kernel
  * has not consumed yet (waiting behind a full CQ, a target out of
