@@ -114,6 +114,42 @@ static void swnic_recv_unexp_changed(struct swnic_ep *ep)
 static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 				   struct swnic_fault *fault);
 
+/*
+ * Consume @ep's RQ, faulting in with rx_lock dropped whatever a receive
+ * needs (a buffered message copied into its buffer); @first: a fault an
+ * earlier pass under the lock ran into, or NULL. In the owner's context,
+ * or a sender's whose pass stopped at such a page: the RQ never waits
+ * for a doorbell that may not come. Return: RQEs consumed, or -errno.
+ */
+static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
+					  const struct swnic_fault *first)
+{
+	struct swnic_fault fault = {};
+	bool hard = false;
+	int tries, ret, done = 0;
+
+	if (first)
+		fault = *first;
+	for (tries = 1; ; tries++) {
+		if (fault.dst_len) {
+			ret = swnic_fault_in(&fault);
+			if (ret == -EINTR)
+				return ret;
+			hard = ret || tries > SWNIC_FAULT_TRIES;
+		}
+		fault = (struct swnic_fault) {};
+		if (mutex_lock_killable(&ep->rx_lock))
+			return -EINTR;
+		ret = __swnic_recv_process_rq(ep, hard, &fault);
+		mutex_unlock(&ep->rx_lock);
+		if (ret < 0)
+			return ret;
+		done += ret;
+		if (!fault.dst_len)
+			return done;
+	}
+}
+
 /* A posted receive leaves (rx_lock held). */
 static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 {
@@ -227,7 +263,8 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
 static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 				const struct swnic_sqe *sqe, const void *kbuf,
 				const u8 *head, bool hard,
-				struct swnic_fault *fault)
+				struct swnic_fault *fault,
+				struct swnic_fault *rq_fault)
 {
 	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
 	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
@@ -241,7 +278,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	if (dst->dead)
 		return -ECONNREFUSED;
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */
-	__swnic_recv_process_rq(dst, false, NULL);
+	__swnic_recv_process_rq(dst, false, rq_fault);
 
 	recv = swnic_recv_match(dst, tagged, sqe->tag, src->addr, src->port);
 	if (recv) {
@@ -345,7 +382,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	 * with the poster's full barrier between its tail store and flag load).
 	 */
 	smp_mb();
-	__swnic_recv_process_rq(dst, false, NULL);
+	__swnic_recv_process_rq(dst, false, rq_fault);
 	return ret;
 }
 
@@ -379,7 +416,7 @@ int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	int tries, ret;
 
 	for (tries = 1; ; tries++) {
-		struct swnic_fault fault = {};
+		struct swnic_fault fault = {}, rq_fault = {};
 
 		/* What a CQE can carry is read first, with no lock held. */
 		ret = kbuf ? 0 : swnic_copy_from_user_nofault(head, usrc, hlen);
@@ -392,8 +429,14 @@ int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 			if (mutex_lock_killable(&dst->rx_lock))
 				return -EINTR;
 			ret = __swnic_recv_deliver(dst, src, sqe, kbuf, head,
-						   hard, &fault);
+						   hard, &fault, &rq_fault);
 			mutex_unlock(&dst->rx_lock);
+			/*
+			 * The receiver's RQ stopped at a receive to fault in
+			 * (a buffered message for it): finish it here.
+			 */
+			if (rq_fault.dst_len)
+				swnic_recv_process_rq_faulting(dst, &rq_fault);
 			if (ret != -SWNIC_EFAULTIN)
 				return ret;
 		}
@@ -604,26 +647,7 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
  */
 int swnic_recv_process_rq(struct swnic_ep *ep)
 {
-	bool hard = false;
-	int tries, ret, done = 0;
-
-	for (tries = 1; ; tries++) {
-		struct swnic_fault fault = {};
-
-		if (mutex_lock_killable(&ep->rx_lock))
-			return -EINTR;
-		ret = __swnic_recv_process_rq(ep, hard, &fault);
-		mutex_unlock(&ep->rx_lock);
-		if (ret < 0)
-			return ret;
-		done += ret;
-		if (!fault.dst_len)
-			return done;
-		ret = swnic_fault_in(&fault);
-		if (ret == -EINTR)
-			return ret;
-		hard = ret || tries >= SWNIC_FAULT_TRIES;
-	}
+	return swnic_recv_process_rq_faulting(ep, NULL);
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -702,9 +726,17 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		rqe.tag = p->claim;
 	}
 
+	/*
+	 * Receives still in the (lazy) RQ take their messages first (a
+	 * broken RQ is its owner's business: the peek still answers).
+	 */
+	ret = swnic_recv_process_rq(ep);
+	if (ret == -EINTR)
+		return ret;
+	ret = 0;
 	if (mutex_lock_killable(&ep->rx_lock))
 		return -EINTR;
-	/* Receives still in the (lazy) RQ take their messages first. */
+	/* And those posted since. */
 	__swnic_recv_process_rq(ep, false, NULL);
 	u = swnic_recv_match_unexp(ep, &rqe);
 	if (!u) {
