@@ -142,26 +142,6 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 }
 
 /**
- * swnic_copy_from_user_nofault() - copy_from_user() that never sleeps
- * @dst: kernel destination
- * @src: user source, in the current address space
- * @len: bytes
- *
- * For copies under a lock others wait for (see swnic_copy_to_mm()).
- *
- * Return: 0, or -SWNIC_EFAULTIN if a page was not there.
- */
-int swnic_copy_from_user_nofault(void *dst, const void __user *src, size_t len)
-{
-	unsigned long left;
-
-	pagefault_disable();
-	left = __copy_from_user_inatomic(dst, src, len);
-	pagefault_enable();
-	return left ? -SWNIC_EFAULTIN : 0;
-}
-
-/**
  * swnic_fault_in_mm() - fault in a range of an address space, no lock held
  * @mm: the address space (the current one's, or another process's)
  * @addr: start

@@ -17,8 +17,6 @@
 
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len, unsigned int flags);
-int swnic_copy_from_user_nofault(void *dst, const void __user *src,
-				 size_t len);
 int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write);
 
 #endif /* _SWNIC_COPY_H */

@@ -350,7 +350,8 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	if (kbuf)
 		memcpy(u->payload, kbuf, sqe->len);
 	else
-		ret = swnic_copy_from_user_nofault(u->payload, usrc, sqe->len);
+		ret = copy_from_user_nofault(u->payload, usrc, sqe->len) ?
+		      -SWNIC_EFAULTIN : 0;
 	if (ret) {
 		kvfree(u);
 		if (!hard) {
@@ -419,7 +420,8 @@ int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		struct swnic_fault fault = {}, rq_fault = {};
 
 		/* What a CQE can carry is read first, with no lock held. */
-		ret = kbuf ? 0 : swnic_copy_from_user_nofault(head, usrc, hlen);
+		ret = !kbuf && copy_from_user_nofault(head, usrc, hlen) ?
+		      -SWNIC_EFAULTIN : 0;
 		if (ret && hard)
 			return -EFAULT;
 		if (ret) {
@@ -492,11 +494,8 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	 * or a sender's that took the receive from the lazy RQ.
 	 */
 	if (current->mm == ep->dom->mm) {
-		pagefault_disable();
-		if (__copy_to_user_inatomic(u64_to_user_ptr(dst), u->payload,
-					    n))
+		if (copy_to_user_nofault(u64_to_user_ptr(dst), u->payload, n))
 			ret = -SWNIC_EFAULTIN;
-		pagefault_enable();
 	} else {
 		ret = swnic_copy_to_mm(ep->dom->mm, dst, NULL, u->payload, n,
 				       SWNIC_COPY_NOFAULT);
