@@ -35,8 +35,8 @@ struct net *swnic_device_net(struct swnic_device *sdev)
 }
 
 /**
- * swnic_device_capable() - has the current task @cap over @sdev's namespace?
- * @sdev: the device
+ * __swnic_device_capable() - has the current task @cap over @sdev's namespace?
+ * @sdev: the device; the caller holds its lock
  * @cap: the capability
  * @audit: audit the check (the caller is asking for a privilege), or not
  *	   (it is only choosing a limit)
@@ -44,14 +44,22 @@ struct net *swnic_device_net(struct swnic_device *sdev)
  * Return: true if capable in the user namespace owning the device's
  * network namespace.
  */
-bool swnic_device_capable(struct swnic_device *sdev, int cap, bool audit)
+bool __swnic_device_capable(struct swnic_device *sdev, int cap, bool audit)
 {
 	struct user_namespace *ns;
+
+	lockdep_assert_held(&sdev->lock);
+	ns = swnic_device_net(sdev)->user_ns;
+	return audit ? ns_capable(ns, cap) : ns_capable_noaudit(ns, cap);
+}
+
+/* The same, taking the device's lock. */
+bool swnic_device_capable(struct swnic_device *sdev, int cap, bool audit)
+{
 	bool ret;
 
 	mutex_lock(&sdev->lock);
-	ns = swnic_device_net(sdev)->user_ns;
-	ret = audit ? ns_capable(ns, cap) : ns_capable_noaudit(ns, cap);
+	ret = __swnic_device_capable(sdev, cap, audit);
 	mutex_unlock(&sdev->lock);
 	return ret;
 }

@@ -22,6 +22,7 @@ int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 void swnic_device_unbind(struct swnic_device *sdev);
 
 struct net *swnic_device_net(struct swnic_device *sdev);
+bool __swnic_device_capable(struct swnic_device *sdev, int cap, bool audit);
 bool swnic_device_capable(struct swnic_device *sdev, int cap, bool audit);
 
 #endif /* _SWNIC_BIND_H */

@@ -102,7 +102,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	list_for_each_entry(d, &sdev->domains, dev_node)
 		mine += uid_eq(d->uid, dom->uid);
 	if (mine >= sdev->limits.max_domains_per_user &&
-	    !ns_capable(swnic_device_net(sdev)->user_ns, CAP_NET_ADMIN)) {
+	    !__swnic_device_capable(sdev, CAP_NET_ADMIN, true)) {
 		ret = -EDQUOT;
 		goto err_unlock;
 	}

@@ -151,15 +151,6 @@ static bool swnic_service_admits(const struct swnic_service *svc)
 	return false;
 }
 
-/* May the current process administer @sdev? sdev->lock held. */
-static bool swnic_service_admin(struct swnic_device *sdev, bool audit)
-{
-	struct user_namespace *ns = swnic_device_net(sdev)->user_ns;
-
-	return audit ? ns_capable(ns, CAP_NET_ADMIN)
-		     : ns_capable_noaudit(ns, CAP_NET_ADMIN);
-}
-
 static void swnic_service_attach(struct swnic_domain *dom,
 				 struct swnic_service *svc)
 {
@@ -198,7 +189,8 @@ void swnic_service_domain_open(struct swnic_domain *dom)
 	if (!svc || (svc->flags & SWNIC_SVC_F_DISABLED) ||
 	    svc->ndomains >= svc->max_domains)
 		return;
-	if (swnic_service_admits(svc) || swnic_service_admin(sdev, false))
+	if (swnic_service_admits(svc) ||
+	    __swnic_device_capable(sdev, CAP_NET_ADMIN, false))
 		swnic_service_attach(dom, svc);
 }
 
@@ -244,7 +236,7 @@ static int swnic_domain_take_key(struct swnic_domain *dom, u32 auth_key)
 	} else if (svc->flags & SWNIC_SVC_F_DISABLED) {
 		ret = -EKEYREVOKED;
 	} else if (!swnic_service_admits(svc) &&
-		   !swnic_service_admin(sdev, true)) {
+		   !__swnic_device_capable(sdev, CAP_NET_ADMIN, true)) {
 		swnic_stat_inc(sdev, dom, SWNIC_STAT_AUTH_KEY_DENIED);
 		ret = -EPERM;
 	} else if (svc->ndomains >= svc->max_domains) {
