@@ -27,10 +27,37 @@
 #include "stats.h"
 
 /*
- * Attempts at a transfer whose pages keep going away between the fault-in
- * and the copy under rx_lock; then a page that is not there is a fault.
+ * A copy under rx_lock that finds a page missing, or the destination's
+ * mmap lock taken, faults in with no lock held and tries again. When the
+ * fault-in succeeds the cause was short and benign: the receiver's other
+ * threads mapping or unmapping memory (mmap lock held for writing),
+ * khugepaged collapsing the pages, migration, reclaim. So try again,
+ * yielding, then a tick at a time; only a destination that stays out of
+ * reach for SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds
+ * back the messages sent to it, and no more). A fault-in that fails is a
+ * fault at once.
  */
-#define SWNIC_FAULT_TRIES	4
+#define SWNIC_FAULT_SPINS	4
+#define SWNIC_FAULT_TIMEOUT	(2 * HZ)
+
+struct swnic_fault_retry {
+	unsigned long deadline;
+	unsigned int tries;
+};
+
+/* After a fault-in that succeeded: false when it is time to give up. */
+static bool swnic_fault_retry(struct swnic_fault_retry *r)
+{
+	if (!r->tries++)
+		r->deadline = jiffies + SWNIC_FAULT_TIMEOUT;
+	if (time_after(jiffies, r->deadline))
+		return false;
+	if (r->tries <= SWNIC_FAULT_SPINS)
+		cond_resched();
+	else
+		schedule_timeout_uninterruptible(1);
+	return true;
+}
 
 /* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
 struct swnic_fault {
@@ -124,18 +151,19 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 					  const struct swnic_fault *first)
 {
+	struct swnic_fault_retry retry = {};
 	struct swnic_fault fault = {};
 	bool hard = false;
-	int tries, ret, done = 0;
+	int ret, done = 0;
 
 	if (first)
 		fault = *first;
-	for (tries = 1; ; tries++) {
+	for (;;) {
 		if (fault.dst_len) {
 			ret = swnic_fault_in(&fault);
 			if (ret == -EINTR)
 				return ret;
-			hard = ret || tries > SWNIC_FAULT_TRIES;
+			hard = ret || !swnic_fault_retry(&retry);
 		}
 		fault = (struct swnic_fault) {};
 		if (mutex_lock_killable(&ep->rx_lock))
@@ -412,11 +440,12 @@ int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 {
 	const void __user *usrc = u64_to_user_ptr(sqe->addr);
 	size_t hlen = min_t(u64, sqe->len, SWNIC_CQE_INLINE_MAX);
+	struct swnic_fault_retry retry = {};
 	u8 head[SWNIC_CQE_INLINE_MAX];
 	bool hard = false;
-	int tries, ret;
+	int ret;
 
-	for (tries = 1; ; tries++) {
+	for (;;) {
 		struct swnic_fault fault = {}, rq_fault = {};
 
 		/* What a CQE can carry is read first, with no lock held. */
@@ -445,8 +474,8 @@ int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 		ret = swnic_fault_in(&fault);
 		if (ret == -EINTR)
 			return ret;
-		/* Unmapped, or pages that keep going: report the fault. */
-		hard = ret || tries >= SWNIC_FAULT_TRIES;
+		/* Unmapped, or out of reach for too long: the fault. */
+		hard = ret || !swnic_fault_retry(&retry);
 	}
 }
 

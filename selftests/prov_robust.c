@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -709,6 +710,107 @@ TEST_F(robust, killed_peer_is_refused)
 	close(from_a[1]);
 	ASSERT_EQ(0, gauges_settle(&self->start, &g));
 	EXPECT_TRUE(gauges_equal(&self->start, &g));
+}
+
+/* ---- the receiver's address space changing under a transfer ------------- */
+
+#define CHURN_MSGS	2000
+
+static volatile bool churn_stop;
+
+/*
+ * What a multithreaded application does beside its transfers: map and
+ * unmap memory (malloc of large blocks, thread stacks), which takes its
+ * mmap lock for writing, again and again.
+ */
+static void *churn_thread(void *arg)
+{
+	while (!churn_stop) {
+		void *p = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return (void *)1;
+		*(volatile char *)p = 1;
+		mprotect(p, 1 << 16, PROT_READ);
+		munmap(p, 1 << 16);
+	}
+	return NULL;
+}
+
+/* CHURN_MSGS sends into posted receives; 0 if each arrived intact. */
+static int churn_run(void)
+{
+	static uint8_t msg[MSG_LEN], rbuf[MSG_LEN];
+	struct fi_info *hints = robust_hints(), *info;
+	struct fi_cq_data_entry e;
+	struct fi_context sctx, rctx;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct side a = {}, b = {};
+	pthread_t churn;
+	void *churn_ret;
+	int ret = 0;
+
+	if (!hints || prov_getinfo(NULL, NULL, 0, hints, &info) ||
+	    fi_fabric(info->fabric_attr, &fab, NULL) ||
+	    fi_domain(fab, info, &dom, NULL) || side_open(dom, info, &a, 64) ||
+	    side_open(dom, info, &b, 64) || connect_to(&a, &b))
+		return 2;
+	if (pthread_create(&churn, NULL, churn_thread, NULL))
+		return 3;
+	for (int i = 0; i < CHURN_MSGS && !ret; i++) {
+		fill(msg, MSG_LEN, i);
+		memset(rbuf, 0, sizeof(rbuf));
+		if (fi_recv(b.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			    &rctx) ||
+		    fi_send(a.ep, msg, MSG_LEN, NULL, a.peer, &sctx))
+			ret = 4;
+		else if (cq_get(a.cq, &e) != 1 || e.op_context != &sctx)
+			ret = 5;	/* an error completion: EFAULT */
+		else if (cq_get(b.cq, &e) != 1 || e.op_context != &rctx ||
+			 e.len != MSG_LEN || !has_pattern(rbuf, MSG_LEN, i))
+			ret = 6;
+	}
+	churn_stop = true;
+	pthread_join(churn, &churn_ret);
+	side_close(&a);
+	side_close(&b);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return ret ?: churn_ret ? 7 : 0;
+}
+
+/*
+ * The receiver maps and unmaps memory all the while (another thread of
+ * it): the copies into its buffers, which must not wait for its mmap
+ * lock under the endpoint's receive lock, wait their turn and never turn
+ * into a fault. Each doorbell mode in a fresh process (the provider reads
+ * the mode once).
+ */
+TEST(receiver_mapping_memory_never_fails_a_send)
+{
+	PROV_REQUIRE_DEVICE();
+	for (int engine = 0; engine <= 1; engine++) {
+		int status;
+		pid_t pid;
+
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			setenv("FI_SWNIC_DOORBELL_ENGINE", engine ? "1" : "0", 1);
+			_exit(churn_run());
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) {
+			TH_LOG("%s doorbell: exit %d (5: a send failed)",
+			       engine ? "engine" : "syscall",
+			       WEXITSTATUS(status));
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -30,16 +30,23 @@ pingpong()
 	desc=$1
 	shift
 	port=$((port + 1))
-	timeout 120 fi_pingpong -p swnic "$@" -B "$port" >/tmp/pp.srv 2>&1 &
+	timeout 120 fi_pingpong -p swnic "$@" -B "$port" >/tmp/pp.srv \
+		2>/tmp/pp.srv.err &
 	srv=$!
 	wait_listen "$port"
-	if timeout 120 fi_pingpong -p swnic "$@" -P "$port" 127.0.0.1 \
-		>/tmp/pp.cli 2>&1 && wait "$srv"; then
-		# Every requested size must appear in the client's report.
+	timeout 120 fi_pingpong -p swnic "$@" -P "$port" 127.0.0.1 \
+		>/tmp/pp.cli 2>/tmp/pp.cli.err
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ]; then
 		ok "$desc"
 	else
-		wait "$srv" 2>/dev/null
-		not_ok "$desc" "$(tail -3 /tmp/pp.cli) / $(tail -3 /tmp/pp.srv)"
+		# fi_pingpong's errors are on stderr, its exit status an errno.
+		not_ok "$desc" "client exit $cli_rc: $(cat /tmp/pp.cli.err)" \
+			"$(tail -2 /tmp/pp.cli)" \
+			"server exit $srv_rc: $(cat /tmp/pp.srv.err)" \
+			"$(tail -2 /tmp/pp.srv)"
 	fi
 }
 
