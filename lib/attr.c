@@ -74,9 +74,9 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->tx_attr->caps = caps & SWNIC_TX_CAPS;
 	fi->tx_attr->mode = 0;
 	fi->tx_attr->op_flags = 0;
-	fi->tx_attr->msg_order = type == FI_EP_DGRAM ? FI_ORDER_NONE :
+	fi->tx_attr->msg_order = type == FI_EP_DGRAM ? SWNIC_ORDER_NONE :
 						      SWNIC_MSG_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->comp_order = SWNIC_ORDER_NONE;
 	fi->tx_attr->inject_size = q->max_inject;
 	fi->tx_attr->size = q->max_sq_entries;
 	fi->tx_attr->iov_limit = q->max_iov;
@@ -87,7 +87,7 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = 0;
 	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->comp_order = SWNIC_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = q->max_rq_entries;
 	fi->rx_attr->iov_limit = q->max_iov;
@@ -132,6 +132,11 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	dom->max_err_data = q->max_err_data;
 	dom->mr_cnt = q->max_mr;
 	dom->tclass = FI_TC_UNSPEC;
+#if SWNIC_FI_HAVE_2
+	/* One key per endpoint: its domain's (FI_AV_AUTH_KEY is not offered). */
+	dom->max_ep_auth_key = 1;
+	dom->max_group_id = 0;
+#endif
 
 	fi->fabric_attr->name = strdup(SWNIC_FABRIC_NAME);
 	fi->fabric_attr->prov_version = SWNIC_PROV_VERSION;

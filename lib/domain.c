@@ -121,9 +121,9 @@ static int swnic_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid)
 		return -FI_EINVAL;
-	if (flags & ~FI_REG_MR) {
+	if (flags & ~SWNIC_REG_MR) {
 		SWNIC_WARN(FI_LOG_DOMAIN, "bind flags %#llx not supported\n",
-			   (unsigned long long)(flags & ~FI_REG_MR));
+			   (unsigned long long)(flags & ~SWNIC_REG_MR));
 		return -FI_EBADFLAGS;
 	}
 	eq = swnic_eq_from_fid(bfid);

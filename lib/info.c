@@ -163,32 +163,32 @@ static int swnic_mr_mode(const struct swnic_dev *dev, int user,
 
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		switch (user) {
-		case FI_MR_UNSPEC:
-		case FI_MR_BASIC:
-			*out = FI_MR_BASIC;
+		case SWNIC_MR_UNSPEC:
+		case SWNIC_MR_BASIC:
+			*out = SWNIC_MR_BASIC;
 			return 0;
-		case FI_MR_SCALABLE:
+		case SWNIC_MR_SCALABLE:
 			if (target && !odp)
-				return SWNIC_NOMATCH("FI_MR_SCALABLE needs on-demand registration\n");
-			*out = FI_MR_SCALABLE;
+				return SWNIC_NOMATCH("SWNIC_MR_SCALABLE needs on-demand registration\n");
+			*out = SWNIC_MR_SCALABLE;
 			return 0;
 		default:
 			return SWNIC_NOMATCH("mr_mode %#x invalid before API 1.5\n",
 					     user);
 		}
 	}
-	if (user & FI_MR_BASIC) {
-		if (user & ~FI_MR_BASIC)
-			return SWNIC_NOMATCH("FI_MR_BASIC must be alone\n");
-		*out = FI_MR_BASIC;
+	if (user & SWNIC_MR_BASIC) {
+		if (user & ~SWNIC_MR_BASIC)
+			return SWNIC_NOMATCH("SWNIC_MR_BASIC must be alone\n");
+		*out = SWNIC_MR_BASIC;
 		return 0;
 	}
-	if (user & FI_MR_SCALABLE) {
-		if (user & ~FI_MR_SCALABLE)
-			return SWNIC_NOMATCH("FI_MR_SCALABLE must be alone\n");
+	if (user & SWNIC_MR_SCALABLE) {
+		if (user & ~SWNIC_MR_SCALABLE)
+			return SWNIC_NOMATCH("SWNIC_MR_SCALABLE must be alone\n");
 		if (target && !odp)
-			return SWNIC_NOMATCH("FI_MR_SCALABLE needs on-demand registration\n");
-		*out = FI_MR_SCALABLE;
+			return SWNIC_NOMATCH("SWNIC_MR_SCALABLE needs on-demand registration\n");
+		*out = SWNIC_MR_SCALABLE;
 		return 0;
 	}
 	if (!target) {
@@ -235,6 +235,17 @@ static int swnic_check_auth_key(const struct swnic_dev *dev,
 	return 0;
 }
 
+/* FI_PROGRESS_CONTROL_UNIFIED, an API 2.x value. */
+static bool swnic_control_unified(enum fi_progress progress, uint32_t version)
+{
+#if SWNIC_FI_HAVE_2
+	return progress == FI_PROGRESS_CONTROL_UNIFIED &&
+	       !FI_VERSION_LT(version, FI_VERSION(2, 0));
+#else
+	return false;
+#endif
+}
+
 /**
  * swnic_check_domain_attr() - can @dev serve domain attributes @attr?
  *
@@ -261,8 +272,13 @@ int swnic_check_domain_attr(const struct swnic_dev *dev,
 	default:
 		return SWNIC_NOMATCH("threading %d unknown\n", attr->threading);
 	}
-	/* The kernel progresses everything: AUTO, and MANUAL (a subset). */
-	if (attr->control_progress > FI_PROGRESS_MANUAL)
+	/*
+	 * The kernel progresses everything: AUTO, and MANUAL (a subset).
+	 * CONTROL_UNIFIED (2.x) lets the application serialize control and
+	 * data calls; the provider's locks stay, which is allowed.
+	 */
+	if (attr->control_progress > FI_PROGRESS_MANUAL &&
+	    !swnic_control_unified(attr->control_progress, version))
 		return SWNIC_NOMATCH("control_progress %d unknown\n",
 				     attr->control_progress);
 	if (attr->data_progress > FI_PROGRESS_MANUAL)
@@ -730,9 +746,16 @@ int swnic_getinfo(uint32_t version, const char *node, const char *service,
 	int ret;
 
 	*info = NULL;
-	if (FI_MAJOR(version) != 1)
-		return SWNIC_NOMATCH("API %u.%u not supported\n",
-				     FI_MAJOR(version), FI_MINOR(version));
+	/*
+	 * Any 1.x API, and 2.x when built against 2.x headers: an application
+	 * gets the semantics of the version it asks for, up to the newest
+	 * this provider was built for (SWNIC_FI_VERSION).
+	 */
+	if (FI_MAJOR(version) < 1 || FI_VERSION_LT(SWNIC_FI_VERSION, version))
+		return SWNIC_NOMATCH("API %u.%u not supported (newest %u.%u)\n",
+				     FI_MAJOR(version), FI_MINOR(version),
+				     FI_MAJOR(SWNIC_FI_VERSION),
+				     FI_MINOR(SWNIC_FI_VERSION));
 	if ((flags & SWNIC_CORE_PROV_ONLY) && !swnic_params.layering)
 		return SWNIC_NOMATCH("not offering MSG/DGRAM endpoints to a utility provider: swnic's own RDM endpoints are native (FI_SWNIC_LAYERING=1 allows it)\n");
 

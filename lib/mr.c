@@ -366,8 +366,8 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			    uint64_t swnic_flags, struct swnic_mr *mr)
 {
 	bool v15 = !FI_VERSION_LT(dom->api_version, FI_VERSION(1, 5));
-	bool basic = dom->mr_mode & FI_MR_BASIC ||
-		     (!v15 && dom->mr_mode == FI_MR_UNSPEC);
+	bool basic = dom->mr_mode & SWNIC_MR_BASIC ||
+		     (!v15 && dom->mr_mode == SWNIC_MR_UNSPEC);
 	bool odp = dom->mr_odp;
 
 	if (!attr || !attr->mr_iov)
@@ -460,7 +460,7 @@ static int swnic_mr_create(struct swnic_domain *dom,
 	if (ret)
 		goto err_free;
 
-	if (dom->eq && (dom->eq_flags & FI_REG_MR)) {
+	if (dom->eq && (dom->eq_flags & SWNIC_REG_MR)) {
 		ret = swnic_mr_async_start(dom);
 		if (ret)
 			goto err_free;
@@ -549,9 +549,9 @@ int swnic_mr_domain_init(struct swnic_domain *dom)
 		      (!(dom->info_caps & (FI_READ | FI_WRITE | FI_REMOTE_READ |
 					   FI_REMOTE_WRITE)) ||
 		       dom->info_caps & (FI_REMOTE_READ | FI_REMOTE_WRITE));
-	bool unbacked = !(dom->mr_mode & (FI_MR_ALLOCATED | FI_MR_BASIC)) &&
+	bool unbacked = !(dom->mr_mode & (FI_MR_ALLOCATED | SWNIC_MR_BASIC)) &&
 			!(FI_VERSION_LT(dom->api_version, FI_VERSION(1, 5)) &&
-			  dom->mr_mode == FI_MR_UNSPEC);
+			  dom->mr_mode == SWNIC_MR_UNSPEC);
 
 	/* Peers may target ranges not backed yet: register on demand. */
 	dom->mr_odp = swnic_params.mr_odp || (target && unbacked);

@@ -38,19 +38,24 @@
 #include <linux/swnic.h>
 
 #include "rdma/fi_ext_swnic.h"
+#include "rdma/fi_swnic_compat.h"
 
 #define SWNIC_PROV_NAME		"swnic"
 #define SWNIC_FABRIC_NAME	"swnic"
 #define SWNIC_ADDR_STR_PREFIX	"fi_swnic://"
 #define SWNIC_PROV_VERSION	FI_VERSION(1, 0)
-/* The newest API whose structures this provider fills in. */
-#define SWNIC_FI_VERSION	FI_VERSION(1, 17)
+/*
+ * The newest API whose structures this provider fills in: the headers it
+ * was built against (1.17 on Debian 12, 2.1 on Debian 13). The core hands
+ * a provider only the applications that ask for no newer an API.
+ */
+#define SWNIC_FI_VERSION	FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
 #define SWNIC_SYSFS_CLASS	"/sys/class/swnic"
 #define SWNIC_DEV_DIR		"/dev"
 
 /* Provider specific protocol (fi_ep_attr.protocol): the swnic wire format. */
-#define SWNIC_PROTO		(FI_PROV_SPECIFIC | 0x5e)
+#define SWNIC_PROTO		(SWNIC_PROV_SPECIFIC | 0x5e)
 #define SWNIC_PROTO_VERSION	1
 
 /*

@@ -299,6 +299,7 @@ TEST_F(av, user_id)
 	fi_freeinfo(hints);
 }
 
+SWNIC_DEPRECATED_BEGIN
 TEST_F(av, async_inserts)
 {
 	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
@@ -343,6 +344,7 @@ TEST_F(av, async_inserts)
 	self->av = NULL;
 	EXPECT_EQ(0, fi_close(&eq->fid));
 }
+SWNIC_DEPRECATED_END
 
 TEST_F(av, addr_str_domain)
 {

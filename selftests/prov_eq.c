@@ -253,6 +253,7 @@ TEST_F(eq, sread_yield)
 	sread_cycle(_metadata, &self->ctx, FI_WAIT_YIELD);
 }
 
+SWNIC_DEPRECATED_BEGIN
 /* Asynchronous AV inserts report through the EQ: errors first. */
 TEST_F(eq, readerr_and_strerror)
 {
@@ -302,7 +303,9 @@ TEST_F(eq, readerr_and_strerror)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->eq->fid));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
+SWNIC_DEPRECATED_END
 
+SWNIC_DEPRECATED_BEGIN
 TEST_F(eq, overrun)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
@@ -332,5 +335,6 @@ TEST_F(eq, overrun)
 	EXPECT_EQ(-FI_EOVERRUN, fi_eq_write(self->eq, 0, &in, sizeof(in), 0));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
+SWNIC_DEPRECATED_END
 
 TEST_HARNESS_MAIN

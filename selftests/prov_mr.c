@@ -361,7 +361,7 @@ TEST_F(mr, async_registration)
 	void *hole;
 
 	ASSERT_EQ(0, fi_eq_open(self->ctx.fabric, &eattr, &eq, NULL));
-	ASSERT_EQ(0, fi_domain_bind(self->ctx.domain, &eq->fid, FI_REG_MR));
+	ASSERT_EQ(0, fi_domain_bind(self->ctx.domain, &eq->fid, SWNIC_REG_MR));
 
 	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, 4 * PAGE,
 			       FI_REMOTE_READ, 0, 61, 0, &mr, (void *)0xc0));

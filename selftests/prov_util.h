@@ -22,6 +22,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_swnic.h>
+#include <rdma/fi_swnic_compat.h>
 
 /*
  * Load only swnic and the utility providers that could layer over it
