@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Endpoints (fi_endpoint(3)): binding to CQs, counters and an AV, enabling
- * (the kernel endpoint and its rings), names, options, and the posting
- * primitives msg.c and rma.c build on. Every kind is a kernel endpoint;
+ * (the kernel endpoint and its rings), names, options, and the helpers
+ * the operations of msg.c and rma.c share (destination, completion
+ * choice); those post through post.c. Every kind is a kernel endpoint;
  * an FI_EP_MSG endpoint also has a connection, which cm.c manages and
  * which gives its sends their destination. Shared contexts and scalable
  * endpoints are not offered, and say so.
@@ -11,146 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ep.h"
-
-/* ---- rings ------------------------------------------------------------ */
-
-int swnic_uring_map(struct swnic_uring *r, int fd,
-		    const struct swnic_ring_info *info)
-{
-	uint8_t *base;
-
-	if (!info->entries || (info->entries & (info->entries - 1)) ||
-	    info->array >= info->mmap_size)
-		return -FI_EINVAL;
-	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, (off_t)info->mmap_offset);
-	if (base == MAP_FAILED)
-		return -errno;
-	r->map = base;
-	r->map_len = info->mmap_size;
-	r->head = (_Atomic uint32_t *)(base + info->head);
-	r->tail = (_Atomic uint32_t *)(base + info->tail);
-	r->flags = (const _Atomic uint32_t *)(base + info->flags);
-	r->array = base + info->array;
-	r->entries = info->entries;
-	r->entry_size = info->entry_size;
-	r->local = 0;
-	return 0;
-}
-
-void swnic_uring_unmap(struct swnic_uring *r)
-{
-	if (r->map)
-		munmap(r->map, r->map_len);
-	r->map = NULL;
-}
-
-/* ---- operations in flight ------------------------------------------------ */
-
-static int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
-			      size_t size)
-{
-	pool->ops = calloc(size, sizeof(*pool->ops));
-	if (!pool->ops)
-		return -FI_ENOMEM;
-	pool->size = size;
-	pool->used = 0;
-	pool->free = NULL;
-	for (size_t i = size; i-- > 0;) {
-		pool->ops[i].ep = ep;
-		pool->ops[i].free = true;
-		pool->ops[i].next = pool->free;
-		pool->free = &pool->ops[i];
-	}
-	return 0;
-}
-
-static void swnic_op_pool_fini(struct swnic_op_pool *pool)
-{
-	for (size_t i = 0; pool->ops && i < pool->size; i++)
-		free(pool->ops[i].bounce);
-	free(pool->ops);
-	pool->ops = NULL;
-}
-
-/* Caller holds ep->lock. NULL when every op is in flight. */
-struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
-{
-	struct swnic_op *op = pool->free;
-
-	if (!op)
-		return NULL;
-	pool->free = op->next;
-	pool->used++;
-	op->free = false;
-	op->bounce = NULL;
-	op->iov_count = 0;
-	op->multi_recv = false;
-	op->buf = NULL;
-	return op;
-}
-
-void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op)
-{
-	free(op->bounce);
-	op->bounce = NULL;
-	op->free = true;
-	op->next = pool->free;
-	pool->free = op;
-	pool->used--;
-}
-
-/* ---- doorbells ------------------------------------------------------------- */
-
-int swnic_ep_doorbell(struct swnic_ep *ep)
-{
-	struct swnic_ep_doorbell db = { .size = sizeof(db) };
-
-	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db)) {
-		SWNIC_WARN(FI_LOG_EP_DATA, "doorbell: %s\n", strerror(errno));
-		return errno == EPIPE ? -FI_EIO : -errno;
-	}
-	return 0;
-}
-
-/* Make what was just produced visible to the kernel. */
-void swnic_ep_kick(struct swnic_ep *ep)
-{
-	if (ep->engine) {
-		/* Tail stores before the flag load; pairs with the kernel. */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (!(atomic_load_explicit(ep->sq.flags, memory_order_relaxed) &
-		      SWNIC_RING_F_NEED_WAKEUP))
-			return;
-	}
-	swnic_ep_doorbell(ep);
-}
-
-/*
- * Produce one entry into @r (SQ or RQ) and kick. A full ring is given one
- * doorbell to drain (the kernel may have stopped at a full CQ that has
- * room now). Caller holds ep->lock. Return: 0 or -FI_EAGAIN.
- */
-int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e)
-{
-	uint32_t head = atomic_load_explicit(r->head, memory_order_acquire);
-
-	if (r->local - head >= r->entries) {
-		swnic_ep_doorbell(ep);
-		head = atomic_load_explicit(r->head, memory_order_acquire);
-		if (r->local - head >= r->entries)
-			return -FI_EAGAIN;
-	}
-	memcpy(swnic_uring_slot(r, r->local), e, r->entry_size);
-	r->local++;
-	atomic_store_explicit(r->tail, r->local, memory_order_release);
-	swnic_ep_kick(ep);
-	return 0;
-}
 
 /*
  * The sockaddr of @fi_addr, through the bound AV; a MSG endpoint's is its
