@@ -252,17 +252,13 @@ static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
 				struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	struct swnic_cq *cq = swnic_cq(cq_fid);
-	uint32_t api = cq->domain->api_version;
 	struct swnic_cq_err *err;
-	bool user_buf;
-	size_t n;
 	ssize_t ret;
 
 	if (!buf)
 		return -FI_EINVAL;
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
-	user_buf = !FI_VERSION_LT(api, FI_VERSION(1, 5)) && buf->err_data_size;
 
 	swnic_lock_acquire(&cq->lock);
 	swnic_cq_progress(cq);
@@ -280,27 +276,9 @@ static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
 	buf->olen = err->entry.olen;
 	buf->err = err->entry.err;
 	buf->prov_errno = err->entry.prov_errno;
-	n = err->entry.err_data_size;
-	if (user_buf) {
-		if (n > buf->err_data_size)
-			n = buf->err_data_size;
-		if (n)
-			memcpy(buf->err_data, err->err_data, n);
-		buf->err_data_size = n;
-	} else {
-		free(cq->err_data);
-		cq->err_data = NULL;
-		if (n) {
-			cq->err_data = malloc(n);
-			if (cq->err_data)
-				memcpy(cq->err_data, err->err_data, n);
-			else
-				n = 0;
-		}
-		buf->err_data = cq->err_data;
-		if (!FI_VERSION_LT(api, FI_VERSION(1, 5)))
-			buf->err_data_size = n;
-	}
+	swnic_err_data_out(cq->domain->api_version, err->err_data,
+			   err->entry.err_data_size, &buf->err_data,
+			   &buf->err_data_size, &cq->err_data);
 	if (!(flags & FI_PEEK)) {
 		swnic_list_del(&err->node);
 		cq->nerrors--;
@@ -404,13 +382,7 @@ static const char *swnic_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = strerror(prov_errno);
-
-	if (buf && len) {
-		snprintf(buf, len, "%s", str);
-		return buf;
-	}
-	return str;
+	return swnic_strerror(prov_errno, buf, len);
 }
 
 /* ---- producers ------------------------------------------------------------ */

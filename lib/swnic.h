@@ -421,6 +421,13 @@ int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		       enum fi_op op, struct fi_atomic_attr *attr,
 		       uint64_t flags);
 
+/* ---- error entries of CQs and EQs (errdata.c) ----------------------------- */
+
+void swnic_err_data_out(uint32_t api_version, const void *data, size_t len,
+			void **err_data, size_t *err_data_size,
+			uint8_t **prov_buf);
+const char *swnic_strerror(int prov_errno, char *buf, size_t len);
+
 /* ---- fid ops every object shares ------------------------------------------- */
 
 int swnic_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
