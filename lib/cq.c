@@ -721,18 +721,19 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			   q->max_cq_entries);
 		return -FI_EINVAL;
 	}
-	if (atomic_load(&dom->children[SWNIC_CHILD_CQ]) >= q->max_cq) {
-		SWNIC_WARN(FI_LOG_CQ, "domain %s has cq_cnt (%u) CQs\n",
-			   dom->dev.name, q->max_cq);
-		return -FI_ENOSPC;
-	}
+	ret = swnic_domain_reserve(dom, SWNIC_CHILD_CQ, q->max_cq, FI_LOG_CQ,
+				   "cq_cnt", "CQs");
+	if (ret)
+		return ret;
 	size = attr->size ? attr->size : SWNIC_CQ_DEF_SIZE;
 	if (size > q->max_cq_entries)
 		size = q->max_cq_entries;
 
 	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return -FI_ENOMEM;
+	if (!cq) {
+		ret = -FI_ENOMEM;
+		goto err_reserved;
+	}
 	cq->size = swnic_pow2(size);
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
 	if (!cq->ring) {
@@ -757,7 +758,6 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &swnic_cq_fi_ops;
 	cq->cq_fid.ops = &swnic_cq_ops;
-	swnic_domain_child(dom, SWNIC_CHILD_CQ, 1);
 	attr->format = cq->format;
 	*cq_fid = &cq->cq_fid;
 	return 0;
@@ -766,5 +766,7 @@ err_ring:
 	free(cq->ring);
 err_free:
 	free(cq);
+err_reserved:
+	swnic_domain_child(dom, SWNIC_CHILD_CQ, -1);
 	return ret;
 }

@@ -488,14 +488,21 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ||
 	    info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
 		return -FI_ENOSYS;
+	/* ep_cnt is the kernel's max_ep: it says no at fi_enable. */
+	ret = swnic_domain_reserve(dom, SWNIC_CHILD_EP, SWNIC_NO_LIMIT,
+				   FI_LOG_EP_CTRL, "ep_cnt", "endpoints");
+	if (ret)
+		return ret;
 
 	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return -FI_ENOMEM;
+	if (!ep) {
+		ret = -FI_ENOMEM;
+		goto err_reserved;
+	}
 	ep->info = fi_dupinfo(info);
 	if (!ep->info) {
-		free(ep);
-		return -FI_ENOMEM;
+		ret = -FI_ENOMEM;
+		goto err_free;
 	}
 	if (!ep->info->tx_attr->size)
 		ep->info->tx_attr->size = SWNIC_EP_DEF_SIZE;
@@ -549,7 +556,6 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err_pools;
 
-	swnic_domain_child(dom, SWNIC_CHILD_EP, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;
 
@@ -559,7 +565,10 @@ err_pools:
 	swnic_lock_destroy(&ep->lock);
 err_info:
 	fi_freeinfo(ep->info);
+err_free:
 	free(ep);
+err_reserved:
+	swnic_domain_child(dom, SWNIC_CHILD_EP, -1);
 	return ret;
 }
 

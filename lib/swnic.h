@@ -379,6 +379,40 @@ static inline void swnic_domain_child(struct swnic_domain *dom,
 		atomic_fetch_sub(&dom->children[kind], 1);
 }
 
+/* No limit of the provider's own (the kernel's applies when it creates). */
+#define SWNIC_NO_LIMIT		UINT32_MAX
+
+/**
+ * swnic_domain_reserve() - count one more object of @kind in @dom
+ * @dom: the domain
+ * @kind: what is being opened
+ * @limit: how many @dom may have (the device's, as fi_info says it)
+ * @sub, @attr, @what: for the warning: the log subsystem, the fi_domain_attr
+ *        field that tells the limit and what the objects are called
+ *
+ * Open functions reserve before they build the object and give the
+ * reservation back (swnic_domain_child(dom, kind, -1)) if they fail after
+ * it, so two threads cannot both take the last one. Return: 0, or
+ * -FI_ENOSPC when @dom has @limit already.
+ */
+static inline int swnic_domain_reserve(struct swnic_domain *dom,
+				       enum swnic_child kind, uint32_t limit,
+				       enum fi_log_subsys sub,
+				       const char *attr, const char *what)
+{
+	unsigned int n = atomic_load(&dom->children[kind]);
+
+	do {
+		if (n >= limit) {
+			SWNIC_WARN(sub, "domain %s has %s (%u) %s\n",
+				   dom->dev.name, attr, limit, what);
+			return -FI_ENOSPC;
+		}
+	} while (!atomic_compare_exchange_weak(&dom->children[kind], &n,
+					       n + 1));
+	return 0;
+}
+
 /* The copy helpers every provider copy of application memory goes through. */
 ssize_t swnic_copy_from_iface(struct swnic_domain *dom, void *dest,
 			      size_t size, enum fi_hmem_iface iface,
