@@ -936,34 +936,17 @@ static int swnic_ep_getpeer(struct fid_ep *ep_fid, void *addr,
 	return swnic_addr_copy_out(ep->addr_format, &peer, addr, addrlen);
 }
 
-static int swnic_cm_no_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_cm_no_reject(struct fid_pep *pep, fid_t handle,
-			      const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_cm_no_join(struct fid_ep *ep, const void *addr,
-			    uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm swnic_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = swnic_ep_setname,
 	.getname = swnic_ep_getname,
 	.getpeer = swnic_ep_getpeer,
 	.connect = swnic_ep_connect,
-	.listen = swnic_cm_no_listen,
+	.listen = swnic_no_listen,
 	.accept = swnic_ep_accept,
-	.reject = swnic_cm_no_reject,
+	.reject = swnic_no_reject,
 	.shutdown = swnic_ep_shutdown,
-	.join = swnic_cm_no_join,
+	.join = swnic_no_join,
 };
 
 void swnic_cm_info_free(struct fi_info *info)

@@ -407,27 +407,13 @@ static ssize_t swnic_ep_tx_size_left(struct fid_ep *ep_fid)
 	return (ssize_t)(ep->tx_pool.size - ep->tx_pool.used);
 }
 
-static int swnic_ep_no_ctx(struct fid_ep *sep, int index,
-			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			   void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_no_rx_ctx(struct fid_ep *sep, int index,
-			      struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			      void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep swnic_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = swnic_ep_cancel,
 	.getopt = swnic_ep_getopt,
 	.setopt = swnic_ep_setopt,
-	.tx_ctx = swnic_ep_no_ctx,
-	.rx_ctx = swnic_ep_no_rx_ctx,
+	.tx_ctx = swnic_no_tx_ctx,
+	.rx_ctx = swnic_no_rx_ctx,
 	.rx_size_left = swnic_ep_rx_size_left,
 	.tx_size_left = swnic_ep_tx_size_left,
 };
@@ -524,7 +510,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &swnic_msg_ops;
 	ep->ep_fid.rma = &swnic_rma_ops;
 	ep->ep_fid.tagged = &swnic_tagged_ops;
-	ep->ep_fid.atomic = &swnic_atomic_ops;
+	ep->ep_fid.atomic = &swnic_no_atomic_ops;
 	ep->domain = dom;
 	ep->type = info->ep_attr->type;
 	ep->caps = ep->info->caps;
@@ -591,12 +577,4 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 {
 	SWNIC_WARN(FI_LOG_EP_CTRL, "shared receive contexts: max_ep_srx_ctx is 0\n");
 	return -FI_ENOSYS;
-}
-
-/* No atomics: fi_query_atomic(3) says -FI_EOPNOTSUPP for every operation. */
-int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		       enum fi_op op, struct fi_atomic_attr *attr,
-		       uint64_t flags)
-{
-	return -FI_EOPNOTSUPP;
 }

@@ -30,7 +30,6 @@ struct swnic_cntr;
 struct swnic_cm_conn;
 struct swnic_cm_req;
 struct swnic_av;
-struct fi_ops_atomic;
 
 /* Counters an endpoint bumps, by fi_ep_bind flag. */
 enum swnic_ep_cntr {
@@ -134,9 +133,8 @@ int swnic_ep_enable(struct swnic_ep *ep);
 int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen);
 int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 
-/* msg.c, rma.c, atomic.c: the data-path ops tables */
+/* msg.c, rma.c: the data-path ops tables (atomics: stubs.c) */
 extern struct fi_ops_msg swnic_msg_ops;
-extern struct fi_ops_atomic swnic_atomic_ops;
 extern struct fi_ops_tagged swnic_tagged_ops;
 extern struct fi_ops_rma swnic_rma_ops;
 ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,

@@ -126,45 +126,17 @@ static int swnic_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return swnic_addr_copy_out(pep->addr_format, &pep->addr, addr, addrlen);
 }
 
-static int swnic_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *len)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_connect(struct fid_ep *ep, const void *addr,
-				const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_accept(struct fid_ep *ep, const void *param,
-			       size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_join(struct fid_ep *ep, const void *addr,
-			     uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_cm swnic_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = swnic_pep_setname,
 	.getname = swnic_pep_getname,
-	.getpeer = swnic_pep_no_getpeer,
-	.connect = swnic_pep_no_connect,
+	.getpeer = swnic_no_getpeer,
+	.connect = swnic_no_connect,
 	.listen = swnic_pep_listen,
-	.accept = swnic_pep_no_accept,
+	.accept = swnic_no_accept,
 	.reject = swnic_pep_reject,
-	.shutdown = swnic_pep_no_shutdown,
-	.join = swnic_pep_no_join,
+	.shutdown = swnic_no_shutdown,
+	.join = swnic_no_join,
 };
 
 static int swnic_pep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -181,46 +153,15 @@ static int swnic_pep_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
-/* No option of a passive endpoint can be set (CM data size is fixed). */
-static int swnic_pep_setopt(fid_t fid, int level, int optname,
-			    const void *optval, size_t optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-static ssize_t swnic_pep_no_cancel(fid_t fid, void *context)
-{
-	return -FI_ENOENT;
-}
-
-static int swnic_pep_no_tx_ctx(struct fid_ep *sep, int index,
-			       struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_rx_ctx(struct fid_ep *sep, int index,
-			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t swnic_pep_no_size_left(struct fid_ep *ep)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep swnic_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = swnic_pep_no_cancel,
+	.cancel = swnic_no_cancel,
 	.getopt = swnic_pep_getopt,
-	.setopt = swnic_pep_setopt,
-	.tx_ctx = swnic_pep_no_tx_ctx,
-	.rx_ctx = swnic_pep_no_rx_ctx,
-	.rx_size_left = swnic_pep_no_size_left,
-	.tx_size_left = swnic_pep_no_size_left,
+	.setopt = swnic_no_setopt,	/* CM data size is fixed */
+	.tx_ctx = swnic_no_tx_ctx,
+	.rx_ctx = swnic_no_rx_ctx,
+	.rx_size_left = swnic_no_size_left,
+	.tx_size_left = swnic_no_size_left,
 };
 
 /**

@@ -39,6 +39,8 @@
 
 #include "rdma/fi_ext_swnic.h"
 
+#include "stubs.h"
+
 #define SWNIC_PROV_NAME		"swnic"
 #define SWNIC_FABRIC_NAME	"swnic"
 #define SWNIC_ADDR_STR_PREFIX	"fi_swnic://"
@@ -451,9 +453,6 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		  struct fid_ep **rx_ep, void *context);
 int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_pep **pep, void *context);
-int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		       enum fi_op op, struct fi_atomic_attr *attr,
-		       uint64_t flags);
 
 /* ---- error entries of CQs and EQs (errdata.c) ----------------------------- */
 
@@ -461,15 +460,5 @@ void swnic_err_data_out(uint32_t api_version, const void *data, size_t len,
 			void **err_data, size_t *err_data_size,
 			uint8_t **prov_buf);
 const char *swnic_strerror(int prov_errno, char *buf, size_t len);
-
-/* ---- fid ops every object shares ------------------------------------------- */
-
-int swnic_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int swnic_no_control(struct fid *fid, int command, void *arg);
-int swnic_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		      void **ops, void *context);
-int swnic_no_tostr(const struct fid *fid, char *buf, size_t len);
-int swnic_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-		     void *ops, void *context);
 
 #endif /* SWNIC_PROV_H */
