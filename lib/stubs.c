@@ -4,7 +4,8 @@
  * object: each only returns the error fi_*(3) gives for it (mostly
  * -FI_ENOSYS). A leaf: it uses libfabric's public headers and its own
  * stubs.h only. Stubs that log a reason stay with their object (ep.c's
- * scalable endpoints and shared contexts, domain.c's poll sets).
+ * scalable endpoints and shared contexts, domain.c's poll sets), and so
+ * does domain.c's query_collective for now.
  */
 #include "stubs.h"
 

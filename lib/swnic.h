@@ -3,7 +3,9 @@
  * swnic libfabric provider - internal definitions shared by every object.
  *
  * One file per fi object (fabric.c, domain.c, mr.c, ...), as libfabric's
- * prov/tcp. Only libfabric's public headers are used: the small helpers the
+ * prov/tcp, plus what several objects share: the ring/post layer
+ * (post.c), error-entry copy-out (errdata.c) and the "not supported"
+ * stubs (stubs.c); Documentation/datapath.rst lists them all. Only libfabric's public headers are used: the small helpers the
  * core's util/ layer would give (locks, lists, wait objects) are here.
  *
  * Locking model (fi_domain(3) "threading"):
