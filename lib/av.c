@@ -548,12 +548,6 @@ static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
 	return buf;
 }
 
-static int swnic_av_set(struct fid_av *av_fid, struct fi_av_set_attr *attr,
-			struct fid_av_set **av_set, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int swnic_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct swnic_av *av =
@@ -670,7 +664,7 @@ static struct fi_ops_av swnic_av_ops = {
 	.remove = swnic_av_remove,
 	.lookup = swnic_av_lookup,
 	.straddr = swnic_av_straddr,
-	.av_set = swnic_av_set,
+	.av_set = swnic_no_av_set,
 };
 
 int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Connection management of FI_EP_MSG endpoints (fi_cm(3)): passive
- * endpoints, fi_connect, fi_accept, fi_reject, fi_shutdown and their EQ
- * events (FI_CONNREQ, FI_CONNECTED, FI_SHUTDOWN, FI_ECONNREFUSED errors).
+ * Connection management of FI_EP_MSG endpoints (fi_cm(3)): fi_connect,
+ * fi_accept, fi_shutdown and their EQ events (FI_CONNREQ, FI_CONNECTED,
+ * FI_SHUTDOWN, FI_ECONNREFUSED errors), the CM ports and their protocol.
+ * The passive endpoint (fi_passive_ep, fi_listen, fi_reject) is pep.c's;
+ * what the two share is in cm.h.
  *
  * A MSG endpoint's data path is a kernel endpoint like any other whose
  * sends all go to one peer. Connections are negotiated by the provider
@@ -43,7 +45,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "ep.h"
+#include "cm.h"
 
 #define SWNIC_CM_MAGIC		0x53434d31	/* "SCM1" */
 #define SWNIC_CM_RX		16		/* receives a port keeps posted */
@@ -79,8 +81,6 @@ struct swnic_cm_buf {
 	fi_addr_t dest;			/* send: its AV entry */
 	struct swnic_cm_msg msg;
 };
-
-struct swnic_pep;
 
 struct swnic_cm_port {
 	struct swnic_list node;		/* on swnic_cm_shared, if shared */
@@ -119,17 +119,7 @@ struct swnic_cm_req {
 	struct sockaddr_in peer;	/* the connecting endpoint */
 };
 
-struct swnic_pep {
-	struct fid_pep pep_fid;
-	struct swnic_fabric *fabric;
-	struct fi_info *info;
-	uint32_t addr_format;
-	struct sockaddr_in addr;	/* port 0 until listening, unless set */
-	struct swnic_eq *eq;
-	struct swnic_cm_port *port;	/* once listening */
-};
-
-static pthread_mutex_t swnic_cm_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t swnic_cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct swnic_list swnic_cm_conns = { &swnic_cm_conns, &swnic_cm_conns };
 static struct swnic_list swnic_cm_reqs = { &swnic_cm_reqs, &swnic_cm_reqs };
 static struct swnic_list swnic_cm_shared = { &swnic_cm_shared,
@@ -483,7 +473,7 @@ static void *swnic_cm_thread(void *arg)
 
 /* ---- ports ----------------------------------------------------------------- */
 
-static void swnic_cm_port_close(struct swnic_cm_port *port)
+void swnic_cm_port_close(struct swnic_cm_port *port)
 {
 	uint64_t one = 1;
 
@@ -550,10 +540,9 @@ static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
  * Open a CM port on device @dev of @fab, at @bind's port (or any), and
  * start its thread. Return: 0 and *out, or a negative FI_ errno.
  */
-static int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
-			      const struct sockaddr_in *bind,
-			      struct swnic_pep *pep,
-			      struct swnic_cm_port **out)
+int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
+		       const struct sockaddr_in *bind, struct swnic_pep *pep,
+		       struct swnic_cm_port **out)
 {
 	struct fi_cq_attr cq_attr = {
 		.size = 2 * SWNIC_CM_QUEUE,
@@ -666,6 +655,31 @@ static struct swnic_cm_port *swnic_cm_port_put(struct swnic_cm_port *port)
 		return NULL;
 	swnic_list_del(&port->node);
 	return port;
+}
+
+struct sockaddr_in swnic_cm_port_addr(const struct swnic_cm_port *port)
+{
+	return port->addr;
+}
+
+void swnic_cm_port_drop_pep(struct swnic_cm_port *port)
+{
+	port->pep = NULL;
+}
+
+int swnic_cm_req_reject(struct swnic_cm_port *port, fid_t handle,
+			const void *param, size_t paramlen)
+{
+	struct swnic_cm_req *req = swnic_cm_req_find(handle);
+	int ret;
+
+	if (!req)
+		return -FI_EINVAL;
+	ret = swnic_cm_send(port, &req->peer_cm, SWNIC_CM_MSG_REJECT, 0,
+			    req->peer_id, NULL, param, paramlen);
+	if (!ret)
+		swnic_cm_req_free(req);
+	return ret;
 }
 
 /* ---- active endpoints ------------------------------------------------------- */
@@ -922,34 +936,17 @@ static int swnic_ep_getpeer(struct fid_ep *ep_fid, void *addr,
 	return swnic_addr_copy_out(ep->addr_format, &peer, addr, addrlen);
 }
 
-static int swnic_cm_no_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_cm_no_reject(struct fid_pep *pep, fid_t handle,
-			      const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_cm_no_join(struct fid_ep *ep, const void *addr,
-			    uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm swnic_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = swnic_ep_setname,
 	.getname = swnic_ep_getname,
 	.getpeer = swnic_ep_getpeer,
 	.connect = swnic_ep_connect,
-	.listen = swnic_cm_no_listen,
+	.listen = swnic_no_listen,
 	.accept = swnic_ep_accept,
-	.reject = swnic_cm_no_reject,
+	.reject = swnic_no_reject,
 	.shutdown = swnic_ep_shutdown,
-	.join = swnic_cm_no_join,
+	.join = swnic_no_join,
 };
 
 void swnic_cm_info_free(struct fi_info *info)
@@ -965,274 +962,4 @@ void swnic_cm_info_free(struct fi_info *info)
 	pthread_mutex_unlock(&swnic_cm_lock);
 	info->handle = NULL;
 	fi_freeinfo(info);
-}
-
-/* ---- passive endpoints ------------------------------------------------------- */
-
-#define swnic_pep_of(f) swnic_container_of(f, struct swnic_pep, pep_fid.fid)
-
-static int swnic_pep_close(struct fid *fid)
-{
-	struct swnic_pep *pep = swnic_pep_of(fid);
-	struct swnic_cm_port *port;
-
-	pthread_mutex_lock(&swnic_cm_lock);
-	port = pep->port;
-	pep->port = NULL;
-	if (port)
-		port->pep = NULL;
-	pthread_mutex_unlock(&swnic_cm_lock);
-	if (port)
-		swnic_cm_port_close(port);
-	if (pep->eq)
-		swnic_eq_bind_put(pep->eq);
-	fi_freeinfo(pep->info);
-	free(pep);
-	return 0;
-}
-
-static int swnic_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	struct swnic_pep *pep = swnic_pep_of(fid);
-	struct swnic_eq *eq = swnic_eq_from_fid(bfid);
-
-	if (!eq)
-		return bfid ? -FI_ENOSYS : -FI_EINVAL;
-	if (flags)
-		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&swnic_cm_lock);
-	if (pep->eq) {
-		pthread_mutex_unlock(&swnic_cm_lock);
-		return -FI_EINVAL;
-	}
-	pep->eq = eq;
-	swnic_eq_bind_get(eq);
-	pthread_mutex_unlock(&swnic_cm_lock);
-	return 0;
-}
-
-static struct fi_ops swnic_pep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = swnic_pep_close,
-	.bind = swnic_pep_bind,
-	.control = swnic_no_control,
-	.ops_open = swnic_no_ops_open,
-	.tostr = swnic_no_tostr,
-	.ops_set = swnic_no_ops_set,
-};
-
-static int swnic_pep_listen(struct fid_pep *pep_fid)
-{
-	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
-	struct swnic_cm_port *port;
-	int ret;
-
-	if (!pep->eq) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
-		return -FI_ENOEQ;
-	}
-	if (pep->port)
-		return 0;	/* listening already */
-	ret = swnic_cm_port_open(pep->fabric, pep->info->domain_attr->name,
-				 &pep->addr, pep, &port);
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&swnic_cm_lock);
-	pep->port = port;
-	pep->addr = port->addr;
-	pthread_mutex_unlock(&swnic_cm_lock);
-	return 0;
-}
-
-static int swnic_pep_reject(struct fid_pep *pep_fid, fid_t handle,
-			    const void *param, size_t paramlen)
-{
-	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
-	struct swnic_cm_req *req;
-	int ret;
-
-	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
-		return -FI_EINVAL;
-	pthread_mutex_lock(&swnic_cm_lock);
-	req = swnic_cm_req_find(handle);
-	if (!req || !pep->port) {
-		ret = -FI_EINVAL;
-		goto out;
-	}
-	ret = swnic_cm_send(pep->port, &req->peer_cm, SWNIC_CM_MSG_REJECT, 0,
-			    req->peer_id, NULL, param, paramlen);
-	if (!ret)
-		swnic_cm_req_free(req);
-out:
-	pthread_mutex_unlock(&swnic_cm_lock);
-	return ret;
-}
-
-static int swnic_pep_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	struct swnic_pep *pep = swnic_pep_of(fid);
-	struct sockaddr_in sin;
-	int ret;
-
-	if (pep->port)
-		return -FI_EOPBADSTATE;
-	ret = swnic_addr_read(pep->addr_format, addr, addrlen, &sin);
-	if (!ret)
-		pep->addr.sin_port = sin.sin_port;
-	return ret;
-}
-
-static int swnic_pep_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	struct swnic_pep *pep = swnic_pep_of(fid);
-
-	if (!addrlen)
-		return -FI_EINVAL;
-	/* The address is the kernel's once listening. */
-	if (!pep->port)
-		return -FI_EOPBADSTATE;
-	return swnic_addr_copy_out(pep->addr_format, &pep->addr, addr, addrlen);
-}
-
-static int swnic_pep_no_getpeer(struct fid_ep *ep, void *addr, size_t *len)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_connect(struct fid_ep *ep, const void *addr,
-				const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_accept(struct fid_ep *ep, const void *param,
-			       size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_cm swnic_pep_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = swnic_pep_setname,
-	.getname = swnic_pep_getname,
-	.getpeer = swnic_pep_no_getpeer,
-	.connect = swnic_pep_no_connect,
-	.listen = swnic_pep_listen,
-	.accept = swnic_pep_no_accept,
-	.reject = swnic_pep_reject,
-	.shutdown = swnic_pep_no_shutdown,
-	.join = swnic_cm_no_join,
-};
-
-static int swnic_pep_getopt(fid_t fid, int level, int optname, void *optval,
-			    size_t *optlen)
-{
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	if (optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
-		return -FI_EINVAL;
-	*(size_t *)optval = SWNIC_CM_DATA_MAX;
-	*optlen = sizeof(size_t);
-	return 0;
-}
-
-/* No option of a passive endpoint can be set (CM data size is fixed). */
-static int swnic_pep_setopt(fid_t fid, int level, int optname,
-			    const void *optval, size_t optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-static ssize_t swnic_pep_no_cancel(fid_t fid, void *context)
-{
-	return -FI_ENOENT;
-}
-
-static int swnic_pep_no_tx_ctx(struct fid_ep *sep, int index,
-			       struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_pep_no_rx_ctx(struct fid_ep *sep, int index,
-			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t swnic_pep_no_size_left(struct fid_ep *ep)
-{
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_ep swnic_pep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = swnic_pep_no_cancel,
-	.getopt = swnic_pep_getopt,
-	.setopt = swnic_pep_setopt,
-	.tx_ctx = swnic_pep_no_tx_ctx,
-	.rx_ctx = swnic_pep_no_rx_ctx,
-	.rx_size_left = swnic_pep_no_size_left,
-	.tx_size_left = swnic_pep_no_size_left,
-};
-
-/**
- * swnic_passive_ep() - fi_passive_ep: an FI_EP_MSG listener
- * @fabric: the fabric
- * @info: an FI_EP_MSG fi_info of swnic (its src_addr's port, if any, is
- *        where it listens; else the kernel picks one at fi_listen)
- * @pep_out: the passive endpoint
- * @context: the application's
- */
-int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		     struct fid_pep **pep_out, void *context)
-{
-	struct swnic_fabric *fab = swnic_fabric_registered(fabric);
-	struct swnic_pep *pep;
-
-	if (!fab || !info || !pep_out || !info->ep_attr || !info->domain_attr ||
-	    !info->domain_attr->name)
-		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_MSG) {
-		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "passive endpoints are FI_EP_MSG only\n");
-		return -FI_EINVAL;
-	}
-	if (!swnic_addr_format_ok(info->addr_format))
-		return -FI_EINVAL;
-	pep = calloc(1, sizeof(*pep));
-	if (!pep)
-		return -FI_ENOMEM;
-	pep->info = fi_dupinfo(info);
-	if (!pep->info) {
-		free(pep);
-		return -FI_ENOMEM;
-	}
-	pep->fabric = fab;
-	pep->addr_format = info->addr_format == FI_FORMAT_UNSPEC ?
-			   FI_SOCKADDR_IN : info->addr_format;
-	pep->addr.sin_family = AF_INET;
-	if (info->src_addr &&
-	    swnic_addr_read(info->addr_format, info->src_addr,
-			    info->src_addrlen, &pep->addr)) {
-		fi_freeinfo(pep->info);
-		free(pep);
-		return -FI_EINVAL;
-	}
-	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
-	pep->pep_fid.fid.context = context;
-	pep->pep_fid.fid.ops = &swnic_pep_fi_ops;
-	pep->pep_fid.ops = &swnic_pep_ops;
-	pep->pep_fid.cm = &swnic_pep_cm_ops;
-	*pep_out = &pep->pep_fid;
-	return 0;
 }

@@ -351,26 +351,23 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		SWNIC_WARN(FI_LOG_CNTR, "counter flags must be 0\n");
 		return -FI_EBADFLAGS;
 	}
-	if (atomic_load(&dom->children[SWNIC_CHILD_CNTR]) >=
-	    dom->dev.attr.max_cntr) {
-		SWNIC_WARN(FI_LOG_CNTR, "domain %s has cntr_cnt (%u) counters\n",
-			   dom->dev.name, dom->dev.attr.max_cntr);
-		return -FI_ENOSPC;
-	}
-	cntr = calloc(1, sizeof(*cntr));
-	if (!cntr)
-		return -FI_ENOMEM;
-	ret = swnic_wait_init(&cntr->wait, attr->wait_obj);
-	if (ret) {
-		free(cntr);
+	ret = swnic_domain_reserve(dom, SWNIC_CHILD_CNTR, dom->dev.attr.max_cntr,
+				   FI_LOG_CNTR, "cntr_cnt", "counters");
+	if (ret)
 		return ret;
+	cntr = calloc(1, sizeof(*cntr));
+	if (!cntr) {
+		ret = -FI_ENOMEM;
+		goto err_reserved;
 	}
+	ret = swnic_wait_init(&cntr->wait, attr->wait_obj);
+	if (ret)
+		goto err_free;
 	cntr->domain = dom;
 	ret = swnic_cntr_kernel_open(cntr);
 	if (ret) {
 		swnic_wait_fini(&cntr->wait);
-		free(cntr);
-		return ret;
+		goto err_free;
 	}
 	atomic_init(&cntr->value_adj, 0);
 	atomic_init(&cntr->err_adj, 0);
@@ -381,7 +378,12 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &swnic_cntr_fi_ops;
 	cntr->cntr_fid.ops = &swnic_cntr_ops;
-	swnic_domain_child(dom, SWNIC_CHILD_CNTR, 1);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
+
+err_free:
+	free(cntr);
+err_reserved:
+	swnic_domain_child(dom, SWNIC_CHILD_CNTR, -1);
+	return ret;
 }

@@ -252,17 +252,13 @@ static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
 				struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	struct swnic_cq *cq = swnic_cq(cq_fid);
-	uint32_t api = cq->domain->api_version;
 	struct swnic_cq_err *err;
-	bool user_buf;
-	size_t n;
 	ssize_t ret;
 
 	if (!buf)
 		return -FI_EINVAL;
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
-	user_buf = !FI_VERSION_LT(api, FI_VERSION(1, 5)) && buf->err_data_size;
 
 	swnic_lock_acquire(&cq->lock);
 	swnic_cq_progress(cq);
@@ -280,27 +276,9 @@ static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
 	buf->olen = err->entry.olen;
 	buf->err = err->entry.err;
 	buf->prov_errno = err->entry.prov_errno;
-	n = err->entry.err_data_size;
-	if (user_buf) {
-		if (n > buf->err_data_size)
-			n = buf->err_data_size;
-		if (n)
-			memcpy(buf->err_data, err->err_data, n);
-		buf->err_data_size = n;
-	} else {
-		free(cq->err_data);
-		cq->err_data = NULL;
-		if (n) {
-			cq->err_data = malloc(n);
-			if (cq->err_data)
-				memcpy(cq->err_data, err->err_data, n);
-			else
-				n = 0;
-		}
-		buf->err_data = cq->err_data;
-		if (!FI_VERSION_LT(api, FI_VERSION(1, 5)))
-			buf->err_data_size = n;
-	}
+	swnic_err_data_out(cq->domain->api_version, err->err_data,
+			   err->entry.err_data_size, &buf->err_data,
+			   &buf->err_data_size, &cq->err_data);
 	if (!(flags & FI_PEEK)) {
 		swnic_list_del(&err->node);
 		cq->nerrors--;
@@ -404,13 +382,7 @@ static const char *swnic_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = strerror(prov_errno);
-
-	if (buf && len) {
-		snprintf(buf, len, "%s", str);
-		return buf;
-	}
-	return str;
+	return swnic_strerror(prov_errno, buf, len);
 }
 
 /* ---- producers ------------------------------------------------------------ */
@@ -749,18 +721,19 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			   q->max_cq_entries);
 		return -FI_EINVAL;
 	}
-	if (atomic_load(&dom->children[SWNIC_CHILD_CQ]) >= q->max_cq) {
-		SWNIC_WARN(FI_LOG_CQ, "domain %s has cq_cnt (%u) CQs\n",
-			   dom->dev.name, q->max_cq);
-		return -FI_ENOSPC;
-	}
+	ret = swnic_domain_reserve(dom, SWNIC_CHILD_CQ, q->max_cq, FI_LOG_CQ,
+				   "cq_cnt", "CQs");
+	if (ret)
+		return ret;
 	size = attr->size ? attr->size : SWNIC_CQ_DEF_SIZE;
 	if (size > q->max_cq_entries)
 		size = q->max_cq_entries;
 
 	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return -FI_ENOMEM;
+	if (!cq) {
+		ret = -FI_ENOMEM;
+		goto err_reserved;
+	}
 	cq->size = swnic_pow2(size);
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
 	if (!cq->ring) {
@@ -785,7 +758,6 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &swnic_cq_fi_ops;
 	cq->cq_fid.ops = &swnic_cq_ops;
-	swnic_domain_child(dom, SWNIC_CHILD_CQ, 1);
 	attr->format = cq->format;
 	*cq_fid = &cq->cq_fid;
 	return 0;
@@ -794,5 +766,7 @@ err_ring:
 	free(cq->ring);
 err_free:
 	free(cq);
+err_reserved:
+	swnic_domain_child(dom, SWNIC_CHILD_CQ, -1);
 	return ret;
 }

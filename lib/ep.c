@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Endpoints (fi_endpoint(3)): binding to CQs, counters and an AV, enabling
- * (the kernel endpoint and its rings), names, options, and the posting
- * primitives msg.c and rma.c build on. Every kind is a kernel endpoint;
+ * (the kernel endpoint and its rings), names, options, and the helpers
+ * the operations of msg.c and rma.c share (destination, completion
+ * choice); those post through post.c. Every kind is a kernel endpoint;
  * an FI_EP_MSG endpoint also has a connection, which cm.c manages and
  * which gives its sends their destination. Shared contexts and scalable
  * endpoints are not offered, and say so.
@@ -11,146 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ep.h"
-
-/* ---- rings ------------------------------------------------------------ */
-
-int swnic_uring_map(struct swnic_uring *r, int fd,
-		    const struct swnic_ring_info *info)
-{
-	uint8_t *base;
-
-	if (!info->entries || (info->entries & (info->entries - 1)) ||
-	    info->array >= info->mmap_size)
-		return -FI_EINVAL;
-	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, (off_t)info->mmap_offset);
-	if (base == MAP_FAILED)
-		return -errno;
-	r->map = base;
-	r->map_len = info->mmap_size;
-	r->head = (_Atomic uint32_t *)(base + info->head);
-	r->tail = (_Atomic uint32_t *)(base + info->tail);
-	r->flags = (const _Atomic uint32_t *)(base + info->flags);
-	r->array = base + info->array;
-	r->entries = info->entries;
-	r->entry_size = info->entry_size;
-	r->local = 0;
-	return 0;
-}
-
-void swnic_uring_unmap(struct swnic_uring *r)
-{
-	if (r->map)
-		munmap(r->map, r->map_len);
-	r->map = NULL;
-}
-
-/* ---- operations in flight ------------------------------------------------ */
-
-static int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
-			      size_t size)
-{
-	pool->ops = calloc(size, sizeof(*pool->ops));
-	if (!pool->ops)
-		return -FI_ENOMEM;
-	pool->size = size;
-	pool->used = 0;
-	pool->free = NULL;
-	for (size_t i = size; i-- > 0;) {
-		pool->ops[i].ep = ep;
-		pool->ops[i].free = true;
-		pool->ops[i].next = pool->free;
-		pool->free = &pool->ops[i];
-	}
-	return 0;
-}
-
-static void swnic_op_pool_fini(struct swnic_op_pool *pool)
-{
-	for (size_t i = 0; pool->ops && i < pool->size; i++)
-		free(pool->ops[i].bounce);
-	free(pool->ops);
-	pool->ops = NULL;
-}
-
-/* Caller holds ep->lock. NULL when every op is in flight. */
-struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
-{
-	struct swnic_op *op = pool->free;
-
-	if (!op)
-		return NULL;
-	pool->free = op->next;
-	pool->used++;
-	op->free = false;
-	op->bounce = NULL;
-	op->iov_count = 0;
-	op->multi_recv = false;
-	op->buf = NULL;
-	return op;
-}
-
-void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op)
-{
-	free(op->bounce);
-	op->bounce = NULL;
-	op->free = true;
-	op->next = pool->free;
-	pool->free = op;
-	pool->used--;
-}
-
-/* ---- doorbells ------------------------------------------------------------- */
-
-int swnic_ep_doorbell(struct swnic_ep *ep)
-{
-	struct swnic_ep_doorbell db = { .size = sizeof(db) };
-
-	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db)) {
-		SWNIC_WARN(FI_LOG_EP_DATA, "doorbell: %s\n", strerror(errno));
-		return errno == EPIPE ? -FI_EIO : -errno;
-	}
-	return 0;
-}
-
-/* Make what was just produced visible to the kernel. */
-void swnic_ep_kick(struct swnic_ep *ep)
-{
-	if (ep->engine) {
-		/* Tail stores before the flag load; pairs with the kernel. */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (!(atomic_load_explicit(ep->sq.flags, memory_order_relaxed) &
-		      SWNIC_RING_F_NEED_WAKEUP))
-			return;
-	}
-	swnic_ep_doorbell(ep);
-}
-
-/*
- * Produce one entry into @r (SQ or RQ) and kick. A full ring is given one
- * doorbell to drain (the kernel may have stopped at a full CQ that has
- * room now). Caller holds ep->lock. Return: 0 or -FI_EAGAIN.
- */
-int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e)
-{
-	uint32_t head = atomic_load_explicit(r->head, memory_order_acquire);
-
-	if (r->local - head >= r->entries) {
-		swnic_ep_doorbell(ep);
-		head = atomic_load_explicit(r->head, memory_order_acquire);
-		if (r->local - head >= r->entries)
-			return -FI_EAGAIN;
-	}
-	memcpy(swnic_uring_slot(r, r->local), e, r->entry_size);
-	r->local++;
-	atomic_store_explicit(r->tail, r->local, memory_order_release);
-	swnic_ep_kick(ep);
-	return 0;
-}
 
 /*
  * The sockaddr of @fi_addr, through the bound AV; a MSG endpoint's is its
@@ -543,27 +407,13 @@ static ssize_t swnic_ep_tx_size_left(struct fid_ep *ep_fid)
 	return (ssize_t)(ep->tx_pool.size - ep->tx_pool.used);
 }
 
-static int swnic_ep_no_ctx(struct fid_ep *sep, int index,
-			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			   void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int swnic_ep_no_rx_ctx(struct fid_ep *sep, int index,
-			      struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			      void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep swnic_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = swnic_ep_cancel,
 	.getopt = swnic_ep_getopt,
 	.setopt = swnic_ep_setopt,
-	.tx_ctx = swnic_ep_no_ctx,
-	.rx_ctx = swnic_ep_no_rx_ctx,
+	.tx_ctx = swnic_no_tx_ctx,
+	.rx_ctx = swnic_no_rx_ctx,
 	.rx_size_left = swnic_ep_rx_size_left,
 	.tx_size_left = swnic_ep_tx_size_left,
 };
@@ -624,14 +474,21 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ||
 	    info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
 		return -FI_ENOSYS;
+	/* ep_cnt is the kernel's max_ep: it says no at fi_enable. */
+	ret = swnic_domain_reserve(dom, SWNIC_CHILD_EP, SWNIC_NO_LIMIT,
+				   FI_LOG_EP_CTRL, "ep_cnt", "endpoints");
+	if (ret)
+		return ret;
 
 	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return -FI_ENOMEM;
+	if (!ep) {
+		ret = -FI_ENOMEM;
+		goto err_reserved;
+	}
 	ep->info = fi_dupinfo(info);
 	if (!ep->info) {
-		free(ep);
-		return -FI_ENOMEM;
+		ret = -FI_ENOMEM;
+		goto err_free;
 	}
 	if (!ep->info->tx_attr->size)
 		ep->info->tx_attr->size = SWNIC_EP_DEF_SIZE;
@@ -653,7 +510,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &swnic_msg_ops;
 	ep->ep_fid.rma = &swnic_rma_ops;
 	ep->ep_fid.tagged = &swnic_tagged_ops;
-	ep->ep_fid.atomic = &swnic_atomic_ops;
+	ep->ep_fid.atomic = &swnic_no_atomic_ops;
 	ep->domain = dom;
 	ep->type = info->ep_attr->type;
 	ep->caps = ep->info->caps;
@@ -685,7 +542,6 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err_pools;
 
-	swnic_domain_child(dom, SWNIC_CHILD_EP, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;
 
@@ -695,7 +551,10 @@ err_pools:
 	swnic_lock_destroy(&ep->lock);
 err_info:
 	fi_freeinfo(ep->info);
+err_free:
 	free(ep);
+err_reserved:
+	swnic_domain_child(dom, SWNIC_CHILD_EP, -1);
 	return ret;
 }
 
@@ -718,12 +577,4 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 {
 	SWNIC_WARN(FI_LOG_EP_CTRL, "shared receive contexts: max_ep_srx_ctx is 0\n");
 	return -FI_ENOSYS;
-}
-
-/* No atomics: fi_query_atomic(3) says -FI_EOPNOTSUPP for every operation. */
-int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		       enum fi_op op, struct fi_atomic_attr *attr,
-		       uint64_t flags)
-{
-	return -FI_EOPNOTSUPP;
 }

@@ -3,11 +3,11 @@
  * swnic provider - endpoints and the data path over the kernel's rings
  * (include/uapi/linux/swnic_queue.h, Documentation/datapath.rst).
  *
- * Posting writes an entry into the endpoint's mmapped SQ or RQ. A send
- * rings the doorbell (a syscall in SYSCALL mode; in ENGINE mode only when
- * the kernel raised NEED_WAKEUP); a receive only while the kernel says
- * unexpected messages wait (the RQ is lazy: senders take receives from it,
- * msg.c). Every work request but an inline inject carries a pointer to a
+ * Posting (post.c, the one producer of work requests) writes an entry
+ * into the endpoint's mmapped SQ or RQ. A send rings the doorbell (a
+ * syscall in SYSCALL mode; in ENGINE mode only when the kernel raised
+ * NEED_WAKEUP); a receive only while the kernel says unexpected messages
+ * wait (the RQ is lazy: senders take receives from it). Every work request but an inline inject carries a pointer to a
  * struct swnic_op in its context; the kernel answers each with a CQE, so
  * the provider learns when an operation is done and frees its op, wakes
  * counter waiters and applies selective completion itself. An inject
@@ -23,41 +23,13 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#include <linux/swnic_queue.h>
-
-#include "swnic.h"
+#include "post.h"
 
 struct swnic_cq;
 struct swnic_cntr;
 struct swnic_cm_conn;
 struct swnic_cm_req;
 struct swnic_av;
-struct fi_ops_atomic;
-
-/* iov entries per operation (the kernel's max_iov is the same). */
-#define SWNIC_MAX_IOV_PROV	4
-
-/* A mapped kernel ring (user side of the protocol). */
-struct swnic_uring {
-	void *map;
-	size_t map_len;
-	_Atomic uint32_t *head;
-	_Atomic uint32_t *tail;
-	const _Atomic uint32_t *flags;
-	uint8_t *array;
-	uint32_t entries;
-	uint32_t entry_size;
-	uint32_t local;		/* our index: tail (SQ/RQ) or head (CQ) */
-};
-
-int swnic_uring_map(struct swnic_uring *r, int fd,
-		    const struct swnic_ring_info *info);
-void swnic_uring_unmap(struct swnic_uring *r);
-
-static inline void *swnic_uring_slot(struct swnic_uring *r, uint32_t idx)
-{
-	return r->array + (size_t)(idx & (r->entries - 1)) * r->entry_size;
-}
 
 /* Counters an endpoint bumps, by fi_ep_bind flag. */
 enum swnic_ep_cntr {
@@ -68,28 +40,6 @@ enum swnic_ep_cntr {
 	SWNIC_CNTR_REMOTE_READ = SWNIC_EP_CNTR_REMOTE_READ,
 	SWNIC_CNTR_REMOTE_WRITE = SWNIC_EP_CNTR_REMOTE_WRITE,
 	SWNIC_CNTR_MAX = SWNIC_EP_CNTR_MAX
-};
-
-/* One operation in flight in the kernel. */
-struct swnic_op {
-	struct swnic_ep *ep;
-	void *context;			/* the application's */
-	uint64_t flags;			/* FI_* completion flags + FI_COMPLETION */
-	uint8_t kind;			/* SWNIC_CNTR_* it counts as */
-	bool free;			/* on the free list */
-	bool multi_recv;
-	void *bounce;			/* gathered/scattered copy, or NULL */
-	struct iovec iov[SWNIC_MAX_IOV_PROV];	/* recv: where to scatter */
-	size_t iov_count;
-	void *buf;			/* recv: the (first) buffer */
-	struct swnic_op *next;		/* free list */
-};
-
-struct swnic_op_pool {
-	struct swnic_op *ops;
-	struct swnic_op *free;
-	size_t size;
-	size_t used;
 };
 
 struct swnic_ep {
@@ -159,11 +109,6 @@ static inline struct swnic_ep *swnic_ep_of_cq_node(struct swnic_list *node,
 #define SWNIC_EP_DEF_SIZE	256
 
 /* ep.c */
-int swnic_ep_doorbell(struct swnic_ep *ep);
-void swnic_ep_kick(struct swnic_ep *ep);
-struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool);
-void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op);
-int swnic_ep_push(struct swnic_ep *ep, struct swnic_uring *r, const void *e);
 int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin);
 bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
@@ -188,9 +133,8 @@ int swnic_ep_enable(struct swnic_ep *ep);
 int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen);
 int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 
-/* msg.c, rma.c, atomic.c: the data-path ops tables */
+/* msg.c, rma.c: the data-path ops tables (atomics: stubs.c) */
 extern struct fi_ops_msg swnic_msg_ops;
-extern struct fi_ops_atomic swnic_atomic_ops;
 extern struct fi_ops_tagged swnic_tagged_ops;
 extern struct fi_ops_rma swnic_rma_ops;
 ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,

@@ -236,16 +236,12 @@ static ssize_t swnic_eq_readerr(struct fid_eq *eq_fid,
 	struct swnic_eq *eq =
 		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
 	struct swnic_eq_event *ev;
-	bool user_buf;
-	size_t n;
 	ssize_t ret;
 
 	if (!buf)
 		return -FI_EINVAL;
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
-	user_buf = buf->err_data_size &&
-		   !FI_VERSION_LT(eq->fabric->api_version, FI_VERSION(1, 5));
 
 	pthread_mutex_lock(&eq->lock);
 	if (swnic_list_empty(&eq->errors)) {
@@ -265,26 +261,9 @@ static ssize_t swnic_eq_readerr(struct fid_eq *eq_fid,
 	buf->data = ev->err.data;
 	buf->err = ev->err.err;
 	buf->prov_errno = ev->err.prov_errno;
-	n = ev->err.err_data_size;
-	if (user_buf) {
-		if (n > buf->err_data_size)
-			n = buf->err_data_size;
-		if (n)
-			memcpy(buf->err_data, ev->err_data, n);
-		buf->err_data_size = n;
-	} else {
-		free(eq->err_data);
-		eq->err_data = NULL;
-		if (n) {
-			eq->err_data = malloc(n);
-			if (eq->err_data)
-				memcpy(eq->err_data, ev->err_data, n);
-			else
-				n = 0;
-		}
-		buf->err_data = eq->err_data;
-		buf->err_data_size = n;
-	}
+	swnic_err_data_out(eq->fabric->api_version, ev->err_data,
+			   ev->err.err_data_size, &buf->err_data,
+			   &buf->err_data_size, &eq->err_data);
 	ret = sizeof(*buf);
 	if (!(flags & FI_PEEK)) {
 		swnic_list_del(&ev->node);
@@ -365,13 +344,7 @@ static const char *swnic_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = strerror(prov_errno);
-
-	if (buf && len) {
-		snprintf(buf, len, "%s", str);
-		return buf;
-	}
-	return str;
+	return swnic_strerror(prov_errno, buf, len);
 }
 
 /* fi_trywait: 0 if nothing is queued, so blocking on the fd is safe. */

@@ -162,32 +162,3 @@ int swnic_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	*fabric = &fab->fabric_fid;
 	return 0;
 }
-
-/* ---- fid ops for what an object does not do ----------------------------- */
-
-int swnic_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-int swnic_no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-int swnic_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		      void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int swnic_no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return -FI_ENOSYS;
-}
-
-int swnic_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-		     void *ops, void *context)
-{
-	return -FI_ENOSYS;
-}

@@ -5,7 +5,8 @@
  * single buffer goes to the kernel as is (one copy, sender's pages to
  * receiver's); several are gathered into a bounce buffer (sends) or
  * scattered from one at completion (receives). Payloads up to the inject
- * size travel inside the SQE.
+ * size travel inside the SQE. The entries are built here and produced by
+ * post.c (ring slot, tail, doorbell).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -85,8 +86,8 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	};
 	size_t len = swnic_iov_len(iov, count);
 	bool inline_ok = opcode != SWNIC_OP_READ && len <= SWNIC_INLINE_MAX;
+	struct swnic_op op = { 0 };
 	struct sockaddr_in sin;
-	struct swnic_op *op;
 	void *bounce = NULL;
 	ssize_t ret;
 
@@ -139,32 +140,17 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	 */
 	if ((flags & SWNIC_OP_NO_COMPLETION) && (sqe.flags & SWNIC_SQE_INLINE)) {
 		sqe.flags &= ~SWNIC_SQE_COMPLETION;
-		swnic_lock_acquire(&ep->lock);
-		ret = swnic_ep_push(ep, &ep->sq, &sqe);
-		swnic_lock_release(&ep->lock);
-		return ret;
+		return swnic_post_sq(ep, &sqe, NULL);
 	}
 
-	swnic_lock_acquire(&ep->lock);
-	op = swnic_op_get(ep, &ep->tx_pool);
-	if (!op) {
-		swnic_lock_release(&ep->lock);
-		free(bounce);
-		return -FI_EAGAIN;
-	}
-	op->context = context;
-	op->kind = swnic_send_kind(opcode);
-	op->flags = swnic_send_cflags(opcode);
+	op.context = context;
+	op.kind = swnic_send_kind(opcode);
+	op.flags = swnic_send_cflags(opcode);
 	if (swnic_ep_wants_completion(ep, true, flags) &&
 	    !(flags & SWNIC_OP_NO_COMPLETION))
-		op->flags |= FI_COMPLETION;
-	op->bounce = bounce;
-	sqe.context = (uintptr_t)op;
-	ret = swnic_ep_push(ep, &ep->sq, &sqe);
-	if (ret)
-		swnic_op_put(&ep->tx_pool, op);
-	swnic_lock_release(&ep->lock);
-	return ret;
+		op.flags |= FI_COMPLETION;
+	op.bounce = bounce;
+	return swnic_post_sq(ep, &sqe, &op);
 }
 
 /*
@@ -212,40 +198,6 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 			      0);
 }
 
-/*
- * Produce a receive (ep->lock held). A lazy RQ (SWNIC_RING_F_LAZY) is read
- * by the kernel when a message arrives, so the doorbell is rung only when
- * the kernel asks for it (NEED_WAKEUP: it holds unexpected messages this
- * receive may match), for a claim (it completes at once, found or not), or
- * to drain a full ring. Return: 0 or -FI_EAGAIN.
- */
-static int swnic_ep_push_recv(struct swnic_ep *ep, const struct swnic_rqe *rqe)
-{
-	struct swnic_uring *r = &ep->rq;
-	uint32_t head;
-
-	if (!(atomic_load_explicit(r->flags, memory_order_relaxed) &
-	      SWNIC_RING_F_LAZY))
-		return swnic_ep_push(ep, r, rqe);
-	head = atomic_load_explicit(r->head, memory_order_acquire);
-	if (r->local - head >= r->entries) {
-		swnic_ep_doorbell(ep);
-		head = atomic_load_explicit(r->head, memory_order_acquire);
-		if (r->local - head >= r->entries)
-			return -FI_EAGAIN;
-	}
-	memcpy(swnic_uring_slot(r, r->local), rqe, r->entry_size);
-	r->local++;
-	atomic_store_explicit(r->tail, r->local, memory_order_release);
-	/* Tail store before the flag load; pairs with the kernel's barrier. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if ((rqe->flags & SWNIC_RQE_CLAIM) ||
-	    (atomic_load_explicit(r->flags, memory_order_relaxed) &
-	     SWNIC_RING_F_NEED_WAKEUP))
-		swnic_ep_doorbell(ep);
-	return 0;
-}
-
 static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 				  size_t count, fi_addr_t src, uint64_t tag,
 				  uint64_t ignore, void *context,
@@ -253,8 +205,8 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 {
 	struct swnic_rqe rqe = { .tag = tag, .ignore = ignore };
 	size_t len = swnic_iov_len(iov, count);
+	struct swnic_op op = { 0 };
 	struct sockaddr_in sin;
-	struct swnic_op *op;
 	void *bounce = NULL;
 	ssize_t ret;
 
@@ -301,31 +253,19 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		rqe.addr = (uintptr_t)bounce;
 	}
 
-	swnic_lock_acquire(&ep->lock);
-	op = swnic_op_get(ep, &ep->rx_pool);
-	if (!op) {
-		swnic_lock_release(&ep->lock);
-		free(bounce);
-		return -FI_EAGAIN;
-	}
-	op->context = context;
-	op->kind = SWNIC_CNTR_RECV;
-	op->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	op.context = context;
+	op.kind = SWNIC_CNTR_RECV;
+	op.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
 	if (swnic_ep_wants_completion(ep, false, flags))
-		op->flags |= FI_COMPLETION;
-	op->multi_recv = flags & FI_MULTI_RECV;
-	op->bounce = bounce;
-	op->buf = count ? iov[0].iov_base : NULL;
+		op.flags |= FI_COMPLETION;
+	op.multi_recv = flags & FI_MULTI_RECV;
+	op.bounce = bounce;
+	op.buf = count ? iov[0].iov_base : NULL;
 	if (bounce) {
-		memcpy(op->iov, iov, count * sizeof(*iov));
-		op->iov_count = count;
+		memcpy(op.iov, iov, count * sizeof(*iov));
+		op.iov_count = count;
 	}
-	rqe.context = (uintptr_t)op;
-	ret = swnic_ep_push_recv(ep, &rqe);
-	if (ret)
-		swnic_op_put(&ep->rx_pool, op);
-	swnic_lock_release(&ep->lock);
-	return ret;
+	return swnic_post_rq(ep, &rqe, &op);
 }
 
 /* ---- fi_ops_msg ---------------------------------------------------------- */

@@ -3,7 +3,9 @@
  * swnic libfabric provider - internal definitions shared by every object.
  *
  * One file per fi object (fabric.c, domain.c, mr.c, ...), as libfabric's
- * prov/tcp. Only libfabric's public headers are used: the small helpers the
+ * prov/tcp, plus what several objects share: the ring/post layer
+ * (post.c), error-entry copy-out (errdata.c) and the "not supported"
+ * stubs (stubs.c); Documentation/datapath.rst lists them all. Only libfabric's public headers are used: the small helpers the
  * core's util/ layer would give (locks, lists, wait objects) are here.
  *
  * Locking model (fi_domain(3) "threading"):
@@ -39,6 +41,8 @@
 
 #include "rdma/fi_ext_swnic.h"
 #include "rdma/fi_swnic_compat.h"
+
+#include "stubs.h"
 
 #define SWNIC_PROV_NAME		"swnic"
 #define SWNIC_FABRIC_NAME	"swnic"
@@ -384,6 +388,40 @@ static inline void swnic_domain_child(struct swnic_domain *dom,
 		atomic_fetch_sub(&dom->children[kind], 1);
 }
 
+/* No limit of the provider's own (the kernel's applies when it creates). */
+#define SWNIC_NO_LIMIT		UINT32_MAX
+
+/**
+ * swnic_domain_reserve() - count one more object of @kind in @dom
+ * @dom: the domain
+ * @kind: what is being opened
+ * @limit: how many @dom may have (the device's, as fi_info says it)
+ * @sub, @attr, @what: for the warning: the log subsystem, the fi_domain_attr
+ *        field that tells the limit and what the objects are called
+ *
+ * Open functions reserve before they build the object and give the
+ * reservation back (swnic_domain_child(dom, kind, -1)) if they fail after
+ * it, so two threads cannot both take the last one. Return: 0, or
+ * -FI_ENOSPC when @dom has @limit already.
+ */
+static inline int swnic_domain_reserve(struct swnic_domain *dom,
+				       enum swnic_child kind, uint32_t limit,
+				       enum fi_log_subsys sub,
+				       const char *attr, const char *what)
+{
+	unsigned int n = atomic_load(&dom->children[kind]);
+
+	do {
+		if (n >= limit) {
+			SWNIC_WARN(sub, "domain %s has %s (%u) %s\n",
+				   dom->dev.name, attr, limit, what);
+			return -FI_ENOSPC;
+		}
+	} while (!atomic_compare_exchange_weak(&dom->children[kind], &n,
+					       n + 1));
+	return 0;
+}
+
 /* The copy helpers every provider copy of application memory goes through. */
 ssize_t swnic_copy_from_iface(struct swnic_domain *dom, void *dest,
 			      size_t size, enum fi_hmem_iface iface,
@@ -422,18 +460,12 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		  struct fid_ep **rx_ep, void *context);
 int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_pep **pep, void *context);
-int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		       enum fi_op op, struct fi_atomic_attr *attr,
-		       uint64_t flags);
 
-/* ---- fid ops every object shares ------------------------------------------- */
+/* ---- error entries of CQs and EQs (errdata.c) ----------------------------- */
 
-int swnic_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int swnic_no_control(struct fid *fid, int command, void *arg);
-int swnic_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		      void **ops, void *context);
-int swnic_no_tostr(const struct fid *fid, char *buf, size_t len);
-int swnic_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-		     void *ops, void *context);
+void swnic_err_data_out(uint32_t api_version, const void *data, size_t len,
+			void **err_data, size_t *err_data_size,
+			uint8_t **prov_buf);
+const char *swnic_strerror(int prov_errno, char *buf, size_t len);
 
 #endif /* SWNIC_PROV_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ring/post layer: every work request the provider gives the kernel
+ * (sends, tagged sends, RMA, receives; msg.c and rma.c build them) is
+ * produced here, following include/uapi/linux/swnic_queue.h and
+ * Documentation/datapath.rst. Also the mapping of kernel rings (SQ, RQ
+ * and the CQ's, cq.c), the pools of operations in flight and the doorbell.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "ep.h"
+
+/* ---- rings ------------------------------------------------------------ */
+
+int swnic_uring_map(struct swnic_uring *r, int fd,
+		    const struct swnic_ring_info *info)
+{
+	uint8_t *base;
+
+	if (!info->entries || (info->entries & (info->entries - 1)) ||
+	    info->array >= info->mmap_size)
+		return -FI_EINVAL;
+	base = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, (off_t)info->mmap_offset);
+	if (base == MAP_FAILED)
+		return -errno;
+	r->map = base;
+	r->map_len = info->mmap_size;
+	r->head = (_Atomic uint32_t *)(base + info->head);
+	r->tail = (_Atomic uint32_t *)(base + info->tail);
+	r->flags = (const _Atomic uint32_t *)(base + info->flags);
+	r->array = base + info->array;
+	r->entries = info->entries;
+	r->entry_size = info->entry_size;
+	r->local = 0;
+	return 0;
+}
+
+void swnic_uring_unmap(struct swnic_uring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+/* ---- operations in flight ------------------------------------------------ */
+
+int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
+		       size_t size)
+{
+	pool->ops = calloc(size, sizeof(*pool->ops));
+	if (!pool->ops)
+		return -FI_ENOMEM;
+	pool->size = size;
+	pool->used = 0;
+	pool->free = NULL;
+	for (size_t i = size; i-- > 0;) {
+		pool->ops[i].ep = ep;
+		pool->ops[i].free = true;
+		pool->ops[i].next = pool->free;
+		pool->free = &pool->ops[i];
+	}
+	return 0;
+}
+
+void swnic_op_pool_fini(struct swnic_op_pool *pool)
+{
+	for (size_t i = 0; pool->ops && i < pool->size; i++)
+		free(pool->ops[i].bounce);
+	free(pool->ops);
+	pool->ops = NULL;
+}
+
+/* Caller holds ep->lock. NULL when every op is in flight. */
+struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
+{
+	struct swnic_op *op = pool->free;
+
+	if (!op)
+		return NULL;
+	pool->free = op->next;
+	pool->used++;
+	op->free = false;
+	op->bounce = NULL;
+	op->iov_count = 0;
+	op->multi_recv = false;
+	op->buf = NULL;
+	return op;
+}
+
+void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op)
+{
+	free(op->bounce);
+	op->bounce = NULL;
+	op->free = true;
+	op->next = pool->free;
+	pool->free = op;
+	pool->used--;
+}
+
+/* Copy what a post says of its operation into @op, fresh from the pool. */
+static void swnic_op_fill(struct swnic_op *op, const struct swnic_op *tmpl)
+{
+	op->context = tmpl->context;
+	op->flags = tmpl->flags;
+	op->kind = tmpl->kind;
+	op->multi_recv = tmpl->multi_recv;
+	op->bounce = tmpl->bounce;
+	op->buf = tmpl->buf;
+	op->iov_count = tmpl->iov_count;
+	memcpy(op->iov, tmpl->iov, tmpl->iov_count * sizeof(*op->iov));
+}
+
+/* ---- doorbells ------------------------------------------------------------- */
+
+int swnic_ep_doorbell(struct swnic_ep *ep)
+{
+	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+
+	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db)) {
+		SWNIC_WARN(FI_LOG_EP_DATA, "doorbell: %s\n", strerror(errno));
+		return errno == EPIPE ? -FI_EIO : -errno;
+	}
+	return 0;
+}
+
+/*
+ * Does the kernel ask for a doorbell in @r's flags word? The tail store
+ * before the flag load: the full barrier pairs with the kernel's (it sets
+ * the flag, then looks at the ring once more).
+ */
+static bool swnic_uring_need_wakeup(const struct swnic_uring *r)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(r->flags, memory_order_relaxed) &
+	       SWNIC_RING_F_NEED_WAKEUP;
+}
+
+/* ---- production ------------------------------------------------------------- */
+
+/*
+ * Produce @e into @r (ep->sq or ep->rq; ep->lock held) and ring the
+ * doorbell if the kernel needs one:
+ *  - a lazy RQ (SWNIC_RING_F_LAZY) is taken by senders without a
+ *    doorbell, so it is rung only on the RQ's NEED_WAKEUP (unexpected
+ *    messages wait for this receive) or when @force (a claim, which
+ *    completes at once, found or not);
+ *  - otherwise (SQ, eager RQ) always in SYSCALL mode, and in ENGINE mode
+ *    only when the idle engine raised NEED_WAKEUP in the SQ's flags word.
+ * A full ring is given one doorbell to drain (the kernel may have stopped
+ * at a full CQ that has room now). Return: 0 or -FI_EAGAIN.
+ */
+static int swnic_ring_produce(struct swnic_ep *ep, struct swnic_uring *r,
+			      const void *e, bool force)
+{
+	bool lazy = r == &ep->rq &&
+		    (atomic_load_explicit(r->flags, memory_order_relaxed) &
+		     SWNIC_RING_F_LAZY);
+	uint32_t head = atomic_load_explicit(r->head, memory_order_acquire);
+	bool wake;
+
+	/* Reserve a slot. */
+	if (r->local - head >= r->entries) {
+		swnic_ep_doorbell(ep);
+		head = atomic_load_explicit(r->head, memory_order_acquire);
+		if (r->local - head >= r->entries)
+			return -FI_EAGAIN;
+	}
+	/* Fill it, then publish the tail: the entry before the index. */
+	memcpy(swnic_uring_slot(r, r->local), e, r->entry_size);
+	r->local++;
+	atomic_store_explicit(r->tail, r->local, memory_order_release);
+
+	if (lazy) {
+		wake = swnic_uring_need_wakeup(r) || force;
+	} else {
+		wake = !ep->engine || swnic_uring_need_wakeup(&ep->sq);
+	}
+	if (wake)
+		swnic_ep_doorbell(ep);
+	return 0;
+}
+
+/* One post: an op from @pool if @tmpl, the entry, the doorbell. */
+static int swnic_post(struct swnic_ep *ep, struct swnic_uring *r,
+		      struct swnic_op_pool *pool, void *entry,
+		      __u64 *entry_context, const struct swnic_op *tmpl,
+		      bool force)
+{
+	struct swnic_op *op = NULL;
+	int ret;
+
+	swnic_lock_acquire(&ep->lock);
+	if (tmpl) {
+		op = swnic_op_get(ep, pool);
+		if (!op) {
+			swnic_lock_release(&ep->lock);
+			free(tmpl->bounce);
+			return -FI_EAGAIN;
+		}
+		swnic_op_fill(op, tmpl);
+		*entry_context = (uintptr_t)op;
+	}
+	ret = swnic_ring_produce(ep, r, entry, force);
+	if (ret && op)
+		swnic_op_put(pool, op);
+	swnic_lock_release(&ep->lock);
+	return ret;
+}
+
+int swnic_post_sq(struct swnic_ep *ep, struct swnic_sqe *sqe,
+		  const struct swnic_op *op)
+{
+	return swnic_post(ep, &ep->sq, &ep->tx_pool, sqe, &sqe->context, op,
+			  false);
+}
+
+int swnic_post_rq(struct swnic_ep *ep, struct swnic_rqe *rqe,
+		  const struct swnic_op *op)
+{
+	return swnic_post(ep, &ep->rq, &ep->rx_pool, rqe, &rqe->context, op,
+			  rqe->flags & SWNIC_RQE_CLAIM);
+}
