@@ -3,10 +3,12 @@
 #
 # check.sh - run the selftest suite in a VM on each kernel and add up.
 #
-# Usage: tools/testing/check.sh KERNEL...        (make check: 6.1 6.12)
+# Usage: tools/testing/check.sh KERNEL...   (make check: 6.1 6.12-trixie)
 #
 # For each kernel tag: `tools/testing/vm.sh --kernel TAG` (selftests/run.sh),
-# streamed and saved to build/check-TAG.log. Counts the top-level TAP lines
+# or for a *-trixie tag `tools/testing/trixie.sh check` (the Debian 13 lane:
+# built inside the Debian 13 root and run there), streamed and saved to
+# build/check-TAG.log. Counts the top-level TAP lines
 # of all kernels: "ok" (passed), "ok ... # SKIP" (skipped, listed) and
 # "not ok" (failed). A VM that fails to boot or return (vm.sh exit status
 # other than 0/1, or 1 without any "not ok") counts as one more failure.
@@ -42,7 +44,16 @@ for k in "$@"; do
 	# shellcheck disable=SC2206  # a command line, split on purpose
 	[ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD)
 	rc=0
-	tools/testing/vm.sh "${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+	case $k in
+	*-trixie)	# the Debian 13 lane: built and run inside its root
+		args=(tools/testing/trixie.sh check)
+		[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] &&
+			args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
+		"${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]} ;;
+	*)
+		tools/testing/vm.sh "${args[@]}" 2>&1 | tee "$log" ||
+			rc=${PIPESTATUS[0]} ;;
+	esac
 
 	read -r pass fail skip < <(awk '
 		/^not ok($| )/ { f++; next }
