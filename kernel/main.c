@@ -10,7 +10,7 @@
 #include "bind.h"
 #include "device.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_events.h"
 
 static char *default_dev = "swnic0";
 module_param(default_dev, charp, 0444);
