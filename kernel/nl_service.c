@@ -23,6 +23,7 @@ static struct swnic_service *swnic_nl_svc_find(struct swnic_device *sdev,
 {
 	struct swnic_service *svc;
 
+	lockdep_assert_held(&sdev->lock);
 	if (attrs[SWNIC_A_SVC_ID]) {
 		svc = swnic_service_find_id(sdev,
 					    nla_get_u32(attrs[SWNIC_A_SVC_ID]));

@@ -24,6 +24,8 @@ static int swnic_nl_fill_stats(struct sk_buff *skb, struct swnic_device *sdev,
 	struct nlattr *nest;
 	void *hdr;
 
+	if (!sdev && !dom)
+		lockdep_assert_held(&swnic_devices_lock);
 	hdr = genlmsg_put(skb, portid, seq, &swnic_genl_family, flags,
 			  SWNIC_NL_CMD_STAT_GET);
 	if (!hdr)

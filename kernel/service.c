@@ -214,6 +214,7 @@ void swnic_service_domain_open(struct swnic_domain *dom)
  */
 void swnic_service_domain_close(struct swnic_domain *dom)
 {
+	lockdep_assert_held(&dom->sdev->lock);
 	swnic_service_detach(dom);
 }
 
