@@ -270,13 +270,14 @@ static int swnic_domain_take_key(struct swnic_domain *dom, u32 auth_key)
 }
 
 /**
- * swnic_auth_key_ioctl() - SWNIC_IOCTL_AUTH_KEY: report or take an auth key
+ * swnic_domain_set_auth_key() - SWNIC_IOCTL_AUTH_KEY: take an auth key (if
+ *	one is given) and report the one the domain uses
  * @dom: the domain of the file
  * @arg: struct swnic_auth_key, the kernel's copy
  *
  * Return: 0 or the errno documented in include/uapi/linux/swnic.h.
  */
-int swnic_auth_key_ioctl(struct swnic_domain *dom, void *arg)
+int swnic_domain_set_auth_key(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_auth_key *k = arg;
 	struct swnic_device *sdev = dom->sdev;

@@ -57,7 +57,7 @@ void swnic_service_device_fini(struct swnic_device *sdev);
 void swnic_service_domain_open(struct swnic_domain *dom);
 void swnic_service_domain_close(struct swnic_domain *dom);
 
-int swnic_auth_key_ioctl(struct swnic_domain *dom, void *arg);
+int swnic_domain_set_auth_key(struct swnic_domain *dom, void *arg);
 
 /**
  * swnic_domain_auth_key() - the auth key a domain uses now
