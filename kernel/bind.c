@@ -16,7 +16,7 @@
 
 #include "bind.h"
 #include "device.h"
-#include "netlink.h"
+#include "nl_events.h"
 
 /**
  * swnic_device_net() - the network namespace that owns a device

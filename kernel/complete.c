@@ -23,9 +23,10 @@
 int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 			const void *data, u32 len, bool reserved)
 {
-	int ret = swnic_cq_post_inline(ep->rx_cq, cqe, data, len, reserved);
+	int ret;
 
 	lockdep_assert_held(&ep->rx_lock);
+	ret = swnic_cq_post_inline(ep->rx_cq, cqe, data, len, reserved);
 	if (!ret)
 		swnic_cntr_inc(ep->cntr[SWNIC_EP_CNTR_RECV],
 			       cqe->flags & SWNIC_CQE_ERROR);

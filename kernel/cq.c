@@ -17,7 +17,7 @@
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
-#include "netlink.h"
+#include "nl_events.h"
 #include "stats.h"
 
 static void swnic_cq_release(struct kref *ref)

@@ -269,8 +269,13 @@ err_region:
 	return ret;
 }
 
-/* Destroys every device left, then undoes swnic_device_init(). */
-void swnic_device_exit(void)
+/**
+ * swnic_device_destroy_all() - destroy every device left (module unload)
+ *
+ * The default device and those netlink made; nothing may create one any
+ * more (the netlink family is gone).
+ */
+void swnic_device_destroy_all(void)
 {
 	struct swnic_device *sdev;
 
@@ -283,6 +288,11 @@ void swnic_device_exit(void)
 			break;
 		swnic_device_destroy(sdev);
 	}
+}
+
+/* Undoes swnic_device_init(); every device is destroyed already. */
+void swnic_device_exit(void)
+{
 	class_unregister(&swnic_class);
 	unregister_chrdev_region(swnic_devt, SWNIC_MAX_DEVICES);
 }

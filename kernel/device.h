@@ -89,6 +89,7 @@ extern unsigned int swnic_devices_gen;
 
 int swnic_device_init(void);
 void swnic_device_exit(void);
+void swnic_device_destroy_all(void);
 
 struct swnic_device *swnic_device_create(const char *name, int ifindex);
 void swnic_device_destroy(struct swnic_device *sdev);

@@ -18,7 +18,7 @@
 #include "device.h"
 #include "domain.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_events.h"
 #include "service.h"
 
 /* Domains by id; lookups under RCU, entries freed after a grace period. */

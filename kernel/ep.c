@@ -24,7 +24,7 @@
 #include "domain.h"
 #include "engine.h"
 #include "ep.h"
-#include "netlink.h"
+#include "nl_events.h"
 #include "recv.h"
 #include "send.h"
 #include "stats.h"

@@ -10,7 +10,7 @@
 #include "bind.h"
 #include "device.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_events.h"
 
 static char *default_dev = "swnic0";
 module_param(default_dev, charp, 0444);
@@ -49,11 +49,27 @@ static void __init swnic_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct swnic_sqe) != 128);
 }
 
+/*
+ * Init and exit, step for step: each step of swnic_init() is undone by the
+ * matching step of swnic_exit(), in reverse order, and a failing step
+ * unwinds the ones before it by the same calls in the same order.
+ *
+ *   swnic_mr_init()            swnic_mr_exit()
+ *   swnic_device_init()        swnic_device_exit()
+ *   swnic_bind_init()          swnic_bind_exit()
+ *   the default device         swnic_device_destroy_all()
+ *   swnic_genl_init()          swnic_genl_exit()
+ *
+ * Devices made through netlink are destroyed with the default one, once
+ * the family is gone and no more can be made; the netdev notifier
+ * (bind) outlives them all, as a bound device needs it.
+ */
 static int __init swnic_init(void)
 {
 	int ret;
 
 	swnic_abi_check();
+
 	ret = swnic_mr_init();
 	if (ret)
 		return ret;
@@ -64,30 +80,29 @@ static int __init swnic_init(void)
 
 	ret = swnic_bind_init();
 	if (ret)
-		goto err_device_init;
+		goto err_device;
 
 	if (default_dev && *default_dev) {
 		swnic_default_dev = swnic_device_create(default_dev, 0);
 		if (IS_ERR(swnic_default_dev)) {
 			ret = PTR_ERR(swnic_default_dev);
 			pr_err("cannot create device %s: %d\n", default_dev, ret);
-			goto err_device;
+			goto err_bind;
 		}
 	}
 
 	ret = swnic_genl_init();
 	if (ret)
-		goto err_device;
+		goto err_devices;
 
 	pr_info("loaded, version " SWNIC_VERSION "\n");
 	return 0;
 
-err_device:
-	swnic_device_exit();
+err_devices:
+	swnic_device_destroy_all();
+err_bind:
 	swnic_bind_exit();
-	swnic_mr_exit();
-	return ret;
-err_device_init:
+err_device:
 	swnic_device_exit();
 err_mr:
 	swnic_mr_exit();
@@ -97,8 +112,9 @@ err_mr:
 static void __exit swnic_exit(void)
 {
 	swnic_genl_exit();
-	swnic_device_exit();
+	swnic_device_destroy_all();
 	swnic_bind_exit();
+	swnic_device_exit();
 	swnic_mr_exit();
 }
 

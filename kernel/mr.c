@@ -21,7 +21,7 @@
 #include "device.h"
 #include "domain.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_events.h"
 #include "notifier.h"
 #include "service.h"
 #include "umem.h"

@@ -175,7 +175,7 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg);
 int swnic_mr_dereg(struct swnic_domain *dom, void *arg);
 int swnic_mr_query(struct swnic_domain *dom, void *arg);
 int swnic_mr_refresh(struct swnic_domain *dom, void *arg);
-int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg);
+int swnic_mr_access_test(struct swnic_domain *dom, void *arg);
 int swnic_inval_query(struct swnic_domain *dom, void *arg);
 u64 swnic_mr_features(void);
 

@@ -434,7 +434,8 @@ static int swnic_mr_access_copy(struct swnic_mr_ref *ref, void *buf, u64 len,
 }
 
 /**
- * swnic_mr_access_ioctl() - SWNIC_IOCTL_MR_ACCESS, the API's test hook
+ * swnic_mr_access_test() - SWNIC_IOCTL_MR_ACCESS: access an MR as a peer
+ *	would, the API's test hook
  * @dom: the caller's domain
  * @arg: struct swnic_mr_access
  *
@@ -450,7 +451,7 @@ static int swnic_mr_access_copy(struct swnic_mr_ref *ref, void *buf, u64 len,
  * domain on this device), -EINVAL, -EFAULT, -EACCES (not the owner),
  * -EINTR (fatal signal).
  */
-int swnic_mr_access_ioctl(struct swnic_domain *dom, void *arg)
+int swnic_mr_access_test(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_mr_access *a = arg;
 	bool local = a->flags & SWNIC_MR_ACCESS_F_LOCAL;

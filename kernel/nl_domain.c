@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Netlink: domains and their MRs - DOMAIN_GET, MR_GET, the domain
- * opened/closed and MR revoked events. Users see their own domains (same
- * uid), administrators of a device all of its domains.
+ * Netlink: domains and their MRs - DOMAIN_GET, MR_GET (their events are
+ * in nl_events.c). Users see their own domains (same uid), administrators
+ * of a device all of its domains.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,12 +15,11 @@
 #include "device.h"
 #include "domain.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_internal.h"
 #include "service.h"
-#include "stats.h"
 
 /* Bumped when a domain opens or closes: dump consistency. */
-static atomic_t swnic_nl_domains_gen = ATOMIC_INIT(1);
+atomic_t swnic_nl_domains_gen = ATOMIC_INIT(1);
 
 /*
  * State of a domain or MR dump, kept in cb->ctx across its parts. Filters
@@ -39,10 +38,23 @@ static_assert(sizeof(struct swnic_nl_dump_ctx) <=
 
 /* ---- domains -------------------------------------------------------------- */
 
-/* One domain message; @ns maps its uid. @cb is the dump's, or NULL. */
-static int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
-				struct user_namespace *ns, u32 portid, u32 seq,
-				int flags, u8 cmd, struct netlink_callback *cb)
+/**
+ * swnic_nl_fill_domain() - one domain message: DOMAIN_GET's reply, dump and
+ *	events
+ * @skb: the message
+ * @dom: the domain
+ * @ns: the user namespace its uid is shown in
+ * @portid: the requester's port (0 for events)
+ * @seq: the request's sequence number (0 for events)
+ * @flags: NLM_F_MULTI in dumps, else 0
+ * @cmd: SWNIC_NL_CMD_DOMAIN_*
+ * @cb: the dump's callback, NULL outside dumps
+ *
+ * Return: 0 or -EMSGSIZE (nothing added).
+ */
+int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
+			 struct user_namespace *ns, u32 portid, u32 seq,
+			 int flags, u8 cmd, struct netlink_callback *cb)
 {
 	struct swnic_mr_counters mrc;
 	void *hdr;
@@ -76,46 +88,6 @@ static int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
-}
-
-/* A domain event. May sleep. */
-static void swnic_nl_notify_domain(struct swnic_domain *dom, u8 cmd)
-{
-	struct sk_buff *msg;
-
-	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (swnic_nl_fill_domain(msg, dom, &init_user_ns, 0, 0, 0, cmd,
-				 NULL)) {
-		nlmsg_free(msg);
-		return;
-	}
-	swnic_nl_multicast(dom->sdev, msg, GFP_KERNEL);
-}
-
-/**
- * swnic_nl_domain_opened() - account for and announce a new domain
- * @dom: the domain, published; no lock held
- */
-void swnic_nl_domain_opened(struct swnic_domain *dom)
-{
-	atomic_inc(&swnic_nl_domains_gen);
-	swnic_obj_inc(SWNIC_OBJ_DOMAINS);
-	swnic_stat_inc(dom->sdev, dom, SWNIC_STAT_DOMAINS_OPENED);
-	swnic_nl_notify_domain(dom, SWNIC_NL_CMD_DOMAIN_NEW);
-}
-
-/**
- * swnic_nl_domain_closed() - account for and announce a closed domain
- * @dom: the domain, unpublished; no lock held
- */
-void swnic_nl_domain_closed(struct swnic_domain *dom)
-{
-	atomic_inc(&swnic_nl_domains_gen);
-	swnic_obj_dec(SWNIC_OBJ_DOMAINS);
-	swnic_stat_inc(dom->sdev, dom, SWNIC_STAT_DOMAINS_CLOSED);
-	swnic_nl_notify_domain(dom, SWNIC_NL_CMD_DOMAIN_DEL);
 }
 
 /**
@@ -171,11 +143,7 @@ int swnic_nl_domain_get_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = swnic_nl_fill_domain(msg, dom, swnic_nl_user_ns(skb),
 				   info->snd_portid, info->snd_seq, 0,
 				   SWNIC_NL_CMD_DOMAIN_GET, NULL);
-	if (ret) {
-		nlmsg_free(msg);
-		goto out_put;
-	}
-	ret = genlmsg_reply(msg, info);
+	ret = swnic_nl_reply(msg, info, ret);
 out_put:
 	swnic_domain_put(dom);
 	return ret;
@@ -313,18 +281,27 @@ int swnic_nl_domain_get_dumpit(struct sk_buff *skb,
 			break;
 		ctx->dom_id++;
 	}
-	if (ret == -EMSGSIZE && skb->len)
-		return skb->len;
-	return ret ?: skb->len;
+	return swnic_nl_dump_end(skb, ret);
 }
 
 /* ---- memory regions ------------------------------------------------------- */
 
-/* One MR message. @cb is the dump's, or NULL. */
-static int swnic_nl_fill_mr(struct sk_buff *skb, struct swnic_domain *dom,
-			    const struct swnic_mr_info *info, u32 portid,
-			    u32 seq, int flags, u8 cmd,
-			    struct netlink_callback *cb)
+/**
+ * swnic_nl_fill_mr() - one MR message: MR_GET's dump and the revoked event
+ * @skb: the message
+ * @dom: the MR's domain
+ * @info: a snapshot of the MR
+ * @portid: the requester's port (0 for events)
+ * @seq: the request's sequence number (0 for events)
+ * @flags: NLM_F_MULTI in dumps, else 0
+ * @cmd: SWNIC_NL_CMD_MR_*
+ * @cb: the dump's callback, NULL outside dumps
+ *
+ * Return: 0 or -EMSGSIZE (nothing added).
+ */
+int swnic_nl_fill_mr(struct sk_buff *skb, struct swnic_domain *dom,
+		     const struct swnic_mr_info *info, u32 portid, u32 seq,
+		     int flags, u8 cmd, struct netlink_callback *cb)
 {
 	void *hdr;
 
@@ -411,30 +388,5 @@ int swnic_nl_mr_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		ctx->dom_id++;
 		ctx->handle = 0;
 	}
-	if (ret == -EMSGSIZE && skb->len)
-		return skb->len;
-	return ret ?: skb->len;
-}
-
-/**
- * swnic_nl_mr_revoked() - announce that an MR was revoked
- * @dom: the MR's domain, referenced
- * @info: a snapshot of the MR
- *
- * Process context (the MR code calls it from a work item).
- */
-void swnic_nl_mr_revoked(struct swnic_domain *dom,
-			 const struct swnic_mr_info *info)
-{
-	struct sk_buff *msg;
-
-	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (swnic_nl_fill_mr(msg, dom, info, 0, 0, 0, SWNIC_NL_CMD_MR_REVOKED,
-			     NULL)) {
-		nlmsg_free(msg);
-		return;
-	}
-	swnic_nl_multicast(dom->sdev, msg, GFP_KERNEL);
+	return swnic_nl_dump_end(skb, ret);
 }

@@ -19,7 +19,7 @@
 #include "compat.h"
 #include "domain.h"
 #include "mr.h"
-#include "netlink.h"
+#include "nl_events.h"
 #include "notifier.h"
 #include "umem.h"
 

@@ -20,9 +20,6 @@
 
 #include "domain.h"
 
-struct genl_info;
-struct netlink_callback;
-struct sk_buff;
 struct swnic_device;
 struct swnic_domain;
 
@@ -47,13 +44,20 @@ struct swnic_service {
 	kgid_t gids[SWNIC_SVC_MAX_MEMBERS];
 };
 
+struct swnic_service *swnic_service_alloc(void);
+int swnic_service_add(struct swnic_device *sdev, struct swnic_service *svc);
+void swnic_service_free(struct swnic_service *svc);
+struct swnic_service *swnic_service_find_id(struct swnic_device *sdev, u32 id);
+struct swnic_service *swnic_service_find_key(struct swnic_device *sdev,
+					     u32 auth_key);
+
 int swnic_service_device_init(struct swnic_device *sdev);
 void swnic_service_device_fini(struct swnic_device *sdev);
 
 void swnic_service_domain_open(struct swnic_domain *dom);
 void swnic_service_domain_close(struct swnic_domain *dom);
 
-int swnic_auth_key_ioctl(struct swnic_domain *dom, void *arg);
+int swnic_domain_set_auth_key(struct swnic_domain *dom, void *arg);
 
 /**
  * swnic_domain_auth_key() - the auth key a domain uses now
@@ -66,13 +70,5 @@ static inline u32 swnic_domain_auth_key(const struct swnic_domain *dom)
 {
 	return READ_ONCE(dom->auth_key);
 }
-
-/* Netlink commands (service.c). */
-int swnic_nl_svc_get_doit(struct sk_buff *skb, struct genl_info *info);
-int swnic_nl_svc_get_dump_start(struct netlink_callback *cb);
-int swnic_nl_svc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
-int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info);
-int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info);
-int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 #endif /* _SWNIC_SERVICE_H */

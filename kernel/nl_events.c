@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Netlink: every message multicast to the "events" group (nl_events.h).
+ * An object's event carries what its GET reply does: both come from its
+ * fill function. Events are dropped while the family is not registered.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/user_namespace.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "bind.h"
+#include "device.h"
+#include "domain.h"
+#include "mr.h"
+#include "nl_internal.h"
+#include "stats.h"
+
+/* Events are dropped before the family is registered and after. */
+static bool swnic_nl_events_on;
+
+/**
+ * swnic_nl_events_enable() - start or stop sending events
+ * @on: true once the family is registered, false before unregistering it
+ */
+void swnic_nl_events_enable(bool on)
+{
+	WRITE_ONCE(swnic_nl_events_on, on);
+}
+
+/**
+ * swnic_nl_multicast() - send an event to the events group
+ * @sdev: the device it is about (for its namespace), or NULL
+ * @msg: the message; consumed
+ * @gfp: allocation context
+ *
+ * Listeners in init_net get it, and those in @sdev's namespace.
+ */
+void swnic_nl_multicast(struct swnic_device *sdev, struct sk_buff *msg,
+			gfp_t gfp)
+{
+	struct sk_buff *clone;
+	struct net *net = NULL;
+
+	if (!READ_ONCE(swnic_nl_events_on)) {
+		nlmsg_free(msg);
+		return;
+	}
+	if (sdev) {
+		rcu_read_lock();
+		net = swnic_device_net(sdev);
+		net = net_eq(net, &init_net) ? NULL : maybe_get_net(net);
+		rcu_read_unlock();
+	}
+	if (net) {
+		clone = skb_clone(msg, gfp);
+		if (clone)
+			genlmsg_multicast_netns(&swnic_genl_family, net, clone,
+						0, SWNIC_NL_MCGRP_EVENTS, gfp);
+		put_net(net);
+	}
+	genlmsg_multicast_netns(&swnic_genl_family, &init_net, msg, 0,
+				SWNIC_NL_MCGRP_EVENTS, gfp);
+}
+
+/* ---- devices -------------------------------------------------------------- */
+
+/**
+ * swnic_nl_notify_dev() - tell listeners about a device
+ * @sdev: the device
+ * @cmd: SWNIC_NL_CMD_DEV_NEW (added), _DEV_DEL (removed) or _DEV_SET
+ *	 (state, limits or binding changed)
+ */
+void swnic_nl_notify_dev(struct swnic_device *sdev, u8 cmd)
+{
+	struct sk_buff *msg;
+
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (swnic_nl_fill_dev(msg, sdev, 0, 0, 0, cmd, NULL)) {
+		nlmsg_free(msg);
+		return;
+	}
+	swnic_nl_multicast(sdev, msg, GFP_KERNEL);
+}
+
+/* ---- limits --------------------------------------------------------------- */
+
+/**
+ * swnic_nl_limit_hit() - count and announce a request refused by a limit
+ * @sdev: the device
+ * @dom: the domain that made the request, or NULL (e.g. an open)
+ * @limit: SWNIC_LIMIT_*
+ *
+ * Any context.
+ */
+void swnic_nl_limit_hit(struct swnic_device *sdev, struct swnic_domain *dom,
+			u32 limit)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	swnic_stat_inc(sdev, dom, SWNIC_STAT_LIMITS_HIT);
+	/*
+	 * Any user can hit a limit in a loop: the counter above counts them
+	 * all, the events are rate limited per device.
+	 */
+	if (!__ratelimit(&sdev->limit_events))
+		return;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &swnic_genl_family, 0,
+			  SWNIC_NL_CMD_LIMIT_HIT);
+	if (!hdr ||
+	    swnic_nl_put_dev_id(msg, sdev) ||
+	    (dom && nla_put_u32(msg, SWNIC_A_DOMAIN_ID, dom->id)) ||
+	    nla_put_u32(msg, SWNIC_A_LIMIT, limit)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	swnic_nl_multicast(sdev, msg, GFP_ATOMIC);
+}
+
+/* ---- domains and MRs ----------------------------------------------------- */
+
+/* A domain event. May sleep. */
+static void swnic_nl_notify_domain(struct swnic_domain *dom, u8 cmd)
+{
+	struct sk_buff *msg;
+
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (swnic_nl_fill_domain(msg, dom, &init_user_ns, 0, 0, 0, cmd,
+				 NULL)) {
+		nlmsg_free(msg);
+		return;
+	}
+	swnic_nl_multicast(dom->sdev, msg, GFP_KERNEL);
+}
+
+/**
+ * swnic_nl_domain_opened() - account for and announce a new domain
+ * @dom: the domain, published; no lock held
+ */
+void swnic_nl_domain_opened(struct swnic_domain *dom)
+{
+	atomic_inc(&swnic_nl_domains_gen);
+	swnic_obj_inc(SWNIC_OBJ_DOMAINS);
+	swnic_stat_inc(dom->sdev, dom, SWNIC_STAT_DOMAINS_OPENED);
+	swnic_nl_notify_domain(dom, SWNIC_NL_CMD_DOMAIN_NEW);
+}
+
+/**
+ * swnic_nl_domain_closed() - account for and announce a closed domain
+ * @dom: the domain, unpublished; no lock held
+ */
+void swnic_nl_domain_closed(struct swnic_domain *dom)
+{
+	atomic_inc(&swnic_nl_domains_gen);
+	swnic_obj_dec(SWNIC_OBJ_DOMAINS);
+	swnic_stat_inc(dom->sdev, dom, SWNIC_STAT_DOMAINS_CLOSED);
+	swnic_nl_notify_domain(dom, SWNIC_NL_CMD_DOMAIN_DEL);
+}
+
+/**
+ * swnic_nl_mr_revoked() - announce that an MR was revoked
+ * @dom: the MR's domain, referenced
+ * @info: a snapshot of the MR
+ *
+ * Process context (the MR code calls it from a work item).
+ */
+void swnic_nl_mr_revoked(struct swnic_domain *dom,
+			 const struct swnic_mr_info *info)
+{
+	struct sk_buff *msg;
+
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (swnic_nl_fill_mr(msg, dom, info, 0, 0, 0, SWNIC_NL_CMD_MR_REVOKED,
+			     NULL)) {
+		nlmsg_free(msg);
+		return;
+	}
+	swnic_nl_multicast(dom->sdev, msg, GFP_KERNEL);
+}
+
+/* ---- services ------------------------------------------------------------ */
+
+/**
+ * swnic_nl_svc_event() - an event about a service, to send once unlocked
+ * @sdev: the service's device; its lock is held
+ * @svc: the service
+ * @cmd: SWNIC_NL_CMD_SVC_NEW, _SVC_DEL or _SVC_SET
+ *
+ * Return: the message for swnic_nl_svc_send_event(), or NULL.
+ */
+struct sk_buff *swnic_nl_svc_event(struct swnic_device *sdev,
+				   const struct swnic_service *svc, u8 cmd)
+{
+	struct sk_buff *msg;
+
+	lockdep_assert_held(&sdev->lock);
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+	if (swnic_nl_fill_svc(msg, sdev, svc, &init_user_ns, 0, 0, 0, cmd,
+			      NULL)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/**
+ * swnic_nl_svc_send_event() - send what swnic_nl_svc_event() built
+ * @sdev: the service's device; its lock is not held
+ * @msg: the message, or NULL (nothing to send); consumed
+ */
+void swnic_nl_svc_send_event(struct swnic_device *sdev, struct sk_buff *msg)
+{
+	if (msg)
+		swnic_nl_multicast(sdev, msg, GFP_KERNEL);
+}

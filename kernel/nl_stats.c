@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Netlink: counters - STAT_GET (module-wide, a device's, a domain's) and
+ * STAT_RESET. The counters and their names are stats.c's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "device.h"
+#include "domain.h"
+#include "nl_internal.h"
+#include "stats.h"
+
+/*
+ * A STAT_GET message, for the reply and the dump: module-wide (both NULL;
+ * swnic_devices_lock held), a device's or a domain's.
+ */
+static int swnic_nl_fill_stats(struct sk_buff *skb, struct swnic_device *sdev,
+			       struct swnic_domain *dom, u32 portid, u32 seq,
+			       int flags, struct netlink_callback *cb)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	if (!sdev && !dom)
+		lockdep_assert_held(&swnic_devices_lock);
+	hdr = genlmsg_put(skb, portid, seq, &swnic_genl_family, flags,
+			  SWNIC_NL_CMD_STAT_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (cb)
+		genl_dump_check_consistent(cb, hdr);
+	if (dom)
+		sdev = dom->sdev;
+	if (sdev && swnic_nl_put_dev_id(skb, sdev))
+		goto err_cancel;
+	if (dom && nla_put_u32(skb, SWNIC_A_DOMAIN_ID, dom->id))
+		goto err_cancel;
+	nest = nla_nest_start(skb, SWNIC_A_STATS);
+	if (!nest)
+		goto err_cancel;
+	if (dom || sdev ? swnic_stats_fill(skb, sdev, dom) :
+	    swnic_stats_fill_objects(skb))
+		goto err_cancel;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/*
+ * The object of a STAT_GET/STAT_RESET request: a domain (DOMAIN_ID), a
+ * device (DEV_*), or neither (module-wide). Referenced.
+ */
+static int swnic_nl_stat_target(struct sk_buff *skb, struct genl_info *info,
+				struct swnic_device **sdev,
+				struct swnic_domain **dom)
+{
+	*sdev = NULL;
+	*dom = NULL;
+	if (info->attrs[SWNIC_A_DOMAIN_ID]) {
+		if (info->attrs[SWNIC_A_DEV_INDEX] ||
+		    info->attrs[SWNIC_A_DEV_NAME]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[SWNIC_A_DOMAIN_ID],
+					    "give a device or a domain, not both");
+			return -EINVAL;
+		}
+		*dom = swnic_nl_domain_get(skb, info);
+		return PTR_ERR_OR_ZERO(*dom);
+	}
+	if (info->attrs[SWNIC_A_DEV_INDEX] || info->attrs[SWNIC_A_DEV_NAME]) {
+		*sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
+		return PTR_ERR_OR_ZERO(*sdev);
+	}
+	return 0;
+}
+
+/**
+ * swnic_nl_stat_get_doit() - STAT_GET of a domain, a device or the module
+ * @skb: the request
+ * @info: its attributes: DOMAIN_ID, DEV_*, or neither (module-wide)
+ *
+ * Return: 0 or -errno.
+ */
+int swnic_nl_stat_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct swnic_device *sdev;
+	struct swnic_domain *dom;
+	struct sk_buff *msg;
+	int ret;
+
+	ret = swnic_nl_stat_target(skb, info, &sdev, &dom);
+	if (ret)
+		return ret;
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	/* The module-wide gauges sum over the device list. */
+	mutex_lock(&swnic_devices_lock);
+	ret = swnic_nl_fill_stats(msg, sdev, dom, info->snd_portid,
+				  info->snd_seq, 0, NULL);
+	mutex_unlock(&swnic_devices_lock);
+	ret = swnic_nl_reply(msg, info, ret);
+out_put:
+	if (dom)
+		swnic_domain_put(dom);
+	if (sdev)
+		swnic_device_put(sdev);
+	return ret;
+}
+
+/**
+ * swnic_nl_stat_get_dumpit() - STAT_GET dump: module-wide, then each device
+ * @skb: the part being filled
+ * @cb: the dump; cb->args[0] is 0 before the module-wide message, then the
+ *	next device index + 1
+ *
+ * Return: the part's length, 0 at the end, or -errno.
+ */
+int swnic_nl_stat_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid, seq = cb->nlh->nlmsg_seq;
+	struct swnic_device *sdev;
+	int ret = 0;
+
+	mutex_lock(&swnic_devices_lock);
+	cb->seq = swnic_devices_gen;
+	if (!cb->args[0]) {
+		ret = swnic_nl_fill_stats(skb, NULL, NULL, portid, seq,
+					  NLM_F_MULTI, cb);
+		if (!ret)
+			cb->args[0] = 1;
+	}
+	for (; !ret && cb->args[0] <= SWNIC_MAX_DEVICES; cb->args[0]++) {
+		sdev = swnic_nl_dev_by_index_locked(cb->args[0] - 1);
+		if (!sdev || !swnic_nl_sees_dev(cb->skb, sdev))
+			continue;
+		ret = swnic_nl_fill_stats(skb, sdev, NULL, portid, seq,
+					  NLM_F_MULTI, cb);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&swnic_devices_lock);
+	return swnic_nl_dump_end(skb, ret);
+}
+
+/**
+ * swnic_nl_stat_reset_doit() - STAT_RESET of a device's or a domain's counters
+ * @skb: the request
+ * @info: its attributes: DEV_* or DOMAIN_ID
+ *
+ * Return: 0 or -errno.
+ */
+int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct swnic_device *sdev;
+	struct swnic_domain *dom;
+	int ret;
+
+	ret = swnic_nl_stat_target(skb, info, &sdev, &dom);
+	if (ret)
+		return ret;
+	if (!sdev && !dom) {
+		NL_SET_ERR_MSG(info->extack,
+			       "give the device or the domain whose counters to reset");
+		return -EINVAL;
+	}
+	ret = swnic_nl_dev_admin(skb, dom ? dom->sdev : sdev, info->extack);
+	if (!ret)
+		swnic_stats_reset(sdev, dom);
+	if (dom)
+		swnic_domain_put(dom);
+	if (sdev)
+		swnic_device_put(sdev);
+	return ret;
+}
