@@ -45,6 +45,12 @@ struct swnic_av {
 	enum fi_av_type type;
 	uint32_t addr_format;		/* the domain's */
 	uint64_t flags;			/* fi_av_attr.flags */
+	/*
+	 * FI_AV_USER_ID opened with API 1.20 or later: ids come from
+	 * fi_av_set_user_id(), FI_ADDR_NOTAVAIL until then. Before 1.20 the
+	 * ids are in fi_addr at every insert.
+	 */
+	bool ids_later;
 	pthread_mutex_t lock;		/* protects everything below */
 	struct swnic_av_entry *entries;
 	size_t nentries;		/* array length */
@@ -241,7 +247,13 @@ static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
 		return -FI_EBADFLAGS;
 	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
 		return -FI_EINVAL;
-	if ((flags & FI_AV_USER_ID) || (av->flags & FI_AV_USER_ID)) {
+	if ((flags & FI_AV_USER_ID) && av->ids_later) {
+		SWNIC_WARN(FI_LOG_AV,
+			   "FI_AV_USER_ID per insert: this AV takes its ids from fi_av_set_user_id\n");
+		return -FI_EINVAL;
+	}
+	if ((flags & FI_AV_USER_ID) ||
+	    ((av->flags & FI_AV_USER_ID) && !av->ids_later)) {
 		if (!fi_addr) {
 			SWNIC_WARN(FI_LOG_AV,
 				   "FI_AV_USER_ID needs the ids in fi_addr\n");
@@ -263,7 +275,8 @@ static int swnic_av_insert_addrs(struct swnic_av *av,
 				 fi_addr_t *fi_addr, uint64_t flags,
 				 void *context)
 {
-	bool user_id = (flags & FI_AV_USER_ID) || (av->flags & FI_AV_USER_ID);
+	bool user_id = (flags & FI_AV_USER_ID) ||
+		       ((av->flags & FI_AV_USER_ID) && !av->ids_later);
 	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
 	fi_addr_t out, id;
 	size_t i, done = 0;
@@ -611,7 +624,8 @@ fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin)
 	pthread_mutex_lock(&av->lock);
 	idx = swnic_av_find(av, swnic_av_key(sin));
 	if (idx >= 0)
-		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ?
+		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ||
+		      av->ids_later ?
 		      av->entries[idx].user_id : swnic_av_fi_addr(av, idx);
 	pthread_mutex_unlock(&av->lock);
 	return ret;
@@ -656,6 +670,33 @@ static struct fi_ops swnic_av_fi_ops = {
 	.ops_set = swnic_no_ops_set,
 };
 
+#if SWNIC_FI_HAVE_2
+/* fi_av_set_user_id(): the id completions from @fi_addr's peer carry. */
+static int swnic_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
+				fi_addr_t user_id, uint64_t flags)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	ssize_t idx;
+
+	if (flags & FI_AUTH_KEY) {
+		SWNIC_WARN(FI_LOG_AV, "FI_AUTH_KEY: no FI_AV_AUTH_KEY support\n");
+		return -FI_ENOSYS;
+	}
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!(av->flags & FI_AV_USER_ID)) {
+		SWNIC_WARN(FI_LOG_AV, "AV not opened with FI_AV_USER_ID\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&av->lock);
+	idx = swnic_av_entry_of(av, fi_addr);
+	if (idx >= 0)
+		av->entries[idx].user_id = user_id;
+	pthread_mutex_unlock(&av->lock);
+	return idx < 0 ? -FI_EINVAL : 0;
+}
+#endif
+
 static struct fi_ops_av swnic_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = swnic_av_insert,
@@ -665,6 +706,9 @@ static struct fi_ops_av swnic_av_ops = {
 	.lookup = swnic_av_lookup,
 	.straddr = swnic_av_straddr,
 	.av_set = swnic_no_av_set,
+#if SWNIC_FI_HAVE_2
+	.set_user_id = swnic_av_set_user_id,
+#endif
 };
 
 int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
@@ -720,6 +764,8 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->type = type;
 	av->addr_format = dom->addr_format;
 	av->flags = attr->flags;
+	av->ids_later = (attr->flags & FI_AV_USER_ID) &&
+			!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 20));
 	pthread_mutex_init(&av->lock, NULL);
 	atomic_init(&av->binds, 0);
 	av->av_fid.fid.fclass = FI_CLASS_AV;

@@ -299,6 +299,94 @@ TEST_F(av, user_id)
 	fi_freeinfo(hints);
 }
 
+#if SWNIC_FI_HAVE_2
+/*
+ * API 1.20 and later (libfabric 2.x): an AV opened with FI_AV_USER_ID takes
+ * its ids from fi_av_set_user_id(); until then a completion's source is
+ * FI_ADDR_NOTAVAIL. The per-insert flag is invalid on such an AV.
+ */
+TEST(av_user_id_set_later)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE,
+				      .flags = FI_AV_USER_ID };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fid_ep *ep[2];
+	struct fid_cq *cq[2];
+	struct fid_av *av[2];
+	struct fi_info *hints, *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t peer[2], src;
+	char name[64], buf[8] = "hello", rbuf[8];
+	size_t len;
+	int i, n;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_SOURCE | FI_AV_USER_ID;
+	hints->domain_attr->caps = FI_AV_USER_ID;
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(FI_MAJOR_VERSION,
+					   FI_MINOR_VERSION),
+				NULL, NULL, 0, hints, &info));
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, fi_endpoint(dom, info, &ep[i], NULL));
+		ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &cq[i], NULL));
+		ASSERT_EQ(0, fi_av_open(dom, &av_attr, &av[i], NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep[i], &cq[i]->fid,
+					FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_ep_bind(ep[i], &av[i]->fid, 0));
+		ASSERT_EQ(0, fi_enable(ep[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		len = sizeof(name);
+		ASSERT_EQ(0, fi_getname(&ep[!i]->fid, name, &len));
+		/* No ids go in: fi_addr is only an output. */
+		ASSERT_EQ(1, fi_av_insert(av[i], name, 1, &peer[i], 0, NULL));
+		EXPECT_EQ(-FI_EINVAL, fi_av_insert(av[i], name, 1, &src,
+						   FI_AV_USER_ID, NULL));
+	}
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1] + 7, 42, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_av_set_user_id(av[1], peer[1], 42,
+						FI_AUTH_KEY));
+
+	/* Before the id is set, then after. */
+	for (n = 0; n < 2; n++) {
+		if (n)
+			ASSERT_EQ(0, fi_av_set_user_id(av[1], peer[1], 42, 0));
+		ASSERT_EQ(0, fi_recv(ep[1], rbuf, sizeof(rbuf), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(0, fi_send(ep[0], buf, sizeof(buf), NULL, peer[0],
+				     NULL));
+		for (i = 0; i < 10000; i++) {
+			ssize_t r = fi_cq_readfrom(cq[1], &e, 1, &src);
+
+			if (r == 1)
+				break;
+			ASSERT_EQ(-FI_EAGAIN, r);
+			usleep(1000);
+		}
+		ASSERT_GT(10000, i);
+		EXPECT_EQ(n ? 42 : FI_ADDR_NOTAVAIL, src);
+		while (fi_cq_read(cq[0], &e, 1) == -FI_EAGAIN)
+			usleep(1000);
+	}
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, fi_close(&ep[i]->fid));
+		EXPECT_EQ(0, fi_close(&av[i]->fid));
+		EXPECT_EQ(0, fi_close(&cq[i]->fid));
+	}
+	EXPECT_EQ(0, fi_close(&dom->fid));
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+#endif
+
 SWNIC_DEPRECATED_BEGIN
 TEST_F(av, async_inserts)
 {
