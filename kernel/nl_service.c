@@ -206,6 +206,8 @@ int swnic_nl_svc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 
 	if (cb->args[3])
 		return swnic_nl_svc_dump_filter(cb, cb->extack) ?: -ENODEV;
+	/* One value for the whole dump: it spans devices. */
+	cb->seq = atomic_read(&swnic_services_gen) + swnic_devices_gen;
 	for (; cb->args[0] < SWNIC_MAX_DEVICES; cb->args[0]++, cb->args[1] = 0) {
 		if (cb->args[2] && cb->args[0] + 1 != cb->args[2])
 			break;
@@ -217,10 +219,6 @@ int swnic_nl_svc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		}
 		mutex_lock(&sdev->lock);
-		/* Moves when a service is added or deleted. */
-		cb->seq = sdev->next_svc_id + swnic_devices_gen;
-		list_for_each_entry(svc, &sdev->services, node)
-			cb->seq += svc->id;
 		list_for_each_entry(svc, &sdev->services, node) {
 			if (svc->id < cb->args[1])
 				continue;

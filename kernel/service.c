@@ -46,6 +46,13 @@ struct swnic_service *swnic_service_alloc(void)
 	return svc;
 }
 
+/*
+ * Moves whenever a service of any device is added or removed: the SVC_GET
+ * dump's consistency sequence (one value for the whole dump, which spans
+ * devices).
+ */
+atomic_t swnic_services_gen = ATOMIC_INIT(1);
+
 /**
  * swnic_service_add() - publish a service on a device with the next id
  * @sdev: the device; its lock is held
@@ -65,6 +72,7 @@ int swnic_service_add(struct swnic_device *sdev, struct swnic_service *svc)
 		return -ENOSPC;
 	svc->id = ++sdev->next_svc_id;
 	list_add_tail(&svc->node, &sdev->services);
+	atomic_inc(&swnic_services_gen);
 	swnic_obj_inc(SWNIC_OBJ_SERVICES);
 	return 0;
 }
@@ -77,6 +85,7 @@ int swnic_service_add(struct swnic_device *sdev, struct swnic_service *svc)
 void swnic_service_free(struct swnic_service *svc)
 {
 	list_del(&svc->node);
+	atomic_inc(&swnic_services_gen);
 	swnic_obj_dec(SWNIC_OBJ_SERVICES);
 	kfree(svc);
 }

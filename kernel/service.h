@@ -45,6 +45,8 @@ struct swnic_service {
 };
 
 struct swnic_service *swnic_service_alloc(void);
+extern atomic_t swnic_services_gen;
+
 int swnic_service_add(struct swnic_device *sdev, struct swnic_service *svc);
 void swnic_service_free(struct swnic_service *svc);
 struct swnic_service *swnic_service_find_id(struct swnic_device *sdev, u32 id);

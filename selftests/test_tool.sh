@@ -148,6 +148,10 @@ fails_with "dev add: an unknown netdev is refused" \
 	"No such device.*no such netdev" swnic dev add swnictt2 netdev nope0
 jq_check "service show DEV: that device's services only" \
 	'length >= 1 and all(.dev == "swnictt1")' "$(swnic -j service show swnictt1)"
+# swnic0 and swnictt1 with different service histories: one dump spans
+# both and must still be consistent (it was always "interrupted" then).
+swnic service add swnic0 key 4343 >/dev/null &&
+	swnic service del swnic0 key 4343 >/dev/null
 jq_check "service show: every device's default service" \
 	'[.[] | select(.id == 1) | .dev] | index("swnic0") != null and index("swnictt1") != null' \
 	"$(swnic -j service show 2>&1)"
