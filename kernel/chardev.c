@@ -35,6 +35,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		return -EINVAL;
 
 	q->features = SWNIC_FEAT_QUERY | SWNIC_FEAT_AUTH_KEY |
+		      SWNIC_FEAT_EP_AUTH_KEYS |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -201,6 +202,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 			  struct swnic_ep_cancel, context),
 	SWNIC_IOCTL_EP_OP(EP_PEEK, swnic_ep_ioctl_peek,
 			  struct swnic_ep_peek, __reserved),
+	SWNIC_IOCTL_EP_OP(EP_AUTH_KEY, swnic_ep_ioctl_auth_key,
+			  struct swnic_ep_auth_key, index),
 };
 
 /**

@@ -27,6 +27,7 @@
 #include "nl_events.h"
 #include "recv.h"
 #include "send.h"
+#include "service.h"
 #include "stats.h"
 
 static void swnic_ep_put_cntrs(struct swnic_ep *ep)
@@ -124,6 +125,64 @@ int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg)
 	return swnic_recv_peek(ep, arg);
 }
 
+/* SWNIC_IOCTL_EP_AUTH_KEY */
+int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg)
+{
+	struct swnic_ep_auth_key *k = arg;
+
+	if (k->flags)
+		return -EOPNOTSUPP;
+	return swnic_service_ep_add_key(ep, k->auth_key, &k->index);
+}
+
+/**
+ * swnic_ep_holds_key() - does @ep take traffic sent with @auth_key?
+ * @ep: a target endpoint (referenced)
+ * @auth_key: the sender's key, not 0
+ *
+ * Its domain's key, or one it was given with SWNIC_IOCTL_EP_AUTH_KEY.
+ * Lockless.
+ */
+bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key)
+{
+	/* Keys below the count were written first (service.c). */
+	u32 i, n = smp_load_acquire(&ep->nkeys);
+
+	if (!auth_key)
+		return false;
+	if (READ_ONCE(ep->dom->auth_key) == auth_key)
+		return true;
+	for (i = 0; i < n && i < SWNIC_EP_AUTH_KEYS_MAX; i++)
+		if (READ_ONCE(ep->auth_keys[i]) == auth_key)
+			return true;
+	return false;
+}
+
+/**
+ * swnic_ep_sqe_key() - the auth key a work request of @ep sends with
+ * @ep: the poster
+ * @sqe: the kernel's copy of its SQE
+ * @auth_key: out: the key (0 for key index 0 on a domain without one)
+ *
+ * Return: 0, or -ENOKEY if the endpoint holds no key at @sqe's index.
+ */
+int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,
+		     u32 *auth_key)
+{
+	u32 n;
+
+	if (!sqe->key_index) {
+		*auth_key = READ_ONCE(ep->dom->auth_key);
+		return 0;
+	}
+	/* Keys below the count were written first (service.c). */
+	n = smp_load_acquire(&ep->nkeys);
+	if (sqe->key_index > n || n > SWNIC_EP_AUTH_KEYS_MAX)
+		return -ENOKEY;
+	*auth_key = READ_ONCE(ep->auth_keys[sqe->key_index - 1]);
+	return *auth_key ? 0 : -ENOKEY;
+}
+
 static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
@@ -153,6 +212,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	xa_erase(&dom->sdev->ports, ep->port);
 	swnic_engine_remove(ep);
 	swnic_recv_flush(ep);
+	swnic_service_ep_release(ep);
 
 	mutex_lock(&dom->lock);
 	dom->nep--;

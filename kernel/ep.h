@@ -16,6 +16,7 @@ struct swnic_cntr;
 struct swnic_cq;
 struct swnic_device;
 struct swnic_domain;
+struct swnic_service;
 
 /* mmap page offsets on an endpoint's fd. */
 #define SWNIC_EP_MMAP_SQ	0
@@ -51,6 +52,18 @@ struct swnic_ep {
 	/* SWNIC_EP_CNTR_*: immutable, referenced, NULL if not counted */
 	struct swnic_cntr *cntr[SWNIC_EP_CNTR_MAX];
 
+	/*
+	 * Auth keys it holds besides its domain's (SWNIC_IOCTL_EP_AUTH_KEY),
+	 * each attached to its service. Only ever added, under dom->lock and
+	 * sdev->lock, until the file's release drops them (after the port is
+	 * unpublished): @auth_keys[i] is written before @nkeys is raised
+	 * (release), so a lockless reader that loads @nkeys (acquire) reads
+	 * only keys that were validated. A key index n is @auth_keys[n - 1].
+	 */
+	u32 nkeys;
+	u32 auth_keys[SWNIC_EP_AUTH_KEYS_MAX];
+	struct swnic_service *key_svcs[SWNIC_EP_AUTH_KEYS_MAX];
+
 	struct mutex sq_lock;		/* SQ consumption (one poster) */
 	struct swnic_ring sq;
 	unsigned long *sq_cancelled;	/* SQ slots cancelled, sq_lock */
@@ -82,6 +95,10 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg);
 int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg);
+int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg);
+bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key);
+int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,
+		     u32 *auth_key);
 struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port);
 void swnic_ep_put(struct swnic_ep *ep);
 

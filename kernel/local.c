@@ -32,8 +32,13 @@ static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			    struct swnic_ep **dst)
 {
 	struct swnic_ep *ep;
-	u32 key;
+	u32 key, want;
+	int ret;
 
+	/* The key it sends with: its domain's or one it holds (ENOKEY). */
+	ret = swnic_ep_sqe_key(src, sqe, &want);
+	if (ret)
+		return ret;
 	ep = swnic_ep_lookup(src->dom->sdev, sqe->dest_port);
 	if (!ep)
 		return -ECONNREFUSED;
@@ -52,10 +57,12 @@ static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
 		goto refused;
 	/*
 	 * Auth keys isolate jobs: only peers with the same key talk. Without
-	 * one (0: in no service), a domain reaches its own user's only.
+	 * one (0: in no service), a domain reaches its own user's only. A
+	 * key of the endpoint's own (key_index) reaches targets that hold
+	 * it, as their domain's or as one of theirs.
 	 */
-	if (key != READ_ONCE(src->dom->auth_key) ||
-	    (!key && !uid_eq(ep->dom->uid, src->dom->uid))) {
+	if (sqe->key_index ? !swnic_ep_holds_key(ep, want) :
+	    (key != want || (!key && !uid_eq(ep->dom->uid, src->dom->uid)))) {
 		swnic_ep_put(ep);
 		return -EACCES;
 	}

@@ -32,6 +32,7 @@ static void __init swnic_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct swnic_cqe) != 64);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_cancel) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_create) != 152);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_auth_key) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_doorbell) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_peek) != 56);
 	BUILD_BUG_ON(sizeof(struct swnic_inval_page) != 64);

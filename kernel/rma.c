@@ -130,6 +130,13 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 	struct swnic_mr_ref ref;
 	int ret;
 
+	/*
+	 * Sent with a key of the initiator's own (key_index), which the
+	 * transport found @dst holds: that reaches the MRs of @dst's domain,
+	 * registered under the domain's key.
+	 */
+	if (sqe->key_index)
+		t.auth_key = READ_ONCE(dst->dom->auth_key);
 	if (!sqe->len)
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);

@@ -26,7 +26,7 @@ static int swnic_sqe_check(const struct swnic_sqe *sqe)
 {
 	if (sqe->flags & ~SWNIC_SQE_FLAGS)
 		return -EOPNOTSUPP;
-	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2] || sqe->__pad2)
+	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2])
 		return -EINVAL;
 	switch (sqe->opcode) {
 	case SWNIC_OP_SEND:

@@ -21,6 +21,7 @@
 #include "bind.h"
 #include "device.h"
 #include "domain.h"
+#include "ep.h"
 #include "mr.h"
 #include "nl_events.h"
 #include "service.h"
@@ -235,6 +236,113 @@ static bool swnic_domain_has_objects(struct swnic_domain *dom)
 	lockdep_assert_held(&dom->lock);
 	swnic_mr_domain_counters(dom, &mrc);
 	return dom->ncq || dom->nep || mrc.mrs;
+}
+
+/*
+ * May the current process use @svc on @sdev? Return: 0 or the errno of
+ * SWNIC_IOCTL_AUTH_KEY (and EP_AUTH_KEY). sdev->lock held.
+ */
+static int swnic_service_may_use(struct swnic_device *sdev,
+				 struct swnic_domain *dom,
+				 struct swnic_service *svc, bool *limit)
+{
+	lockdep_assert_held(&sdev->lock);
+	if (!svc)
+		return -ENOKEY;
+	if (svc->flags & SWNIC_SVC_F_DISABLED)
+		return -EKEYREVOKED;
+	if (!swnic_service_admits(svc) &&
+	    !__swnic_device_capable(sdev, CAP_NET_ADMIN, true)) {
+		swnic_stat_inc(sdev, dom, SWNIC_STAT_AUTH_KEY_DENIED);
+		return -EPERM;
+	}
+	if (svc->ndomains >= svc->max_domains) {
+		swnic_stat_inc(sdev, dom, SWNIC_STAT_LIMITS_HIT);
+		*limit = true;
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/**
+ * swnic_service_ep_add_key() - SWNIC_IOCTL_EP_AUTH_KEY: one more key for
+ *	an endpoint, validated as a domain's is
+ * @ep: the endpoint, its file open, in the calling process
+ * @auth_key: the key, from user space
+ * @index: out: its key index (0: the domain's own key)
+ *
+ * Return: 0 or the errno documented in include/uapi/linux/swnic_queue.h.
+ */
+int swnic_service_ep_add_key(struct swnic_ep *ep, u32 auth_key, u32 *index)
+{
+	struct swnic_domain *dom = ep->dom;
+	struct swnic_device *sdev = dom->sdev;
+	struct swnic_service *svc;
+	bool limit = false;
+	int ret = 0;
+	u32 i, n;
+
+	if (!auth_key)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+	if (mutex_lock_killable(&dom->lock))
+		return -EINTR;
+	mutex_lock(&sdev->lock);
+	n = ep->nkeys;
+	if (READ_ONCE(dom->closed)) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (dom->auth_key == auth_key) {
+		*index = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (ep->auth_keys[i] == auth_key) {
+			*index = i + 1;
+			goto out;
+		}
+	}
+	if (n >= SWNIC_EP_AUTH_KEYS_MAX) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	svc = swnic_service_find_key(sdev, auth_key);
+	ret = swnic_service_may_use(sdev, dom, svc, &limit);
+	if (ret)
+		goto out;
+	svc->ndomains++;
+	ep->key_svcs[n] = svc;
+	ep->auth_keys[n] = auth_key;
+	/* The key before the count: pairs with swnic_ep_sqe_key(). */
+	smp_store_release(&ep->nkeys, n + 1);
+	*index = n + 1;
+	swnic_stat_inc(sdev, dom, SWNIC_STAT_AUTH_KEY_SETS);
+out:
+	mutex_unlock(&sdev->lock);
+	mutex_unlock(&dom->lock);
+	if (limit)
+		swnic_nl_limit_hit(sdev, dom, SWNIC_LIMIT_SVC_DOMAINS);
+	return ret;
+}
+
+/**
+ * swnic_service_ep_release() - drop an endpoint's own keys
+ * @ep: the endpoint whose file is being released, its port unpublished
+ */
+void swnic_service_ep_release(struct swnic_ep *ep)
+{
+	struct swnic_device *sdev = ep->dom->sdev;
+	u32 i;
+
+	mutex_lock(&sdev->lock);
+	for (i = 0; i < ep->nkeys; i++) {
+		ep->key_svcs[i]->ndomains--;
+		ep->key_svcs[i] = NULL;
+	}
+	WRITE_ONCE(ep->nkeys, 0);
+	mutex_unlock(&sdev->lock);
 }
 
 /* Switch @dom to the service of @auth_key. dom->lock held. */

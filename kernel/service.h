@@ -60,6 +60,9 @@ void swnic_service_domain_open(struct swnic_domain *dom);
 void swnic_service_domain_close(struct swnic_domain *dom);
 
 int swnic_domain_set_auth_key(struct swnic_domain *dom, void *arg);
+struct swnic_ep;
+int swnic_service_ep_add_key(struct swnic_ep *ep, u32 auth_key, u32 *index);
+void swnic_service_ep_release(struct swnic_ep *ep);
 
 /**
  * swnic_domain_auth_key() - the auth key a domain uses now

@@ -553,10 +553,16 @@ TEST_F(dp, bad_work_requests_complete_with_errors)
 	EXPECT_EQ(EFAULT, c.err);
 
 	s = t_send(&c, 8, &self->b, 10);
-	s.__pad2 = 1;
+	s.__pad[1] = 1;
 	exchange(_metadata, self, &s, NULL);
 	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
 	EXPECT_EQ(EINVAL, c.err);
+
+	s = t_send(&c, 8, &self->b, 10);
+	s.key_index = 1;			/* no key of its own */
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(ENOKEY, c.err);
 
 	s = t_send(&c, 8, &self->b, 11);
 	s.dest_port = 1;			/* nobody there */

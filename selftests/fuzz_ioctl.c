@@ -601,6 +601,18 @@ static void fill_peek(struct fz *f, void *p, int dom)
 	k->__reserved = fz_chance(&f->r, 95) ? 0 : 1;
 }
 
+static void fill_ep_auth_key(struct fz *f, void *p, int dom)
+{
+	struct swnic_ep_auth_key *k = p;
+
+	k->flags = maybe(f, 0);
+	/* The default key, a few others (maybe services), anything. */
+	k->auth_key = fz_chance(&f->r, 40) ? 1 :
+		      fz_chance(&f->r, 50) ? 7300 + fz_below(&f->r, 4) :
+		      fz_u32(&f->r);
+	k->index = fz_u32(&f->r);
+}
+
 /* ---- the commands ------------------------------------------------------- */
 
 struct cmd {
@@ -631,6 +643,7 @@ static struct cmd cmds[] = {
 	CMD(EP_CANCEL, K_EP, swnic_ep_cancel, fill_cancel),
 	CMD(EP_PEEK, K_EP, swnic_ep_peek, fill_peek),
 	CMD(CNTR_CREATE, K_DOM, swnic_cntr_create, fill_cntr_create),
+	CMD(EP_AUTH_KEY, K_EP, swnic_ep_auth_key, fill_ep_auth_key),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -674,6 +687,9 @@ static void init_cmds(void)
 	cmd_by_nr(SWNIC_CMD_EP_CANCEL)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, EPIPE, ENOENT, EAGAIN);
 	cmd_by_nr(SWNIC_CMD_EP_PEEK)->errs = FZ_ERRS(EOPNOTSUPP, EPERM, ENOMSG);
+	cmd_by_nr(SWNIC_CMD_EP_AUTH_KEY)->errs =
+		FZ_ERRS(EOPNOTSUPP, EPERM, ENOKEY, EKEYREVOKED, EDQUOT, ENOSPC,
+			EINTR);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }
@@ -1200,7 +1216,7 @@ static void op_post(struct fz *f)
 				s->dest_addr = fz_u32(&f->r);
 			s->dest_port = pick_port(f);
 			if (fz_chance(&f->r, 3))
-				s->__pad2 = 1;
+				s->key_index = fz_u32(&f->r);
 		}
 		fz_fill(&f->r, s->inline_data, sizeof(s->inline_data));
 		fz_trace("post SQE context %llu op %u flags 0x%x len %llu to port %u on ep %u%s",

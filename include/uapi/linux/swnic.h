@@ -49,6 +49,7 @@ enum {
 	SWNIC_CMD_EP_CANCEL,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_EP_PEEK,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_CNTR_CREATE,		/* swnic_queue.h */
+	SWNIC_CMD_EP_AUTH_KEY,		/* swnic_queue.h, on an endpoint fd */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -60,6 +61,8 @@ enum {
 #define SWNIC_FEAT_INVAL_PAGE	(1ULL << 3)	/* INVAL_QUERY + its mmap */
 #define SWNIC_FEAT_MR_ACCESS	(1ULL << 4)	/* MR_ACCESS test hook */
 #define SWNIC_FEAT_AUTH_KEY	(1ULL << 5)	/* AUTH_KEY (services) */
+/* EP_AUTH_KEY and struct swnic_sqe.key_index: several keys per endpoint */
+#define SWNIC_FEAT_EP_AUTH_KEYS	(1ULL << 6)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

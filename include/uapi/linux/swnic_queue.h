@@ -222,7 +222,15 @@ struct swnic_sqe {
 	__aligned_u64 rkey;		/* RMA: target MR key */
 	__u32 dest_addr;		/* target IPv4 (network order) */
 	__u16 dest_port;		/* target endpoint port (host order) */
-	__u16 __pad2;			/* 0 */
+	/*
+	 * The auth key the work request uses: 0 = the domain's (as before
+	 * SWNIC_FEAT_EP_AUTH_KEYS, when this was padding), n = the key
+	 * SWNIC_IOCTL_EP_AUTH_KEY gave the endpoint as index n. An index the
+	 * endpoint holds no key at completes with ENOKEY; a target endpoint
+	 * that holds neither that key as its domain's nor as one of its own
+	 * with EACCES.
+	 */
+	__u16 key_index;
 	__u8 inline_data[SWNIC_INLINE_MAX]; /* INLINE: the payload */
 };
 
@@ -346,11 +354,46 @@ struct swnic_ep_peek {
 	__u8 __reserved;		/* must be 0 */
 };
 
+/* Auth keys an endpoint holds besides its domain's (SWNIC_IOCTL_EP_AUTH_KEY). */
+#define SWNIC_EP_AUTH_KEYS_MAX	16
+
+/**
+ * struct swnic_ep_auth_key - SWNIC_IOCTL_EP_AUTH_KEY on an endpoint fd
+ *
+ * Gives the endpoint one more auth key (libfabric's FI_AV_AUTH_KEY), under
+ * the rules SWNIC_IOCTL_AUTH_KEY applies to a domain's: the key's service
+ * must admit the calling process (open, a member, or CAP_NET_ADMIN over
+ * the device's network namespace), be enabled and have room - each
+ * endpoint holding the key counts as one of the service's domains until
+ * the endpoint's file is closed. The endpoint then sends with it (SQEs
+ * with @index as key_index) and takes traffic and RMA sent with it, as it
+ * does with its domain's key; RMA so accepted reaches the memory regions
+ * of the endpoint's domain. Keys are never taken back; holding a key
+ * already held (or the domain's) returns its index again (0: the
+ * domain's).
+ *
+ * Errors, beyond the generic contract:
+ *   EINVAL       @auth_key 0
+ *   ENOKEY       no service with this auth key on the device
+ *   EKEYREVOKED  the service is disabled
+ *   EPERM        the process may not use the service, or is not the one
+ *                that opened the domain
+ *   EDQUOT       the service is used by its max_domains domains
+ *   ENOSPC       the endpoint holds SWNIC_EP_AUTH_KEYS_MAX keys
+ */
+struct swnic_ep_auth_key {
+	__u32 size;			/* in: sizeof(struct swnic_ep_auth_key) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 auth_key;			/* in: the key */
+	__u32 index;			/* out: its key_index for SQEs */
+};
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
 #define SWNIC_IOCTL_EP_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CANCEL)
 #define SWNIC_IOCTL_EP_PEEK		_IO(SWNIC_TYPE, SWNIC_CMD_EP_PEEK)
 #define SWNIC_IOCTL_CNTR_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_CREATE)
+#define SWNIC_IOCTL_EP_AUTH_KEY		_IO(SWNIC_TYPE, SWNIC_CMD_EP_AUTH_KEY)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */

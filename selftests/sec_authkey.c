@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Several auth keys per endpoint (SWNIC_IOCTL_EP_AUTH_KEY, the SQE's
+ * key_index; libfabric's FI_AV_AUTH_KEY), enforced by the kernel at the
+ * ring level: an endpoint gets a key only as a domain would (a member of
+ * its service, enabled, with room); a send or RMA names one of the
+ * sender's keys by index, and reaches only targets that hold that key.
+ * No provider involved: raw ioctls and rings, as a hostile user has them.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "gauge_util.h"
+#include "mr_util.h"
+#include "nl_util.h"
+#include "swnic_rings.h"
+
+#define UID_A	4721
+#define UID_B	4722
+#define KEY_X	7401		/* members: A and B */
+#define KEY_Y	7402		/* members: A only */
+#define KEY_Z	7403		/* members: A and B, one domain at a time */
+
+static int svc_new(struct nlc *c, uint32_t key, const uint32_t *uids,
+		   int nuids, uint32_t max_domains)
+{
+	struct nlc_reply r = { 0 };
+	struct nlmsghdr *nlh = nlc_msg(c, SWNIC_NL_CMD_SVC_NEW, 0);
+	struct nlattr *nest;
+	int i;
+
+	mnl_attr_put_strz(nlh, SWNIC_A_DEV_NAME, "swnic0");
+	mnl_attr_put_u32(nlh, SWNIC_A_SVC_AUTH_KEY, key);
+	mnl_attr_put_u32(nlh, SWNIC_A_SVC_FLAGS, 0);
+	if (max_domains)
+		mnl_attr_put_u32(nlh, SWNIC_A_SVC_MAX_DOMAINS, max_domains);
+	nest = mnl_attr_nest_start(nlh, SWNIC_A_SVC_MEMBERS);
+	for (i = 0; i < nuids; i++)
+		mnl_attr_put_u32(nlh, SWNIC_A_MEMBER_UID, uids[i]);
+	mnl_attr_nest_end(nlh, nest);
+	return nlc_talk(c, nlh, &r);
+}
+
+static int svc_del(struct nlc *c, uint32_t key)
+{
+	struct nlc_reply r = { 0 };
+	struct nlmsghdr *nlh = nlc_msg(c, SWNIC_NL_CMD_SVC_DEL, 0);
+
+	mnl_attr_put_strz(nlh, SWNIC_A_DEV_NAME, "swnic0");
+	mnl_attr_put_u32(nlh, SWNIC_A_SVC_AUTH_KEY, key);
+	return nlc_talk(c, nlh, &r);
+}
+
+/* Run with @euid as the effective uid (capabilities drop meanwhile). */
+static int as_uid(uid_t euid)
+{
+	return setresuid(-1, euid, -1) ? -errno : 0;
+}
+
+static void as_root(void)
+{
+	if (setresuid(-1, 0, -1))
+		abort();
+}
+
+static int open_as(uid_t euid)
+{
+	int fd, err;
+
+	if (as_uid(euid))
+		return -errno;
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	err = errno;
+	as_root();
+	return fd < 0 ? -err : fd;
+}
+
+/* SWNIC_IOCTL_EP_AUTH_KEY on @ep as @euid (0: root). Return: index or -errno. */
+static int ep_key_as(struct t_ep *ep, uid_t euid, uint32_t key, uint32_t flags)
+{
+	struct swnic_ep_auth_key k = {
+		.size = sizeof(k), .flags = flags, .auth_key = key,
+	};
+	int ret;
+
+	if (euid && as_uid(euid))
+		return -EPERM;
+	ret = ioctl(ep->fd, SWNIC_IOCTL_EP_AUTH_KEY, &k) ? -errno : (int)k.index;
+	if (euid)
+		as_root();
+	return ret;
+}
+
+/* Post @s on @a, ring, and return the sender's completion in @c. */
+static int post_one(struct t_ep *a, struct t_cq *acq, struct swnic_sqe *s,
+		    struct swnic_cqe *c)
+{
+	int ret = t_ring_push(&a->sq, s);
+
+	if (!ret)
+		ret = t_doorbell(a, NULL);
+	if (!ret)
+		ret = t_cq_wait(acq, c, 5000);
+	return ret;
+}
+
+FIXTURE(ak)
+{
+	struct gauges start;
+	struct nlc *c;
+	int da, db;			/* domains of UID_A, UID_B: no key */
+	struct t_cq ca, cb;
+	struct t_ep a, b;
+};
+
+FIXTURE_SETUP(ak)
+{
+	uint32_t ab[] = { UID_A, UID_B }, a[] = { UID_A };
+	struct swnic_query_device q = { .size = sizeof(q) };
+	int ret;
+
+	self->da = self->db = -1;
+	self->a.fd = self->b.fd = -1;
+	self->c = malloc(sizeof(*self->c));
+	ASSERT_NE(NULL, self->c);
+	ret = nlc_open(self->c);
+	if (ret == -ENOENT) {
+		free(self->c);
+		self->c = NULL;
+		SKIP(return, "no swnic netlink family (module not loaded)");
+	}
+	ASSERT_EQ(0, ret);
+	svc_del(self->c, KEY_X);
+	svc_del(self->c, KEY_Y);
+	svc_del(self->c, KEY_Z);
+	ASSERT_EQ(0, gauges_read(&self->start));
+	ASSERT_EQ(0, svc_new(self->c, KEY_X, ab, 2, 0));
+	ASSERT_EQ(0, svc_new(self->c, KEY_Y, a, 1, 0));
+	ASSERT_EQ(0, svc_new(self->c, KEY_Z, ab, 2, 1));
+
+	self->da = open_as(UID_A);
+	self->db = open_as(UID_B);
+	ASSERT_LE(0, self->da);
+	ASSERT_LE(0, self->db);
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	ASSERT_TRUE(q.features & SWNIC_FEAT_EP_AUTH_KEYS);
+	/* Unless the default service is open: then these tests prove less. */
+	if (dom_auth_key(self->da) || dom_auth_key(self->db))
+		SKIP(return, "the default service is open");
+	ASSERT_EQ(0, t_cq_create(self->da, 64, &self->ca));
+	ASSERT_EQ(0, t_cq_create(self->db, 64, &self->cb));
+	ASSERT_EQ(0, t_ep_create(self->da, &self->ca, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 16, &self->a));
+	ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &self->cb,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 16, &self->b));
+}
+
+FIXTURE_TEARDOWN(ak)
+{
+	struct gauges now;
+
+	t_ep_destroy(&self->a);
+	t_ep_destroy(&self->b);
+	if (self->ca.ring.map) {
+		munmap(self->ca.ring.map, self->ca.ring.size);
+		close(self->ca.fd);
+	}
+	if (self->cb.ring.map) {
+		munmap(self->cb.ring.map, self->cb.ring.size);
+		close(self->cb.fd);
+	}
+	if (self->da >= 0)
+		close(self->da);
+	if (self->db >= 0)
+		close(self->db);
+	if (self->c) {
+		/* No endpoint holds them any more: deletable. */
+		EXPECT_EQ(0, svc_del(self->c, KEY_X));
+		EXPECT_EQ(0, svc_del(self->c, KEY_Y));
+		EXPECT_EQ(0, svc_del(self->c, KEY_Z));
+		nlc_close(self->c);
+		free(self->c);
+		ASSERT_EQ(0, gauges_settle(&self->start, &now));
+		EXPECT_TRUE(gauges_equal(&self->start, &now));
+	}
+}
+
+/* A key both hold: sends flow with it, and only with it. */
+TEST_F(ak, shared_key_flows)
+{
+	char byte = 42, in[8] = "";
+	struct swnic_rqe r = t_recv(in, sizeof(in), 77);
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+
+	/* Different users, no domain key: refused as before. */
+	s = t_send(&byte, 1, &self->b, 1);
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_EQ(EACCES, c.err);
+
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+	/* Again: the same index. */
+	EXPECT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	s = t_send(&byte, 1, &self->b, 2);
+	s.key_index = 1;
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+	ASSERT_EQ(0, t_cq_wait(&self->cb, &c, 5000));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(77, c.context);
+	EXPECT_EQ(42, in[0]);
+
+	/* Back the other way, with B's index of the key. */
+	s = t_send(&byte, 1, &self->a, 3);
+	s.key_index = 1;
+	ASSERT_EQ(0, post_one(&self->b, &self->cb, &s, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+
+	/* The domain's key (0) still does not reach B. */
+	s = t_send(&byte, 1, &self->b, 4);
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_EQ(EACCES, c.err);
+}
+
+/* Naming a key index the sender does not hold: ENOKEY, nothing sent. */
+TEST_F(ak, sender_without_key_is_refused)
+{
+	uint16_t idx[] = { 1, 2, SWNIC_EP_AUTH_KEYS_MAX,
+			   SWNIC_EP_AUTH_KEYS_MAX + 1, 0xffff };
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+	char byte = 1;
+	size_t i;
+
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		s = t_send(&byte, 1, &self->b, 10 + i);
+		s.key_index = idx[i];
+		ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+		EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+		EXPECT_EQ(ENOKEY, c.err) TH_LOG("index %u", idx[i]);
+	}
+	/* One key held: index 2 is still none. */
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	s = t_send(&byte, 1, &self->b, 20);
+	s.key_index = 2;
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_EQ(ENOKEY, c.err);
+	/* No message got to B. */
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+}
+
+/* A key the target does not hold: EACCES, for sends and RMA. */
+TEST_F(ak, target_without_key_is_refused)
+{
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+	uint64_t key = 0;
+	char byte = 1, *mem;
+
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	ASSERT_EQ(2, ep_key_as(&self->a, UID_A, KEY_Y, 0));
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+
+	s = t_send(&byte, 1, &self->b, 1);
+	s.key_index = 2;			/* KEY_Y: B does not hold it */
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EACCES, c.err);
+
+	/* RMA into B's region: with KEY_X yes, with KEY_Y no. */
+	mem = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	strcpy(mem, "B's");
+	ASSERT_EQ(0, mr_reg(self->db, mem, PAGE,
+			    SWNIC_MR_ACCESS_REMOTE_WRITE |
+			    SWNIC_MR_ACCESS_REMOTE_READ, 0, &key, NULL));
+	s = t_send("A's", 4, &self->b, 2);
+	s.opcode = SWNIC_OP_WRITE;
+	s.rkey = key;
+	s.raddr = 0;
+	s.key_index = 2;
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_EQ(EACCES, c.err);
+	EXPECT_STREQ("B's", mem);
+	s.key_index = 0;			/* the domain's: none */
+	s.context = 3;
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_STREQ("B's", mem);
+	s.key_index = 1;
+	s.context = 4;
+	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+	EXPECT_STREQ("A's", mem);
+	munmap(mem, PAGE);
+}
+
+/* An endpoint gets a key only as a domain would. */
+TEST_F(ak, key_taken_as_a_domain_takes_it)
+{
+	struct swnic_ep_auth_key k = { .size = sizeof(k), .auth_key = KEY_X };
+	int status;
+	pid_t pid;
+
+	/* Not a member of KEY_Y. */
+	EXPECT_EQ(-EPERM, ep_key_as(&self->b, UID_B, KEY_Y, 0));
+	/* No such service, no key, unknown flags. */
+	EXPECT_EQ(-ENOKEY, ep_key_as(&self->b, UID_B, 7499, 0));
+	EXPECT_EQ(-EINVAL, ep_key_as(&self->b, UID_B, 0, 0));
+	EXPECT_EQ(-EOPNOTSUPP, ep_key_as(&self->b, UID_B, KEY_X, 1));
+	/* Room for one domain in KEY_Z: A's endpoint takes it, B's not. */
+	EXPECT_EQ(1, ep_key_as(&self->a, UID_A, KEY_Z, 0));
+	EXPECT_EQ(-EDQUOT, ep_key_as(&self->b, UID_B, KEY_Z, 0));
+	/* A service in use by an endpoint is not deleted. */
+	EXPECT_EQ(-EBUSY, svc_del(self->c, KEY_Z));
+
+	/* A forked child (not the domain's process) gets nothing. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setresuid(UID_B, UID_B, UID_B))
+			_exit(100);
+		_exit(ioctl(self->b.fd, SWNIC_IOCTL_EP_AUTH_KEY, &k) &&
+		      errno == EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The child's attempt gave B nothing: index 1 is still free. */
+	EXPECT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+}
+
+/* At most SWNIC_EP_AUTH_KEYS_MAX keys; an administrator may take any. */
+TEST_F(ak, key_limit)
+{
+	uint32_t none[1] = { 0 };
+	int i;
+
+	for (i = 0; i < SWNIC_EP_AUTH_KEYS_MAX; i++) {
+		svc_del(self->c, 7500 + i);
+		ASSERT_EQ(0, svc_new(self->c, 7500 + i, none, 0, 0));
+		EXPECT_EQ(i + 1, ep_key_as(&self->a, 0, 7500 + i, 0));
+	}
+	EXPECT_EQ(-ENOSPC, ep_key_as(&self->a, 0, KEY_X, 0));
+	/* Closing the endpoint gives the services back. */
+	t_ep_destroy(&self->a);
+	for (i = 0; i < SWNIC_EP_AUTH_KEYS_MAX; i++)
+		EXPECT_EQ(0, svc_del(self->c, 7500 + i));
+}
+
+TEST_HARNESS_MAIN
