@@ -49,6 +49,20 @@ uint64_t swnic_domain_caps(const struct swnic_dev *dev)
 	return SWNIC_DOMAIN_CAPS | swnic_comm_caps(dev);
 }
 
+/*
+ * Auth keys one connectionless endpoint holds: its domain's, or with
+ * FI_AV_AUTH_KEY (libfabric 2.x) as many of its AV's as the kernel gives
+ * an endpoint.
+ */
+size_t swnic_max_ep_auth_key(const struct swnic_dev *dev)
+{
+#if SWNIC_FI_HAVE_2
+	if (dev->attr.features & SWNIC_FEAT_EP_AUTH_KEYS)
+		return SWNIC_EP_AUTH_KEYS_MAX;
+#endif
+	return 1;
+}
+
 /**
  * swnic_info_alloc() - the fi_info for endpoints of @type on @dev
  *
@@ -133,8 +147,8 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	dom->mr_cnt = q->max_mr;
 	dom->tclass = FI_TC_UNSPEC;
 #if SWNIC_FI_HAVE_2
-	/* One key per endpoint: its domain's (FI_AV_AUTH_KEY is not offered). */
-	dom->max_ep_auth_key = 1;
+	/* Its domain's, or those of the AV with FI_AV_AUTH_KEY. */
+	dom->max_ep_auth_key = swnic_max_ep_auth_key(dev);
 	dom->max_group_id = 0;
 #endif
 

@@ -15,6 +15,13 @@
  * path, for turning a completion's source into its fi_addr_t or its
  * FI_AV_USER_ID identifier.
  *
+ * FI_AV_AUTH_KEY domains (libfabric 2.x): fi_av_insert_auth_key keeps up
+ * to SWNIC_EP_AUTH_KEYS_MAX keys; its handle is SWNIC_AV_AUTH_HANDLE | slot.
+ * An address inserted with FI_AUTH_KEY carries slot + 1 in bits 48..55 of
+ * its entry's key (so of a MAP fi_addr_t); 0 is no key: the domain's.
+ * Endpoints take the AV's keys when enabled (ep.c); the kernel decides
+ * whether they may and whether a peer holds the key a send names.
+ *
  * AV changes are control operations: always under the AV's mutex.
  * FI_EVENT makes inserts report to the bound EQ (errors with the index of
  * the failed address in data, then FI_AV_COMPLETE with the count).
@@ -30,11 +37,15 @@
 
 #define SWNIC_AV_DEF_COUNT	64
 #define SWNIC_AV_KEY_MASK	((1ULL << 48) - 1)
+#define SWNIC_AV_KSLOT_SHIFT	48
+#define SWNIC_AV_ENTRY_MASK	((1ULL << 56) - 1)	/* key and kslot */
+#define SWNIC_AV_AUTH_HANDLE	(1ULL << 62)
 #define SWNIC_AV_HASH_EMPTY	0
 #define SWNIC_AV_HASH_DEAD	UINT32_MAX
 
 struct swnic_av_entry {
-	uint64_t key;			/* ip << 16 | port, host order */
+	/* kslot << 48 | ip << 16 | port, host order */
+	uint64_t key;
 	fi_addr_t user_id;		/* FI_AV_USER_ID, else FI_ADDR_NOTAVAIL */
 	uint32_t refs;			/* 0: slot free */
 };
@@ -60,6 +71,9 @@ struct swnic_av {
 	size_t hash_size;		/* power of two, > 2 * used */
 	struct swnic_eq *eq;		/* FI_EVENT */
 	atomic_uint binds;		/* endpoints using the AV */
+	/* FI_AV_AUTH_KEY: keys, only ever added (nkeys atomic for MAP) */
+	uint32_t auth_keys[SWNIC_EP_AUTH_KEYS_MAX];
+	atomic_uint nkeys;
 };
 
 #define swnic_av(f) swnic_container_of(f, struct swnic_av, av_fid)
@@ -180,7 +194,7 @@ static fi_addr_t swnic_av_fi_addr(const struct swnic_av *av, size_t idx)
 static ssize_t swnic_av_entry_of(const struct swnic_av *av, fi_addr_t fi_addr)
 {
 	if (av->type == FI_AV_MAP)
-		return fi_addr & ~SWNIC_AV_KEY_MASK ? -1 :
+		return fi_addr & ~SWNIC_AV_ENTRY_MASK ? -1 :
 		       swnic_av_find(av, fi_addr);
 	if (fi_addr >= av->nentries || !av->entries[fi_addr].refs)
 		return -1;
@@ -203,10 +217,10 @@ static int swnic_av_check_addr(const struct swnic_av *av,
 
 /* Insert one address; the caller holds the lock. */
 static int swnic_av_insert_one(struct swnic_av *av,
-			       const struct sockaddr_in *sin,
+			       const struct sockaddr_in *sin, uint64_t kslot,
 			       fi_addr_t user_id, fi_addr_t *fi_addr)
 {
-	uint64_t key = swnic_av_key(sin);
+	uint64_t key = swnic_av_key(sin) | kslot << SWNIC_AV_KSLOT_SHIFT;
 	struct swnic_av_entry *e;
 	ssize_t idx;
 	int ret;
@@ -240,9 +254,36 @@ static int swnic_av_insert_one(struct swnic_av *av,
 	return 0;
 }
 
+#if SWNIC_FI_HAVE_2
+/*
+ * The key slot + 1 of auth key handle @h (FI_AUTH_KEY inserts), or 0 if
+ * it names no key of @av. The caller holds the lock.
+ */
+static uint64_t swnic_av_handle_kslot(struct swnic_av *av, fi_addr_t h)
+{
+	if ((h & ~(fi_addr_t)(SWNIC_EP_AUTH_KEYS_MAX - 1)) !=
+	    SWNIC_AV_AUTH_HANDLE)
+		return 0;
+	h &= SWNIC_EP_AUTH_KEYS_MAX - 1;
+	return h < atomic_load(&av->nkeys) ? h + 1 : 0;
+}
+#endif
+
 static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
 				fi_addr_t *fi_addr)
 {
+#if SWNIC_FI_HAVE_2
+	if (flags & FI_AUTH_KEY) {
+		if (!av->domain->av_auth_key) {
+			SWNIC_WARN(FI_LOG_AV,
+				   "FI_AUTH_KEY: the domain is not FI_AV_AUTH_KEY\n");
+			return -FI_EINVAL;
+		}
+		if (!fi_addr || (flags & FI_AV_USER_ID))
+			return -FI_EINVAL;
+		flags &= ~FI_AUTH_KEY;
+	}
+#endif
 	if (flags & ~(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID))
 		return -FI_EBADFLAGS;
 	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
@@ -280,13 +321,23 @@ static int swnic_av_insert_addrs(struct swnic_av *av,
 	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
 	fi_addr_t out, id;
 	size_t i, done = 0;
+	uint64_t kslot = 0;
 	int ret;
 
 	pthread_mutex_lock(&av->lock);
 	for (i = 0; i < count; i++) {
 		id = user_id ? fi_addr[i] : FI_ADDR_NOTAVAIL;
-		ret = errs[i] ? errs[i] :
-		      swnic_av_insert_one(av, &sins[i], id, &out);
+		ret = errs[i];
+#if SWNIC_FI_HAVE_2
+		if (!ret && (flags & FI_AUTH_KEY)) {
+			/* fi_addr[i] names the key the address goes with. */
+			kslot = swnic_av_handle_kslot(av, fi_addr[i]);
+			if (!kslot)
+				ret = -FI_EINVAL;
+		}
+#endif
+		if (!ret)
+			ret = swnic_av_insert_one(av, &sins[i], kslot, id, &out);
 		if (fi_addr)
 			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : out;
 		if (sync_err)
@@ -596,23 +647,44 @@ struct swnic_av *swnic_av_of(struct fid *fid)
 
 /* The address of @fi_addr: -FI_EINVAL if it names no entry. */
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
-		  struct sockaddr_in *sin)
+		  struct sockaddr_in *sin, uint32_t *kslot)
 {
 	ssize_t idx;
 
 	/* A MAP address is the key itself: no lookup on the send path. */
 	if (av->type == FI_AV_MAP) {
-		if (fi_addr & ~SWNIC_AV_KEY_MASK)
+		if (fi_addr & ~SWNIC_AV_ENTRY_MASK)
+			return -FI_EINVAL;
+		*kslot = (uint32_t)(fi_addr >> SWNIC_AV_KSLOT_SHIFT);
+		if (*kslot > atomic_load(&av->nkeys))
 			return -FI_EINVAL;
 		swnic_av_key_addr(fi_addr, sin);
 		return 0;
 	}
 	pthread_mutex_lock(&av->lock);
 	idx = swnic_av_entry_of(av, fi_addr);
-	if (idx >= 0)
+	if (idx >= 0) {
 		swnic_av_key_addr(av->entries[idx].key, sin);
+		*kslot = (uint32_t)(av->entries[idx].key >>
+				    SWNIC_AV_KSLOT_SHIFT);
+	}
 	pthread_mutex_unlock(&av->lock);
 	return idx < 0 ? -FI_EINVAL : 0;
+}
+
+/*
+ * The AV's auth keys, for an endpoint being enabled. Return: how many
+ * (copied to @keys, slot order).
+ */
+uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&av->lock);
+	n = atomic_load(&av->nkeys);
+	memcpy(keys, av->auth_keys, n * sizeof(*keys));
+	pthread_mutex_unlock(&av->lock);
+	return n;
 }
 
 /* The fi_addr_t (or FI_AV_USER_ID) of a completion's source. */
@@ -621,8 +693,14 @@ fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin)
 	fi_addr_t ret = FI_ADDR_NOTAVAIL;
 	ssize_t idx;
 
+	uint64_t k;
+
 	pthread_mutex_lock(&av->lock);
+	/* The address without a key first, then with each of the keys. */
 	idx = swnic_av_find(av, swnic_av_key(sin));
+	for (k = 1; idx < 0 && k <= atomic_load(&av->nkeys); k++)
+		idx = swnic_av_find(av, swnic_av_key(sin) |
+					k << SWNIC_AV_KSLOT_SHIFT);
 	if (idx >= 0)
 		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ||
 		      av->ids_later ?
@@ -679,7 +757,7 @@ static int swnic_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
 	ssize_t idx;
 
 	if (flags & FI_AUTH_KEY) {
-		SWNIC_WARN(FI_LOG_AV, "FI_AUTH_KEY: no FI_AV_AUTH_KEY support\n");
+		SWNIC_WARN(FI_LOG_AV, "FI_AUTH_KEY: user ids of auth key handles are not supported\n");
 		return -FI_ENOSYS;
 	}
 	if (flags)
@@ -695,6 +773,74 @@ static int swnic_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
 	pthread_mutex_unlock(&av->lock);
 	return idx < 0 ? -FI_EINVAL : 0;
 }
+
+/* fi_av_insert_auth_key(): a key (a u32, a service's) for the endpoints. */
+static int swnic_av_insert_auth_key(struct fid_av *av_fid,
+				    const void *auth_key, size_t auth_key_size,
+				    fi_addr_t *fi_addr, uint64_t flags)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	uint32_t key, i, n;
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!av->domain->av_auth_key) {
+		SWNIC_WARN(FI_LOG_AV, "the domain is not FI_AV_AUTH_KEY\n");
+		return -FI_EINVAL;
+	}
+	if (!auth_key || auth_key_size != sizeof(key) || !fi_addr)
+		return -FI_EINVAL;
+	memcpy(&key, auth_key, sizeof(key));
+	if (!key)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	n = atomic_load(&av->nkeys);
+	for (i = 0; i < n && av->auth_keys[i] != key; i++)
+		;
+	if (i == n) {
+		if (n >= SWNIC_EP_AUTH_KEYS_MAX) {
+			ret = -FI_ENOSPC;
+		} else {
+			av->auth_keys[n] = key;
+			atomic_store(&av->nkeys, n + 1);
+		}
+	}
+	pthread_mutex_unlock(&av->lock);
+	if (!ret)
+		*fi_addr = SWNIC_AV_AUTH_HANDLE | i;
+	return ret;
+}
+
+/* fi_av_lookup_auth_key(): of a key handle or of an address inserted so. */
+static int swnic_av_lookup_auth_key(struct fid_av *av_fid, fi_addr_t fi_addr,
+				    void *auth_key, size_t *auth_key_size)
+{
+	struct swnic_av *av = swnic_av(av_fid);
+	uint64_t kslot;
+	uint32_t key = 0;
+	ssize_t idx;
+
+	if (!auth_key_size || (*auth_key_size && !auth_key))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	kslot = swnic_av_handle_kslot(av, fi_addr);
+	if (!kslot) {
+		idx = swnic_av_entry_of(av, fi_addr);
+		if (idx >= 0)
+			kslot = av->entries[idx].key >> SWNIC_AV_KSLOT_SHIFT;
+	}
+	if (kslot)
+		key = av->auth_keys[kslot - 1];
+	pthread_mutex_unlock(&av->lock);
+	if (!kslot)
+		return -FI_EINVAL;
+	if (*auth_key_size)
+		memcpy(auth_key, &key, *auth_key_size < sizeof(key) ?
+		       *auth_key_size : sizeof(key));
+	*auth_key_size = sizeof(key);
+	return 0;
+}
 #endif
 
 static struct fi_ops_av swnic_av_ops = {
@@ -707,6 +853,8 @@ static struct fi_ops_av swnic_av_ops = {
 	.straddr = swnic_av_straddr,
 	.av_set = swnic_no_av_set,
 #if SWNIC_FI_HAVE_2
+	.insert_auth_key = swnic_av_insert_auth_key,
+	.lookup_auth_key = swnic_av_lookup_auth_key,
 	.set_user_id = swnic_av_set_user_id,
 #endif
 };
@@ -768,6 +916,7 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 			!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 20));
 	pthread_mutex_init(&av->lock, NULL);
 	atomic_init(&av->binds, 0);
+	atomic_init(&av->nkeys, 0);
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &swnic_av_fi_ops;

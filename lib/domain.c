@@ -372,6 +372,13 @@ static void swnic_domain_attrs(struct swnic_domain *dom,
 					       FI_SOCKADDR_IN;
 	dom->info_caps = info->caps;
 	dom->data_locks = swnic_threading_locks(dom->threading);
+#if SWNIC_FI_HAVE_2
+	if (attr->auth_key_size == FI_AV_AUTH_KEY) {
+		/* Checked (swnic_check_domain_attr): API 1.20+, no key. */
+		dom->av_auth_key = true;
+		return;
+	}
+#endif
 	if (attr->auth_key_size &&
 	    !FI_VERSION_LT(dom->api_version, FI_VERSION(1, 5))) {
 		memcpy(&dom->auth_key, attr->auth_key, sizeof(dom->auth_key));

@@ -21,9 +21,10 @@
  * peer's (fi_msg(3): the address is ignored), once connected.
  */
 int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
-		  struct sockaddr_in *sin)
+		  struct sockaddr_in *sin, uint16_t *key_index)
 {
-	int state;
+	uint32_t kslot = 0;
+	int state, ret;
 
 	if (ep->type == FI_EP_MSG) {
 		state = atomic_load_explicit(&ep->cm_state,
@@ -35,7 +36,48 @@ int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
 	}
 	if (!ep->av)
 		return -FI_ENOAV;
-	return swnic_av_addr(ep->av, fi_addr, sin);
+	ret = swnic_av_addr(ep->av, fi_addr, sin, &kslot);
+	if (ret || !key_index)
+		return ret;
+	/*
+	 * An address inserted with an auth key (FI_AV_AUTH_KEY) is reached
+	 * with that key, which the endpoint must have taken when enabled
+	 * (later keys do not propagate, fi_av(3)). 0: the domain's.
+	 */
+	if (kslot > ep->nkeys) {
+		SWNIC_WARN(FI_LOG_EP_DATA,
+			   "auth key %u of the AV came after fi_enable\n",
+			   kslot - 1);
+		return -FI_EINVAL;
+	}
+	*key_index = kslot ? ep->key_index[kslot - 1] : 0;
+	return 0;
+}
+
+/*
+ * FI_AV_AUTH_KEY: give the kernel endpoint the AV's keys. Each is the
+ * kernel's decision (the caller's membership of the key's service).
+ */
+static int swnic_ep_take_av_keys(struct swnic_ep *ep)
+{
+	uint32_t keys[SWNIC_EP_AUTH_KEYS_MAX], i, n;
+	struct swnic_ep_auth_key k = { .size = sizeof(k) };
+
+	n = swnic_av_auth_keys(ep->av, keys);
+	for (i = 0; i < n; i++) {
+		k.auth_key = keys[i];
+		if (ioctl(ep->fd, SWNIC_IOCTL_EP_AUTH_KEY, &k)) {
+			int err = errno;
+
+			SWNIC_WARN(FI_LOG_EP_CTRL, "auth key %u: %s\n",
+				   keys[i], strerror(err));
+			return err == EPERM || err == ENOKEY ||
+			       err == EKEYREVOKED ? -FI_EACCES : -err;
+		}
+		ep->key_index[i] = (uint16_t)k.index;
+	}
+	ep->nkeys = n;
+	return 0;
 }
 
 /* Does an operation with @flags report a completion (fi_cq(3))? */
@@ -239,9 +281,13 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	ret = swnic_uring_map(&ep->sq, c.fd, &c.sq);
 	if (!ret)
 		ret = swnic_uring_map(&ep->rq, c.fd, &c.rq);
+	if (!ret && ep->domain->av_auth_key && ep->av)
+		ret = swnic_ep_take_av_keys(ep);
 	if (ret) {
 		swnic_uring_unmap(&ep->sq);
+		swnic_uring_unmap(&ep->rq);
 		close(c.fd);
+		ep->fd = -1;
 		return ret;
 	}
 	ep->addr.sin_family = AF_INET;

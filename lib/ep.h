@@ -65,6 +65,12 @@ struct swnic_ep {
 	bool engine;			/* ENGINE doorbell mode */
 	bool rm_enabled;
 	int fd;				/* the kernel endpoint */
+	/*
+	 * FI_AV_AUTH_KEY: the kernel's key index (SQE key_index) of each of
+	 * the AV's keys it had when the endpoint was enabled.
+	 */
+	uint32_t nkeys;
+	uint16_t key_index[SWNIC_EP_AUTH_KEYS_MAX];
 	struct swnic_uring sq;
 	struct swnic_uring rq;
 
@@ -110,7 +116,7 @@ static inline struct swnic_ep *swnic_ep_of_cq_node(struct swnic_list *node,
 
 /* ep.c */
 int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
-		  struct sockaddr_in *sin);
+		  struct sockaddr_in *sin, uint16_t *key_index);
 bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
 			       uint64_t flags);
 
@@ -171,7 +177,8 @@ void swnic_cq_progress_all(struct swnic_cq *cq);
 #define SWNIC_CNTR_MAX_CQS	16
 struct swnic_av *swnic_av_of(struct fid *fid);
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
-		  struct sockaddr_in *sin);
+		  struct sockaddr_in *sin, uint32_t *kslot);
+uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys);
 fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin);
 void swnic_av_bind_ep(struct swnic_av *av, int delta);
 

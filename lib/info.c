@@ -212,13 +212,30 @@ static int swnic_mr_mode(const struct swnic_dev *dev, int user,
  */
 static int swnic_check_auth_key(const struct swnic_dev *dev,
 				const uint8_t *key, size_t size,
-				uint32_t version)
+				uint32_t version, bool domain)
 {
 	uint32_t k;
 	int ret;
 
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)) || !size)
 		return 0;
+#if SWNIC_FI_HAVE_2
+	/*
+	 * FI_AV_AUTH_KEY (1.20): a domain's endpoints take their keys from
+	 * the AV, each one checked by the kernel when an endpoint takes it
+	 * (SWNIC_IOCTL_EP_AUTH_KEY, at fi_enable).
+	 */
+	if (size == FI_AV_AUTH_KEY) {
+		if (!domain || FI_VERSION_LT(version, FI_VERSION(1, 20)))
+			return SWNIC_NOMATCH("auth_key_size FI_AV_AUTH_KEY: a domain attribute of API 1.20+\n");
+		if (key)
+			return SWNIC_NOMATCH("FI_AV_AUTH_KEY with a key\n");
+		if (!(dev->attr.features & SWNIC_FEAT_EP_AUTH_KEYS))
+			return SWNIC_NOMATCH("%s: the kernel has no endpoint auth keys\n",
+					     dev->name);
+		return 0;
+	}
+#endif
 	if (!key)
 		return SWNIC_NOMATCH("auth_key_size %zu without a key\n", size);
 	if (size != dev->attr.max_auth_key_size || size != sizeof(k))
@@ -311,8 +328,12 @@ int swnic_check_domain_attr(const struct swnic_dev *dev,
 	}
 	if (!swnic_tclass_valid(attr->tclass))
 		return SWNIC_NOMATCH("tclass %#x invalid\n", attr->tclass);
+#if SWNIC_FI_HAVE_2
+	SWNIC_CHECK_MAX(attr->max_ep_auth_key, swnic_max_ep_auth_key(dev),
+			"max_ep_auth_key");
+#endif
 	return swnic_check_auth_key(dev, attr->auth_key, attr->auth_key_size,
-				    version);
+				    version, true);
 }
 
 /*
@@ -349,6 +370,13 @@ static int swnic_alter_domain_attr(struct fi_info *fi,
 		attr->av_type = hint->av_type;
 	if (hint->tclass)
 		attr->tclass = hint->tclass;
+#if SWNIC_FI_HAVE_2
+	if (hint->auth_key_size == FI_AV_AUTH_KEY) {
+		attr->auth_key = NULL;
+		attr->auth_key_size = FI_AV_AUTH_KEY;
+		return 0;
+	}
+#endif
 	if (hint->auth_key_size && !FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		attr->auth_key = malloc(hint->auth_key_size);
 		if (!attr->auth_key)
@@ -390,7 +418,7 @@ static int swnic_check_ep_attr(const struct fi_info *fi,
 	SWNIC_CHECK_MAX(hint->tx_ctx_cnt, 1, "ep tx_ctx_cnt");
 	SWNIC_CHECK_MAX(hint->rx_ctx_cnt, 1, "ep rx_ctx_cnt");
 	return swnic_check_auth_key(dev, hint->auth_key, hint->auth_key_size,
-				    version);
+				    version, false);
 }
 
 static int swnic_alter_ep_attr(struct fi_info *fi,
@@ -596,6 +624,12 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 		ret = swnic_check_domain_attr(dev, dh, version, caps);
 		if (ret)
 			return ret;
+#if SWNIC_FI_HAVE_2
+		/* fi_domain(3): for connectionless endpoints. */
+		if (dh->auth_key_size == FI_AV_AUTH_KEY &&
+		    fi->ep_attr->type == FI_EP_MSG)
+			return SWNIC_NOMATCH("FI_AV_AUTH_KEY: connectionless endpoints only\n");
+#endif
 		ret = swnic_alter_domain_attr(fi, dev, dh, hints->caps,
 					      version);
 		if (ret)

@@ -388,6 +388,13 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   (unsigned long long)attr->access);
 		return -FI_EINVAL;
 	}
+#if SWNIC_FI_HAVE_2
+	if (flags & FI_AUTH_KEY) {
+		SWNIC_WARN(FI_LOG_MR,
+			   "FI_AUTH_KEY: limiting a region to an auth key is not supported\n");
+		return -FI_ENOSYS;
+	}
+#endif
 	if (flags) {
 		SWNIC_WARN(FI_LOG_MR, "registration flags %#llx not supported\n",
 			   (unsigned long long)flags);
@@ -412,11 +419,36 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	mr->access = swnic_mr_access(attr->access);
 	mr->context = attr->context;
 	mr->auth_key = 0;		/* the kernel domain's key */
+#if SWNIC_FI_HAVE_2
+	/*
+	 * FI_AV_AUTH_KEY: the region is reachable with every key of the AV
+	 * that an endpoint of the domain holds (the kernel lets RMA sent
+	 * with a key the target endpoint holds reach its domain's MRs).
+	 * Limiting it to some of them (FI_DIRECTED_RECV, src_addr) is not
+	 * offered.
+	 */
+	if (dom->av_auth_key && attr->auth_key_size) {
+		struct fi_mr_auth_key mak;
+
+		if (attr->auth_key_size != sizeof(mak) || !attr->auth_key)
+			return -FI_EINVAL;
+		memcpy(&mak, attr->auth_key, sizeof(mak));
+		if (mak.src_addr != FI_ADDR_UNSPEC) {
+			SWNIC_WARN(FI_LOG_MR,
+				   "FI_AV_AUTH_KEY: limiting a region to some auth keys (src_addr) is not supported\n");
+			return -FI_ENOSYS;
+		}
+		goto keyed;
+	}
+#endif
 	if (v15 && attr->auth_key_size) {
 		if (attr->auth_key_size != sizeof(uint32_t) || !attr->auth_key)
 			return -FI_EINVAL;
 		memcpy(&mr->auth_key, attr->auth_key, sizeof(uint32_t));
 	}
+#if SWNIC_FI_HAVE_2
+keyed:
+#endif
 	if (basic || dom->mr_mode & FI_MR_VIRT_ADDR)
 		mr->reg_flags |= SWNIC_MR_REG_VIRT_ADDR;
 	if (!basic && !(dom->mr_mode & FI_MR_PROV_KEY)) {

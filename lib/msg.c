@@ -99,7 +99,7 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && !inline_ok)
 		return -FI_EINVAL;
-	ret = swnic_ep_dest(ep, dest, &sin);
+	ret = swnic_ep_dest(ep, dest, &sin, &sqe.key_index);
 	if (ret)
 		return ret;
 	sqe.dest_addr = sin.sin_addr.s_addr;
@@ -179,7 +179,7 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	if (flags & FI_DISCARD)
 		p.flags |= SWNIC_PEEK_DISCARD;
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
-		ret = swnic_ep_dest(ep, src, &sin);
+		ret = swnic_ep_dest(ep, src, &sin, NULL);
 		if (ret)
 			return ret;
 		p.flags |= SWNIC_PEEK_DIRECTED;
@@ -236,7 +236,7 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		rqe.min_free = ep->min_multi_recv;
 	}
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
-		ret = swnic_ep_dest(ep, src, &sin);
+		ret = swnic_ep_dest(ep, src, &sin, NULL);
 		if (ret)
 			return ret;
 		rqe.flags |= SWNIC_RQE_DIRECTED;

@@ -38,6 +38,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <linux/swnic.h>
+#include <linux/swnic_queue.h>
 
 #include "rdma/fi_ext_swnic.h"
 #include "rdma/fi_swnic_compat.h"
@@ -257,6 +258,7 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 				 enum fi_ep_type type);
 uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev);
 uint64_t swnic_domain_caps(const struct swnic_dev *dev);
+size_t swnic_max_ep_auth_key(const struct swnic_dev *dev);
 int swnic_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info);
@@ -343,6 +345,7 @@ struct swnic_domain {
 	uint32_t tclass;		/* default for endpoints (data path) */
 	bool has_auth_key;
 	uint32_t auth_key;
+	bool av_auth_key;		/* FI_AV_AUTH_KEY: keys from the AV */
 	bool data_locks;		/* threading needs data-path locks */
 	bool internal;			/* the provider's own (cm.c) */
 
