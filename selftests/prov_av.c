@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "prov_util.h"
@@ -384,6 +385,355 @@ TEST(av_user_id_set_later)
 	EXPECT_EQ(0, fi_close(&fab->fid));
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+}
+#endif
+
+/*
+ * FI_AV_AUTH_KEY (auth_key_size SIZE_MAX, no key) is a libfabric 1.20 API
+ * domain attribute: at API 1.17, and on libfabric 1.17 builds at all, it
+ * is never offered.
+ */
+TEST(av_auth_key_not_offered_before_1_20)
+{
+	struct fi_info *hints, *info = NULL;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->auth_key_size = SIZE_MAX;
+	EXPECT_NE(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(NULL, info);
+	hints->domain_attr->auth_key_size = 0;
+	fi_freeinfo(hints);
+}
+
+#if SWNIC_FI_HAVE_2
+#define AK_SHARED	7511	/* both domains' AVs */
+#define AK_ONLY_A	7512	/* only A's */
+#define AK_CLOSED	7513	/* no members */
+
+static int ak_run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void ak_services(bool add)
+{
+	static const int keys[] = { AK_SHARED, AK_ONLY_A, AK_CLOSED };
+	char cmd[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "swnic service del swnic0 key %d >/dev/null 2>&1",
+			 keys[i]);
+		ak_run(cmd);
+		if (!add)
+			continue;
+		snprintf(cmd, sizeof(cmd),
+			 "swnic service add swnic0 key %d >/dev/null 2>&1",
+			 keys[i]);
+		ak_run(cmd);
+	}
+}
+
+static struct fi_info *ak_info(enum fi_ep_type type, int *ret)
+{
+	struct fi_info *hints = prov_hints(), *info = NULL;
+
+	if (!hints) {
+		*ret = -FI_ENOMEM;
+		return NULL;
+	}
+	hints->ep_attr->type = type;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
+	*ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+			  NULL, NULL, 0, hints, &info);
+	hints->domain_attr->auth_key_size = 0;
+	fi_freeinfo(hints);
+	return info;
+}
+
+struct ak_side {
+	struct fid_domain *dom;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t key[2];	/* auth key handles */
+	char name[64];
+};
+
+static int ak_side_open(struct fid_fabric *fab, struct fi_info *info,
+			struct ak_side *s, const uint32_t *keys, int nkeys)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	size_t len = sizeof(s->name);
+	int i, ret;
+
+	ret = fi_domain(fab, info, &s->dom, NULL);
+	if (!ret)
+		ret = fi_endpoint(s->dom, info, &s->ep, NULL);
+	if (!ret)
+		ret = fi_cq_open(s->dom, &cq_attr, &s->cq, NULL);
+	if (!ret)
+		ret = fi_av_open(s->dom, &av_attr, &s->av, NULL);
+	for (i = 0; !ret && i < nkeys; i++)
+		ret = fi_av_insert_auth_key(s->av, &keys[i], sizeof(keys[i]),
+					    &s->key[i], 0);
+	if (!ret)
+		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!ret)
+		ret = fi_enable(s->ep);
+	if (!ret)
+		ret = fi_getname(&s->ep->fid, s->name, &len);
+	return ret;
+}
+
+static void ak_side_close(struct ak_side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->dom)
+		fi_close(&s->dom->fid);
+}
+
+/* One completion of @cq: 0, or the error entry's err (positive). */
+static int ak_cq_one(struct fid_cq *cq)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_entry e;
+	ssize_t r;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		r = fi_cq_read(cq, &e, 1);
+		if (r == 1)
+			return 0;
+		if (r == -FI_EAVAIL) {
+			if (fi_cq_readerr(cq, &err, 0) != 1)
+				return -1;
+			return err.err;
+		}
+		if (r != -FI_EAGAIN)
+			return -2;
+		usleep(1000);
+	}
+	return -3;
+}
+
+/* fi_getinfo's side: what is offered, to whom. */
+TEST(av_auth_key_getinfo)
+{
+	struct fi_info *hints, *info;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	info = ak_info(FI_EP_RDM, &ret);
+	ASSERT_EQ(0, ret);
+	ASSERT_NE(NULL, info);
+	EXPECT_EQ(FI_AV_AUTH_KEY, info->domain_attr->auth_key_size);
+	EXPECT_EQ(NULL, info->domain_attr->auth_key);
+	EXPECT_LT(1, info->domain_attr->max_ep_auth_key);
+	fi_freeinfo(info);
+	info = ak_info(FI_EP_DGRAM, &ret);
+	EXPECT_EQ(0, ret);
+	fi_freeinfo(info);
+	/* Connected endpoints: not for them (fi_domain(3)). */
+	info = ak_info(FI_EP_MSG, &ret);
+	EXPECT_EQ(-FI_ENODATA, ret);
+	EXPECT_EQ(NULL, info);
+
+	/* With a key, or asking for more keys than an endpoint holds. */
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->max_ep_auth_key = 1000;
+	info = NULL;
+	EXPECT_EQ(-FI_ENODATA,
+		  fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+			     NULL, NULL, 0, hints, &info));
+	hints->domain_attr->max_ep_auth_key = 0;
+	/* Without FI_AV_AUTH_KEY, one key per endpoint is all there is. */
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(FI_MAJOR_VERSION,
+					   FI_MINOR_VERSION),
+				NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(0, info->domain_attr->auth_key_size);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/*
+ * Two FI_AV_AUTH_KEY domains: A's AV has keys SHARED and ONLY_A, B's only
+ * SHARED. A reaches B's address inserted with SHARED; the same address
+ * with ONLY_A is refused by the kernel, since B's endpoint does not hold
+ * that key. Lookups return the keys; bad calls fail cleanly.
+ */
+TEST(av_auth_key_two_domains)
+{
+	uint32_t ka[2] = { AK_SHARED, AK_ONLY_A }, kb[1] = { AK_SHARED };
+	struct ak_side a = { 0 }, b = { 0 };
+	char buf[8] = "authkey", rbuf[8] = "";
+	fi_addr_t shared, only_a, plain, a_in_b, h, bad[2];
+	struct fi_cq_entry e;
+	uint32_t k, zero = 0, many[20];
+	struct fid_fabric *fab;
+	struct fi_info *info;
+	size_t len;
+	int ret, i;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	info = ak_info(FI_EP_RDM, &ret);
+	if (ret == -FI_ENODATA)
+		SKIP(goto out, "the kernel has no endpoint auth keys");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, ak_side_open(fab, info, &a, ka, 2));
+	ASSERT_EQ(0, ak_side_open(fab, info, &b, kb, 1));
+
+	/* A's AV: B's address under each key, and without one. */
+	h = a.key[0];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &h, FI_AUTH_KEY, NULL));
+	shared = h;
+	h = a.key[1];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &h, FI_AUTH_KEY, NULL));
+	only_a = h;
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &plain, 0, NULL));
+	EXPECT_NE(shared, only_a);
+	/* B's AV: A's address under SHARED. */
+	a_in_b = b.key[0];
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &a_in_b, FI_AUTH_KEY,
+				  NULL));
+
+	/* Lookups: of a handle, of an address, truncated, of none. */
+	len = sizeof(k);
+	ASSERT_EQ(0, fi_av_lookup_auth_key(a.av, a.key[1], &k, &len));
+	EXPECT_EQ(AK_ONLY_A, k);
+	EXPECT_EQ(sizeof(k), len);
+	len = sizeof(k);
+	ASSERT_EQ(0, fi_av_lookup_auth_key(a.av, shared, &k, &len));
+	EXPECT_EQ(AK_SHARED, k);
+	len = 0;
+	ASSERT_EQ(0, fi_av_lookup_auth_key(a.av, only_a, NULL, &len));
+	EXPECT_EQ(sizeof(k), len);
+	len = sizeof(k);
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup_auth_key(a.av, plain, &k, &len));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup_auth_key(a.av, 12345, &k, &len));
+	/* The same key again: the same handle. */
+	ASSERT_EQ(0, fi_av_insert_auth_key(a.av, &ka[0], sizeof(ka[0]), &h, 0));
+	EXPECT_EQ(a.key[0], h);
+
+	/* Bad keys and handles. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert_auth_key(a.av, &k, 2, &h, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert_auth_key(a.av, &zero,
+						    sizeof(zero), &h, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert_auth_key(a.av, NULL, 4, &h, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert_auth_key(a.av, &ka[0], 4, &h,
+						       FI_MORE));
+	bad[0] = 12345;
+	EXPECT_EQ(0, fi_av_insert(a.av, b.name, 1, bad, FI_AUTH_KEY, NULL));
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, bad[0]);
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(a.av, b.name, 1, NULL, FI_AUTH_KEY,
+					   NULL));
+
+	/* The shared key: the message goes through. */
+	ASSERT_EQ(0, fi_recv(b.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(a.ep, buf, sizeof(buf), NULL, shared, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	EXPECT_EQ(0, ak_cq_one(b.cq));
+	EXPECT_STREQ("authkey", rbuf);
+	/* And back, with B's handle of it. */
+	ASSERT_EQ(0, fi_recv(a.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(b.ep, buf, sizeof(buf), NULL, a_in_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(b.cq));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+
+	/* ONLY_A: B does not hold it; the kernel refuses. */
+	memset(rbuf, 0, sizeof(rbuf));
+	ASSERT_EQ(0, fi_recv(b.ep, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(a.ep, buf, sizeof(buf), NULL, only_a, NULL));
+	EXPECT_EQ(FI_EACCES, ak_cq_one(a.cq));
+	/* Nothing arrived: B's receive is still posted. */
+	usleep(10000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, &e, 1));
+	EXPECT_STREQ("", rbuf);
+
+	/* A key inserted after fi_enable is not the endpoint's. */
+	k = AK_CLOSED;
+	ASSERT_EQ(0, fi_av_insert_auth_key(a.av, &k, sizeof(k), &h, 0));
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &h, FI_AUTH_KEY, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_send(a.ep, buf, sizeof(buf), NULL, h, NULL));
+
+	/* At most max_ep_auth_key keys. */
+	for (i = 0; i < 20; i++)
+		many[i] = 8000 + i;
+	for (i = 0; i < 20; i++) {
+		ret = fi_av_insert_auth_key(a.av, &many[i], sizeof(many[i]),
+					    &h, 0);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(-FI_ENOSPC, ret);
+	EXPECT_GE(i + 3, (int)info->domain_attr->max_ep_auth_key);
+
+	ak_side_close(&a);
+	ak_side_close(&b);
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+out:
+	ak_services(false);
+}
+
+/*
+ * A user who is no member of a key's service: the kernel refuses the
+ * key when the endpoint takes it, so fi_enable fails.
+ */
+TEST(av_auth_key_not_a_member)
+{
+	uint32_t k = AK_CLOSED;
+	struct fid_fabric *fab;
+	struct ak_side s = { 0 };
+	struct fi_info *info;
+	int ret, status;
+	pid_t pid;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(100);
+		info = ak_info(FI_EP_RDM, &ret);
+		if (ret)
+			_exit(101);
+		if (fi_fabric(info->fabric_attr, &fab, NULL))
+			_exit(102);
+		ret = ak_side_open(fab, info, &s, &k, 1);
+		_exit(ret == -FI_EACCES ? 0 : 103);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ak_services(false);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 100 || WEXITSTATUS(status) == 101)
+		SKIP(return, "no swnic device for nobody (%d)",
+		     WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 #endif
 
