@@ -58,11 +58,11 @@ static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
 	/*
 	 * Auth keys isolate jobs: only peers with the same key talk. Without
 	 * one (0: in no service), a domain reaches its own user's only. A
-	 * key of the endpoint's own (key_index) reaches targets that hold
-	 * it, as their domain's or as one of theirs.
+	 * key (the domain's, or one of the endpoint's own: key_index)
+	 * reaches targets that hold it, as their domain's or their own.
 	 */
-	if (sqe->key_index ? !swnic_ep_holds_key(ep, want) :
-	    (key != want || (!key && !uid_eq(ep->dom->uid, src->dom->uid)))) {
+	if (want ? key != want && !swnic_ep_holds_key(ep, want) :
+	    (key || !uid_eq(ep->dom->uid, src->dom->uid))) {
 		swnic_ep_put(ep);
 		return -EACCES;
 	}

@@ -128,15 +128,23 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 		.auth_key = READ_ONCE(src->dom->auth_key),
 	};
 	struct swnic_mr_ref ref;
+	u32 dkey = READ_ONCE(dst->dom->auth_key);
 	int ret;
 
 	/*
-	 * Sent with a key of the initiator's own (key_index), which the
-	 * transport found @dst holds: that reaches the MRs of @dst's domain,
-	 * registered under the domain's key.
+	 * The initiator's key (its domain's or, by key_index, one of its
+	 * own) must be @dst's domain's, or one @dst holds itself: then it
+	 * reaches the MRs of @dst's domain, registered under that domain's
+	 * key. The transport checked it already; so does the MR lookup.
 	 */
-	if (sqe->key_index)
-		t.auth_key = READ_ONCE(dst->dom->auth_key);
+	ret = swnic_ep_sqe_key(src, sqe, &t.auth_key);
+	if (ret)
+		return ret;
+	if (t.auth_key != dkey) {
+		if (!swnic_ep_holds_key(dst, t.auth_key))
+			return -EACCES;
+		t.auth_key = dkey;
+	}
 	if (!sqe->len)
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);

@@ -229,6 +229,49 @@ TEST_F(ak, shared_key_flows)
 	EXPECT_EQ(EACCES, c.err);
 }
 
+/*
+ * A domain's own key reaches an endpoint that holds it as one of its own,
+ * and only such an endpoint.
+ */
+TEST_F(ak, domain_key_reaches_endpoint_key)
+{
+	struct swnic_auth_key k = { .size = sizeof(k), .auth_key = KEY_X };
+	struct t_cq cc = { 0 };
+	struct t_ep c = { .fd = -1 };
+	struct swnic_sqe s;
+	struct swnic_cqe e;
+	char byte = 3;
+	int dc = open_as(UID_A);
+
+	ASSERT_LE(0, dc);
+	ASSERT_EQ(0, as_uid(UID_A));
+	ASSERT_EQ(0, ioctl(dc, SWNIC_IOCTL_AUTH_KEY, &k));
+	as_root();
+	ASSERT_EQ(KEY_X, k.auth_key);
+	ASSERT_EQ(0, t_cq_create(dc, 64, &cc));
+	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &c));
+	/* The domain's key taken again by its endpoint: index 0. */
+	EXPECT_EQ(0, ep_key_as(&c, UID_A, KEY_X, 0));
+
+	s = t_send(&byte, 1, &self->b, 1);
+	ASSERT_EQ(0, post_one(&c, &cc, &s, &e));
+	EXPECT_EQ(EACCES, e.err);		/* B holds no KEY_X yet */
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+	s.context = 2;
+	ASSERT_EQ(0, post_one(&c, &cc, &s, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", e.err);
+	/* A (same user, no key) is not reached with KEY_X. */
+	s = t_send(&byte, 1, &self->a, 3);
+	ASSERT_EQ(0, post_one(&c, &cc, &s, &e));
+	EXPECT_EQ(EACCES, e.err);
+
+	t_ep_destroy(&c);
+	munmap(cc.ring.map, cc.ring.size);
+	close(cc.fd);
+	close(dc);
+}
+
 /* Naming a key index the sender does not hold: ENOKEY, nothing sent. */
 TEST_F(ak, sender_without_key_is_refused)
 {
