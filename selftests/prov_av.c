@@ -449,7 +449,7 @@ static struct fi_info *ak_info(enum fi_ep_type type, int *ret)
 		return NULL;
 	}
 	hints->ep_attr->type = type;
-	hints->caps = FI_MSG | FI_RMA;
+	hints->caps = type == FI_EP_DGRAM ? FI_MSG : FI_MSG | FI_RMA;
 	hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
 	*ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
 			  NULL, NULL, 0, hints, &info);
@@ -586,6 +586,15 @@ TEST(av_auth_key_two_domains)
 	char buf[8] = "authkey", rbuf[8] = "";
 	fi_addr_t shared, only_a, plain, a_in_b, h, bad[2];
 	struct fi_cq_entry e;
+	char region[64] = "";
+	struct fi_mr_auth_key mak;
+	struct iovec iov = { .iov_base = region, .iov_len = sizeof(region) };
+	struct fi_mr_attr mattr = {
+		.mr_iov = &iov, .iov_count = 1, .access = FI_REMOTE_WRITE,
+		.requested_key = 77, .auth_key_size = sizeof(mak),
+		.auth_key = (uint8_t *)&mak,
+	};
+	struct fid_mr *mr, *mr2;
 	uint32_t k, zero = 0, many[20];
 	struct fid_fabric *fab;
 	struct fi_info *info;
@@ -671,6 +680,29 @@ TEST(av_auth_key_two_domains)
 	usleep(10000);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, &e, 1));
 	EXPECT_STREQ("", rbuf);
+
+	/*
+	 * RMA into B's region, registered for all of its AV's keys: with the
+	 * shared key yes, with ONLY_A no. Limiting it to a key: not offered.
+	 */
+	mak.av = b.av;
+	mak.src_addr = FI_ADDR_UNSPEC;
+	ASSERT_EQ(0, fi_mr_regattr(b.dom, &mattr, 0, &mr));
+	ASSERT_EQ(0, fi_write(a.ep, "rma", 4, NULL, shared, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	EXPECT_STREQ("rma", region);
+	ASSERT_EQ(0, fi_write(a.ep, "bad", 4, NULL, only_a, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(FI_EACCES, ak_cq_one(a.cq));
+	EXPECT_STREQ("rma", region);
+	mattr.requested_key = 78;
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(b.dom, &mattr, FI_AUTH_KEY, &mr2));
+	mak.src_addr = a_in_b;
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(b.dom, &mattr, 0, &mr2));
+	mattr.auth_key_size = 3;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, 0, &mr2));
+	EXPECT_EQ(0, fi_close(&mr->fid));
 
 	/* A key inserted after fi_enable is not the endpoint's. */
 	k = AK_CLOSED;
