@@ -382,6 +382,36 @@ TEST_F(ak, key_taken_as_a_domain_takes_it)
 	EXPECT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
 }
 
+/* The ioctl's struct follows the extensible-struct contract. */
+TEST_F(ak, ioctl_contract)
+{
+	struct {
+		struct swnic_ep_auth_key k;
+		uint64_t tail;
+	} big = { 0 };
+
+	big.k.auth_key = KEY_X;
+	big.k.size = 4;				/* shorter than released */
+	EXPECT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_AUTH_KEY, &big));
+	EXPECT_EQ(EINVAL, errno);
+	big.k.size = sizeof(big);
+	big.tail = 1;
+	EXPECT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_AUTH_KEY, &big));
+	EXPECT_EQ(E2BIG, errno);
+	/* An endpoint command on the domain's fd. */
+	big.tail = 0;
+	big.k.size = sizeof(big.k);
+	EXPECT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_AUTH_KEY, &big));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_AUTH_KEY, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	/* Longer with a zero tail: fine (as root: an administrator). */
+	big.k.size = sizeof(big);
+	EXPECT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_AUTH_KEY, &big));
+	EXPECT_EQ(1, big.k.index);
+	EXPECT_EQ(0, big.tail);
+}
+
 /* At most SWNIC_EP_AUTH_KEYS_MAX keys; an administrator may take any. */
 TEST_F(ak, key_limit)
 {
