@@ -354,6 +354,15 @@ TEST(av_user_id_set_later)
 	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1] + 7, 42, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_av_set_user_id(av[1], peer[1], 42,
 						FI_AUTH_KEY));
+	/* Not an FI_AV_AUTH_KEY domain: no keys, no FI_AUTH_KEY inserts. */
+	n = 7511;
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert_auth_key(av[1], &n, sizeof(n),
+						    &src, 0));
+	src = 0;
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(av[1], name, 1, &src, FI_AUTH_KEY,
+					   NULL));
+	len = sizeof(n);
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup_auth_key(av[1], peer[1], &n, &len));
 
 	/* Before the id is set, then after. */
 	for (n = 0; n < 2; n++) {

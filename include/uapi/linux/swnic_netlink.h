@@ -116,7 +116,10 @@ enum swnic_nl_attr {
 	SWNIC_A_SVC_AUTH_KEY,		/* u32: the service's auth key, != 0 */
 	SWNIC_A_SVC_FLAGS,		/* u32: SWNIC_SVC_F_* */
 	SWNIC_A_SVC_MEMBERS,		/* nest: enum swnic_nl_member_attr */
-	SWNIC_A_SVC_MAX_DOMAINS,	/* u32: domains using the key at once */
+	/* u32: domains using the key at once (an endpoint holding it as
+	 * its own, SWNIC_IOCTL_EP_AUTH_KEY, counts as one)
+	 */
+	SWNIC_A_SVC_MAX_DOMAINS,
 	SWNIC_A_SVC_DOMAINS,		/* u32: domains using the key now (out) */
 	SWNIC_A_LIMIT,			/* u32: SWNIC_LIMIT_* (LIMIT_HIT) */
 	SWNIC_A_MR_HANDLE,		/* u32: MR handle, unique per domain */
