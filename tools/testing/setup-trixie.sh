@@ -79,7 +79,7 @@ make_root()
 		return 0
 	fi
 	command -v debootstrap >/dev/null ||
-		apt-get -o APT::Sandbox::User=root -qq install -y debootstrap >/dev/null
+		die "no debootstrap: run tools/testing/setup.sh first"
 	mirror=$(debian_mirror) || die "no Debian mirror in this machine's apt sources"
 	log "debootstrap trixie from $mirror (about a minute)"
 	mkdir -p "$CACHE/root"
