@@ -86,7 +86,12 @@ run()
 		FI_*=*|SWNIC_*=*) pass+=("$kv") ;;
 		esac
 	done < /tmp/trixie.env
-	exec chroot "$ROOT" env -i "${pass[@]}" \
+	# The root becomes the mount namespace's root (pivot_root, not
+	# chroot: a chrooted process may not create user namespaces, which
+	# test_netns.sh does); the VM's own root is let go.
+	exec unshare --mount --propagation private sh -c '
+		cd "$1" && pivot_root . mnt && /mnt/bin/umount -l /mnt &&
+		shift && exec "$@"' _ "$ROOT" env -i "${pass[@]}" \
 		PATH="$SRC/tools/swnic:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 		HOME=/tmp/home TERM=dumb LANG=C.UTF-8 \
 		SWNIC_REPO="$SRC" SWNIC_KERNEL="$TAG" SWNIC_VM=1 \
