@@ -58,7 +58,7 @@ TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 MPICC     := $(shell command -v mpicc 2>/dev/null)
 MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
 
-.PHONY: all module modules lib tool selftests setup check check-debug demo \
+.PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style \
 	install install-module install-user uninstall clean
 
@@ -110,8 +110,11 @@ selftests/out/%: selftests/%.c $(TEST_HDRS)
 # What the VM needs built (parts with no sources yet are left out).
 VM_BUILD := modules $(if $(LIB_SRCS),lib) $(if $(TOOL_SRCS),tool) selftests
 
-setup:
+# setup-host: what this machine's own lanes need; setup: every lane's.
+setup-host:
 	tools/testing/setup.sh
+
+setup: setup-host
 	$(if $(filter %-trixie,$(KERNELS)),tools/testing/setup-trixie.sh)
 
 check: setup
@@ -122,23 +125,23 @@ check: setup
 # in $(SWNIC_CACHE)) and the suite takes about 3 times as long.
 DEBUG_K := 6.12-debug
 
-check-debug: setup
+check-debug: setup-host
 	tools/testing/debug-kernel.sh
 	$(MAKE) --no-print-directory K=$(DEBUG_K) module $(filter-out modules,$(VM_BUILD))
 	tools/testing/check-debug.sh $(DEBUG_K)
 
-demo: setup
-	$(MAKE) --no-print-directory $(VM_BUILD)
+demo: setup-host
+	$(MAKE) --no-print-directory module $(filter-out modules,$(VM_BUILD))
 	tools/testing/vm.sh --kernel $(K) -- tools/testing/demo.sh
 
-bench: setup
-	$(MAKE) --no-print-directory modules lib tool selftests tools/testing/memcpy_bw
+bench: setup-host
+	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw
 	tools/testing/vm.sh --kernel $(K) --timeout 3000 -- tools/testing/bench.sh
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
-style: setup
+style: setup-host
 	tools/testing/checkpatch.sh
 
 # ---- install on a real host ----------------------------------------------
