@@ -119,7 +119,28 @@ void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 }
 
 /**
- * swnic_deferred_init() - hold a send's completion for later
+ * swnic_deferred_hold() - hold a work request's completion for later
+ * @d: where
+ * @src: the poster; its TX CQ slot for @sqe is reserved
+ * @sqe: the work request (any opcode: the wire completes every one when
+ *	 the peer answers)
+ */
+void swnic_deferred_hold(struct swnic_deferred *d, struct swnic_ep *src,
+			 const struct swnic_sqe *sqe)
+{
+	*d = (struct swnic_deferred) {};
+	swnic_cq_get(src->tx_cq);
+	d->cq = src->tx_cq;
+	d->cntr = src->cntr[swnic_sqe_cntr(sqe)];
+	if (d->cntr)
+		swnic_cntr_get(d->cntr);
+	d->context = sqe->context;
+	d->flags = swnic_sqe_cqe_flags(sqe);
+	d->success = sqe->flags & SWNIC_SQE_COMPLETION;
+}
+
+/**
+ * swnic_deferred_init() - hold a send's completion until a receive takes it
  * @d: where (zeroed for a send that needs none)
  * @src: the sender; its TX CQ slot for @sqe is reserved
  * @sqe: the send; only SWNIC_SQE_DELIVERY sends defer
@@ -127,18 +148,11 @@ void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 void swnic_deferred_init(struct swnic_deferred *d, struct swnic_ep *src,
 			 const struct swnic_sqe *sqe)
 {
-	*d = (struct swnic_deferred) {};
-	if (!(sqe->flags & SWNIC_SQE_DELIVERY))
+	if (!(sqe->flags & SWNIC_SQE_DELIVERY)) {
+		*d = (struct swnic_deferred) {};
 		return;
-	swnic_cq_get(src->tx_cq);
-	d->cq = src->tx_cq;
-	d->cntr = src->cntr[SWNIC_EP_CNTR_SEND];
-	if (d->cntr)
-		swnic_cntr_get(d->cntr);
-	d->context = sqe->context;
-	d->flags = SWNIC_CQE_SEND |
-		   (sqe->opcode == SWNIC_OP_TSEND ? SWNIC_CQE_TAGGED : 0);
-	d->success = sqe->flags & SWNIC_SQE_COMPLETION;
+	}
+	swnic_deferred_hold(d, src, sqe);
 }
 
 /**

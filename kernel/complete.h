@@ -18,7 +18,7 @@ struct swnic_deferred {
 	struct swnic_cq *cq;		/* referenced, a slot reserved; or NULL */
 	struct swnic_cntr *cntr;	/* the sender's, referenced, or NULL */
 	u64 context;
-	u32 flags;			/* SWNIC_CQE_SEND [| TAGGED] */
+	u32 flags;			/* the CQE's: SWNIC_CQE_SEND [| TAGGED]... */
 	bool success;			/* post on success too (COMPLETION) */
 };
 
@@ -28,6 +28,8 @@ void swnic_complete_rma_target(struct swnic_ep *dst, struct swnic_ep *src,
 			       const struct swnic_sqe *sqe);
 void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 			 int ret);
+void swnic_deferred_hold(struct swnic_deferred *d, struct swnic_ep *src,
+			 const struct swnic_sqe *sqe);
 void swnic_deferred_init(struct swnic_deferred *d, struct swnic_ep *src,
 			 const struct swnic_sqe *sqe);
 void swnic_complete_deferred(struct swnic_deferred *d, u32 len, int err);

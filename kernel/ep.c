@@ -24,6 +24,7 @@
 #include "domain.h"
 #include "engine.h"
 #include "ep.h"
+#include "udp.h"
 #include "nl_events.h"
 #include "recv.h"
 #include "send.h"
@@ -327,6 +328,10 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	ep->addr = htonl(INADDR_LOOPBACK);
 	ep->dom = dom;
 	swnic_domain_get(dom);
+	/* On a bound device: the netdev's address, and the wire's socket. */
+	ret = swnic_udp_ep_addr(dom->sdev, &ep->addr);
+	if (ret)
+		goto err_cqs;
 
 	ep->tx_cq = swnic_cq_lookup(dom, c->tx_cq);
 	ep->rx_cq = swnic_cq_lookup(dom, c->rx_cq);

@@ -11,17 +11,31 @@
 #include <linux/inet.h>
 #include <net/ip.h>
 
+#include "bind.h"
 #include "device.h"
 #include "domain.h"
 #include "ep.h"
 #include "recv.h"
 #include "rma.h"
 #include "transport.h"
+#include "udp.h"
 
-/* This host's addresses: the wildcard and loopback, for now. */
+/*
+ * This host's addresses: the wildcard, loopback and, for a device bound to
+ * a netdev, every address of its namespace (a peer on this host, even
+ * when named by the netdev's address, takes the direct copy).
+ */
 static bool swnic_local_reaches(struct swnic_device *sdev, __be32 addr)
 {
-	return !addr || ipv4_is_loopback(addr);
+	bool ret;
+
+	if (!addr || ipv4_is_loopback(addr))
+		return true;
+	rcu_read_lock();
+	ret = rcu_access_pointer(sdev->netdev) &&
+	      inet_addr_type(swnic_device_net(sdev), addr) == RTN_LOCAL;
+	rcu_read_unlock();
+	return ret;
 }
 
 /*
@@ -81,7 +95,11 @@ static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 
 	if (ret)
 		return ret;
-	ret = swnic_recv_deliver(dst, src, sqe, kbuf);
+	ret = swnic_recv_deliver(dst, &(struct swnic_msg_src) {
+					.ep = src,
+					.addr = src->addr,
+					.port = src->port,
+				 }, sqe, kbuf);
 	swnic_ep_put(dst);
 	return ret;
 }
@@ -133,6 +151,7 @@ const struct swnic_transport *swnic_transport_for(struct swnic_device *sdev,
 {
 	if (swnic_transport_local.reaches(sdev, addr))
 		return &swnic_transport_local;
-	/* The wire's UDP transport goes here. */
+	if (swnic_transport_udp.reaches(sdev, addr))
+		return &swnic_transport_udp;
 	return NULL;
 }

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "mr.h"
 #include "nl_events.h"
+#include "udp.h"
 
 static char *default_dev = "swnic0";
 module_param(default_dev, charp, 0444);
@@ -58,6 +59,7 @@ static void __init swnic_abi_check(void)
  *   swnic_mr_init()            swnic_mr_exit()
  *   swnic_device_init()        swnic_device_exit()
  *   swnic_bind_init()          swnic_bind_exit()
+ *   swnic_udp_init()           swnic_udp_exit()
  *   the default device         swnic_device_destroy_all()
  *   swnic_genl_init()          swnic_genl_exit()
  *
@@ -83,12 +85,16 @@ static int __init swnic_init(void)
 	if (ret)
 		goto err_device;
 
+	ret = swnic_udp_init();
+	if (ret)
+		goto err_bind;
+
 	if (default_dev && *default_dev) {
 		swnic_default_dev = swnic_device_create(default_dev, 0);
 		if (IS_ERR(swnic_default_dev)) {
 			ret = PTR_ERR(swnic_default_dev);
 			pr_err("cannot create device %s: %d\n", default_dev, ret);
-			goto err_bind;
+			goto err_udp;
 		}
 	}
 
@@ -101,6 +107,8 @@ static int __init swnic_init(void)
 
 err_devices:
 	swnic_device_destroy_all();
+err_udp:
+	swnic_udp_exit();
 err_bind:
 	swnic_bind_exit();
 err_device:
@@ -114,6 +122,7 @@ static void __exit swnic_exit(void)
 {
 	swnic_genl_exit();
 	swnic_device_destroy_all();
+	swnic_udp_exit();
 	swnic_bind_exit();
 	swnic_device_exit();
 	swnic_mr_exit();

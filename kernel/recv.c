@@ -288,7 +288,8 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
  * a user source (as many as a CQE takes). Return: as swnic_recv_deliver(),
  * or -SWNIC_EFAULTIN with @fault set (nothing changed) unless @hard.
  */
-static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+static int __swnic_recv_deliver(struct swnic_ep *dst,
+				const struct swnic_msg_src *src,
 				const struct swnic_sqe *sqe, const void *kbuf,
 				const u8 *head, bool hard,
 				struct swnic_fault *fault,
@@ -397,7 +398,10 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 	u->src_addr = src->addr;
 	u->src_port = src->port;
 	u->len = sqe->len;
-	swnic_deferred_init(&u->notify, src, sqe);
+	if (src->ep)
+		swnic_deferred_init(&u->notify, src->ep, sqe);
+	else
+		u->notify = (struct swnic_deferred) {};
 	if (u->notify.cq)
 		ret = SWNIC_DELIVER_DEFERRED;
 	list_add_tail(&u->node, &dst->unexp);
@@ -418,7 +422,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
 /**
  * swnic_recv_deliver() - deliver a send or tagged send into @dst
  * @dst: the target endpoint
- * @src: the sending endpoint
+ * @src: the sender: its address, and its endpoint if on this host
  * @sqe: the validated work request
  * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
  *	  current address space)
@@ -435,7 +439,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
  * target's CQ or unexpected buffer is full: retry later), -EFAULT,
  * -ENOMEM, -EINTR (the sender was killed while waiting).
  */
-int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf)
 {
 	const void __user *usrc = u64_to_user_ptr(sqe->addr);

@@ -8,10 +8,21 @@
 
 struct swnic_ep;
 
+/*
+ * Where a message comes from: the address its receiver sees and, for a
+ * sender on this host, its endpoint (its deferred completion is posted by
+ * the receive that takes the message). The wire's senders have none.
+ */
+struct swnic_msg_src {
+	struct swnic_ep *ep;
+	__be32 addr;
+	u16 port;
+};
+
 /* swnic_recv_deliver(): buffered, the sender's completion comes later. */
 #define SWNIC_DELIVER_DEFERRED	1
 
-int swnic_recv_deliver(struct swnic_ep *dst, struct swnic_ep *src,
+int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf);
 int swnic_recv_process_rq(struct swnic_ep *ep);
 int swnic_recv_cancel(struct swnic_ep *ep, u64 context);

@@ -66,6 +66,7 @@ run()
 
 	[ "${SWNIC_KERNEL:-}" = "$TAG" ] || die "run: not in a $TAG VM"
 	[ $# -gt 0 ] || set -- selftests/run.sh
+	modprobe -a udp_tunnel 2>/dev/null
 	insmod "$ROOT$SRC/build/$TAG/swnic.ko" || die "insmod"
 	# A mount point of its own: `ip netns exec` remounts / as a slave.
 	mount --bind "$ROOT" "$ROOT"

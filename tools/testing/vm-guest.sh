@@ -77,6 +77,8 @@ vm_load_module()
 	local err
 
 	echo "swnic-vm: insmod $VM_KO" > /dev/kmsg
+	# What modprobe would load first (modinfo's depends: udp_tunnel).
+	modprobe -a udp_tunnel 2>/dev/null
 	if ! err=$(insmod "$VM_KO" 2>&1); then
 		vm_fail "insmod $VM_KO failed: $err"
 	fi

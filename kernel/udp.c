@@ -1,0 +1,1481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wire: the transport that reaches peers on other hosts (and in other
+ * network namespaces, which are other hosts) over UDP. Documentation/
+ * wire.rst has the packet formats, the peer state machine and the loss
+ * recovery; in short:
+ *
+ * - One kernel UDP socket per network namespace (pernet), port udp_port,
+ *   opened when the first endpoint of a bound device is created there.
+ *   Its encap_rcv hook takes every packet in softirq and queues it for
+ *   the namespace's worker, which does all the rest in process context.
+ * - A peer context per remote (address, port): reliable, unordered packet
+ *   delivery with 32-bit PSNs, cumulative ACK + SACK, fast retransmit
+ *   after SWNIC_DUPTHRESH later packets arrived, and a retransmit timeout
+ *   from the measured RTT with backoff. No handshake: a context is made by
+ *   the first packet, named by a random incarnation on each side; a peer
+ *   that restarts (or forgot us) is detected by its incarnation, and a
+ *   peer that stays silent for peer_timeout_ms fails everything sent to it.
+ * - Messages (requests): a send, tagged send, RMA write or read request,
+ *   cut into MTU-sized fragments that each carry the whole message header
+ *   and their offset. The target reassembles each message, then executes
+ *   the messages of a peer context in their order (the ordering fi_info
+ *   reports) and answers each with a RESP carrying its outcome - or, for
+ *   a read, the data. The initiator's completion is posted when that
+ *   answer arrives: after the data is placed (delivery complete).
+ * - Every packet is hostile: lengths, types, incarnations, windows, and
+ *   for every message the endpoint, its type, the auth key and the MR's
+ *   key, bounds and access are checked; drops are counted by reason.
+ *
+ * Locking: one mutex per namespace (wn->lock) serialises the worker and
+ * the posters; posters pin their buffers before taking it and copy
+ * nothing from user memory under it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/inetdevice.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/udp.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/sock.h>
+#include <net/udp_tunnel.h>
+
+#include "bind.h"
+#include "cntr.h"
+#include "complete.h"
+#include "copy.h"
+#include "cq.h"
+#include "device.h"
+#include "domain.h"
+#include "ep.h"
+#include "mr.h"
+#include "recv.h"
+#include "transport.h"
+#include "udp.h"
+#include "wire.h"
+
+static unsigned int udp_port = SWNIC_WIRE_UDP_PORT;
+module_param(udp_port, uint, 0444);
+MODULE_PARM_DESC(udp_port, "UDP port of the wire in every network namespace (default 4793)");
+
+static unsigned int peer_timeout_ms = 5000;
+module_param(peer_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(peer_timeout_ms, "a peer silent this long fails what was sent to it (ms, default 5000)");
+
+static unsigned int rx_mem_mb = 512;
+module_param(rx_mem_mb, uint, 0644);
+MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold (default 512)");
+
+#define SWNIC_WIN		256	/* packets in flight to a peer */
+#define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
+#define SWNIC_DUPTHRESH		3	/* later packets SACKed: a loss */
+#define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
+#define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
+#define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
+#define SWNIC_RXQ_MAX		8192	/* packets queued for the worker */
+#define SWNIC_RTO_INIT_US	20000
+#define SWNIC_RTO_MIN_US	4000
+#define SWNIC_RTO_MAX_US	1000000
+#define SWNIC_RETX_BURST	64	/* timeout retransmissions per tick */
+#define SWNIC_BATCH		64	/* packets per worker round */
+/* A message the target cannot take yet (EAGAIN) is retried this long. */
+#define SWNIC_DELIVER_TIMEOUT	(10 * HZ)
+
+/* Drop reasons (counted per namespace, shown by netlink). */
+enum {
+	SWNIC_DROP_SHORT,	/* shorter than its headers */
+	SWNIC_DROP_VERSION,	/* unknown version or type */
+	SWNIC_DROP_STALE,	/* for an older incarnation (RESET sent) */
+	SWNIC_DROP_WINDOW,	/* PSN outside the receive window */
+	SWNIC_DROP_DUP,		/* PSN received already */
+	SWNIC_DROP_BAD_MSG,	/* fragment inconsistent with its message */
+	SWNIC_DROP_NO_MEM,	/* over rx_mem_mb, or no memory */
+	SWNIC_DROP_PEERS,	/* peer context limit or rate hit */
+	SWNIC_DROP_QUEUE,	/* worker queue full */
+	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
+	__SWNIC_DROP_NUM
+};
+
+struct swnic_wnet {
+	struct net *net;
+	struct mutex lock;		/* everything below but @rxq */
+	struct socket *sock;		/* NULL until first needed */
+	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
+	struct work_struct work;
+	struct timer_list timer;	/* retransmit/timeout tick */
+	struct list_head peers;
+	u32 npeers;
+	u64 rx_mem;			/* bytes of messages being received */
+	bool dead;
+	struct ratelimit_state peer_limit;
+	atomic64_t drops[__SWNIC_DROP_NUM];
+	u64 tx_pkts, rx_pkts, retx_pkts;
+};
+
+/* A reliable packet sent and not yet acknowledged. */
+struct swnic_txpkt {
+	struct list_head node;		/* peer->unacked, PSN order */
+	u32 psn;
+	bool retx;			/* sent again: no RTT sample */
+	bool fast;			/* fast-retransmitted already */
+	unsigned long sent;		/* jiffies */
+	ktime_t stamp;
+	u32 len;
+	u8 buf[];
+};
+
+enum swnic_txkind {
+	SWNIC_TX_REQ,			/* our request: fragments of a message */
+	SWNIC_TX_READ_DATA,		/* a peer's read: data from our MR */
+	SWNIC_TX_STATUS,		/* a peer's request: its outcome */
+};
+
+/* Something to send: a request of ours, or an answer to a peer's. */
+struct swnic_txmsg {
+	struct list_head node;		/* peer->txq, then peer->waiting */
+	enum swnic_txkind kind;
+	u32 msg_id;
+	u32 frag;			/* payload bytes per packet */
+	u64 len, pos;			/* bytes, bytes sent */
+	struct swnic_wire_msg m;	/* REQ: every fragment's header */
+	/* REQ: the source (pinned) or inline bytes */
+	struct page **pages;
+	unsigned long npages;
+	unsigned int off;
+	u8 inl[SWNIC_INLINE_MAX];
+	bool inline_src;
+	/* REQ: the poster and its completion */
+	struct swnic_ep *ep;
+	struct swnic_deferred done;
+	u64 laddr;			/* READ: where the data lands */
+	u64 got;			/* READ: bytes placed */
+	int err;			/* READ: placement failed */
+	/* READ_DATA: where the data comes from */
+	struct swnic_ep *dst;
+	u32 auth_key;
+	u64 raddr, rkey;
+	u32 status;			/* STATUS: positive errno */
+};
+
+/* A peer's request being received, or waiting for its turn. */
+struct swnic_rxmsg {
+	struct list_head node;		/* peer->rxmsgs, by msg_id */
+	u32 msg_id;
+	struct swnic_wire_msg m;	/* from the first fragment */
+	u64 len, got;
+	void *buf;			/* the message (len bytes) */
+	unsigned long since;		/* first try to execute it */
+};
+
+struct swnic_peer {
+	struct list_head node;		/* wn->peers */
+	__be32 ip;
+	__be16 port;
+	int ifindex;			/* where its requests come in */
+	u32 my_inc, their_inc;
+	unsigned long heard;		/* jiffies: last valid packet */
+	/* sending */
+	u32 snd_nxt, snd_una;
+	struct list_head unacked;	/* swnic_txpkt */
+	u32 inflight;
+	struct list_head txq;		/* swnic_txmsg with packets to make */
+	struct list_head waiting;	/* our requests awaiting their answer */
+	u32 nmsgs;			/* on txq and waiting */
+	u32 next_msg_id;
+	u32 srtt_us, rttvar_us, rto_us;
+	/* receiving */
+	u32 rcv_nxt;
+	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
+	bool ack_due;
+	struct list_head rxmsgs;
+	u32 exec_next;			/* next msg_id to execute */
+	/* statistics */
+	u64 tx_bytes, rx_bytes, retx;
+};
+
+static unsigned int swnic_udp_net_id;
+
+static struct swnic_wnet *swnic_wnet(struct net *net)
+{
+	return net_generic(net, swnic_udp_net_id);
+}
+
+static inline bool psn_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static void swnic_drop(struct swnic_wnet *wn, unsigned int why)
+{
+	atomic64_inc(&wn->drops[why]);
+}
+
+/* ---- sending packets ---------------------------------------------------- */
+
+static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
+			   void *buf, size_t len)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = p->ip,
+		.sin_port = p->port,
+	};
+	struct msghdr msg = {
+		.msg_name = &sin,
+		.msg_namelen = sizeof(sin),
+		.msg_flags = MSG_DONTWAIT,
+	};
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+
+	if (!wn->sock)
+		return;
+	/* A packet the stack drops is lost like any other: recovered. */
+	kernel_sendmsg(wn->sock, &msg, &iov, 1, len);
+	wn->tx_pkts++;
+}
+
+static void swnic_hdr_init(struct swnic_peer *p, struct swnic_wire_hdr *h,
+			   u8 type, u32 psn)
+{
+	*h = (struct swnic_wire_hdr) {
+		.version = SWNIC_WIRE_VERSION,
+		.type = type,
+		.src_inc = cpu_to_be32(p->my_inc),
+		.dst_inc = cpu_to_be32(p->their_inc),
+		.psn = cpu_to_be32(psn),
+	};
+}
+
+/* An unreliable control packet: ACK (with the SACK bitmap) or RESET. */
+static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
+			   u8 type)
+{
+	struct {
+		struct swnic_wire_hdr h;
+		struct swnic_wire_ack a;
+	} pkt = {};
+	size_t len = sizeof(pkt.h);
+	u32 i;
+
+	swnic_hdr_init(p, &pkt.h, type, type == SWNIC_PKT_ACK ? p->rcv_nxt : 0);
+	if (type == SWNIC_PKT_ACK) {
+		for (i = 0; i < SWNIC_SACK_BITS; i++) {
+			u32 psn = p->rcv_nxt + 1 + i;
+
+			if (test_bit(psn % SWNIC_RX_WIN, p->rcv_map))
+				pkt.a.sack[i / 32] |= cpu_to_be32(BIT(i % 32));
+		}
+		len = sizeof(pkt);
+		p->ack_due = false;
+	}
+	swnic_udp_xmit(wn, p, &pkt, len);
+}
+
+/* Send a reliable packet (@t's buffer) with the next PSN, keep it. */
+static void swnic_send_reliable(struct swnic_wnet *wn, struct swnic_peer *p,
+				struct swnic_txpkt *t)
+{
+	struct swnic_wire_hdr *h = (void *)t->buf;
+
+	t->psn = p->snd_nxt++;
+	swnic_hdr_init(p, h, h->type, t->psn);
+	t->sent = jiffies;
+	t->stamp = ktime_get();
+	list_add_tail(&t->node, &p->unacked);
+	p->inflight++;
+	swnic_udp_xmit(wn, p, t->buf, t->len);
+	p->tx_bytes += t->len;
+	if (!timer_pending(&wn->timer))
+		mod_timer(&wn->timer, jiffies + 1);
+}
+
+static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
+			     struct swnic_txpkt *t)
+{
+	struct swnic_wire_hdr *h = (void *)t->buf;
+
+	/* The receiver may have learnt of us since: name it. */
+	h->dst_inc = cpu_to_be32(p->their_inc);
+	t->retx = true;
+	t->sent = jiffies;
+	swnic_udp_xmit(wn, p, t->buf, t->len);
+	p->retx++;
+	wn->retx_pkts++;
+}
+
+/* Copy @len bytes at @pos of a request's pinned source to @buf. */
+static void swnic_txmsg_copy(struct swnic_txmsg *tm, u64 pos, u8 *buf,
+			     u32 len)
+{
+	u64 at = tm->off + pos;
+
+	if (tm->inline_src) {
+		memcpy(buf, tm->inl + pos, len);
+		return;
+	}
+	while (len) {
+		struct page *page = tm->pages[at >> PAGE_SHIFT];
+		u32 off = at & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - off);
+
+		memcpy_from_page(buf, page, off, n);
+		buf += n;
+		at += n;
+		len -= n;
+	}
+}
+
+static void swnic_txmsg_unpin(struct swnic_txmsg *tm)
+{
+	if (!tm->pages)
+		return;
+	unpin_user_pages(tm->pages, tm->npages);
+	kvfree(tm->pages);
+	tm->pages = NULL;
+}
+
+static void swnic_txmsg_free(struct swnic_txmsg *tm)
+{
+	swnic_txmsg_unpin(tm);
+	if (tm->ep)
+		swnic_ep_put(tm->ep);
+	if (tm->dst)
+		swnic_ep_put(tm->dst);
+	kfree(tm);
+}
+
+/* Complete one of our requests with @err (0 or a positive errno). */
+static void swnic_req_done(struct swnic_peer *p, struct swnic_txmsg *tm,
+			   int err)
+{
+	list_del(&tm->node);
+	p->nmsgs--;
+	swnic_complete_deferred(&tm->done, err ? 0 : tm->len, err);
+	swnic_txmsg_free(tm);
+}
+
+/* Read @len bytes at @pos of a peer's read from our MR. */
+static int swnic_read_mr(struct swnic_txmsg *tm, u64 pos, void *buf, u32 len)
+{
+	struct swnic_mr_target t = {
+		.key = tm->rkey,
+		.addr = tm->raddr + pos,
+		.len = len,
+		.access = SWNIC_MR_ACCESS_REMOTE_READ,
+		.auth_key = tm->auth_key,
+	};
+	struct swnic_mr_ref ref;
+	int ret;
+
+	ret = swnic_mr_ref_get(tm->dst->dom, &t, &ref);
+	if (ret)
+		return ret;
+	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
+	swnic_mr_ref_put(&ref);
+	return ret;
+}
+
+/*
+ * Make and send the next packet of @tm. Return: true when @tm has no
+ * packet left (the caller moves it on).
+ */
+static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
+			     struct swnic_txmsg *tm)
+{
+	size_t hlen = sizeof(struct swnic_wire_hdr);
+	u32 n = min_t(u64, tm->len - tm->pos, tm->frag);
+	struct swnic_wire_hdr *h;
+	struct swnic_txpkt *t;
+	int ret;
+
+	if (tm->kind == SWNIC_TX_REQ)
+		hlen += sizeof(struct swnic_wire_msg);
+	else
+		hlen += sizeof(struct swnic_wire_resp);
+	if (tm->kind == SWNIC_TX_STATUS ||
+	    (tm->kind == SWNIC_TX_REQ && tm->m.opcode == SWNIC_OP_READ))
+		n = 0;
+	t = kmalloc(struct_size(t, buf, hlen + n), GFP_KERNEL);
+	if (!t)
+		return false;	/* the next tick tries again */
+	*t = (struct swnic_txpkt) { .len = hlen + n };
+	h = (void *)t->buf;
+
+	if (tm->kind == SWNIC_TX_REQ) {
+		struct swnic_wire_msg *m = (void *)(h + 1);
+
+		h->type = tm->m.opcode == SWNIC_OP_READ ? SWNIC_PKT_READ_REQ :
+							  SWNIC_PKT_DATA;
+		*m = tm->m;
+		m->offset = cpu_to_be64(tm->pos);
+		swnic_txmsg_copy(tm, tm->pos, (u8 *)(m + 1), n);
+	} else {
+		struct swnic_wire_resp *r = (void *)(h + 1);
+
+		h->type = SWNIC_PKT_RESP;
+		*r = (struct swnic_wire_resp) {
+			.msg_id = cpu_to_be32(tm->msg_id),
+			.status = cpu_to_be32(tm->status),
+			.offset = cpu_to_be64(tm->pos),
+			.len = cpu_to_be32(n),
+		};
+		if (tm->kind == SWNIC_TX_READ_DATA) {
+			ret = swnic_read_mr(tm, tm->pos, r + 1, n);
+			if (ret) {
+				/* The MR went away: the read's outcome now. */
+				kfree(t);
+				tm->kind = SWNIC_TX_STATUS;
+				tm->status = -ret;
+				return false;
+			}
+		}
+	}
+	swnic_send_reliable(wn, p, t);
+	tm->pos += n;
+	return tm->kind == SWNIC_TX_STATUS || tm->pos >= tm->len;
+}
+
+/* Send what the window allows. */
+static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_txmsg *tm;
+
+	lockdep_assert_held(&wn->lock);
+	while (p->inflight < SWNIC_WIN && !list_empty(&p->txq)) {
+		tm = list_first_entry(&p->txq, struct swnic_txmsg, node);
+		if (!swnic_txmsg_next(wn, p, tm))
+			continue;
+		list_del(&tm->node);
+		if (tm->kind == SWNIC_TX_REQ) {
+			/* All of it is in the packets: the pages may go. */
+			swnic_txmsg_unpin(tm);
+			list_add_tail(&tm->node, &p->waiting);
+		} else {
+			swnic_txmsg_free(tm);
+		}
+	}
+}
+
+/* ---- peer contexts ------------------------------------------------------ */
+
+static u32 swnic_new_inc(void)
+{
+	u32 inc;
+
+	do {
+		inc = get_random_u32();
+	} while (!inc);
+	return inc;
+}
+
+static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
+{
+	list_del(&rm->node);
+	wn->rx_mem -= rm->len;
+	kvfree(rm->buf);
+	kfree(rm);
+}
+
+/* Forget what we received from the peer's old incarnation. */
+static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_rxmsg *rm, *tmp;
+
+	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node)
+		swnic_rxmsg_free(wn, rm);
+	p->rcv_nxt = 0;
+	p->exec_next = 0;
+	bitmap_zero(p->rcv_map, SWNIC_RX_WIN);
+	p->ack_due = false;
+}
+
+/*
+ * Fail everything we sent to the peer with @err and start a new
+ * incarnation towards it: the peer restarted, or stopped answering.
+ */
+static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
+				int err)
+{
+	struct swnic_txmsg *tm, *ttmp;
+	struct swnic_txpkt *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
+		list_del(&t->node);
+		kfree(t);
+	}
+	p->inflight = 0;
+	list_for_each_entry_safe(tm, ttmp, &p->txq, node) {
+		if (tm->kind == SWNIC_TX_REQ) {
+			swnic_req_done(p, tm, err);
+		} else {
+			list_del(&tm->node);
+			swnic_txmsg_free(tm);
+		}
+	}
+	list_for_each_entry_safe(tm, ttmp, &p->waiting, node)
+		swnic_req_done(p, tm, err);
+	p->my_inc = swnic_new_inc();
+	p->snd_nxt = 0;
+	p->snd_una = 0;
+	p->next_msg_id = 0;
+	p->rto_us = SWNIC_RTO_INIT_US;
+	p->srtt_us = 0;
+}
+
+static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
+					  __be16 port)
+{
+	struct swnic_peer *p;
+
+	list_for_each_entry(p, &wn->peers, node)
+		if (p->ip == ip && p->port == port)
+			return p;
+	return NULL;
+}
+
+/* The peer context for @ip/@port; made if @create (rate-limited, capped). */
+static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
+					 __be16 port, bool create)
+{
+	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+
+	if (p || !create)
+		return p;
+	if (wn->npeers >= SWNIC_MAX_PEERS || !__ratelimit(&wn->peer_limit))
+		return NULL;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	p->ip = ip;
+	p->port = port;
+	p->my_inc = swnic_new_inc();
+	p->rto_us = SWNIC_RTO_INIT_US;
+	p->heard = jiffies;
+	INIT_LIST_HEAD(&p->unacked);
+	INIT_LIST_HEAD(&p->txq);
+	INIT_LIST_HEAD(&p->waiting);
+	INIT_LIST_HEAD(&p->rxmsgs);
+	list_add_tail(&p->node, &wn->peers);
+	wn->npeers++;
+	return p;
+}
+
+static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	swnic_peer_reset_tx(wn, p, ECONNABORTED);
+	swnic_peer_reset_rx(wn, p);
+	list_del(&p->node);
+	wn->npeers--;
+	kfree(p);
+}
+
+/* ---- posting: the transport ops ---------------------------------------- */
+
+/* Payload bytes a packet of @kind carries on @sdev's netdev. */
+static u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen)
+{
+	struct net_device *nd;
+	u32 mtu = 1500;
+
+	rcu_read_lock();
+	nd = rcu_dereference(sdev->netdev);
+	if (nd)
+		mtu = READ_ONCE(nd->mtu);
+	rcu_read_unlock();
+	mtu = max_t(u32, mtu, 576);
+	return mtu - sizeof(struct iphdr) - sizeof(struct udphdr) -
+	       sizeof(struct swnic_wire_hdr) - hlen;
+}
+
+static struct swnic_wnet *swnic_udp_wnet(struct swnic_device *sdev)
+{
+	struct swnic_wnet *wn;
+
+	rcu_read_lock();
+	wn = rcu_access_pointer(sdev->netdev) ?
+	     swnic_wnet(swnic_device_net(sdev)) : NULL;
+	rcu_read_unlock();
+	return wn;
+}
+
+/* Pin the poster's source buffer: the packets are made from it later. */
+static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len)
+{
+	unsigned long start = addr & PAGE_MASK;
+	unsigned long n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
+	long done = 0, ret;
+
+	tm->pages = kvmalloc_array(n, sizeof(*tm->pages), GFP_KERNEL_ACCOUNT);
+	if (!tm->pages)
+		return -ENOMEM;
+	tm->off = addr & ~PAGE_MASK;
+	while (done < n) {
+		ret = pin_user_pages_fast(start + done * PAGE_SIZE,
+					  min_t(long, n - done, 512), 0,
+					  tm->pages + done);
+		if (ret <= 0) {
+			unpin_user_pages(tm->pages, done);
+			kvfree(tm->pages);
+			tm->pages = NULL;
+			return ret ?: -EFAULT;
+		}
+		done += ret;
+	}
+	tm->npages = n;
+	return 0;
+}
+
+/* Queue a request of @src to the peer that @sqe names. */
+static int swnic_udp_request(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			     const void *kbuf)
+{
+	struct swnic_wnet *wn = swnic_udp_wnet(src->dom->sdev);
+	struct swnic_txmsg *tm;
+	struct swnic_peer *p;
+	u32 key;
+	int ret;
+
+	if (!wn)
+		return -EHOSTUNREACH;
+	ret = swnic_ep_sqe_key(src, sqe, &key);
+	if (ret)
+		return ret;
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
+	if (!tm)
+		return -ENOMEM;
+	tm->kind = SWNIC_TX_REQ;
+	tm->len = sqe->opcode == SWNIC_OP_READ ? 0 : sqe->len;
+	tm->frag = swnic_udp_frag(src->dom->sdev, sizeof(tm->m));
+	tm->m = (struct swnic_wire_msg) {
+		.opcode = sqe->opcode,
+		.flags = (sqe->flags & SWNIC_SQE_REMOTE_DATA ?
+			  SWNIC_MSGF_REMOTE_DATA : 0) |
+			 (sqe->flags & SWNIC_SQE_DELIVERY ?
+			  SWNIC_MSGF_DELIVERY : 0),
+		.ep_type = src->type,
+		.src_port = cpu_to_be16(src->port),
+		.dst_port = cpu_to_be16(sqe->dest_port),
+		.auth_key = cpu_to_be32(key),
+		.uid = cpu_to_be32(from_kuid_munged(&init_user_ns,
+						    src->dom->uid)),
+		.len = cpu_to_be64(sqe->len),
+		.tag = cpu_to_be64(sqe->tag),
+		.data = cpu_to_be64(sqe->data),
+		.raddr = cpu_to_be64(sqe->raddr),
+		.rkey = cpu_to_be64(sqe->rkey),
+	};
+	if (sqe->opcode == SWNIC_OP_READ) {
+		tm->laddr = sqe->addr;
+	} else if (kbuf) {
+		memcpy(tm->inl, kbuf, sqe->len);
+		tm->inline_src = true;
+	} else if (sqe->len) {
+		ret = swnic_txmsg_pin(tm, sqe->addr, sqe->len);
+		if (ret) {
+			kfree(tm);
+			return ret;
+		}
+	}
+
+	mutex_lock(&wn->lock);
+	ret = -ENETDOWN;
+	if (wn->dead || !wn->sock)
+		goto err;
+	ret = -EAGAIN;
+	p = swnic_peer_get(wn, (__force __be32)sqe->dest_addr,
+			   htons(udp_port), true);
+	if (!p || p->nmsgs >= SWNIC_MAX_MSGS)
+		goto err;
+	kref_get(&src->ref);
+	tm->ep = src;
+	swnic_deferred_hold(&tm->done, src, sqe);
+	tm->msg_id = p->next_msg_id++;
+	tm->m.msg_id = cpu_to_be32(tm->msg_id);
+	if (list_empty(&p->unacked) && list_empty(&p->waiting))
+		p->heard = jiffies;	/* the silence starts now */
+	list_add_tail(&tm->node, &p->txq);
+	p->nmsgs++;
+	swnic_peer_pump(wn, p);
+	mutex_unlock(&wn->lock);
+	return SWNIC_DELIVER_DEFERRED;
+err:
+	mutex_unlock(&wn->lock);
+	swnic_txmsg_free(tm);
+	return ret;
+}
+
+static int swnic_udp_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			  const void *kbuf)
+{
+	return swnic_udp_request(src, sqe, kbuf);
+}
+
+static int swnic_udp_rma_read(struct swnic_ep *src,
+			      const struct swnic_sqe *sqe)
+{
+	return swnic_udp_request(src, sqe, NULL);
+}
+
+/**
+ * swnic_udp_reaches() - is @addr a peer on another host, through @sdev?
+ * @sdev: a device; bound to a netdev it reaches every other address
+ * @addr: IPv4, network order (the local transport took this host's)
+ *
+ * Return: true if the device is bound and @addr is a unicast address.
+ */
+bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr)
+{
+	return rcu_access_pointer(sdev->netdev) && addr &&
+	       !ipv4_is_multicast(addr) && !ipv4_is_lbcast(addr) &&
+	       !ipv4_is_zeronet(addr);
+}
+
+const struct swnic_transport swnic_transport_udp = {
+	.name = "udp",
+	.max_msg_size = SWNIC_MAX_MSG_SIZE,
+	.reaches = swnic_udp_reaches,
+	.send = swnic_udp_send,
+	.rma_write = swnic_udp_send,
+	.rma_read = swnic_udp_rma_read,
+};
+
+/* ---- receiving: acknowledgements ---------------------------------------- */
+
+static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
+{
+	u32 rtt = clamp_t(s64, us, 1, SWNIC_RTO_MAX_US);
+
+	if (!p->srtt_us) {
+		p->srtt_us = rtt;
+		p->rttvar_us = rtt / 2;
+	} else {
+		u32 d = abs((s32)(p->srtt_us - rtt));
+
+		p->rttvar_us = (3 * p->rttvar_us + d) / 4;
+		p->srtt_us = (7 * p->srtt_us + rtt) / 8;
+	}
+	p->rto_us = clamp_t(u32, p->srtt_us + 4 * p->rttvar_us,
+			    SWNIC_RTO_MIN_US, SWNIC_RTO_MAX_US);
+}
+
+static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
+			 u32 cum, const struct swnic_wire_ack *a)
+{
+	struct swnic_txpkt *t, *tmp;
+	u32 high = cum;
+	bool sacked_any = false;
+	ktime_t now = ktime_get();
+
+	if (psn_before(p->snd_nxt, cum))
+		return;		/* acknowledges what we never sent */
+	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
+		u32 d = t->psn - cum - 1;
+		bool sacked = !psn_before(t->psn, cum) && d < SWNIC_SACK_BITS &&
+			      (be32_to_cpu(a->sack[d / 32]) & BIT(d % 32));
+
+		if (!psn_before(t->psn, cum) && !sacked)
+			continue;
+		if (!t->retx)
+			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
+		if (sacked) {
+			sacked_any = true;
+			if (psn_before(high, t->psn))
+				high = t->psn;
+		}
+		list_del(&t->node);
+		p->inflight--;
+		kfree(t);
+	}
+	if (psn_before(p->snd_una, cum))
+		p->snd_una = cum;
+	/* A packet SWNIC_DUPTHRESH older than one that arrived is lost. */
+	if (sacked_any) {
+		list_for_each_entry(t, &p->unacked, node) {
+			if (!psn_before(t->psn + SWNIC_DUPTHRESH, high))
+				break;
+			if (!t->fast) {
+				t->fast = true;
+				swnic_retransmit(wn, p, t);
+			}
+		}
+	}
+	swnic_peer_pump(wn, p);
+}
+
+/* ---- receiving: executing a peer's requests ----------------------------- */
+
+/* The endpoint a message names, if it takes it. Return: 0 or errno. */
+static int swnic_rx_target(struct swnic_device *sdev,
+			   const struct swnic_wire_msg *m, struct swnic_ep **out,
+			   u32 *mr_key)
+{
+	u32 want = be32_to_cpu(m->auth_key), key;
+	struct swnic_ep *ep;
+
+	ep = swnic_ep_lookup(sdev, be16_to_cpu(m->dst_port));
+	if (!ep)
+		return ECONNREFUSED;
+	key = READ_ONCE(ep->dom->auth_key);
+	smp_rmb();	/* pairs with swnic_domain_close() */
+	if (ep->type != m->ep_type || READ_ONCE(ep->dom->closed) ||
+	    swnic_domain_exited(ep->dom) || READ_ONCE(ep->dead)) {
+		swnic_ep_put(ep);
+		return ECONNREFUSED;
+	}
+	/*
+	 * As on one host: a key reaches targets holding it; without one, a
+	 * domain reaches its own user's (the uid the peer's kernel names).
+	 */
+	if (want ? key != want && !swnic_ep_holds_key(ep, want) :
+	    (key || from_kuid_munged(&init_user_ns, ep->dom->uid) !=
+		    be32_to_cpu(m->uid))) {
+		swnic_ep_put(ep);
+		return EACCES;
+	}
+	*mr_key = key;	/* the MRs of its domain are under the domain's key */
+	*out = ep;
+	return 0;
+}
+
+/* An RMA write: place it in the target's MR, count, post remote data. */
+static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
+			  struct swnic_rxmsg *rm, u32 mr_key)
+{
+	bool notify = rm->m.flags & SWNIC_MSGF_REMOTE_DATA;
+	struct swnic_mr_target t = {
+		.key = be64_to_cpu(rm->m.rkey),
+		.addr = be64_to_cpu(rm->m.raddr),
+		.len = rm->len,
+		.access = SWNIC_MR_ACCESS_REMOTE_WRITE,
+		.auth_key = mr_key,
+	};
+	struct swnic_cqe cqe = {
+		.flags = SWNIC_CQE_REMOTE_WRITE | SWNIC_CQE_REMOTE_DATA,
+		.data = be64_to_cpu(rm->m.data),
+		.len = rm->len,
+		.src_addr = (__force u32)p->ip,
+		.src_port = be16_to_cpu(rm->m.src_port),
+	};
+	struct swnic_mr_ref ref;
+	int ret;
+
+	if (notify && !swnic_cq_reserve(dst->rx_cq))
+		return EAGAIN;
+	if (rm->len) {
+		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
+		if (!ret) {
+			ret = swnic_mr_ref_copy_to(&ref, 0, rm->buf, rm->len);
+			swnic_mr_ref_put(&ref);
+		}
+		if (ret) {
+			if (notify)
+				swnic_cq_unreserve(dst->rx_cq);
+			return -ret;
+		}
+	}
+	swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_WRITE], false);
+	if (notify)
+		swnic_cq_post(dst->rx_cq, &cqe, true);
+	return 0;
+}
+
+static void swnic_queue_answer(struct swnic_peer *p, struct swnic_txmsg *tm)
+{
+	list_add_tail(&tm->node, &p->txq);
+}
+
+/*
+ * Execute @rm (complete, its turn). Return: false to retry it later (the
+ * target is out of resources).
+ */
+static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
+			  struct swnic_peer *p, struct swnic_rxmsg *rm)
+{
+	const struct swnic_wire_msg *m = &rm->m;
+	struct swnic_txmsg *tm;
+	struct swnic_ep *dst = NULL;
+	u32 mr_key = 0;
+	int err;
+
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL);
+	if (!tm)
+		return false;
+	tm->msg_id = rm->msg_id;
+	tm->kind = SWNIC_TX_STATUS;
+	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : ECONNREFUSED;
+	if (err)
+		goto answer;
+
+	switch (m->opcode) {
+	case SWNIC_OP_SEND:
+	case SWNIC_OP_TSEND: {
+		struct swnic_sqe sqe = {
+			.opcode = m->opcode,
+			.flags = m->flags & SWNIC_MSGF_REMOTE_DATA ?
+				 SWNIC_SQE_REMOTE_DATA : 0,
+			.len = rm->len,
+			.tag = be64_to_cpu(m->tag),
+			.data = be64_to_cpu(m->data),
+		};
+		struct swnic_msg_src src = {
+			.addr = p->ip,
+			.port = be16_to_cpu(m->src_port),
+		};
+
+		err = -swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
+		break;
+	}
+	case SWNIC_OP_WRITE:
+		err = swnic_rx_write(dst, p, rm, mr_key);
+		break;
+	case SWNIC_OP_READ:
+		/* Its answer is the data, read from the MR as it is sent. */
+		tm->kind = SWNIC_TX_READ_DATA;
+		tm->len = be64_to_cpu(m->len);
+		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp));
+		tm->raddr = be64_to_cpu(m->raddr);
+		tm->rkey = be64_to_cpu(m->rkey);
+		tm->auth_key = mr_key;
+		tm->dst = dst;
+		dst = NULL;
+		swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
+		if (!tm->len)
+			tm->kind = SWNIC_TX_STATUS;
+		err = 0;
+		break;
+	default:
+		err = EOPNOTSUPP;
+	}
+	if (dst)
+		swnic_ep_put(dst);
+	if (err == EAGAIN && time_before(jiffies, rm->since +
+					 SWNIC_DELIVER_TIMEOUT)) {
+		swnic_txmsg_free(tm);
+		return false;
+	}
+answer:
+	tm->status = err;
+	swnic_queue_answer(p, tm);
+	return true;
+}
+
+/* The swnic device a packet that came in on @ifindex is for. */
+static struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
+{
+	struct swnic_device *sdev, *found = NULL;
+
+	mutex_lock(&swnic_devices_lock);
+	list_for_each_entry(sdev, &swnic_devices, list) {
+		struct net_device *nd;
+
+		rcu_read_lock();
+		nd = rcu_dereference(sdev->netdev);
+		if (nd && nd->ifindex == ifindex && net_eq(dev_net(nd), net) &&
+		    sdev->state == SWNIC_DEV_STATE_UP)
+			found = sdev;
+		rcu_read_unlock();
+		if (found) {
+			swnic_device_get(found);
+			break;
+		}
+	}
+	mutex_unlock(&swnic_devices_lock);
+	return found;
+}
+
+/* Execute the peer's complete requests, in order. */
+static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
+			 struct swnic_device *sdev)
+{
+	struct swnic_rxmsg *rm;
+
+	while (!list_empty(&p->rxmsgs)) {
+		rm = list_first_entry(&p->rxmsgs, struct swnic_rxmsg, node);
+		if (rm->msg_id != p->exec_next || rm->got < rm->len)
+			break;
+		if (!rm->since)
+			rm->since = jiffies ?: 1;
+		if (!swnic_rx_exec(wn, sdev, p, rm)) {
+			/* Keep the peer from timing us out while we wait. */
+			p->ack_due = true;
+			break;
+		}
+		p->exec_next++;
+		swnic_rxmsg_free(wn, rm);
+	}
+	swnic_peer_pump(wn, p);
+}
+
+/* A fragment of a request: into its message. Return: false to drop it. */
+static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
+			      const struct swnic_wire_msg *m, struct sk_buff *skb,
+			      unsigned int off, unsigned int n)
+{
+	u32 id = be32_to_cpu(m->msg_id);
+	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset);
+	struct swnic_rxmsg *rm, *pos;
+
+	if (m->opcode == SWNIC_OP_READ)
+		len = 0;	/* the request has no payload */
+	if (len > SWNIC_MAX_MSG_SIZE || at > len || n > len - at ||
+	    (n == 0 && len != 0) || psn_before(id, p->exec_next))
+		return false;
+	list_for_each_entry(pos, &p->rxmsgs, node)
+		if (pos->msg_id == id)
+			goto found;
+	/* New: made in order of msg_id, charged to the namespace's budget. */
+	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
+		swnic_drop(wn, SWNIC_DROP_NO_MEM);
+		return false;
+	}
+	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
+	if (!rm)
+		return false;
+	rm->buf = len ? kvmalloc(len, GFP_KERNEL) : NULL;
+	if (len && !rm->buf) {
+		kfree(rm);
+		swnic_drop(wn, SWNIC_DROP_NO_MEM);
+		return false;
+	}
+	rm->msg_id = id;
+	rm->m = *m;
+	rm->len = len;
+	wn->rx_mem += len;
+	list_for_each_entry(pos, &p->rxmsgs, node)
+		if (psn_before(id, pos->msg_id))
+			break;
+	list_add_tail(&rm->node, &pos->node);
+	pos = rm;
+found:
+	rm = pos;
+	/* Every fragment names the same message. */
+	if (rm->m.opcode != m->opcode || rm->m.len != m->len ||
+	    rm->m.dst_port != m->dst_port || rm->m.tag != m->tag ||
+	    rm->m.auth_key != m->auth_key || rm->m.rkey != m->rkey ||
+	    rm->m.raddr != m->raddr || rm->m.src_port != m->src_port) {
+		swnic_drop(wn, SWNIC_DROP_BAD_MSG);
+		return false;
+	}
+	/* PSNs are unique, fragments too: each byte is counted once. */
+	if (n && skb_copy_bits(skb, off, rm->buf + at, n))
+		return false;
+	rm->got += n;
+	return true;
+}
+
+/* An answer to one of our requests. */
+static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
+			  const struct swnic_wire_resp *r, struct sk_buff *skb,
+			  unsigned int off, unsigned int n)
+{
+	u32 id = be32_to_cpu(r->msg_id), status = be32_to_cpu(r->status);
+	u64 at = be64_to_cpu(r->offset);
+	struct swnic_txmsg *tm;
+	void *buf;
+	int ret;
+
+	list_for_each_entry(tm, &p->waiting, node)
+		if (tm->msg_id == id)
+			goto found;
+	return;		/* failed or completed already */
+found:
+	if (tm->m.opcode != SWNIC_OP_READ || status || !n) {
+		if (tm->m.opcode == SWNIC_OP_READ && !status &&
+		    be64_to_cpu(tm->m.len))
+			return;	/* a zero-length answer to a read of data */
+		swnic_req_done(p, tm, tm->err ?: min_t(u32, status, 4095));
+		return;
+	}
+	/* Read data: into the poster's buffer. */
+	if (at > be64_to_cpu(tm->m.len) || n > be64_to_cpu(tm->m.len) - at)
+		return;
+	buf = kmalloc(n, GFP_KERNEL);
+	if (!buf)
+		ret = -ENOMEM;
+	else if (skb_copy_bits(skb, off, buf, n))
+		ret = -EINVAL;
+	else
+		ret = swnic_copy_to_mm(tm->ep->dom->mm, tm->laddr + at, NULL,
+				       buf, n, 0);
+	kfree(buf);
+	if (ret && !tm->err)
+		tm->err = ret == -ESRCH ? ECONNABORTED : -ret;
+	tm->got += n;
+	if (tm->got >= be64_to_cpu(tm->m.len)) {
+		tm->len = tm->got;
+		swnic_req_done(p, tm, tm->err);
+	}
+}
+
+/* Take one packet (worker). */
+static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
+{
+	unsigned int len = skb->len, off = sizeof(struct swnic_wire_hdr);
+	struct swnic_device *sdev = NULL;
+	struct swnic_wire_hdr h;
+	struct swnic_peer *p;
+	u32 src_inc, dst_inc, psn;
+	__be32 saddr = ip_hdr(skb)->saddr;
+	__be16 sport = udp_hdr(skb)->source;
+	bool ok = true;
+
+	wn->rx_pkts++;
+	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
+		swnic_drop(wn, SWNIC_DROP_SHORT);
+		return;
+	}
+	if (h.version != SWNIC_WIRE_VERSION || !h.type ||
+	    h.type >= __SWNIC_PKT_MAX) {
+		swnic_drop(wn, SWNIC_DROP_VERSION);
+		return;
+	}
+	src_inc = be32_to_cpu(h.src_inc);
+	dst_inc = be32_to_cpu(h.dst_inc);
+	psn = be32_to_cpu(h.psn);
+	if (!src_inc) {
+		swnic_drop(wn, SWNIC_DROP_VERSION);
+		return;
+	}
+	/* Only requests may make a context; answers need ours. */
+	p = swnic_peer_get(wn, saddr, sport, h.type == SWNIC_PKT_DATA ||
+			   h.type == SWNIC_PKT_READ_REQ);
+	if (!p) {
+		swnic_drop(wn, SWNIC_DROP_PEERS);
+		return;
+	}
+
+	if (h.type == SWNIC_PKT_RESET) {
+		/* The peer forgot us: only a RESET naming us now counts. */
+		if (dst_inc != p->my_inc) {
+			swnic_drop(wn, SWNIC_DROP_STALE);
+			return;
+		}
+		swnic_peer_reset_tx(wn, p, ECONNRESET);
+		swnic_peer_reset_rx(wn, p);
+		p->their_inc = src_inc;
+		return;
+	}
+	if (dst_inc && dst_inc != p->my_inc) {
+		/* For an older us: tell it to start again. */
+		struct swnic_peer tmp = *p;
+
+		tmp.their_inc = src_inc;
+		swnic_send_ctl(wn, &tmp, SWNIC_PKT_RESET);
+		swnic_drop(wn, SWNIC_DROP_STALE);
+		return;
+	}
+	if (src_inc != p->their_inc) {
+		/*
+		 * A new incarnation of the peer: what it sent before is gone,
+		 * and so is what it had received from us.
+		 */
+		if (p->their_inc) {
+			swnic_peer_reset_rx(wn, p);
+			swnic_peer_reset_tx(wn, p, ECONNRESET);
+		}
+		p->their_inc = src_inc;
+	}
+	p->heard = jiffies;
+
+	if (h.type == SWNIC_PKT_ACK) {
+		struct swnic_wire_ack a = {};
+
+		if (skb_copy_bits(skb, off, &a, min_t(unsigned int,
+						     sizeof(a), len - off)))
+			return;
+		swnic_rx_ack(wn, p, psn, &a);
+		return;
+	}
+
+	/* Reliable: once per PSN, inside the window. */
+	if (psn_before(psn, p->rcv_nxt) ||
+	    test_bit(psn % SWNIC_RX_WIN, p->rcv_map)) {
+		swnic_drop(wn, SWNIC_DROP_DUP);
+		p->ack_due = true;	/* our ACK was lost */
+		return;
+	}
+	if (psn - p->rcv_nxt >= SWNIC_RX_WIN) {
+		swnic_drop(wn, SWNIC_DROP_WINDOW);
+		return;
+	}
+
+	if (h.type == SWNIC_PKT_RESP) {
+		struct swnic_wire_resp r;
+
+		if (skb_copy_bits(skb, off, &r, sizeof(r)) ||
+		    be32_to_cpu(r.len) != len - off - sizeof(r)) {
+			swnic_drop(wn, SWNIC_DROP_SHORT);
+			return;
+		}
+		swnic_rx_resp(wn, p, &r, skb, off + sizeof(r),
+			      be32_to_cpu(r.len));
+	} else {
+		struct swnic_wire_msg m;
+
+		if (skb_copy_bits(skb, off, &m, sizeof(m))) {
+			swnic_drop(wn, SWNIC_DROP_SHORT);
+			return;
+		}
+		off += sizeof(m);
+		ok = swnic_rx_fragment(wn, p, &m, skb, off, len - off);
+		if (!ok) {
+			/* Not taken: not acknowledged, the sender retries. */
+			return;
+		}
+	}
+	set_bit(psn % SWNIC_RX_WIN, p->rcv_map);
+	while (test_bit(p->rcv_nxt % SWNIC_RX_WIN, p->rcv_map))
+		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
+	p->ack_due = true;
+	if (h.type != SWNIC_PKT_RESP) {
+		p->ifindex = skb->skb_iif;
+		sdev = swnic_rx_device(wn->net, p->ifindex);
+		if (!sdev)
+			swnic_drop(wn, SWNIC_DROP_NO_DEV);
+		swnic_rx_run(wn, p, sdev);
+		if (sdev)
+			swnic_device_put(sdev);
+	}
+}
+
+/* ---- the worker and the timer ------------------------------------------- */
+
+/* Retransmit what timed out; fail peers that stay silent. */
+static void swnic_tick(struct swnic_wnet *wn)
+{
+	unsigned long now = jiffies, timeout;
+	struct swnic_peer *p, *tmp;
+	bool busy = false;
+
+	timeout = msecs_to_jiffies(max(READ_ONCE(peer_timeout_ms), 10U));
+	list_for_each_entry_safe(p, tmp, &wn->peers, node) {
+		struct swnic_txpkt *t;
+		unsigned long rto = usecs_to_jiffies(p->rto_us) ?: 1;
+		int burst = 0;
+		bool backoff = false;
+
+		if (!list_empty(&p->rxmsgs)) {
+			struct swnic_device *sdev;
+
+			sdev = swnic_rx_device(wn->net, p->ifindex);
+			swnic_rx_run(wn, p, sdev);
+			if (sdev)
+				swnic_device_put(sdev);
+		}
+		if (list_empty(&p->unacked) && list_empty(&p->waiting) &&
+		    list_empty(&p->txq) && list_empty(&p->rxmsgs))
+			continue;
+		busy = true;
+		if (time_after(now, p->heard + timeout)) {
+			pr_debug("peer %pI4:%u silent for %u ms: failed\n",
+				 &p->ip, ntohs(p->port), peer_timeout_ms);
+			swnic_peer_reset_tx(wn, p, ETIMEDOUT);
+			swnic_peer_reset_rx(wn, p);
+			p->their_inc = 0;
+			continue;
+		}
+		list_for_each_entry(t, &p->unacked, node) {
+			if (!time_after(now, t->sent + rto))
+				continue;
+			swnic_retransmit(wn, p, t);
+			backoff = true;
+			if (++burst >= SWNIC_RETX_BURST)
+				break;
+		}
+		if (backoff)
+			p->rto_us = min(p->rto_us * 2, (u32)SWNIC_RTO_MAX_US);
+		swnic_peer_pump(wn, p);
+	}
+	if (busy && !wn->dead)
+		mod_timer(&wn->timer, jiffies + 1);
+}
+
+static void swnic_udp_work(struct work_struct *work)
+{
+	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
+	struct swnic_peer *p;
+	struct sk_buff *skb;
+	int n = 0;
+
+	mutex_lock(&wn->lock);
+	while (n++ < SWNIC_BATCH && (skb = skb_dequeue(&wn->rxq))) {
+		if (!wn->dead)
+			swnic_rx_packet(wn, skb);
+		kfree_skb(skb);
+	}
+	if (!wn->dead)
+		swnic_tick(wn);
+	/* One ACK per peer per round (coalesced). */
+	list_for_each_entry(p, &wn->peers, node)
+		if (p->ack_due)
+			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
+	mutex_unlock(&wn->lock);
+	if (!skb_queue_empty(&wn->rxq))
+		queue_work(system_unbound_wq, &wn->work);
+}
+
+static void swnic_udp_timer(struct timer_list *t)
+{
+	struct swnic_wnet *wn = from_timer(wn, t, timer);
+
+	queue_work(system_unbound_wq, &wn->work);
+}
+
+/* encap_rcv, softirq: every datagram to the port. Return: 0 (taken). */
+static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct swnic_wnet *wn = rcu_dereference_sk_user_data(sk);
+
+	if (!wn || skb_queue_len(&wn->rxq) >= SWNIC_RXQ_MAX ||
+	    !pskb_may_pull(skb, sizeof(struct udphdr))) {
+		if (wn)
+			swnic_drop(wn, SWNIC_DROP_QUEUE);
+		kfree_skb(skb);
+		return 0;
+	}
+	skb_pull(skb, sizeof(struct udphdr));
+	skb_queue_tail(&wn->rxq, skb);
+	queue_work(system_unbound_wq, &wn->work);
+	return 0;
+}
+
+/**
+ * swnic_udp_open() - make sure @net has the wire's socket
+ * @net: the namespace of a bound device that gets an endpoint
+ *
+ * Return: 0, or why the socket could not be opened (EADDRINUSE...).
+ */
+int swnic_udp_open(struct net *net)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data = wn,
+		.encap_type = 1,
+		.encap_rcv = swnic_udp_encap_recv,
+	};
+	struct udp_port_cfg ucfg = {
+		.family = AF_INET,
+		.local_ip.s_addr = htonl(INADDR_ANY),
+		.local_udp_port = htons(udp_port),
+	};
+	struct socket *sock;
+	int ret = 0;
+
+	mutex_lock(&wn->lock);
+	if (wn->sock || wn->dead)
+		goto out;
+	ret = udp_sock_create4(net, &ucfg, &sock);
+	if (ret) {
+		pr_warn_ratelimited("wire: UDP port %u: error %d\n", udp_port,
+				    ret);
+		goto out;
+	}
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	wn->sock = sock;
+out:
+	mutex_unlock(&wn->lock);
+	return ret;
+}
+
+/**
+ * swnic_udp_ep_addr() - the address of a new endpoint of @sdev
+ * @sdev: its device
+ * @addr: in: loopback; out: for a bound device, its netdev's (first)
+ *	  IPv4 address, with the namespace's wire socket opened
+ *
+ * Return: 0, or why the wire's socket could not be opened.
+ */
+int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr)
+{
+	struct in_device *in_dev;
+	struct net_device *nd;
+	struct in_ifaddr *ifa;
+	struct net *net = NULL;
+	int ret;
+
+	rcu_read_lock();
+	nd = rcu_dereference(sdev->netdev);
+	if (nd) {
+		net = maybe_get_net(dev_net(nd));
+		in_dev = __in_dev_get_rcu(nd);
+		ifa = in_dev ? rcu_dereference(in_dev->ifa_list) : NULL;
+		if (ifa)
+			*addr = ifa->ifa_local;
+	}
+	rcu_read_unlock();
+	if (!net)
+		return 0;
+	ret = swnic_udp_open(net);
+	put_net(net);
+	return ret;
+}
+
+static int __net_init swnic_udp_net_init(struct net *net)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+
+	wn->net = net;
+	mutex_init(&wn->lock);
+	skb_queue_head_init(&wn->rxq);
+	INIT_WORK(&wn->work, swnic_udp_work);
+	timer_setup(&wn->timer, swnic_udp_timer, 0);
+	INIT_LIST_HEAD(&wn->peers);
+	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
+	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
+	return 0;
+}
+
+static void __net_exit swnic_udp_net_exit(struct net *net)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	struct swnic_peer *p, *tmp;
+	struct socket *sock;
+
+	mutex_lock(&wn->lock);
+	wn->dead = true;
+	sock = wn->sock;
+	mutex_unlock(&wn->lock);
+	/* No packet comes in after this, and no tick or work runs. */
+	if (sock)
+		udp_tunnel_sock_release(sock);
+	synchronize_rcu();
+	/* The work re-arms the timer and the timer queues the work. */
+	del_timer_sync(&wn->timer);
+	cancel_work_sync(&wn->work);
+	del_timer_sync(&wn->timer);
+	skb_queue_purge(&wn->rxq);
+	mutex_lock(&wn->lock);
+	wn->sock = NULL;
+	list_for_each_entry_safe(p, tmp, &wn->peers, node)
+		swnic_peer_free(wn, p);
+	mutex_unlock(&wn->lock);
+}
+
+static struct pernet_operations swnic_udp_net_ops = {
+	.init = swnic_udp_net_init,
+	.exit = swnic_udp_net_exit,
+	.id = &swnic_udp_net_id,
+	.size = sizeof(struct swnic_wnet),
+};
+
+int __init swnic_udp_init(void)
+{
+	swnic_wire_build_bug_on();
+	if (!udp_port || udp_port > U16_MAX)
+		return -EINVAL;
+	return register_pernet_subsys(&swnic_udp_net_ops);
+}
+
+void swnic_udp_exit(void)
+{
+	unregister_pernet_subsys(&swnic_udp_net_ops);
+}

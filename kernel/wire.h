@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The wire's packet formats (Documentation/wire.rst). Every field is big
+ * endian; every packet starts with struct swnic_wire_hdr right after the
+ * UDP header. Nothing here is trusted before udp.c has checked it.
+ */
+#ifndef _SWNIC_WIRE_H
+#define _SWNIC_WIRE_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+#define SWNIC_WIRE_VERSION	1
+/* The UDP port of every namespace's socket unless the module is told. */
+#define SWNIC_WIRE_UDP_PORT	4793
+
+/* Packet types */
+enum {
+	SWNIC_PKT_DATA = 1,	/* reliable: a fragment of a message */
+	SWNIC_PKT_READ_REQ,	/* reliable: an RMA read request */
+	SWNIC_PKT_RESP,		/* reliable: a message's outcome (or read data) */
+	SWNIC_PKT_ACK,		/* unreliable: cumulative ACK + SACK bitmap */
+	SWNIC_PKT_RESET,	/* unreliable: "I do not know you", restart */
+	__SWNIC_PKT_MAX
+};
+
+/**
+ * struct swnic_wire_hdr - every packet (16 bytes)
+ * @version: SWNIC_WIRE_VERSION
+ * @type: SWNIC_PKT_*
+ * @__pad: 0
+ * @src_inc: the sender's incarnation towards this peer: random, new with
+ *	     every peer context (a reloaded module, a new namespace, a peer
+ *	     context reset after a timeout); PSNs start at 0 in each
+ * @dst_inc: the receiver's incarnation as the sender knows it, 0 if it
+ *	     knows none yet; a stale one is answered with a RESET
+ * @psn: reliable packets: the packet sequence number; ACK: the cumulative
+ *	 ACK (the next PSN expected); RESET: 0
+ */
+struct swnic_wire_hdr {
+	__u8 version;
+	__u8 type;
+	__be16 __pad;
+	__be32 src_inc;
+	__be32 dst_inc;
+	__be32 psn;
+};
+
+/* ACK: which PSNs after the cumulative ACK arrived (psn + 1 + bit). */
+#define SWNIC_SACK_BITS		256
+
+struct swnic_wire_ack {
+	__be32 sack[SWNIC_SACK_BITS / 32];
+};
+
+/* struct swnic_wire_msg flags */
+#define SWNIC_MSGF_REMOTE_DATA	(1U << 0)	/* @data is remote CQ data */
+#define SWNIC_MSGF_DELIVERY	(1U << 1)	/* delivery complete wanted */
+
+/**
+ * struct swnic_wire_msg - DATA and READ_REQ: the message a fragment is of
+ * (72 bytes); every fragment carries it whole, so each is placed on its
+ * own, in whatever order fragments arrive
+ * @msg_id: the sender's message number to this peer
+ * @opcode: SWNIC_OP_* (SEND, TSEND, WRITE; READ for READ_REQ)
+ * @flags: SWNIC_MSGF_*
+ * @ep_type: the sending endpoint's type (SWNIC_EP_*)
+ * @src_port: the sending endpoint
+ * @dst_port: the target endpoint
+ * @auth_key: the auth key the sender uses (0: none, then @uid counts)
+ * @uid: the sending domain's owner (init_user_ns), for auth key 0
+ * @len: the message's length
+ * @offset: this fragment's offset in the message
+ * @tag: TSEND: the tag
+ * @data: REMOTE_DATA: the remote CQ data
+ * @raddr: WRITE/READ: target address or offset
+ * @rkey: WRITE/READ: target MR key
+ */
+struct swnic_wire_msg {
+	__be32 msg_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 ep_type;
+	__u8 __pad;
+	__be16 src_port;
+	__be16 dst_port;
+	__be32 auth_key;
+	__be32 uid;
+	__be32 __pad2;
+	__be64 len;
+	__be64 offset;
+	__be64 tag;
+	__be64 data;
+	__be64 raddr;
+	__be64 rkey;
+};
+
+/**
+ * struct swnic_wire_resp - RESP: a message's outcome (24 bytes), after
+ * the target placed it (or failed to); for an RMA read it carries the read
+ * data at @offset, @len bytes of it in this packet
+ * @msg_id: the message it answers
+ * @status: 0 or a positive errno (the initiator's error)
+ * @offset: READ data: where in the read this packet's payload goes
+ * @len: READ data: payload bytes in this packet; 0 for a final status
+ */
+struct swnic_wire_resp {
+	__be32 msg_id;
+	__be32 status;
+	__be64 offset;
+	__be32 len;
+	__be32 __pad;
+};
+
+static inline void swnic_wire_build_bug_on(void)
+{
+	BUILD_BUG_ON(sizeof(struct swnic_wire_hdr) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_wire_ack) != 32);
+	BUILD_BUG_ON(sizeof(struct swnic_wire_msg) != 72);
+	BUILD_BUG_ON(sizeof(struct swnic_wire_resp) != 24);
+}
+
+#endif /* _SWNIC_WIRE_H */
