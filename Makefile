@@ -57,6 +57,8 @@ TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 # Open MPI's real-client test program (test_mpi.sh), if mpicc is there.
 MPICC     := $(shell command -v mpicc 2>/dev/null)
 MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
+# Programs the wire's test (test_wire.sh) runs on two hosts.
+WIRE_TESTS := selftests/wire/out/wire_rma
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style \
@@ -93,7 +95,11 @@ $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 	$(CC) $(USER_CFLAGS) $(shell pkg-config --cflags json-c) -o $@ \
 		$(TOOL_SRCS) -lmnl $(shell pkg-config --libs json-c)
 
-selftests: $(TESTS) $(MPI_TESTS)
+selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS)
+
+selftests/wire/out/%: selftests/wire/%.c
+	@mkdir -p selftests/wire/out
+	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
 
 selftests/mpi/out/%: selftests/mpi/%.c
 	@mkdir -p selftests/mpi/out
@@ -174,4 +180,4 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/swnic
 
 clean:
-	rm -rf build selftests/out selftests/mpi/out $(LIB) $(TOOL) tools/testing/memcpy_bw
+	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw

@@ -813,7 +813,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 
 /* ---- receiving: executing a peer's requests ----------------------------- */
 
-/* The endpoint a message names, if it takes it. Return: 0 or errno. */
+/* The endpoint a message names, if it takes it. Return: 0 or -errno. */
 static int swnic_rx_target(struct swnic_device *sdev,
 			   const struct swnic_wire_msg *m, struct swnic_ep **out,
 			   u32 *mr_key)
@@ -823,13 +823,13 @@ static int swnic_rx_target(struct swnic_device *sdev,
 
 	ep = swnic_ep_lookup(sdev, be16_to_cpu(m->dst_port));
 	if (!ep)
-		return ECONNREFUSED;
+		return -ECONNREFUSED;
 	key = READ_ONCE(ep->dom->auth_key);
 	smp_rmb();	/* pairs with swnic_domain_close() */
 	if (ep->type != m->ep_type || READ_ONCE(ep->dom->closed) ||
 	    swnic_domain_exited(ep->dom) || READ_ONCE(ep->dead)) {
 		swnic_ep_put(ep);
-		return ECONNREFUSED;
+		return -ECONNREFUSED;
 	}
 	/*
 	 * As on one host: a key reaches targets holding it; without one, a
@@ -839,7 +839,7 @@ static int swnic_rx_target(struct swnic_device *sdev,
 	    (key || from_kuid_munged(&init_user_ns, ep->dom->uid) !=
 		    be32_to_cpu(m->uid))) {
 		swnic_ep_put(ep);
-		return EACCES;
+		return -EACCES;
 	}
 	*mr_key = key;	/* the MRs of its domain are under the domain's key */
 	*out = ep;
@@ -869,7 +869,7 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 	int ret;
 
 	if (notify && !swnic_cq_reserve(dst->rx_cq))
-		return EAGAIN;
+		return -EAGAIN;
 	if (rm->len) {
 		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 		if (!ret) {
@@ -879,7 +879,7 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 		if (ret) {
 			if (notify)
 				swnic_cq_unreserve(dst->rx_cq);
-			return -ret;
+			return ret;
 		}
 	}
 	swnic_cntr_inc(dst->cntr[SWNIC_EP_CNTR_REMOTE_WRITE], false);
@@ -911,7 +911,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		return false;
 	tm->msg_id = rm->msg_id;
 	tm->kind = SWNIC_TX_STATUS;
-	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : ECONNREFUSED;
+	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : -ECONNREFUSED;
 	if (err)
 		goto answer;
 
@@ -931,7 +931,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 			.port = be16_to_cpu(m->src_port),
 		};
 
-		err = -swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
+		err = swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
 		break;
 	}
 	case SWNIC_OP_WRITE:
@@ -953,17 +953,17 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		err = 0;
 		break;
 	default:
-		err = EOPNOTSUPP;
+		err = -EOPNOTSUPP;
 	}
 	if (dst)
 		swnic_ep_put(dst);
-	if (err == EAGAIN && time_before(jiffies, rm->since +
+	if (err == -EAGAIN && time_before(jiffies, rm->since +
 					 SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
 		return false;
 	}
 answer:
-	tm->status = err;
+	tm->status = -err;
 	swnic_queue_answer(p, tm);
 	return true;
 }
@@ -1189,9 +1189,10 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	if (h.type == SWNIC_PKT_ACK) {
 		struct swnic_wire_ack a = {};
 
-		if (skb_copy_bits(skb, off, &a, min_t(unsigned int,
-						     sizeof(a), len - off)))
+		if (skb_copy_bits(skb, off, &a, sizeof(a))) {
+			swnic_drop(wn, SWNIC_DROP_SHORT);
 			return;
+		}
 		swnic_rx_ack(wn, p, psn, &a);
 		return;
 	}

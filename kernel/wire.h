@@ -7,6 +7,7 @@
 #ifndef _SWNIC_WIRE_H
 #define _SWNIC_WIRE_H
 
+#include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
@@ -54,8 +55,8 @@ struct swnic_wire_ack {
 };
 
 /* struct swnic_wire_msg flags */
-#define SWNIC_MSGF_REMOTE_DATA	(1U << 0)	/* @data is remote CQ data */
-#define SWNIC_MSGF_DELIVERY	(1U << 1)	/* delivery complete wanted */
+#define SWNIC_MSGF_REMOTE_DATA	BIT(0)	/* @data is remote CQ data */
+#define SWNIC_MSGF_DELIVERY	BIT(1)	/* delivery complete wanted */
 
 /**
  * struct swnic_wire_msg - DATA and READ_REQ: the message a fragment is of

@@ -25,7 +25,8 @@
 # Exit status 1 if anything failed.
 #
 # Environment:
-#   SWNIC_TEST_TIMEOUT     seconds per program (default 300)
+#   SWNIC_TEST_TIMEOUT     seconds per program (default 300, or what a
+#                          script's "# swnic-timeout: SECS" line asks)
 #   SWNIC_TESTS            space-separated glob patterns: run only the
 #                          programs whose name matches one ('abi_* test_mr*')
 #   SWNIC_TEST_KEEP_GOING  1: keep running programs after a kernel Oops
@@ -153,7 +154,13 @@ check_kernel()
 run_test()
 {
 	local name=$1 log=$tmp/log pid tpid st t0 nres nfail plan why='' l
+	local TIMEOUT=$TIMEOUT own
 	shift
+
+	# A script may need longer: a "# swnic-timeout: SECS" line says so.
+	own=$(sed -n 's/^# swnic-timeout: \([0-9]*\)$/\1/p' "selftests/$name" \
+	      2>/dev/null | head -1)
+	[ -n "$own" ] && [ -z "${SWNIC_TEST_TIMEOUT:-}" ] && TIMEOUT=$own
 
 	echo "# selftest: $name"
 	t0=$SECONDS

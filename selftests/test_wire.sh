@@ -1,0 +1,300 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_wire.sh - swnic between two hosts: two network namespaces joined by
+# a veth pair, a swnic device in each bound to its end, Debian's
+# fi_pingpong across (server in one namespace, client in the other, the
+# client given the server's IPv4 address as on a real cluster): RDM msg
+# and tagged, MSG (connected), DGRAM, sizes up to 64 MiB, data checked;
+# then the same under netem loss, reordering, duplication and corruption
+# (GSO off on the senders so that netem drops single packets); wire_rma
+# (RMA write/read, remote CQ data, counters, key errors) across; a peer
+# whose namespace is deleted mid-transfer fails the client within the
+# peer timeout; and at the end every object and byte is released (the
+# module's own counters).
+#
+# swnic-timeout: 900
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd fi_pingpong ip ss swnic jq tc ethtool
+ip netns add swnicwa 2>/dev/null || skip_all "cannot create network namespaces"
+ip netns add swnicwb
+
+A="ip netns exec swnicwa"
+B="ip netns exec swnicwb"
+ADDR_A=10.79.0.1
+ADDR_B=10.79.0.2
+TIMEOUT_PARAM=/sys/module/swnic/parameters/peer_timeout_ms
+old_timeout=$(cat "$TIMEOUT_PARAM")
+cleanup()
+{
+	echo "$old_timeout" > "$TIMEOUT_PARAM"
+	$A swnic dev del swnicwa force >/dev/null 2>&1
+	$B swnic dev del swnicwb force >/dev/null 2>&1
+	ip netns del swnicwa 2>/dev/null
+	ip netns del swnicwb 2>/dev/null
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+before=$(objects)
+
+check "a veth pair between two namespaces, addressed" sh -c "
+	ip link add swwa type veth peer name swwb &&
+	ip link set swwa netns swnicwa && ip link set swwb netns swnicwb &&
+	$A ip addr add $ADDR_A/24 dev swwa &&
+	$B ip addr add $ADDR_B/24 dev swwb &&
+	$A ip link set swwa up && $B ip link set swwb up &&
+	$A ip link set lo up && $B ip link set lo up"
+check "a swnic device in each, bound to its veth" sh -c "
+	$A swnic dev add swnicwa netdev swwa &&
+	$B swnic dev add swnicwb netdev swwb"
+check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
+
+# Wait (up to 30 s) until a server listens on its control port in $1.
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+port=47800
+# pingpong DESC CLIENT-AND-SERVER-OPTIONS...: server in A, client in B.
+pingpong()
+{
+	local desc=$1 srv cli_rc srv_rc t0=$SECONDS
+	shift
+	port=$((port + 1))
+	$A timeout 300 fi_pingpong -p swnic "$@" -B "$port" >/tmp/wpp.srv \
+		2>/tmp/wpp.srv.err &
+	srv=$!
+	wait_listen swnicwa "$port"
+	$B timeout 300 fi_pingpong -p swnic "$@" -P "$port" "$ADDR_A" \
+		>/tmp/wpp.cli 2>/tmp/wpp.cli.err
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	diag "$desc: $((SECONDS - t0)) s"
+	if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "client exit $cli_rc: $(tail -3 /tmp/wpp.cli.err)" \
+			"$(tail -2 /tmp/wpp.cli)" \
+			"server exit $srv_rc: $(tail -3 /tmp/wpp.srv.err)" \
+			"$(tail -2 /tmp/wpp.srv)"
+	fi
+}
+
+pingpong "rdm msg 8 B..1 MiB across, data checked" -e rdm -c -I 10 -S all
+pingpong "rdm tagged 64 KiB across, data checked" -e rdm -m tagged -c -I 20 \
+	-S 65536
+pingpong "msg (connected) 4 KiB across, data checked" -e msg -c -I 20 -S 4096
+pingpong "dgram 1 KiB across, data checked" -e dgram -c -I 20 -S 1024
+pingpong "rdm 16 MiB across, data checked" -e rdm -c -I 3 -S 16777216
+pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
+FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
+	-e rdm -c -I 20 -S 4096
+
+check "RMA write/read, remote CQ data, counters, key errors across" \
+	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
+	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
+	       wait \$! || rc=1; exit \$rc"
+
+# Impairments: netem on both ends, GSO off so single packets are hit.
+$A ethtool -K swwa gso off tso off >/dev/null 2>&1
+$B ethtool -K swwb gso off tso off >/dev/null 2>&1
+impair()
+{
+	$A tc qdisc replace dev swwa root netem "$@" &&
+	$B tc qdisc replace dev swwb root netem "$@"
+}
+for imp in "loss 1%" "loss 5%" "loss 20%" "delay 1ms 1ms reorder 25% 50%" \
+	   "duplicate 10%" "corrupt 5%"; do
+	# shellcheck disable=SC2086
+	if ! impair $imp; then
+		not_ok "netem $imp" "tc qdisc failed"
+		continue
+	fi
+	pingpong "rdm 8 B..1 MiB across, netem $imp, data checked" \
+		-e rdm -c -I 3 -S all
+done
+impair loss 0%
+
+# A peer that stops answering (everything it sends is lost): the client's
+# requests fail after the peer timeout, with an error, not a hang.
+echo 1000 > "$TIMEOUT_PARAM"
+port=$((port + 1))
+$A timeout 120 fi_pingpong -p swnic -e rdm -I 1000000 -S 4096 -B $port \
+	>/dev/null 2>&1 &
+srv=$!
+wait_listen swnicwa $port
+$B timeout 120 fi_pingpong -p swnic -e rdm -I 1000000 -S 4096 -P $port \
+	"$ADDR_A" >/tmp/wpp.cli 2>&1 &
+cli=$!
+sleep 3
+start=$(date +%s)
+$B tc qdisc replace dev swwb root netem loss 100%
+wait $cli
+cli_rc=$?
+took=$(($(date +%s) - start))
+if [ "$cli_rc" != 0 ] && [ "$cli_rc" != 124 ] && [ $took -lt 60 ]; then
+	ok "a silent peer fails the client after the timeout ($took s, exit $cli_rc)"
+else
+	not_ok "a silent peer fails the client after the timeout" \
+		"exit $cli_rc after $took s" "$(tail -3 /tmp/wpp.cli)"
+fi
+if grep -q -i "timed out" /tmp/wpp.cli; then
+	ok "its error says the peer timed out"
+else
+	not_ok "its error says the peer timed out" "$(tail -5 /tmp/wpp.cli)"
+fi
+kill $srv 2>/dev/null
+wait 2>/dev/null
+
+$A swnic dev del swnicwa force >/dev/null 2>&1
+ip netns del swnicwa
+$B swnic dev del swnicwb force >/dev/null 2>&1
+	ip netns del swnicwa 2>/dev/null
+	ip netns del swnicwb 2>/dev/null
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+before=$(objects)
+
+check "a veth pair between two namespaces, addressed" sh -c "
+	ip link add swwa type veth peer name swwb &&
+	ip link set swwa netns swnicwa && ip link set swwb netns swnicwb &&
+	$A ip addr add $ADDR_A/24 dev swwa &&
+	$B ip addr add $ADDR_B/24 dev swwb &&
+	$A ip link set swwa up && $B ip link set swwb up &&
+	$A ip link set lo up && $B ip link set lo up"
+check "a swnic device in each, bound to its veth" sh -c "
+	$A swnic dev add swnicwa netdev swwa &&
+	$B swnic dev add swnicwb netdev swwb"
+check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
+
+# Wait (up to 30 s) until a server listens on its control port in $1.
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+port=47800
+# pingpong DESC CLIENT-AND-SERVER-OPTIONS...: server in A, client in B.
+pingpong()
+{
+	local desc=$1 srv cli_rc srv_rc t0=$SECONDS
+	shift
+	port=$((port + 1))
+	$A timeout 300 fi_pingpong -p swnic "$@" -B "$port" >/tmp/wpp.srv \
+		2>/tmp/wpp.srv.err &
+	srv=$!
+	wait_listen swnicwa "$port"
+	$B timeout 300 fi_pingpong -p swnic "$@" -P "$port" "$ADDR_A" \
+		>/tmp/wpp.cli 2>/tmp/wpp.cli.err
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	diag "$desc: $((SECONDS - t0)) s"
+	if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "client exit $cli_rc: $(tail -3 /tmp/wpp.cli.err)" \
+			"$(tail -2 /tmp/wpp.cli)" \
+			"server exit $srv_rc: $(tail -3 /tmp/wpp.srv.err)" \
+			"$(tail -2 /tmp/wpp.srv)"
+	fi
+}
+
+pingpong "rdm msg 8 B..1 MiB across, data checked" -e rdm -c -I 10 -S all
+pingpong "rdm tagged 64 KiB across, data checked" -e rdm -m tagged -c -I 20 \
+	-S 65536
+pingpong "msg (connected) 4 KiB across, data checked" -e msg -c -I 20 -S 4096
+pingpong "dgram 1 KiB across, data checked" -e dgram -c -I 20 -S 1024
+pingpong "rdm 16 MiB across, data checked" -e rdm -c -I 3 -S 16777216
+pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
+FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
+	-e rdm -c -I 20 -S 4096
+
+check "RMA write/read, remote CQ data, counters, key errors across" \
+	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
+	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
+	       wait \$! || rc=1; exit \$rc"
+
+# Impairments: netem on both ends, GSO off so single packets are hit.
+$A ethtool -K swwa gso off tso off >/dev/null 2>&1
+$B ethtool -K swwb gso off tso off >/dev/null 2>&1
+impair()
+{
+	$A tc qdisc replace dev swwa root netem "$@" &&
+	$B tc qdisc replace dev swwb root netem "$@"
+}
+for imp in "loss 1%" "loss 5%" "loss 20%" "delay 1ms 1ms reorder 25% 50%" \
+	   "duplicate 10%" "corrupt 5%"; do
+	# shellcheck disable=SC2086
+	if ! impair $imp; then
+		not_ok "netem $imp" "tc qdisc failed"
+		continue
+	fi
+	pingpong "rdm 8 B..1 MiB across, netem $imp, data checked" \
+		-e rdm -c -I 3 -S all
+done
+impair loss 0%
+
+# A peer that disappears: its namespace is deleted mid-transfer.
+echo 1000 > "$TIMEOUT_PARAM"
+port=$((port + 1))
+$A timeout 120 fi_pingpong -p swnic -e rdm -I 100000 -S 65536 -B $port \
+	>/dev/null 2>&1 &
+srv=$!
+wait_listen swnicwa $port
+$B timeout 120 fi_pingpong -p swnic -e rdm -I 100000 -S 65536 -P $port \
+	"$ADDR_A" >/tmp/wpp.cli 2>&1 &
+cli=$!
+sleep 3
+start=$(date +%s)
+kill -9 $srv 2>/dev/null
+$A swnic dev del swnicwa force >/dev/null 2>&1
+ip netns del swnicwa
+wait $cli
+cli_rc=$?
+took=$(($(date +%s) - start))
+if [ "$cli_rc" != 0 ] && [ "$cli_rc" != 124 ] && [ $took -lt 60 ]; then
+	ok "a peer gone mid-transfer fails the client ($took s, exit $cli_rc)"
+else
+	not_ok "a peer gone mid-transfer fails the client" \
+		"exit $cli_rc after $took s" "$(tail -3 /tmp/wpp.cli)"
+fi
+wait 2>/dev/null
+
+$B swnic dev del swnicwb force >/dev/null 2>&1
+ip netns del swnicwb
+# The peer contexts go with their namespace; give the kernel a moment.
+for _ in $(seq 50); do
+	[ "$(objects)" = "$before" ] && break
+	sleep 0.2
+done
+after=$(objects)
+if [ "$after" = "$before" ]; then
+	ok "every object made was released (module counters)"
+else
+	not_ok "every object made was released (module counters)" \
+		"before: $before" "after:  $after"
+fi
+
+tap_done

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wire_rma - RMA between two hosts (test_wire.sh runs it in two network
+ * namespaces). The target (-s) opens an RDM endpoint with FI_RMA_EVENT,
+ * registers a 1 MiB buffer for remote read and write and another for
+ * remote read only, binds a remote-write counter, and sends its address
+ * and the MRs' keys and addresses over a TCP socket (port 47990). The
+ * initiator (given the target's IPv4 address) then, checking each result:
+ *   1. writes 1 MiB of a pattern, with remote CQ data;
+ *   2. reads it back and compares;
+ *   3. reads 4 KiB from the read-only MR;
+ *   4. writes to the read-only MR: must fail (FI_EACCES);
+ *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
+ *   6. writes past the MR's end: must fail;
+ * then tells the target it is done. The target checks that it got the
+ * remote CQ data completion and that its remote-write counter is 1 (the
+ * failed writes counted nothing), and that its memory holds the pattern.
+ * No target process code runs for the RMA itself: the target only waits.
+ * Exit status 0 when every check passed.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define OOB_PORT	47990
+#define LEN		(1 << 20)
+#define RDATA		0x5eed1234ULL
+
+struct target_info {
+	char addr[64];
+	size_t addrlen;
+	uint64_t key_rw, addr_rw, key_ro, addr_ro;
+};
+
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_ep *ep;
+static struct fid_av *av;
+static struct fid_cq *cq;
+static struct fid_cntr *wcntr;
+static struct fi_info *info;
+static int failures;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (cond) {						\
+			printf("# ok: " __VA_ARGS__);			\
+			printf("\n");					\
+		} else {						\
+			printf("# FAILED: " __VA_ARGS__);		\
+			printf("\n");					\
+			failures++;					\
+		}							\
+	} while (0)
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "wire_rma: %s: %d (%s)\n", what, ret,
+		fi_strerror(-ret));
+	exit(2);
+}
+
+static void setup(const char *node, int target)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	int ret;
+
+	hints->fabric_attr->prov_name = strdup("swnic");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_RMA | FI_RMA_EVENT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY | FI_MR_LOCAL;
+	hints->mode = FI_CONTEXT;
+	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
+	if (ret)
+		die("fi_getinfo", ret);
+	fi_freeinfo(hints);
+	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
+	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
+	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)))
+		die("setup", ret);
+	if (target) {
+		if ((ret = fi_cntr_open(domain, &cntr_attr, &wcntr, NULL)) ||
+		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)))
+			die("counter", ret);
+	}
+	ret = fi_enable(ep);
+	if (ret)
+		die("fi_enable", ret);
+}
+
+/* Wait for one completion; return 0 or the error's FI_E* (negative). */
+static int wait_comp(struct fi_cq_data_entry *out)
+{
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry err = {};
+	time_t end = time(NULL) + 60;
+	ssize_t n;
+
+	while (time(NULL) < end) {
+		n = fi_cq_read(cq, &e, 1);
+		if (n == 1) {
+			if (out)
+				*out = e;
+			return 0;
+		}
+		if (n == -FI_EAVAIL) {
+			fi_cq_readerr(cq, &err, 0);
+			return -err.err;
+		}
+		if (n != -FI_EAGAIN)
+			return (int)n;
+		usleep(100);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+static int oob_connect(const char *node)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(OOB_PORT),
+	};
+	int s, i;
+
+	inet_pton(AF_INET, node, &sin.sin_addr);
+	for (i = 0; i < 300; i++) {
+		s = socket(AF_INET, SOCK_STREAM, 0);
+		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
+			return s;
+		close(s);
+		usleep(100000);
+	}
+	die("connect to the target", -FI_ECONNREFUSED);
+	return -1;
+}
+
+static int oob_accept(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(OOB_PORT),
+	};
+	int one = 1, l, s;
+
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
+		die("listen", -FI_EADDRINUSE);
+	s = accept(l, NULL, NULL);
+	close(l);
+	return s;
+}
+
+static int run_target(void)
+{
+	struct fid_mr *mr_rw, *mr_ro;
+	struct target_info ti = {};
+	struct fi_cq_data_entry e;
+	char *rw = calloc(1, LEN), *ro = malloc(LEN), done;
+	int s, ret, i;
+
+	setup(NULL, 1);
+	for (i = 0; i < LEN; i++)
+		ro[i] = (char)(i * 7 + 3);
+	if ((ret = fi_mr_reg(domain, rw, LEN, FI_REMOTE_READ | FI_REMOTE_WRITE,
+			     0, 0, 0, &mr_rw, NULL)) ||
+	    (ret = fi_mr_reg(domain, ro, LEN, FI_REMOTE_READ, 0, 0, 0, &mr_ro,
+			     NULL)))
+		die("fi_mr_reg", ret);
+	ti.addrlen = sizeof(ti.addr);
+	ret = fi_getname(&ep->fid, ti.addr, &ti.addrlen);
+	if (ret)
+		die("fi_getname", ret);
+	ti.key_rw = fi_mr_key(mr_rw);
+	ti.addr_rw = (uintptr_t)rw;
+	ti.key_ro = fi_mr_key(mr_ro);
+	ti.addr_ro = (uintptr_t)ro;
+	s = oob_accept();
+	if (write(s, &ti, sizeof(ti)) != sizeof(ti) ||
+	    read(s, &done, 1) != 1)
+		die("out-of-band exchange", -FI_EIO);
+
+	ret = wait_comp(&e);
+	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
+	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
+	      (unsigned long long)e.data);
+	CHECK(fi_cntr_read(wcntr) == 1,
+	      "target: remote-write counter is 1 (%llu)",
+	      (unsigned long long)fi_cntr_read(wcntr));
+	for (i = 0; i < LEN && rw[i] == (char)(i * 13 + 1); i++)
+		;
+	CHECK(i == LEN, "target: its memory holds what was written (%d)", i);
+	done = failures ? 1 : 0;
+	if (write(s, &done, 1) != 1)
+		die("out-of-band result", -FI_EIO);
+	close(s);
+	fi_close(&mr_rw->fid);
+	fi_close(&mr_ro->fid);
+	return failures ? 1 : 0;
+}
+
+static int run_initiator(const char *node)
+{
+	char *buf = malloc(LEN), *back = malloc(LEN), done = 0;
+	struct target_info ti;
+	struct fid_mr *mr;
+	fi_addr_t peer;
+	void *desc;
+	int s, ret, i;
+
+	setup(node, 0);
+	s = oob_connect(node);
+	if (read(s, &ti, sizeof(ti)) != sizeof(ti))
+		die("out-of-band read", -FI_EIO);
+	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	ret = fi_mr_reg(domain, buf, LEN, FI_WRITE | FI_READ, 0, 0, 0, &mr,
+			NULL);
+	if (ret)
+		die("fi_mr_reg", ret);
+	desc = fi_mr_desc(mr);
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 13 + 1);
+
+	ret = fi_writedata(ep, buf, LEN, desc, RDATA, peer, ti.addr_rw,
+			   ti.key_rw, NULL);
+	CHECK(!ret && !wait_comp(NULL), "1 MiB write with remote CQ data (%d)",
+	      ret);
+	memset(buf, 0, LEN);
+	ret = fi_read(ep, buf, LEN, desc, peer, ti.addr_rw, ti.key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	for (i = 0; i < LEN && buf[i] == (char)(i * 13 + 1); i++)
+		;
+	CHECK(!ret && i == LEN, "1 MiB read back, identical (%d, %d)", ret, i);
+	ret = fi_read(ep, buf, 4096, desc, peer, ti.addr_ro + 4096, ti.key_ro,
+		      NULL);
+	ret = ret ?: wait_comp(NULL);
+	for (i = 0; i < 4096 && buf[i] == (char)((i + 4096) * 7 + 3); i++)
+		;
+	CHECK(!ret && i == 4096, "4 KiB read from the read-only MR (%d, %d)",
+	      ret, i);
+	ret = fi_write(ep, buf, 64, desc, peer, ti.addr_ro, ti.key_ro, NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret == -FI_EACCES, "write to the read-only MR: %d (%s)", ret,
+	      fi_strerror(-ret));
+	ret = fi_write(ep, buf, 64, desc, peer, ti.addr_rw, ti.key_rw + 977,
+		       NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret < 0, "write with a key that does not exist: %d (%s)", ret,
+	      fi_strerror(-ret));
+	ret = fi_write(ep, buf, 64, desc, peer, ti.addr_rw + LEN - 32,
+		       ti.key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret < 0, "write past the MR's end: %d (%s)", ret,
+	      fi_strerror(-ret));
+	ret = fi_read(ep, back, 64, NULL, peer, ti.addr_rw + LEN, ti.key_rw,
+		      NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret < 0, "read past the MR's end: %d (%s)", ret,
+	      fi_strerror(-ret));
+
+	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
+		die("out-of-band end", -FI_EIO);
+	CHECK(!done, "the target's checks passed");
+	close(s);
+	fi_close(&mr->fid);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "-s"))
+		return run_target();
+	if (argc == 2)
+		return run_initiator(argv[1]);
+	fprintf(stderr, "usage: wire_rma -s | wire_rma TARGET-IPV4\n");
+	return 2;
+}
