@@ -676,6 +676,19 @@ int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
  * The AV's auth keys, for an endpoint being enabled. Return: how many
  * (copied to @keys, slot order).
  */
+#if SWNIC_FI_HAVE_2
+/* The key slot + 1 of auth key handle @h, or 0 if it names no key. */
+uint32_t swnic_av_key_handle(struct swnic_av *av, fi_addr_t h)
+{
+	uint32_t kslot;
+
+	pthread_mutex_lock(&av->lock);
+	kslot = (uint32_t)swnic_av_handle_kslot(av, h);
+	pthread_mutex_unlock(&av->lock);
+	return kslot;
+}
+#endif
+
 uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys)
 {
 	uint32_t n;
@@ -687,20 +700,29 @@ uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys)
 	return n;
 }
 
-/* The fi_addr_t (or FI_AV_USER_ID) of a completion's source. */
-fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin)
+/*
+ * The fi_addr_t (or FI_AV_USER_ID) of a completion's source: the entry of
+ * @sin with key slot @kslot (0: no key), or, if @kslot is negative (the
+ * kernel does not say which key), of @sin under any key.
+ */
+fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin,
+			   int kslot)
 {
 	fi_addr_t ret = FI_ADDR_NOTAVAIL;
 	ssize_t idx;
-
 	uint64_t k;
 
 	pthread_mutex_lock(&av->lock);
-	/* The address without a key first, then with each of the keys. */
-	idx = swnic_av_find(av, swnic_av_key(sin));
-	for (k = 1; idx < 0 && k <= atomic_load(&av->nkeys); k++)
+	if (kslot >= 0) {
 		idx = swnic_av_find(av, swnic_av_key(sin) |
-					k << SWNIC_AV_KSLOT_SHIFT);
+					(uint64_t)kslot << SWNIC_AV_KSLOT_SHIFT);
+	} else {
+		/* The address without a key first, then with each key. */
+		idx = swnic_av_find(av, swnic_av_key(sin));
+		for (k = 1; idx < 0 && k <= atomic_load(&av->nkeys); k++)
+			idx = swnic_av_find(av, swnic_av_key(sin) |
+						k << SWNIC_AV_KSLOT_SHIFT);
+	}
 	if (idx >= 0)
 		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ||
 		      av->ids_later ?
