@@ -352,7 +352,8 @@ TEST(av_user_id_set_later)
 						   FI_AV_USER_ID, NULL));
 	}
 	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1] + 7, 42, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_av_set_user_id(av[1], peer[1], 42,
+	/* Not an auth key handle (and no FI_AV_AUTH_KEY domain). */
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1], 42,
 						FI_AUTH_KEY));
 	/* Not an FI_AV_AUTH_KEY domain: no keys, no FI_AUTH_KEY inserts. */
 	n = 7511;
@@ -870,6 +871,63 @@ TEST(av_auth_key_source)
 	/* Not a key handle. */
 	msg.addr = plain_a;
 	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(b.ep, &msg, FI_AUTH_KEY));
+
+	ak_side_close(&a);
+	ak_side_close(&b);
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+out:
+	ak_services(false);
+}
+
+/*
+ * fi_av_set_user_id with FI_AUTH_KEY names an auth key handle's id; the
+ * addresses inserted with the key keep their own ids (FI_SOURCE).
+ */
+TEST(av_auth_key_user_id)
+{
+	uint32_t ka[1] = { AK_SHARED }, kb[1] = { AK_SHARED };
+	struct ak_side a = { 0 }, b = { 0 };
+	fi_addr_t shared_a, shared_b, src;
+	char r1[8] = "";
+	struct fid_fabric *fab;
+	struct fi_info *info;
+	void *ctx;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	info = ak_info_caps(FI_EP_RDM, FI_MSG | FI_SOURCE | FI_AV_USER_ID,
+			    &ret);
+	if (ret == -FI_ENODATA)
+		SKIP(goto out, "the kernel has no endpoint auth keys");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, ak_side_open(fab, info, &a, ka, 1));
+	ASSERT_EQ(0, ak_side_open(fab, info, &b, kb, 1));
+	shared_a = b.key[0];
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &shared_a, FI_AUTH_KEY,
+				  NULL));
+	shared_b = a.key[0];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &shared_b, FI_AUTH_KEY,
+				  NULL));
+
+	EXPECT_EQ(0, fi_av_set_user_id(b.av, b.key[0], 700, FI_AUTH_KEY));
+	/* An address is no key handle, a key handle no address. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(b.av, shared_a, 701,
+						FI_AUTH_KEY));
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(b.av, b.key[0] + 1, 701,
+						FI_AUTH_KEY));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_set_user_id(b.av, b.key[0], 701,
+						   FI_AUTH_KEY | FI_MORE));
+	EXPECT_EQ(0, fi_av_set_user_id(b.av, shared_a, 42, 0));
+
+	ASSERT_EQ(0, fi_recv(b.ep, r1, sizeof(r1), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(a.ep, "key", 4, NULL, shared_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ(42, src);
 
 	ak_side_close(&a);
 	ak_side_close(&b);
