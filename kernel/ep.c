@@ -160,6 +160,27 @@ bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key)
 }
 
 /**
+ * swnic_ep_key_index() - where @ep holds @auth_key
+ * @ep: a target endpoint (referenced)
+ * @auth_key: a sender's key, which @ep holds (swnic_ep_holds_key())
+ *
+ * Return: the key index n of a key it was given as its own, 0 for its
+ * domain's key (or none). Lockless.
+ */
+u16 swnic_ep_key_index(const struct swnic_ep *ep, u32 auth_key)
+{
+	/* Keys below the count were written first (service.c). */
+	u32 i, n = smp_load_acquire(&ep->nkeys);
+
+	if (!auth_key || READ_ONCE(ep->dom->auth_key) == auth_key)
+		return 0;
+	for (i = 0; i < n && i < SWNIC_EP_AUTH_KEYS_MAX; i++)
+		if (READ_ONCE(ep->auth_keys[i]) == auth_key)
+			return i + 1;
+	return 0;
+}
+
+/**
  * swnic_ep_sqe_key() - the auth key a work request of @ep sends with
  * @ep: the poster
  * @sqe: the kernel's copy of its SQE

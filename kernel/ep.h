@@ -97,6 +97,7 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg);
 bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key);
+u16 swnic_ep_key_index(const struct swnic_ep *ep, u32 auth_key);
 int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		     u32 *auth_key);
 struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port);

@@ -90,16 +90,17 @@ refused:
 static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			    const void *kbuf)
 {
+	struct swnic_msg_src from = {
+		.ep = src, .addr = src->addr, .port = src->port,
+	};
 	struct swnic_ep *dst;
 	int ret = swnic_local_peer(src, sqe, &dst);
 
 	if (ret)
 		return ret;
-	ret = swnic_recv_deliver(dst, &(struct swnic_msg_src) {
-					.ep = src,
-					.addr = src->addr,
-					.port = src->port,
-				 }, sqe, kbuf);
+	/* The key it sends with: swnic_local_peer() checked it exists. */
+	swnic_ep_sqe_key(src, sqe, &from.auth_key);
+	ret = swnic_recv_deliver(dst, &from, sqe, kbuf);
 	swnic_ep_put(dst);
 	return ret;
 }

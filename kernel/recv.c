@@ -107,6 +107,7 @@ struct swnic_unexp {
 	u64 data;
 	__be32 src_addr;
 	u16 src_port;
+	u16 key_index;			/* the sender's key, as the ep holds it */
 	u32 len;
 	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
 	struct swnic_deferred notify;
@@ -187,9 +188,12 @@ static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 }
 
 static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
-			       u64 tag, __be32 src_addr, u16 src_port)
+			       u64 tag, __be32 src_addr, u16 src_port,
+			       u16 key_index)
 {
 	if (tagged && ((rqe->tag ^ tag) & ~rqe->ignore))
+		return false;
+	if ((rqe->flags & SWNIC_RQE_KEY) && rqe->key_index != key_index)
 		return false;
 	if ((rqe->flags & SWNIC_RQE_DIRECTED) &&
 	    (rqe->src_port != src_port ||
@@ -200,7 +204,8 @@ static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
 
 static struct swnic_recv *swnic_recv_match(struct swnic_ep *ep,
 					   bool tagged, u64 tag,
-					   __be32 src_addr, u16 src_port)
+					   __be32 src_addr, u16 src_port,
+					   u16 key_index)
 {
 	struct list_head *list = tagged ? &ep->trecvs : &ep->recvs;
 	struct swnic_recv *recv;
@@ -208,7 +213,7 @@ static struct swnic_recv *swnic_recv_match(struct swnic_ep *ep,
 	lockdep_assert_held(&ep->rx_lock);
 	list_for_each_entry(recv, list, node)
 		if (swnic_recv_matches(&recv->rqe, tagged, tag, src_addr,
-				       src_port))
+				       src_port, key_index))
 			return recv;
 	return NULL;
 }
@@ -230,7 +235,7 @@ static struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
 		}
 		if (u->tagged == tagged &&
 		    swnic_recv_matches(rqe, tagged, u->tag, u->src_addr,
-				       u->src_port))
+				       u->src_port, u->key_index))
 			return u;
 	}
 	return NULL;
@@ -240,7 +245,7 @@ static struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
 static void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
 			   u64 off, u64 msg_len, bool tagged, u64 tag,
 			   bool has_data, u64 data, __be32 src_addr,
-			   u16 src_port)
+			   u16 src_port, u16 key_index)
 {
 	u64 room = rqe->len - off;
 
@@ -259,6 +264,7 @@ static void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
 	}
 	cqe->src_addr = (__force u32)src_addr;
 	cqe->src_port = src_port;
+	cqe->key_index = key_index;
 	if (msg_len > room) {
 		cqe->flags |= SWNIC_CQE_ERROR;
 		cqe->err = EMSGSIZE;
@@ -301,15 +307,19 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	struct swnic_recv *recv;
 	struct swnic_unexp *u;
 	struct swnic_cqe cqe;
+	u16 key_index;
 	int ret = 0;
 
 	lockdep_assert_held(&dst->rx_lock);
 	if (dst->dead)
 		return -ECONNREFUSED;
+	/* The key it came with (the transport checked @dst holds it). */
+	key_index = swnic_ep_key_index(dst, src->auth_key);
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */
 	__swnic_recv_process_rq(dst, false, rq_fault);
 
-	recv = swnic_recv_match(dst, tagged, sqe->tag, src->addr, src->port);
+	recv = swnic_recv_match(dst, tagged, sqe->tag, src->addr, src->port,
+				key_index);
 	if (recv) {
 		u64 off = recv->used;
 		u64 n = min(sqe->len, recv->rqe.len - off);
@@ -321,7 +331,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 			return -EAGAIN;
 		swnic_recv_cqe(&cqe, &recv->rqe, off, sqe->len, tagged,
 			       sqe->tag, has_data, sqe->data, src->addr,
-			       src->port);
+			       src->port, key_index);
 		if (inl) {
 			/* Small: in the CQE; the receiver's provider places it. */
 			memcpy(data, kbuf ?: head, n);
@@ -397,6 +407,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	u->data = sqe->data;
 	u->src_addr = src->addr;
 	u->src_port = src->port;
+	u->key_index = key_index;
 	u->len = sqe->len;
 	if (src->ep)
 		swnic_deferred_init(&u->notify, src->ep, sqe);
@@ -486,19 +497,23 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 /* ---- the receive queue -------------------------------------------------- */
 
 #define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
-			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM)
+			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM | SWNIC_RQE_KEY)
 
 static int swnic_rqe_check(const struct swnic_rqe *rqe)
 {
 	if (rqe->flags & ~SWNIC_RQE_FLAGS)
 		return -EOPNOTSUPP;
-	if (rqe->__pad[0] || rqe->__pad[1] || rqe->__pad[2])
+	if (rqe->__pad[0] || rqe->__pad[1])
+		return -EINVAL;
+	if ((rqe->flags & SWNIC_RQE_KEY) ?
+	    rqe->key_index > SWNIC_EP_AUTH_KEYS_MAX : rqe->key_index)
 		return -EINVAL;
 	if ((rqe->flags & SWNIC_RQE_MULTI_RECV) &&
 	    (rqe->flags & SWNIC_RQE_TAGGED))
 		return -EINVAL;
 	if ((rqe->flags & SWNIC_RQE_CLAIM) &&
-	    (rqe->flags & (SWNIC_RQE_MULTI_RECV | SWNIC_RQE_DIRECTED) ||
+	    (rqe->flags & (SWNIC_RQE_MULTI_RECV | SWNIC_RQE_DIRECTED |
+			   SWNIC_RQE_KEY) ||
 	     !(rqe->flags & SWNIC_RQE_TAGGED)))
 		return -EINVAL;
 	if (rqe->len > SWNIC_MAX_MSG_SIZE ||
@@ -521,7 +536,8 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	int ret = 0;
 
 	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
-		       u->has_data, u->data, u->src_addr, u->src_port);
+		       u->has_data, u->data, u->src_addr, u->src_port,
+		       u->key_index);
 	/*
 	 * The receiver's own context (its doorbell, or the engine on its mm),
 	 * or a sender's that took the receive from the lazy RQ.

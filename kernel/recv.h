@@ -17,6 +17,7 @@ struct swnic_msg_src {
 	struct swnic_ep *ep;
 	__be32 addr;
 	u16 port;
+	u32 auth_key;		/* the key it was sent with (0: none) */
 };
 
 /* swnic_recv_deliver(): buffered, the sender's completion comes later. */

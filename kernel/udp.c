@@ -929,6 +929,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		struct swnic_msg_src src = {
 			.addr = p->ip,
 			.port = be16_to_cpu(m->src_port),
+			.auth_key = be32_to_cpu(m->auth_key),
 		};
 
 		err = swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");

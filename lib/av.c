@@ -74,6 +74,8 @@ struct swnic_av {
 	/* FI_AV_AUTH_KEY: keys, only ever added (nkeys atomic for MAP) */
 	uint32_t auth_keys[SWNIC_EP_AUTH_KEYS_MAX];
 	atomic_uint nkeys;
+	/* FI_AV_USER_ID: the keys' ids (fi_av_set_user_id with FI_AUTH_KEY) */
+	fi_addr_t key_user_id[SWNIC_EP_AUTH_KEYS_MAX];
 };
 
 #define swnic_av(f) swnic_container_of(f, struct swnic_av, av_fid)
@@ -676,6 +678,19 @@ int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
  * The AV's auth keys, for an endpoint being enabled. Return: how many
  * (copied to @keys, slot order).
  */
+#if SWNIC_FI_HAVE_2
+/* The key slot + 1 of auth key handle @h, or 0 if it names no key. */
+uint32_t swnic_av_key_handle(struct swnic_av *av, fi_addr_t h)
+{
+	uint32_t kslot;
+
+	pthread_mutex_lock(&av->lock);
+	kslot = (uint32_t)swnic_av_handle_kslot(av, h);
+	pthread_mutex_unlock(&av->lock);
+	return kslot;
+}
+#endif
+
 uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys)
 {
 	uint32_t n;
@@ -687,20 +702,29 @@ uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys)
 	return n;
 }
 
-/* The fi_addr_t (or FI_AV_USER_ID) of a completion's source. */
-fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin)
+/*
+ * The fi_addr_t (or FI_AV_USER_ID) of a completion's source: the entry of
+ * @sin with key slot @kslot (0: no key), or, if @kslot is negative (the
+ * kernel does not say which key), of @sin under any key.
+ */
+fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin,
+			   int kslot)
 {
 	fi_addr_t ret = FI_ADDR_NOTAVAIL;
 	ssize_t idx;
-
 	uint64_t k;
 
 	pthread_mutex_lock(&av->lock);
-	/* The address without a key first, then with each of the keys. */
-	idx = swnic_av_find(av, swnic_av_key(sin));
-	for (k = 1; idx < 0 && k <= atomic_load(&av->nkeys); k++)
+	if (kslot >= 0) {
 		idx = swnic_av_find(av, swnic_av_key(sin) |
-					k << SWNIC_AV_KSLOT_SHIFT);
+					(uint64_t)kslot << SWNIC_AV_KSLOT_SHIFT);
+	} else {
+		/* The address without a key first, then with each key. */
+		idx = swnic_av_find(av, swnic_av_key(sin));
+		for (k = 1; idx < 0 && k <= atomic_load(&av->nkeys); k++)
+			idx = swnic_av_find(av, swnic_av_key(sin) |
+						k << SWNIC_AV_KSLOT_SHIFT);
+	}
 	if (idx >= 0)
 		ret = av->entries[idx].user_id != FI_ADDR_NOTAVAIL ||
 		      av->ids_later ?
@@ -749,24 +773,34 @@ static struct fi_ops swnic_av_fi_ops = {
 };
 
 #if SWNIC_FI_HAVE_2
-/* fi_av_set_user_id(): the id completions from @fi_addr's peer carry. */
+/*
+ * fi_av_set_user_id(): the id completions from @fi_addr's peer carry or,
+ * with FI_AUTH_KEY, the id of auth key handle @fi_addr (fi_av(3): what
+ * FI_SOURCE_ERR events would report for unknown peers using that key;
+ * swnic reports no such events, so it is kept, and checked, only).
+ */
 static int swnic_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
 				fi_addr_t user_id, uint64_t flags)
 {
 	struct swnic_av *av = swnic_av(av_fid);
+	uint64_t kslot;
 	ssize_t idx;
 
-	if (flags & FI_AUTH_KEY) {
-		SWNIC_WARN(FI_LOG_AV, "FI_AUTH_KEY: user ids of auth key handles are not supported\n");
-		return -FI_ENOSYS;
-	}
-	if (flags)
+	if (flags & ~FI_AUTH_KEY)
 		return -FI_EBADFLAGS;
 	if (!(av->flags & FI_AV_USER_ID)) {
 		SWNIC_WARN(FI_LOG_AV, "AV not opened with FI_AV_USER_ID\n");
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&av->lock);
+	if (flags & FI_AUTH_KEY) {
+		kslot = av->domain->av_auth_key ?
+			swnic_av_handle_kslot(av, fi_addr) : 0;
+		if (kslot)
+			av->key_user_id[kslot - 1] = user_id;
+		pthread_mutex_unlock(&av->lock);
+		return kslot ? 0 : -FI_EINVAL;
+	}
 	idx = swnic_av_entry_of(av, fi_addr);
 	if (idx >= 0)
 		av->entries[idx].user_id = user_id;
@@ -803,6 +837,7 @@ static int swnic_av_insert_auth_key(struct fid_av *av_fid,
 			ret = -FI_ENOSPC;
 		} else {
 			av->auth_keys[n] = key;
+			av->key_user_id[n] = FI_ADDR_NOTAVAIL;
 			atomic_store(&av->nkeys, n + 1);
 		}
 	}

@@ -80,6 +80,74 @@ static int swnic_ep_take_av_keys(struct swnic_ep *ep)
 	return 0;
 }
 
+/*
+ * Whether the kernel says which key a message came with: on an
+ * FI_AV_AUTH_KEY endpoint, completions and directed receives then name
+ * (address, key) pairs, as the AV's entries do.
+ */
+static bool swnic_ep_recv_keys(const struct swnic_ep *ep)
+{
+	return ep->domain->av_auth_key &&
+	       (ep->domain->dev.attr.features & SWNIC_FEAT_RECV_KEY);
+}
+
+/*
+ * The AV key slot (0: no key) of the kernel's @key_index on a received
+ * message, or -1 if it is not known (any key of the source will do).
+ */
+int swnic_ep_src_kslot(const struct swnic_ep *ep, uint16_t key_index)
+{
+	uint32_t i;
+
+	if (!swnic_ep_recv_keys(ep))
+		return -1;
+	for (i = 0; i < ep->nkeys; i++)
+		if (ep->key_index[i] == key_index)
+			return (int)i + 1;
+	/* A key the endpoint holds but its AV does not name: no entry. */
+	return key_index ? SWNIC_EP_AUTH_KEYS_MAX + 1 : 0;
+}
+
+/*
+ * A directed receive's source (FI_DIRECTED_RECV): an address of the AV,
+ * which on an FI_AV_AUTH_KEY endpoint also selects the key (an address
+ * inserted without one: the domain's), or with FI_AUTH_KEY an auth key
+ * handle: any address, that key.
+ */
+int swnic_ep_recv_src(struct swnic_ep *ep, fi_addr_t src, uint64_t flags,
+		      struct swnic_rqe *rqe)
+{
+	struct sockaddr_in sin;
+	uint16_t key_index = 0;
+	int ret;
+
+#if SWNIC_FI_HAVE_2
+	if (flags & FI_AUTH_KEY) {
+		uint32_t kslot;
+
+		if (!swnic_ep_recv_keys(ep) || !ep->av)
+			return -FI_EINVAL;
+		kslot = swnic_av_key_handle(ep->av, src);
+		if (!kslot || kslot > ep->nkeys)
+			return -FI_EINVAL;
+		rqe->flags |= SWNIC_RQE_KEY;
+		rqe->key_index = ep->key_index[kslot - 1];
+		return 0;
+	}
+#endif
+	ret = swnic_ep_dest(ep, src, &sin, &key_index);
+	if (ret)
+		return ret;
+	rqe->flags |= SWNIC_RQE_DIRECTED;
+	rqe->src_addr = sin.sin_addr.s_addr;
+	rqe->src_port = ntohs(sin.sin_port);
+	if (ep->type != FI_EP_MSG && swnic_ep_recv_keys(ep)) {
+		rqe->flags |= SWNIC_RQE_KEY;
+		rqe->key_index = key_index;
+	}
+	return 0;
+}
+
 /* Does an operation with @flags report a completion (fi_cq(3))? */
 bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
 			       uint64_t flags)

@@ -119,6 +119,9 @@ int swnic_ep_dest(struct swnic_ep *ep, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin, uint16_t *key_index);
 bool swnic_ep_wants_completion(const struct swnic_ep *ep, bool tx,
 			       uint64_t flags);
+int swnic_ep_recv_src(struct swnic_ep *ep, fi_addr_t src, uint64_t flags,
+		      struct swnic_rqe *rqe);
+int swnic_ep_src_kslot(const struct swnic_ep *ep, uint16_t key_index);
 
 /* cm.c: connection management of FI_EP_MSG endpoints */
 enum swnic_cm_state {
@@ -179,7 +182,9 @@ struct swnic_av *swnic_av_of(struct fid *fid);
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin, uint32_t *kslot);
 uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys);
-fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin);
+fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin,
+			   int kslot);
+uint32_t swnic_av_key_handle(struct swnic_av *av, fi_addr_t h);
 void swnic_av_bind_ep(struct swnic_av *av, int delta);
 
 #endif /* SWNIC_PROV_EP_H */

@@ -206,7 +206,6 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 	struct swnic_rqe rqe = { .tag = tag, .ignore = ignore };
 	size_t len = swnic_iov_len(iov, count);
 	struct swnic_op op = { 0 };
-	struct sockaddr_in sin;
 	void *bounce = NULL;
 	ssize_t ret;
 
@@ -236,12 +235,9 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		rqe.min_free = ep->min_multi_recv;
 	}
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
-		ret = swnic_ep_dest(ep, src, &sin, NULL);
+		ret = swnic_ep_recv_src(ep, src, flags, &rqe);
 		if (ret)
 			return ret;
-		rqe.flags |= SWNIC_RQE_DIRECTED;
-		rqe.src_addr = sin.sin_addr.s_addr;
-		rqe.src_port = ntohs(sin.sin_port);
 	}
 	rqe.len = len;
 	if (count == 1) {

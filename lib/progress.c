@@ -68,7 +68,9 @@ static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc)
 
 	if (!ep->av || !(kc->flags & SWNIC_CQE_RECV))
 		return FI_ADDR_NOTAVAIL;
-	return swnic_av_reverse(ep->av, &sin);
+	/* FI_AV_AUTH_KEY: the entry of the address and the key it came with. */
+	return swnic_av_reverse(ep->av, &sin,
+				swnic_ep_src_kslot(ep, kc->key_index));
 }
 
 /**

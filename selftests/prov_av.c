@@ -352,7 +352,8 @@ TEST(av_user_id_set_later)
 						   FI_AV_USER_ID, NULL));
 	}
 	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1] + 7, 42, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_av_set_user_id(av[1], peer[1], 42,
+	/* Not an auth key handle (and no FI_AV_AUTH_KEY domain). */
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(av[1], peer[1], 42,
 						FI_AUTH_KEY));
 	/* Not an FI_AV_AUTH_KEY domain: no keys, no FI_AUTH_KEY inserts. */
 	n = 7511;
@@ -449,7 +450,8 @@ static void ak_services(bool add)
 	}
 }
 
-static struct fi_info *ak_info(enum fi_ep_type type, int *ret)
+static struct fi_info *ak_info_caps(enum fi_ep_type type, uint64_t caps,
+				    int *ret)
 {
 	struct fi_info *hints = prov_hints(), *info = NULL;
 
@@ -458,13 +460,21 @@ static struct fi_info *ak_info(enum fi_ep_type type, int *ret)
 		return NULL;
 	}
 	hints->ep_attr->type = type;
-	hints->caps = type == FI_EP_DGRAM ? FI_MSG : FI_MSG | FI_RMA;
+	hints->caps = caps;
+	if (caps & FI_AV_USER_ID)
+		hints->domain_attr->caps = FI_AV_USER_ID;
 	hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
 	*ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
 			  NULL, NULL, 0, hints, &info);
 	hints->domain_attr->auth_key_size = 0;
 	fi_freeinfo(hints);
 	return info;
+}
+
+static struct fi_info *ak_info(enum fi_ep_type type, int *ret)
+{
+	return ak_info_caps(type, type == FI_EP_DGRAM ? FI_MSG :
+			    FI_MSG | FI_RMA, ret);
 }
 
 struct ak_side {
@@ -482,6 +492,9 @@ static int ak_side_open(struct fid_fabric *fab, struct fi_info *info,
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	size_t len = sizeof(s->name);
+
+	if (info->caps & FI_AV_USER_ID)
+		av_attr.flags = FI_AV_USER_ID;
 	int i, ret;
 
 	ret = fi_domain(fab, info, &s->dom, NULL);
@@ -730,6 +743,191 @@ TEST(av_auth_key_two_domains)
 	}
 	EXPECT_EQ(-FI_ENOSPC, ret);
 	EXPECT_GE(i + 3, (int)info->domain_attr->max_ep_auth_key);
+
+	ak_side_close(&a);
+	ak_side_close(&b);
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+out:
+	ak_services(false);
+}
+
+/* The next completion of @cq with its source, or -1. */
+static int ak_cq_from(struct fid_cq *cq, void **ctx, fi_addr_t *src)
+{
+	struct fi_cq_entry e;
+	ssize_t r;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		r = fi_cq_readfrom(cq, &e, 1, src);
+		if (r == 1) {
+			*ctx = e.op_context;
+			return 0;
+		}
+		if (r != -FI_EAGAIN)
+			return -1;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
+ * FI_SOURCE with FI_AV_AUTH_KEY: B's AV has A's address twice, without a
+ * key and with SHARED. A message's source is the entry of the key it
+ * came with; directed receives (FI_DIRECTED_RECV) take only messages
+ * from their (address, key), or with FI_AUTH_KEY from their key.
+ */
+TEST(av_auth_key_source)
+{
+	uint32_t ka[1] = { AK_SHARED }, kb[1] = { AK_SHARED };
+	struct ak_side a = { 0 }, b = { 0 };
+	fi_addr_t plain_b, shared_b, plain_a, shared_a, src;
+	char r1[8] = "", r2[8] = "", r3[8] = "";
+	struct fi_msg msg = { 0 };
+	struct fi_cq_entry e;
+	struct iovec iov;
+	struct fid_fabric *fab;
+	struct fi_info *info;
+	void *ctx;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	info = ak_info_caps(FI_EP_RDM, FI_MSG | FI_SOURCE | FI_DIRECTED_RECV,
+			    &ret);
+	if (ret == -FI_ENODATA)
+		SKIP(goto out, "the kernel has no endpoint auth keys");
+	ASSERT_EQ(0, ret);
+	ASSERT_TRUE(info->caps & FI_SOURCE);
+	ASSERT_TRUE(info->caps & FI_DIRECTED_RECV);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, ak_side_open(fab, info, &a, ka, 1));
+	ASSERT_EQ(0, ak_side_open(fab, info, &b, kb, 1));
+	/* Without a key first: a lookup by address alone finds that one. */
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &plain_a, 0, NULL));
+	shared_a = b.key[0];
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &shared_a, FI_AUTH_KEY,
+				  NULL));
+	ASSERT_NE(plain_a, shared_a);
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &plain_b, 0, NULL));
+	shared_b = a.key[0];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &shared_b, FI_AUTH_KEY,
+				  NULL));
+
+	/* Undirected: the source says which key. */
+	ASSERT_EQ(0, fi_recv(b.ep, r1, sizeof(r1), NULL, FI_ADDR_UNSPEC,
+			     (void *)1));
+	ASSERT_EQ(0, fi_send(a.ep, "key", 4, NULL, shared_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ(shared_a, src);
+	ASSERT_EQ(0, fi_recv(b.ep, r1, sizeof(r1), NULL, FI_ADDR_UNSPEC,
+			     (void *)2));
+	ASSERT_EQ(0, fi_send(a.ep, "nokey", 6, NULL, plain_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ(plain_a, src);
+
+	/*
+	 * Directed: a receive from (A, SHARED) does not take A's keyless
+	 * message; one from (A, no key) does. One for the key SHARED
+	 * (FI_AUTH_KEY, the handle) takes A's message with the key.
+	 */
+	ASSERT_EQ(0, fi_recv(b.ep, r1, sizeof(r1), NULL, shared_a,
+			     (void *)3));
+	ASSERT_EQ(0, fi_send(a.ep, "nokey", 6, NULL, plain_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	usleep(10000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, &e, 1));
+	ASSERT_EQ(0, fi_recv(b.ep, r2, sizeof(r2), NULL, plain_a,
+			     (void *)4));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ((void *)4, ctx);
+	EXPECT_EQ(plain_a, src);
+	EXPECT_STREQ("nokey", r2);
+	ASSERT_EQ(0, fi_send(a.ep, "key", 4, NULL, shared_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ((void *)3, ctx);
+	EXPECT_EQ(shared_a, src);
+	EXPECT_STREQ("key", r1);
+
+	iov.iov_base = r3;
+	iov.iov_len = sizeof(r3);
+	msg.msg_iov = &iov;
+	msg.iov_count = 1;
+	msg.addr = b.key[0];
+	msg.context = (void *)5;
+	ASSERT_EQ(0, fi_recvmsg(b.ep, &msg, FI_AUTH_KEY));
+	ASSERT_EQ(0, fi_send(a.ep, "nokey", 6, NULL, plain_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, fi_send(a.ep, "key", 4, NULL, shared_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ((void *)5, ctx);
+	EXPECT_EQ(shared_a, src);
+	EXPECT_STREQ("key", r3);
+	/* Not a key handle. */
+	msg.addr = plain_a;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(b.ep, &msg, FI_AUTH_KEY));
+
+	ak_side_close(&a);
+	ak_side_close(&b);
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+out:
+	ak_services(false);
+}
+
+/*
+ * fi_av_set_user_id with FI_AUTH_KEY names an auth key handle's id; the
+ * addresses inserted with the key keep their own ids (FI_SOURCE).
+ */
+TEST(av_auth_key_user_id)
+{
+	uint32_t ka[1] = { AK_SHARED }, kb[1] = { AK_SHARED };
+	struct ak_side a = { 0 }, b = { 0 };
+	fi_addr_t shared_a, shared_b, src;
+	char r1[8] = "";
+	struct fid_fabric *fab;
+	struct fi_info *info;
+	void *ctx;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	info = ak_info_caps(FI_EP_RDM, FI_MSG | FI_SOURCE | FI_AV_USER_ID,
+			    &ret);
+	if (ret == -FI_ENODATA)
+		SKIP(goto out, "the kernel has no endpoint auth keys");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, ak_side_open(fab, info, &a, ka, 1));
+	ASSERT_EQ(0, ak_side_open(fab, info, &b, kb, 1));
+	shared_a = b.key[0];
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &shared_a, FI_AUTH_KEY,
+				  NULL));
+	shared_b = a.key[0];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &shared_b, FI_AUTH_KEY,
+				  NULL));
+
+	EXPECT_EQ(0, fi_av_set_user_id(b.av, b.key[0], 700, FI_AUTH_KEY));
+	/* An address is no key handle, a key handle no address. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(b.av, shared_a, 701,
+						FI_AUTH_KEY));
+	EXPECT_EQ(-FI_EINVAL, fi_av_set_user_id(b.av, b.key[0] + 1, 701,
+						FI_AUTH_KEY));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_set_user_id(b.av, b.key[0], 701,
+						   FI_AUTH_KEY | FI_MORE));
+	EXPECT_EQ(0, fi_av_set_user_id(b.av, shared_a, 42, 0));
+
+	ASSERT_EQ(0, fi_recv(b.ep, r1, sizeof(r1), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(a.ep, "key", 4, NULL, shared_b, NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	ASSERT_EQ(0, ak_cq_from(b.cq, &ctx, &src));
+	EXPECT_EQ(42, src);
 
 	ak_side_close(&a);
 	ak_side_close(&b);

@@ -430,4 +430,83 @@ TEST_F(ak, key_limit)
 		EXPECT_EQ(0, svc_del(self->c, 7500 + i));
 }
 
+/*
+ * A receive learns the key a message came with, as the receiver's own
+ * index of it (struct swnic_cqe.key_index), whether a receive was posted
+ * or the message waited; SWNIC_RQE_KEY takes only messages with one key.
+ */
+TEST_F(ak, receive_reports_key)
+{
+	char byte = 5, in[8] = "", in2[8] = "";
+	struct swnic_rqe r;
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+	struct swnic_query_device q = { .size = sizeof(q) };
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	ASSERT_TRUE(q.features & SWNIC_FEAT_RECV_KEY);
+	/* A holds KEY_Y as 1 and KEY_X as 2; B holds KEY_X as 1. */
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_Y, 0));
+	ASSERT_EQ(2, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+
+	/* A receive posted first. */
+	r = t_recv(in, sizeof(in), 10);
+	ASSERT_EQ(0, t_ring_push(&self->a.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	s = t_send(&byte, 1, &self->a, 1);
+	s.key_index = 1;
+	ASSERT_EQ(0, post_one(&self->b, &self->cb, &s, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &c, 5000));
+	EXPECT_EQ(10, c.context);
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(2, c.key_index);
+	EXPECT_EQ(self->b.port, c.src_port);
+
+	/*
+	 * Unexpected: a receive for KEY_Y (1) does not take it, one for
+	 * KEY_X (2) does.
+	 */
+	s = t_send(&byte, 1, &self->a, 2);
+	s.key_index = 1;
+	ASSERT_EQ(0, post_one(&self->b, &self->cb, &s, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+	r = t_recv(in, sizeof(in), 11);
+	r.flags = SWNIC_RQE_KEY;
+	r.key_index = 1;
+	ASSERT_EQ(0, t_ring_push(&self->a.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	EXPECT_EQ(-ETIMEDOUT, t_cq_wait(&self->ca, &c, 100));
+	r = t_recv(in2, sizeof(in2), 12);
+	r.flags = SWNIC_RQE_KEY | SWNIC_RQE_DIRECTED;
+	r.key_index = 2;
+	r.src_addr = self->b.addr;
+	r.src_port = self->b.port;
+	ASSERT_EQ(0, t_ring_push(&self->a.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &c, 5000));
+	EXPECT_EQ(12, c.context);
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
+	EXPECT_EQ(2, c.key_index);
+	EXPECT_EQ(5, in2[0]);
+
+	/* A key index without SWNIC_RQE_KEY, or beyond any: EINVAL. */
+	r = t_recv(in, sizeof(in), 13);
+	r.key_index = 1;
+	ASSERT_EQ(0, t_ring_push(&self->a.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &c, 5000));
+	EXPECT_EQ(13, c.context);
+	EXPECT_EQ(EINVAL, c.err);
+	r = t_recv(in, sizeof(in), 14);
+	r.flags = SWNIC_RQE_KEY;
+	r.key_index = SWNIC_EP_AUTH_KEYS_MAX + 1;
+	ASSERT_EQ(0, t_ring_push(&self->a.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &c, 5000));
+	EXPECT_EQ(14, c.context);
+	EXPECT_EQ(EINVAL, c.err);
+}
+
 TEST_HARNESS_MAIN

@@ -63,6 +63,10 @@ enum {
 #define SWNIC_FEAT_AUTH_KEY	(1ULL << 5)	/* AUTH_KEY (services) */
 /* EP_AUTH_KEY and struct swnic_sqe.key_index: several keys per endpoint */
 #define SWNIC_FEAT_EP_AUTH_KEYS	(1ULL << 6)
+/* Receives learn and select the sender's auth key: struct swnic_cqe and
+ * struct swnic_rqe key_index, SWNIC_RQE_KEY
+ */
+#define SWNIC_FEAT_RECV_KEY	(1ULL << 7)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

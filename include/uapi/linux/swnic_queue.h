@@ -105,7 +105,13 @@ struct swnic_cqe {
 	__s32 err;			/* ERROR: positive errno */
 	__u32 src_addr;			/* recv: sender's IPv4 (network order) */
 	__u16 src_port;			/* recv: sender's port (host order) */
-	__u16 __pad;			/* 0 */
+	/*
+	 * recv (SWNIC_FEAT_RECV_KEY): the auth key the sender used, as the
+	 * receiving endpoint's key index - n for the key it holds as index
+	 * n (SWNIC_IOCTL_EP_AUTH_KEY), 0 for its domain's key (or none).
+	 * Padding before, so 0 there too.
+	 */
+	__u16 key_index;
 };
 
 /* struct swnic_cq_create.flags */
@@ -240,6 +246,12 @@ struct swnic_sqe {
 #define SWNIC_RQE_DIRECTED	(1U << 2)	/* only from @src_addr/@src_port */
 /* Take the message SWNIC_IOCTL_EP_PEEK claimed with claim == @tag. */
 #define SWNIC_RQE_CLAIM		(1U << 3)
+/*
+ * Only messages sent with the auth key the endpoint holds at @key_index
+ * (0: its domain's; SWNIC_FEAT_RECV_KEY), from any source or, with
+ * DIRECTED as well, from @src_addr/@src_port only. Not with CLAIM.
+ */
+#define SWNIC_RQE_KEY		(1U << 4)
 
 /**
  * struct swnic_rqe - one posted receive (64 bytes)
@@ -254,7 +266,8 @@ struct swnic_rqe {
 	__u32 flags;			/* SWNIC_RQE_* */
 	__u32 src_addr;			/* DIRECTED: sender IPv4 */
 	__u16 src_port;			/* DIRECTED: sender port */
-	__u16 __pad[3];			/* 0 */
+	__u16 key_index;		/* KEY: the sender's key's index, else 0 */
+	__u16 __pad[2];			/* 0 */
 };
 
 /**
