@@ -10,9 +10,10 @@
  *   Its encap_rcv hook takes every packet in softirq and queues it for
  *   the namespace's worker, which does all the rest in process context.
  * - A peer context per remote (address, port): reliable, unordered packet
- *   delivery with 32-bit PSNs, cumulative ACK + SACK, fast retransmit
- *   after SWNIC_DUPTHRESH later packets arrived, and a retransmit timeout
- *   from the measured RTT with backoff. No handshake: a context is made by
+ *   delivery with 32-bit PSNs, cumulative ACK + SACK, RACK-style loss
+ *   detection (a packet sent a reordering window before one that arrived
+ *   is lost), and a retransmit timeout from the measured RTT with backoff
+ *   for the tail. No handshake: a context is made by
  *   the first packet, named by a random incarnation on each side; a peer
  *   that restarts (or forgot us) is detected by its incarnation, and a
  *   peer that stays silent for peer_timeout_ms fails everything sent to it.
@@ -34,6 +35,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/highmem.h>
+#include <net/checksum.h>
 #include <linux/inetdevice.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -77,7 +79,7 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 
 #define SWNIC_WIN		256	/* packets in flight to a peer */
 #define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
-#define SWNIC_DUPTHRESH		3	/* later packets SACKed: a loss */
+#define SWNIC_REO_MIN_US	200	/* RACK reordering window, at least */
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
@@ -93,6 +95,7 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 /* Drop reasons (counted per namespace, shown by netlink). */
 enum {
 	SWNIC_DROP_SHORT,	/* shorter than its headers */
+	SWNIC_DROP_CSUM,	/* checksum wrong: corrupted on the way */
 	SWNIC_DROP_VERSION,	/* unknown version or type */
 	SWNIC_DROP_STALE,	/* for an older incarnation (RESET sent) */
 	SWNIC_DROP_WINDOW,	/* PSN outside the receive window */
@@ -126,9 +129,7 @@ struct swnic_txpkt {
 	struct list_head node;		/* peer->unacked, PSN order */
 	u32 psn;
 	bool retx;			/* sent again: no RTT sample */
-	bool fast;			/* fast-retransmitted already */
-	unsigned long sent;		/* jiffies */
-	ktime_t stamp;
+	ktime_t stamp;			/* last (re)transmission */
 	u32 len;
 	u8 buf[];
 };
@@ -192,6 +193,7 @@ struct swnic_peer {
 	u32 nmsgs;			/* on txq and waiting */
 	u32 next_msg_id;
 	u32 srtt_us, rttvar_us, rto_us;
+	unsigned long rto_mark;		/* jiffies: last ACK progress or RTO */
 	/* receiving */
 	u32 rcv_nxt;
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
@@ -224,6 +226,7 @@ static void swnic_drop(struct swnic_wnet *wn, unsigned int why)
 static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 			   void *buf, size_t len)
 {
+	struct swnic_wire_hdr *h = buf;
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = p->ip,
@@ -238,6 +241,8 @@ static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	if (!wn->sock)
 		return;
+	h->csum = 0;
+	h->csum = csum_fold(csum_partial(buf, len, 0));
 	/* A packet the stack drops is lost like any other: recovered. */
 	kernel_sendmsg(wn->sock, &msg, &iov, 1, len);
 	wn->tx_pkts++;
@@ -288,8 +293,9 @@ static void swnic_send_reliable(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	t->psn = p->snd_nxt++;
 	swnic_hdr_init(p, h, h->type, t->psn);
-	t->sent = jiffies;
 	t->stamp = ktime_get();
+	if (list_empty(&p->unacked))
+		p->rto_mark = jiffies;	/* the RTO runs from now */
 	list_add_tail(&t->node, &p->unacked);
 	p->inflight++;
 	swnic_udp_xmit(wn, p, t->buf, t->len);
@@ -306,7 +312,7 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	/* The receiver may have learnt of us since: name it. */
 	h->dst_inc = cpu_to_be32(p->their_inc);
 	t->retx = true;
-	t->sent = jiffies;
+	t->stamp = ktime_get();
 	swnic_udp_xmit(wn, p, t->buf, t->len);
 	p->retx++;
 	wn->retx_pkts++;
@@ -771,9 +777,9 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 			 u32 cum, const struct swnic_wire_ack *a)
 {
 	struct swnic_txpkt *t, *tmp;
-	u32 high = cum;
-	bool sacked_any = false;
-	ktime_t now = ktime_get();
+	ktime_t now = ktime_get(), rack = 0;
+	bool progress = false;
+	s64 reo;
 
 	if (psn_before(p->snd_nxt, cum))
 		return;		/* acknowledges what we never sent */
@@ -786,27 +792,29 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 			continue;
 		if (!t->retx)
 			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
-		if (sacked) {
-			sacked_any = true;
-			if (psn_before(high, t->psn))
-				high = t->psn;
-		}
+		/* The latest transmission known to have arrived (RACK). */
+		if (ktime_after(t->stamp, rack))
+			rack = t->stamp;
 		list_del(&t->node);
 		p->inflight--;
 		kfree(t);
+		progress = true;
 	}
 	if (psn_before(p->snd_una, cum))
 		p->snd_una = cum;
-	/* A packet SWNIC_DUPTHRESH older than one that arrived is lost. */
-	if (sacked_any) {
-		list_for_each_entry(t, &p->unacked, node) {
-			if (!psn_before(t->psn + SWNIC_DUPTHRESH, high))
-				break;
-			if (!t->fast) {
-				t->fast = true;
+	if (progress)
+		p->rto_mark = jiffies;
+	/*
+	 * RACK: a packet (or its retransmission) sent a reordering window
+	 * before one that arrived is lost: send it again now, without
+	 * waiting for the timeout. A lost retransmission is found the same
+	 * way, by its own time.
+	 */
+	reo = max_t(s64, p->srtt_us / 4, SWNIC_REO_MIN_US);
+	if (rack) {
+		list_for_each_entry(t, &p->unacked, node)
+			if (ktime_us_delta(rack, t->stamp) > reo)
 				swnic_retransmit(wn, p, t);
-			}
-		}
 	}
 	swnic_peer_pump(wn, p);
 }
@@ -1134,6 +1142,10 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		swnic_drop(wn, SWNIC_DROP_SHORT);
 		return;
 	}
+	if (csum_fold(skb_checksum(skb, 0, len, 0))) {
+		swnic_drop(wn, SWNIC_DROP_CSUM);
+		return;
+	}
 	if (h.version != SWNIC_WIRE_VERSION || !h.type ||
 	    h.type >= __SWNIC_PKT_MAX) {
 		swnic_drop(wn, SWNIC_DROP_VERSION);
@@ -1263,7 +1275,6 @@ static void swnic_tick(struct swnic_wnet *wn)
 		struct swnic_txpkt *t;
 		unsigned long rto = usecs_to_jiffies(p->rto_us) ?: 1;
 		int burst = 0;
-		bool backoff = false;
 
 		if (!list_empty(&p->rxmsgs)) {
 			struct swnic_device *sdev;
@@ -1285,16 +1296,21 @@ static void swnic_tick(struct swnic_wnet *wn)
 			p->their_inc = 0;
 			continue;
 		}
-		list_for_each_entry(t, &p->unacked, node) {
-			if (!time_after(now, t->sent + rto))
-				continue;
-			swnic_retransmit(wn, p, t);
-			backoff = true;
-			if (++burst >= SWNIC_RETX_BURST)
-				break;
-		}
-		if (backoff)
+		/*
+		 * The retransmit timeout: no ACK progress for an RTO. The
+		 * oldest packets go again (the tail, which RACK cannot see
+		 * lost: nothing after it arrived) and the RTO backs off.
+		 */
+		if (!list_empty(&p->unacked) &&
+		    time_after(now, p->rto_mark + rto)) {
+			list_for_each_entry(t, &p->unacked, node) {
+				swnic_retransmit(wn, p, t);
+				if (++burst >= SWNIC_RETX_BURST)
+					break;
+			}
 			p->rto_us = min(p->rto_us * 2, (u32)SWNIC_RTO_MAX_US);
+			p->rto_mark = now;
+		}
 		swnic_peer_pump(wn, p);
 	}
 	if (busy && !wn->dead)

@@ -29,7 +29,10 @@ enum {
  * struct swnic_wire_hdr - every packet (16 bytes)
  * @version: SWNIC_WIRE_VERSION
  * @type: SWNIC_PKT_*
- * @__pad: 0
+ * @csum: the Internet checksum of the whole packet (this field 0 while it
+ *	  is computed): end to end, because not every path checks UDP's
+ *	  (veth trusts its peer's), and a corrupted PSN or length must
+ *	  never be taken
  * @src_inc: the sender's incarnation towards this peer: random, new with
  *	     every peer context (a reloaded module, a new namespace, a peer
  *	     context reset after a timeout); PSNs start at 0 in each
@@ -41,7 +44,7 @@ enum {
 struct swnic_wire_hdr {
 	__u8 version;
 	__u8 type;
-	__be16 __pad;
+	__sum16 csum;
 	__be32 src_inc;
 	__be32 dst_inc;
 	__be32 psn;

@@ -178,7 +178,7 @@ static int run_target(void)
 	struct target_info ti = {};
 	struct fi_cq_data_entry e;
 	char *rw = calloc(1, LEN), *ro = malloc(LEN), done;
-	int s, ret, i;
+	int s, ret, i, virt;
 
 	setup(NULL, 1);
 	for (i = 0; i < LEN; i++)
@@ -192,10 +192,12 @@ static int run_target(void)
 	ret = fi_getname(&ep->fid, ti.addr, &ti.addrlen);
 	if (ret)
 		die("fi_getname", ret);
+	/* Without FI_MR_VIRT_ADDR, remote addresses are offsets in the MR. */
+	virt = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
 	ti.key_rw = fi_mr_key(mr_rw);
-	ti.addr_rw = (uintptr_t)rw;
+	ti.addr_rw = virt ? (uintptr_t)rw : 0;
 	ti.key_ro = fi_mr_key(mr_ro);
-	ti.addr_ro = (uintptr_t)ro;
+	ti.addr_ro = virt ? (uintptr_t)ro : 0;
 	s = oob_accept();
 	if (write(s, &ti, sizeof(ti)) != sizeof(ti) ||
 	    read(s, &done, 1) != 1)
