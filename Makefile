@@ -20,10 +20,12 @@ export SWNIC_CACHE
 # The lanes of `make check`, each a Debian release as users have it:
 # Debian 12 (its 6.1, libfabric 1.17, this machine's userland) and Debian
 # 13 (its 6.12, libfabric 2.1, Open MPI 5: a debootstrapped root in which
-# swnic is built, see tools/testing/trixie.sh). 6.12 is Debian 12 with
-# Debian's 6.12 kernel (the default K for demo and bench).
-KERNELS     ?= 6.1 6.12-trixie
-HOST_KERNELS = $(filter-out %-trixie,$(KERNELS))
+# swnic is built, see tools/testing/trixie.sh), and the wire between two
+# Debian 12 machines (two VMs joined by a link: tools/testing/two-vm.sh).
+# 6.12 is Debian 12 with Debian's 6.12 kernel (the default K for demo and
+# bench).
+KERNELS     ?= 6.1 6.12-trixie 6.1-twovm
+HOST_KERNELS = $(filter-out %-trixie %-twovm,$(KERNELS))
 K           ?= 6.12
 KDIR        ?= $(SWNIC_CACHE)/k/$(K)/build
 MODOUT      := build/$(K)

@@ -26,15 +26,20 @@ static uint64_t swnic_type_caps(enum fi_ep_type type)
 }
 
 /*
- * What the device reaches: every device reaches this host's domains; other
- * hosts need the wire path, which the kernel does not offer yet. Open MPI's
- * OFI MTL asks for FI_REMOTE_COMM even for a one-host job, so the
- * FI_SWNIC_REMOTE_COMM parameter lets the user claim it: a send to another
- * host then completes with FI_EHOSTUNREACH.
+ * What the device reaches: every device reaches this host's domains; one
+ * bound to a netdev reaches other hosts over the kernel's wire
+ * (FI_REMOTE_COMM). Open MPI's OFI MTL asks for FI_REMOTE_COMM even for a
+ * one-host job, so the FI_SWNIC_REMOTE_COMM parameter lets the user claim
+ * it for a local-only device: a send to another host then completes with
+ * FI_EHOSTUNREACH.
  */
 static uint64_t swnic_comm_caps(const struct swnic_dev *dev)
 {
-	return FI_LOCAL_COMM | (swnic_params.remote_comm ? FI_REMOTE_COMM : 0);
+	bool wire = dev->attr.ifindex &&
+		    (dev->attr.features & SWNIC_FEAT_WIRE);
+
+	return FI_LOCAL_COMM |
+	       (wire || swnic_params.remote_comm ? FI_REMOTE_COMM : 0);
 }
 
 uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)

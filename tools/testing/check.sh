@@ -7,7 +7,8 @@
 #
 # For each kernel tag: `tools/testing/vm.sh --kernel TAG` (selftests/run.sh),
 # or for a *-trixie tag `tools/testing/trixie.sh check` (the Debian 13 lane:
-# built inside the Debian 13 root and run there), streamed and saved to
+# built inside the Debian 13 root and run there), for a TAG-twovm tag
+# `tools/testing/two-vm.sh --kernel TAG` (two VMs joined by a wire), streamed and saved to
 # build/check-TAG.log. Counts the top-level TAP lines
 # of all kernels: "ok" (passed), "ok ... # SKIP" (skipped, listed) and
 # "not ok" (failed). A VM that fails to boot or return (vm.sh exit status
@@ -45,6 +46,11 @@ for k in "$@"; do
 	[ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD)
 	rc=0
 	case $k in
+	*-twovm)	# two VMs joined by a wire (two-vm.sh)
+		args=(tools/testing/two-vm.sh --kernel "${k%-twovm}")
+		[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] &&
+			args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
+		"${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]} ;;
 	*-trixie)	# the Debian 13 lane: built and run inside its root
 		args=(tools/testing/trixie.sh check)
 		[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] &&
@@ -73,7 +79,7 @@ for k in "$@"; do
 	done < <(awk '/^# selftest: / { name = substr($0, 13) ": " }
 		      /^ok($| )/ && tolower($0) ~ /# skip/ { print name $0 }' "$log")
 
-	kver=$(cat "${SWNIC_CACHE:-$HOME/.cache/swnic}/k/$k/kver" 2>/dev/null) || kver="?"
+	kver=$(cat "${SWNIC_CACHE:-$HOME/.cache/swnic}/k/${k%-twovm}/kver" 2>/dev/null) || kver="?"
 	summary+=("[$k] $kver: $pass passed, $fail failed, $skip skipped (vm.sh exit $rc, $((SECONDS - t0))s)")
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))

@@ -84,6 +84,26 @@ vm_load_module()
 	fi
 }
 
+# --net: the virtio NIC, up, 10.99.0.N/24.
+vm_setup_net()
+{
+	local i nd=
+
+	modprobe virtio_net || vm_fail "modprobe virtio_net"
+	for i in $(seq 50); do
+		for nd in /sys/class/net/*; do
+			nd=${nd##*/}
+			[ "$nd" != lo ] && [ -e "/sys/class/net/$nd/device" ] && break 2
+			nd=
+		done
+		sleep 0.1
+	done
+	[ -n "$nd" ] || vm_fail "--net: no NIC appeared"
+	ip addr add "10.99.0.$VM_NET/24" dev "$nd" && ip link set "$nd" up ||
+		vm_fail "--net: cannot set up $nd"
+	export SWNIC_VM_NETDEV=$nd
+}
+
 vm_run()
 {
 	local now left st e watchdog
@@ -133,5 +153,6 @@ stty -F "$OUT" raw -echo 2>/dev/null
 exec < /dev/null > "$OUT" 2>&1
 
 vm_setup
+[ -n "${VM_NET:-}" ] && vm_setup_net
 [ "$VM_MODULE" = 1 ] && vm_load_module
 vm_run

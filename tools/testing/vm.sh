@@ -6,7 +6,7 @@
 #
 # Usage: tools/testing/vm.sh [--kernel TAG] [--share DIR]... [--timeout SECS]
 #                            [--mem MB] [--smp N] [--no-module] [--verbose]
-#                            [-- CMD [ARGS...]]
+#                            [--net LPORT:RPORT:N] [-- CMD [ARGS...]]
 #
 # Boots $SWNIC_CACHE/k/TAG (default 6.12; see setup.sh) under TCG. The
 # guest sees the host's / read-only at the same paths (9p) -- the
@@ -32,6 +32,13 @@
 # was running and the kernel log. --mem MB (default 3072), --smp N
 # (default 2). --verbose streams the kernel console to stderr and prints
 # the boot time.
+#
+# --net LPORT:RPORT:N gives the guest a virtio-net NIC whose frames go as
+# UDP datagrams from 127.0.0.1:LPORT to 127.0.0.1:RPORT on the build
+# machine (qemu's dgram netdev): two VMs with their ports swapped are
+# joined by a wire, as two hosts on one link, and nothing leaves the
+# build machine. In the guest the NIC is up as SWNIC_VM_NETDEV with
+# address 10.99.0.N/24 (MAC 52:54:00:99:00:N).
 #
 # Exit status: CMD's; 124 if CMD or the VM did not finish in time; 125 if
 # the VM failed (boot, insmod, mounts, kernel panic). After a non-zero
@@ -61,6 +68,7 @@ mem=${SWNIC_VM_MEM:-3072}
 smp=2
 module=1
 verbose=0
+net=
 shares=()
 cmd=()
 
@@ -92,6 +100,8 @@ while [ $# -gt 0 ]; do
 	--smp) [ $# -ge 2 ] || usage; smp=$2; shift 2 ;;
 	--smp=*) smp=${1#*=}; shift ;;
 	--no-module) module=0; shift ;;
+	--net) [ $# -ge 2 ] || usage; net=$2; shift 2 ;;
+	--net=*) net=${1#*=}; shift ;;
 	-v|--verbose) verbose=1; shift ;;
 	-h|--help) help ;;
 	--) shift; cmd=("$@"); break ;;
@@ -103,6 +113,13 @@ case $timeout$mem$smp in
 *[!0-9]*) die "--timeout, --mem and --smp take numbers" ;;
 esac
 [ "$timeout" -ge 10 ] || die "--timeout must be at least 10 seconds"
+if [ -n "$net" ]; then
+	IFS=: read -r net_l net_r net_n <<< "$net"
+	case $net_l:$net_r:$net_n in
+	*[!0-9:]*|:*|*::*|*:) die "--net takes LPORT:RPORT:N (numbers)" ;;
+	esac
+	[ "$net_n" -ge 1 ] && [ "$net_n" -le 254 ] || die "--net: N is 1..254"
+fi
 
 kdir=$CACHE/k/$tag
 [ -f "$kdir/kver" ] || die "no kernel '$tag' in $CACHE/k: run tools/testing/setup.sh"
@@ -303,6 +320,7 @@ quote()
 	printf 'VM_MODULE=%q\n' "$module"
 	printf 'VM_KO=%q\n' "$ko"
 	printf 'VM_DEADLINE=%q\n' "$deadline"
+	printf 'VM_NET=%q\n' "${net_n:-}"
 	printf 'VM_SHARES=(%s)\n' "$(quote "${shares[@]+"${shares[@]}"}")"
 	printf 'VM_ENV=(%s)\n' "$(quote "${passenv[@]+"${passenv[@]}"}")"
 	printf 'VM_CMD=(%s)\n' "$(quote "${cmd[@]}")"
@@ -336,6 +354,10 @@ qemu=(qemu-system-x86_64
 	-device "virtio-9p-pci,fsdev=root,mount_tag=swnic_root"
 	-fsdev "local,id=job,path=$job,security_model=none"
 	-device "virtio-9p-pci,fsdev=job,mount_tag=swnic_job")
+if [ -n "$net" ]; then
+	qemu+=(-netdev "dgram,id=wire,local.type=inet,local.host=127.0.0.1,local.port=$net_l,remote.type=inet,remote.host=127.0.0.1,remote.port=$net_r"
+	       -device "virtio-net-pci,netdev=wire,mac=52:54:00:99:00:$(printf %02x "$net_n")")
+fi
 for i in "${!shares[@]}"; do
 	qemu+=(-fsdev "local,id=sh$i,path=${shares[$i]},security_model=none,multidevs=remap"
 	       -device "virtio-9p-pci,fsdev=sh$i,mount_tag=swnic_sh$i")

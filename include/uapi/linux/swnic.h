@@ -67,6 +67,8 @@ enum {
  * struct swnic_rqe key_index, SWNIC_RQE_KEY
  */
 #define SWNIC_FEAT_RECV_KEY	(1ULL << 7)
+/* The wire: a device bound to a netdev reaches other hosts (UDP). */
+#define SWNIC_FEAT_WIRE		(1ULL << 8)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

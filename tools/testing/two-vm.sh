@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# two-vm.sh - swnic across two machines: two VMs, each with its own kernel
+# and swnic module, joined by a wire (vm.sh --net: qemu dgram netdevs on
+# the build machine's 127.0.0.1, ports swapped), 1 vCPU and 2 GiB each.
+# In each a swnic device is bound to the virtio NIC (10.99.0.1 and
+# 10.99.0.2); VM 1 runs the servers, VM 2 the clients of Debian's
+# fi_pingpong (RDM msg and tagged, MSG connected, DGRAM, 1 MiB, data
+# checked) and of wire_rma. VM 2 reports TAP; VM 1's side is checked
+# through a shared directory.
+#
+# Usage: tools/testing/two-vm.sh [--kernel TAG] [--timeout SECS]
+#        tools/testing/two-vm.sh guest server|client DIR   (in the VMs)
+#
+# Exit status: 0 if every check passed, 1 if one failed, vm.sh's (125,
+# 124) if a VM failed.
+
+set -u
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+PORT_A=47731
+PORT_B=47732
+ADDR_SERVER=10.99.0.1
+
+# ---- in the guests ----------------------------------------------------------
+
+pp_port=47900
+
+guest_server()
+{
+	local dir=$1 n=0 rc
+
+	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	: > "$dir/server-ready"
+	# One server per client run, in the order the client runs them.
+	while [ ! -e "$dir/client-done" ]; do
+		[ -e "$dir/run-$n" ] || { sleep 0.2; continue; }
+		read -r -a args < "$dir/run-$n"
+		pp_port=$((pp_port + 1))
+		if [ "${args[0]}" = wire_rma ]; then
+			timeout 120 "$REPO/selftests/wire/out/wire_rma" -s \
+				> "$dir/srv-$n.out" 2>&1
+		else
+			timeout 120 fi_pingpong -p swnic "${args[@]}" -B $pp_port \
+				> "$dir/srv-$n.out" 2>&1
+		fi
+		rc=$?
+		echo "$rc" > "$dir/srv-$n.rc"
+		n=$((n + 1))
+	done
+	exit 0
+}
+
+guest_client()
+{
+	. "$REPO/selftests/lib.sh"
+	local dir=$1 n=0 rc srv
+
+	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	for _ in $(seq 600); do
+		[ -e "$dir/server-ready" ] && ping -c 1 -W 1 $ADDR_SERVER \
+			>/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	check "the other VM answers over the wire (ping)" \
+		ping -c 1 -W 5 $ADDR_SERVER
+
+	across()
+	{
+		local desc=$1
+		shift
+		echo "$*" > "$dir/run-$n.tmp" && mv "$dir/run-$n.tmp" "$dir/run-$n"
+		pp_port=$((pp_port + 1))
+		sleep 2		# the server's fi_pingpong listens
+		if [ "$1" = wire_rma ]; then
+			timeout 150 "$REPO/selftests/wire/out/wire_rma" \
+				$ADDR_SERVER > /tmp/cli.out 2>&1
+		else
+			timeout 150 fi_pingpong -p swnic "$@" -P $pp_port \
+				$ADDR_SERVER > /tmp/cli.out 2>&1
+		fi
+		rc=$?
+		for _ in $(seq 600); do
+			[ -e "$dir/srv-$n.rc" ] && break
+			sleep 0.2
+		done
+		srv=$(cat "$dir/srv-$n.rc" 2>/dev/null || echo none)
+		if [ "$rc" = 0 ] && [ "$srv" = 0 ]; then
+			ok "$desc"
+		else
+			not_ok "$desc" "client exit $rc:" "$(tail -4 /tmp/cli.out)" \
+				"server exit $srv:" "$(tail -4 "$dir/srv-$n.out")"
+		fi
+		n=$((n + 1))
+	}
+	across "rdm msg 8 B..1 MiB between two VMs, data checked" \
+		-e rdm -c -I 5 -S all
+	across "rdm tagged 64 KiB between two VMs, data checked" \
+		-e rdm -m tagged -c -I 10 -S 65536
+	across "msg (connected) 4 KiB between two VMs, data checked" \
+		-e msg -c -I 10 -S 4096
+	across "dgram 1 KiB between two VMs, data checked" \
+		-e dgram -c -I 10 -S 1024
+	across "RMA write/read, remote CQ data, key errors between two VMs" \
+		wire_rma
+	: > "$dir/client-done"
+	tap_done
+}
+
+if [ "${1:-}" = guest ]; then
+	cd "$REPO" || exit 1
+	case ${2:-} in
+	server) guest_server "$3" ;;
+	client) guest_client "$3" ;;
+	esac
+	echo "two-vm.sh: guest server|client DIR" >&2
+	exit 2
+fi
+
+# ---- on the build machine -----------------------------------------------------
+
+tag=6.1
+timeout=900
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) tag=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	*) echo "usage: $0 [--kernel TAG] [--timeout SECS]" >&2; exit 2 ;;
+	esac
+done
+
+mkdir -p "$REPO/build"
+dir=$(mktemp -d "$REPO/build/two-vm.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+vm=("$REPO/tools/testing/vm.sh" --kernel "$tag" --smp 1 --mem 2048
+    --timeout "$timeout" --share "$dir")
+
+"${vm[@]}" --net "$PORT_A:$PORT_B:1" -- "$REPO/tools/testing/two-vm.sh" \
+	guest server "$dir" > "$dir/vm1.log" 2>&1 &
+vm1=$!
+"${vm[@]}" --net "$PORT_B:$PORT_A:2" -- "$REPO/tools/testing/two-vm.sh" \
+	guest client "$dir"
+rc=$?
+: > "$dir/client-done"
+if ! wait "$vm1"; then
+	echo "not ok - the server VM failed:"
+	sed 's/^/# /' "$dir/vm1.log" | tail -30
+	[ "$rc" = 0 ] && rc=1
+fi
+exit "$rc"
