@@ -46,6 +46,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/udp.h>
+#include <linux/workqueue.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/sock.h>
@@ -205,6 +206,13 @@ struct swnic_peer {
 };
 
 static unsigned int swnic_udp_net_id;
+
+/*
+ * The namespaces' workers. High priority: applications busy-poll their
+ * CQs, and a normal worker would wait for the next tick to run beside
+ * them - a packet's latency would be a tick.
+ */
+static struct workqueue_struct *swnic_wire_wq;
 
 static struct swnic_wnet *swnic_wnet(struct net *net)
 {
@@ -1338,14 +1346,14 @@ static void swnic_udp_work(struct work_struct *work)
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
 	mutex_unlock(&wn->lock);
 	if (!skb_queue_empty(&wn->rxq))
-		queue_work(system_unbound_wq, &wn->work);
+		queue_work(swnic_wire_wq, &wn->work);
 }
 
 static void swnic_udp_timer(struct timer_list *t)
 {
 	struct swnic_wnet *wn = from_timer(wn, t, timer);
 
-	queue_work(system_unbound_wq, &wn->work);
+	queue_work(swnic_wire_wq, &wn->work);
 }
 
 /* encap_rcv, softirq: every datagram to the port. Return: 0 (taken). */
@@ -1362,7 +1370,7 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	}
 	skb_pull(skb, sizeof(struct udphdr));
 	skb_queue_tail(&wn->rxq, skb);
-	queue_work(system_unbound_wq, &wn->work);
+	queue_work(swnic_wire_wq, &wn->work);
 	return 0;
 }
 
@@ -1487,13 +1495,23 @@ static struct pernet_operations swnic_udp_net_ops = {
 
 int __init swnic_udp_init(void)
 {
+	int ret;
+
 	swnic_wire_build_bug_on();
 	if (!udp_port || udp_port > U16_MAX)
 		return -EINVAL;
-	return register_pernet_subsys(&swnic_udp_net_ops);
+	swnic_wire_wq = alloc_workqueue("swnic_wire", WQ_UNBOUND | WQ_HIGHPRI,
+					0);
+	if (!swnic_wire_wq)
+		return -ENOMEM;
+	ret = register_pernet_subsys(&swnic_udp_net_ops);
+	if (ret)
+		destroy_workqueue(swnic_wire_wq);
+	return ret;
 }
 
 void swnic_udp_exit(void)
 {
 	unregister_pernet_subsys(&swnic_udp_net_ops);
+	destroy_workqueue(swnic_wire_wq);
 }

@@ -29,6 +29,7 @@ TIMEOUT_PARAM=/sys/module/swnic/parameters/peer_timeout_ms
 old_timeout=$(cat "$TIMEOUT_PARAM")
 cleanup()
 {
+	pkill -9 -f "fi_pingpong -p swnic -e rdm -I 100000" 2>/dev/null
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
 	$A swnic dev del swnicwa force >/dev/null 2>&1
 	$B swnic dev del swnicwb force >/dev/null 2>&1
@@ -163,7 +164,8 @@ wait 2>/dev/null
 $B tc qdisc replace dev swwb root netem loss 0%
 echo 1000 > "$TIMEOUT_PARAM"
 port=$((port + 1))
-$A timeout 120 fi_pingpong -p swnic -e rdm -I 100000 -S 65536 -B $port \
+# (No timeout(1) in between: the kill must reach fi_pingpong itself.)
+$A fi_pingpong -p swnic -e rdm -I 100000 -S 65536 -B $port \
 	>/dev/null 2>&1 &
 srv=$!
 wait_listen swnicwa $port

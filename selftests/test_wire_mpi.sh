@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_wire_mpi.sh - Open MPI across two hosts over swnic's wire: two
+# network namespaces joined by veth, a swnic device in each bound to its
+# end, and a 2-rank job (cm PML, OFI MTL, provider swnic) with one rank in
+# each namespace - mpirun in the first launches the second rank's daemon
+# in the other namespace through selftests/wire/netns-rsh, as it would
+# over ssh. The ranks run selftests/mpi/mpi_basic.c (send/recv 1 B..1 MiB
+# every byte checked, allreduce, barrier). FI_REMOTE_COMM comes from the
+# bound devices: no FI_SWNIC_REMOTE_COMM.
+#
+# swnic-timeout: 600
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd mpirun ip swnic
+prog="$SWNIC_REPO/selftests/mpi/out/mpi_basic"
+[ -x "$prog" ] || skip_all "mpi_basic not built (no mpicc?)"
+ip netns add swnicma 2>/dev/null || skip_all "cannot create network namespaces"
+ip netns add swnicmb
+
+A="ip netns exec swnicma"
+B="ip netns exec swnicmb"
+ADDR_A=10.80.0.1
+ADDR_B=10.80.0.2
+OUT=/tmp/test_wire_mpi.out
+cleanup()
+{
+	$A swnic dev del swnicma force >/dev/null 2>&1
+	$B swnic dev del swnicmb force >/dev/null 2>&1
+	ip netns del swnicma 2>/dev/null
+	ip netns del swnicmb 2>/dev/null
+}
+trap cleanup EXIT
+
+check "two namespaces joined by veth, a bound swnic device in each" sh -c "
+	ip link add swma type veth peer name swmb &&
+	ip link set swma netns swnicma && ip link set swmb netns swnicmb &&
+	$A ip addr add $ADDR_A/24 dev swma &&
+	$B ip addr add $ADDR_B/24 dev swmb &&
+	$A ip link set swma up && $B ip link set swmb up &&
+	$A ip link set lo up && $B ip link set lo up &&
+	$A swnic dev add swnicma netdev swma &&
+	$B swnic dev add swnicmb netdev swmb"
+
+rm -f /tmp/netns-rsh.log
+for doorbell in 0 1; do
+	mode=$([ "$doorbell" = 1 ] && echo engine || echo syscall)
+	if $A env FI_SWNIC_DOORBELL_ENGINE=$doorbell OMPI_MCA_btl=self \
+		timeout 300 mpirun --allow-run-as-root --bind-to none \
+		--host $ADDR_A,$ADDR_B -np 2 \
+		--mca plm_rsh_agent "$SWNIC_REPO/selftests/wire/netns-rsh" \
+		--mca oob_tcp_if_include 10.80.0.0/24 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic \
+		-x FI_SWNIC_DOORBELL_ENGINE -x FI_PROVIDER_PATH -x PATH \
+		"$prog" >"$OUT" 2>&1; then
+		ok "mpirun -np 2 across two hosts over swnic exits 0 ($mode doorbell)"
+	else
+		not_ok "mpirun -np 2 across two hosts over swnic exits 0 ($mode doorbell)" \
+			"$(tail -8 "$OUT")"
+	fi
+	for n in 1 64 4096 65536 1048576; do
+		check "send/recv $n bytes across, checked ($mode doorbell)" \
+			grep -qx "ok send/recv $n bytes" "$OUT"
+	done
+	check "allreduce over 2 ranks on 2 hosts ($mode doorbell)" \
+		grep -qx "ok allreduce 3 over 2 ranks" "$OUT"
+done
+check "the second rank ran in the other namespace" \
+	grep -qx "$ADDR_B swnicmb" /tmp/netns-rsh.log
+tap_done
