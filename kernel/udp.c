@@ -130,6 +130,8 @@ struct swnic_txpkt {
 	struct list_head node;		/* peer->unacked, PSN order */
 	u32 psn;
 	bool retx;			/* sent again: no RTT sample */
+	bool req;			/* a fragment of our request @req_id */
+	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
 	u32 len;
 	u8 buf[];
@@ -193,6 +195,8 @@ struct swnic_peer {
 	struct list_head waiting;	/* our requests awaiting their answer */
 	u32 nmsgs;			/* on txq and waiting */
 	u32 next_msg_id;
+	u32 acked_req;			/* highest request with a packet ACKed */
+	bool acked_any;			/* ... if any */
 	u32 srtt_us, rttvar_us, rto_us;
 	unsigned long rto_mark;		/* jiffies: last ACK progress or RTO */
 	/* receiving */
@@ -429,6 +433,8 @@ static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
 
 		h->type = tm->m.opcode == SWNIC_OP_READ ? SWNIC_PKT_READ_REQ :
 							  SWNIC_PKT_DATA;
+		t->req = true;
+		t->req_id = tm->msg_id;
 		*m = tm->m;
 		m->offset = cpu_to_be64(tm->pos);
 		swnic_txmsg_copy(tm, tm->pos, (u8 *)(m + 1), n);
@@ -470,8 +476,7 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 			continue;
 		list_del(&tm->node);
 		if (tm->kind == SWNIC_TX_REQ) {
-			/* All of it is in the packets: the pages may go. */
-			swnic_txmsg_unpin(tm);
+			/* Its pages stay pinned: a restarted peer needs it again. */
 			list_add_tail(&tm->node, &p->waiting);
 		} else {
 			swnic_txmsg_free(tm);
@@ -513,36 +518,53 @@ static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 }
 
 /*
- * Fail everything we sent to the peer with @err and start a new
- * incarnation towards it: the peer restarted, or stopped answering.
+ * Start a new incarnation towards the peer: it restarted, or stopped
+ * answering. Our requests fail with @err, except, if @retry, those the
+ * old incarnation never acknowledged a packet of: nothing of them was
+ * seen, and they go again, first to the new incarnation (in their order,
+ * numbered from 0 as its context expects). Answers to the old
+ * incarnation's requests are dropped: their initiator is gone.
  */
 static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
-				int err)
+				int err, bool retry)
 {
 	struct swnic_txmsg *tm, *ttmp;
 	struct swnic_txpkt *t, *tmp;
+	LIST_HEAD(again);
 
 	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
 		list_del(&t->node);
 		kfree(t);
 	}
 	p->inflight = 0;
-	list_for_each_entry_safe(tm, ttmp, &p->txq, node) {
-		if (tm->kind == SWNIC_TX_REQ) {
-			swnic_req_done(p, tm, err);
-		} else {
+	/* Oldest first: the waiting requests were made before the queued. */
+	list_splice_tail_init(&p->txq, &p->waiting);
+	list_for_each_entry_safe(tm, ttmp, &p->waiting, node) {
+		if (tm->kind != SWNIC_TX_REQ) {
 			list_del(&tm->node);
 			swnic_txmsg_free(tm);
+		} else if (retry && (!p->acked_any ||
+				     psn_before(p->acked_req, tm->msg_id))) {
+			list_move_tail(&tm->node, &again);
+		} else {
+			swnic_req_done(p, tm, err);
 		}
 	}
-	list_for_each_entry_safe(tm, ttmp, &p->waiting, node)
-		swnic_req_done(p, tm, err);
 	p->my_inc = swnic_new_inc();
 	p->snd_nxt = 0;
 	p->snd_una = 0;
 	p->next_msg_id = 0;
+	p->acked_any = false;
 	p->rto_us = SWNIC_RTO_INIT_US;
 	p->srtt_us = 0;
+	list_for_each_entry(tm, &again, node) {
+		tm->msg_id = p->next_msg_id++;
+		tm->m.msg_id = cpu_to_be32(tm->msg_id);
+		tm->pos = 0;
+		tm->got = 0;
+		tm->err = 0;
+	}
+	list_splice_tail(&again, &p->txq);
 }
 
 static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
@@ -585,7 +607,7 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 
 static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 {
-	swnic_peer_reset_tx(wn, p, ECONNABORTED);
+	swnic_peer_reset_tx(wn, p, ECONNABORTED, false);
 	swnic_peer_reset_rx(wn, p);
 	list_del(&p->node);
 	wn->npeers--;
@@ -803,6 +825,11 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 		/* The latest transmission known to have arrived (RACK). */
 		if (ktime_after(t->stamp, rack))
 			rack = t->stamp;
+		if (t->req && (!p->acked_any || psn_before(p->acked_req,
+							   t->req_id))) {
+			p->acked_req = t->req_id;
+			p->acked_any = true;
+		}
 		list_del(&t->node);
 		p->inflight--;
 		kfree(t);
@@ -1180,9 +1207,11 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 			swnic_drop(wn, SWNIC_DROP_STALE);
 			return;
 		}
-		swnic_peer_reset_tx(wn, p, ECONNRESET);
+		swnic_peer_reset_tx(wn, p, ECONNRESET, true);
 		swnic_peer_reset_rx(wn, p);
 		p->their_inc = src_inc;
+		p->heard = jiffies;
+		swnic_peer_pump(wn, p);
 		return;
 	}
 	if (dst_inc && dst_inc != p->my_inc) {
@@ -1199,11 +1228,15 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		 * A new incarnation of the peer: what it sent before is gone,
 		 * and so is what it had received from us.
 		 */
-		if (p->their_inc) {
+		bool known = p->their_inc;
+
+		if (known) {
 			swnic_peer_reset_rx(wn, p);
-			swnic_peer_reset_tx(wn, p, ECONNRESET);
+			swnic_peer_reset_tx(wn, p, ECONNRESET, true);
 		}
 		p->their_inc = src_inc;
+		if (known)
+			swnic_peer_pump(wn, p);
 	}
 	p->heard = jiffies;
 
@@ -1299,7 +1332,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 		if (time_after(now, p->heard + timeout)) {
 			pr_debug("peer %pI4:%u silent for %u ms: failed\n",
 				 &p->ip, ntohs(p->port), peer_timeout_ms);
-			swnic_peer_reset_tx(wn, p, ETIMEDOUT);
+			swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
 			swnic_peer_reset_rx(wn, p);
 			p->their_inc = 0;
 			continue;

@@ -175,6 +175,7 @@ cli=$!
 sleep 3
 start=$(date +%s)
 kill -9 $srv 2>/dev/null
+wait $srv 2>/dev/null
 $A swnic dev del swnicwa force >/dev/null 2>&1
 ip netns del swnicwa
 wait $cli
@@ -188,8 +189,32 @@ else
 fi
 wait 2>/dev/null
 
+# The peer again, restarted: a new namespace with the same address, a new
+# device, a new wire socket - a new incarnation. The client's side still
+# knows the old one: its first packets are answered with a RESET, and the
+# requests the old incarnation never saw go again to the new one.
+ip netns add swnicwa
+# (Its veth went with it, both ends: a new pair; the client's device,
+# unbound and down since, is bound to its new end.)
+check "the peer's namespace made again (same address, new device)" sh -c "
+	ip link add swwa type veth peer name swwb &&
+	ip link set swwa netns swnicwa && ip link set swwb netns swnicwb &&
+	$A ip addr add $ADDR_A/24 dev swwa &&
+	$B ip addr add $ADDR_B/24 dev swwb &&
+	$A ip link set swwa up && $B ip link set swwb up &&
+	$A ip link set lo up &&
+	$B swnic dev set swnicwb netdev swwb state up &&
+	$A swnic dev add swnicwa netdev swwa"
+pingpong "a restarted peer is talked to again (rdm 4 KiB, data checked)" \
+	-e rdm -c -I 20 -S 4096
+
+$A swnic dev del swnicwa force >/dev/null 2>&1
+ip netns del swnicwa
 $B swnic dev del swnicwb force >/dev/null 2>&1
 ip netns del swnicwb
+# A device whose namespace went first is back in init_net: gone too.
+swnic dev del swnicwa force >/dev/null 2>&1
+swnic dev del swnicwb force >/dev/null 2>&1
 # The peer contexts go with their namespace; give the kernel a moment.
 for _ in $(seq 50); do
 	[ "$(objects)" = "$before" ] && break

@@ -29,7 +29,7 @@ pp_port=47900
 
 guest_server()
 {
-	local dir=$1 n=0 rc
+	local dir=$1 n=0 rc pid lport
 
 	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
 	: > "$dir/server-ready"
@@ -40,11 +40,21 @@ guest_server()
 		pp_port=$((pp_port + 1))
 		if [ "${args[0]}" = wire_rma ]; then
 			timeout 120 "$REPO/selftests/wire/out/wire_rma" -s \
-				> "$dir/srv-$n.out" 2>&1
+				> "$dir/srv-$n.out" 2>&1 &
+			lport=47990
 		else
 			timeout 120 fi_pingpong -p swnic "${args[@]}" -B $pp_port \
-				> "$dir/srv-$n.out" 2>&1
+				> "$dir/srv-$n.out" 2>&1 &
+			lport=$pp_port
 		fi
+		pid=$!
+		# The client connects once the server listens.
+		for _ in $(seq 600); do
+			[ -n "$(ss -Hltn "sport = :$lport")" ] && break
+			sleep 0.1
+		done
+		: > "$dir/srv-$n.listening"
+		wait $pid
 		rc=$?
 		echo "$rc" > "$dir/srv-$n.rc"
 		n=$((n + 1))
@@ -72,7 +82,10 @@ guest_client()
 		shift
 		echo "$*" > "$dir/run-$n.tmp" && mv "$dir/run-$n.tmp" "$dir/run-$n"
 		pp_port=$((pp_port + 1))
-		sleep 2		# the server's fi_pingpong listens
+		for _ in $(seq 600); do
+			[ -e "$dir/srv-$n.listening" ] && break
+			sleep 0.2
+		done
 		if [ "$1" = wire_rma ]; then
 			timeout 150 "$REPO/selftests/wire/out/wire_rma" \
 				$ADDR_SERVER > /tmp/cli.out 2>&1
