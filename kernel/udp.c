@@ -1075,7 +1075,8 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
-	rm->buf = len ? kvmalloc(len, GFP_KERNEL) : NULL;
+	/* Zeroed: fragments may overlap and leave holes (a hostile peer). */
+	rm->buf = len ? kvzalloc(len, GFP_KERNEL) : NULL;
 	if (len && !rm->buf) {
 		kfree(rm);
 		swnic_drop(wn, SWNIC_DROP_NO_MEM);
