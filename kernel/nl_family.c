@@ -2,8 +2,8 @@
 /*
  * The generic netlink family "swnic": its policies, its ops table, the
  * events group and its registration, and who may see or change what. The
- * commands are in nl_dev.c, nl_domain.c, nl_service.c and nl_stats.c, the
- * events in nl_events.c. include/uapi/linux/swnic_netlink.h and
+ * commands are in nl_dev.c, nl_domain.c, nl_service.c and nl_stats.c (also
+ * the wire's PEER_GET), the events in nl_events.c. include/uapi/linux/swnic_netlink.h and
  * Documentation/netlink/specs/swnic.yaml describe it.
  *
  * Every command has its own strict policy. Changes need CAP_NET_ADMIN over
@@ -134,6 +134,11 @@ static const struct nla_policy swnic_nl_svc_set_policy[SWNIC_A_MAX + 1] = {
 	SWNIC_NL_POLICY_DEV,
 	SWNIC_NL_POLICY_SVC,
 	SWNIC_NL_POLICY_SVC_SET,
+};
+
+/* PEER_GET: the caller's namespace, nothing to choose. */
+static const struct nla_policy swnic_nl_peer_policy[SWNIC_A_MAX + 1] = {
+	[SWNIC_A_UNSPEC] = { .type = NLA_UNSPEC },
 };
 
 /* ---- who may see or change what --------------------------------------- */
@@ -353,6 +358,12 @@ static const struct genl_ops swnic_nl_ops[] = {
 		.start = swnic_nl_dump_start,
 		.dumpit = swnic_nl_mr_get_dumpit,
 		.policy = swnic_nl_domain_policy,
+		.maxattr = SWNIC_A_MAX,
+	},
+	{
+		.cmd = SWNIC_NL_CMD_PEER_GET,
+		.dumpit = swnic_nl_peer_get_dumpit,
+		.policy = swnic_nl_peer_policy,
 		.maxattr = SWNIC_A_MAX,
 	},
 };

@@ -8,7 +8,7 @@
  *   nl_dev.c      devices: DEV_GET, DEV_NEW, DEV_DEL, DEV_SET
  *   nl_domain.c   domains and their MRs: DOMAIN_GET, MR_GET
  *   nl_service.c  services: SVC_GET, SVC_NEW, SVC_DEL, SVC_SET
- *   nl_stats.c    counters: STAT_GET, STAT_RESET
+ *   nl_stats.c    counters: STAT_GET, STAT_RESET; the wire's: PEER_GET
  *   nl_events.c   every multicast message (nl_events.h)
  *
  * Each object's message is built by one fill function (swnic_nl_fill_*()),
@@ -100,6 +100,7 @@ int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info);
 int swnic_nl_stat_get_doit(struct sk_buff *skb, struct genl_info *info);
 int swnic_nl_stat_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info);
+int swnic_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 /* ---- nl_events.c ------------------------------------------------------- */
 

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Netlink: counters - STAT_GET (module-wide, a device's, a domain's) and
- * STAT_RESET. The counters and their names are stats.c's.
+ * STAT_RESET. The counters and their names are stats.c's. And the wire's:
+ * PEER_GET, its counters and peer contexts (udp.c's).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 
 #include "device.h"
 #include "domain.h"
 #include "nl_internal.h"
 #include "stats.h"
+#include "udp.h"
 
 /*
  * A STAT_GET message, for the reply and the dump: module-wide (both NULL;
@@ -181,4 +184,103 @@ int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	if (sdev)
 		swnic_device_put(sdev);
 	return ret;
+}
+
+/* ---- the wire: PEER_GET ------------------------------------------------- */
+
+/* A PEER_GET dump part being filled. */
+struct swnic_nl_peer_arg {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+};
+
+static int swnic_nl_put_wire_stat(void *arg, const char *name, u64 value)
+{
+	return swnic_stats_put(arg, name, value);
+}
+
+/* The namespace's message: its wire counters. */
+static int swnic_nl_fill_wire(struct sk_buff *skb, struct net *net,
+			      struct netlink_callback *cb)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &swnic_genl_family, NLM_F_MULTI,
+			  SWNIC_NL_CMD_PEER_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	genl_dump_check_consistent(cb, hdr);
+	nest = nla_nest_start(skb, SWNIC_A_STATS);
+	if (!nest ||
+	    swnic_udp_counters(net, swnic_nl_put_wire_stat, skb)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* A peer's message (under the wire's lock). */
+static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
+{
+	struct swnic_nl_peer_arg *a = arg;
+	struct sk_buff *skb = a->skb;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, NETLINK_CB(a->cb->skb).portid,
+			  a->cb->nlh->nlmsg_seq, &swnic_genl_family,
+			  NLM_F_MULTI, SWNIC_NL_CMD_PEER_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	genl_dump_check_consistent(a->cb, hdr);
+	if (nla_put_in_addr(skb, SWNIC_A_PEER_ADDR, info->ip) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_PORT, info->port) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_LOCAL_INC, info->my_inc) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_REMOTE_INC, info->their_inc) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_SRTT, info->srtt_us) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_RTTVAR, info->rttvar_us) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_RTO, info->rto_us) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_INFLIGHT, info->inflight) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_MSGS, info->msgs) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_SILENT_MS, info->silent_ms) ||
+	    nla_put_u64_64bit(skb, SWNIC_A_PEER_RETX, info->retx,
+			      SWNIC_A_PAD) ||
+	    nla_put_u64_64bit(skb, SWNIC_A_PEER_TX_BYTES, info->tx_bytes,
+			      SWNIC_A_PAD) ||
+	    nla_put_u64_64bit(skb, SWNIC_A_PEER_RX_BYTES, info->rx_bytes,
+			      SWNIC_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/**
+ * swnic_nl_peer_get_dumpit() - PEER_GET dump: the wire of the caller's
+ * network namespace, its counters then each peer context
+ * @skb: the part being filled
+ * @cb: the dump; cb->args[0] is 0 before the counters' message, then 1;
+ *	cb->args[1] the place of the next peer on the namespace's list
+ *
+ * Return: the part's length, 0 at the end, or -errno.
+ */
+int swnic_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct swnic_nl_peer_arg arg = { .skb = skb, .cb = cb };
+	struct net *net = sock_net(cb->skb->sk);
+	int ret = 0;
+
+	if (!cb->args[0]) {
+		ret = swnic_nl_fill_wire(skb, net, cb);
+		if (!ret)
+			cb->args[0] = 1;
+	}
+	if (!ret)
+		ret = swnic_udp_peers(net, &cb->args[1], &cb->seq,
+				      swnic_nl_fill_peer, &arg);
+	return swnic_nl_dump_end(skb, ret);
 }

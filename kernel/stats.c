@@ -115,8 +115,15 @@ void swnic_stats_reset(struct swnic_device *sdev, struct swnic_domain *dom)
 				     swnic_mr_counter(&c, i));
 }
 
-/* Add one named counter to an open SWNIC_A_STATS nest. */
-static int swnic_stats_put(struct sk_buff *skb, const char *name, u64 value)
+/**
+ * swnic_stats_put() - add one named counter to an open SWNIC_A_STATS nest
+ * @skb: the message
+ * @name: the counter's name
+ * @value: its value
+ *
+ * Return: 0 or -EMSGSIZE (nothing added).
+ */
+int swnic_stats_put(struct sk_buff *skb, const char *name, u64 value)
 {
 	struct nlattr *entry;
 

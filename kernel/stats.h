@@ -72,5 +72,6 @@ void swnic_stats_reset(struct swnic_device *sdev, struct swnic_domain *dom);
 int swnic_stats_fill(struct sk_buff *skb, struct swnic_device *sdev,
 		     struct swnic_domain *dom);
 int swnic_stats_fill_objects(struct sk_buff *skb);
+int swnic_stats_put(struct sk_buff *skb, const char *name, u64 value);
 
 #endif /* _SWNIC_STATS_H */

@@ -109,6 +109,21 @@ enum {
 	__SWNIC_DROP_NUM
 };
 
+/* Their names in netlink (PEER_GET's counters, Documentation/wire.rst). */
+static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
+	[SWNIC_DROP_SHORT] = "drop_short",
+	[SWNIC_DROP_CSUM] = "drop_checksum",
+	[SWNIC_DROP_VERSION] = "drop_version",
+	[SWNIC_DROP_STALE] = "drop_stale",
+	[SWNIC_DROP_WINDOW] = "drop_window",
+	[SWNIC_DROP_DUP] = "drop_dup",
+	[SWNIC_DROP_BAD_MSG] = "drop_bad_msg",
+	[SWNIC_DROP_NO_MEM] = "drop_no_mem",
+	[SWNIC_DROP_PEERS] = "drop_peers",
+	[SWNIC_DROP_QUEUE] = "drop_queue",
+	[SWNIC_DROP_NO_DEV] = "drop_no_dev",
+};
+
 struct swnic_wnet {
 	struct net *net;
 	struct mutex lock;		/* everything below but @rxq */
@@ -118,6 +133,7 @@ struct swnic_wnet {
 	struct timer_list timer;	/* retransmit/timeout tick */
 	struct list_head peers;
 	u32 npeers;
+	u32 peers_gen;			/* bumped when @peers changes */
 	u64 rx_mem;			/* bytes of messages being received */
 	bool dead;
 	struct ratelimit_state peer_limit;
@@ -602,6 +618,7 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	INIT_LIST_HEAD(&p->rxmsgs);
 	list_add_tail(&p->node, &wn->peers);
 	wn->npeers++;
+	wn->peers_gen++;
 	return p;
 }
 
@@ -611,6 +628,7 @@ static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 	swnic_peer_reset_rx(wn, p);
 	list_del(&p->node);
 	wn->npeers--;
+	wn->peers_gen++;
 	kfree(p);
 }
 
@@ -1084,7 +1102,8 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
-	rm->buf = len ? kvmalloc(len, GFP_KERNEL) : NULL;
+	/* Zeroed: fragments may overlap and leave holes (a hostile peer). */
+	rm->buf = len ? kvzalloc(len, GFP_KERNEL) : NULL;
 	if (len && !rm->buf) {
 		kfree(rm);
 		swnic_drop(wn, SWNIC_DROP_NO_MEM);
@@ -1288,6 +1307,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		}
 	}
 	set_bit(psn % SWNIC_RX_WIN, p->rcv_map);
+	p->rx_bytes += len;
 	while (test_bit(p->rcv_nxt % SWNIC_RX_WIN, p->rcv_map))
 		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
 	p->ack_due = true;
@@ -1475,6 +1495,91 @@ int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr)
 		return 0;
 	ret = swnic_udp_open(net);
 	put_net(net);
+	return ret;
+}
+
+/* ---- statistics (netlink's PEER_GET) ------------------------------------ */
+
+/**
+ * swnic_udp_counters() - the wire counters of a network namespace
+ * @net: the namespace
+ * @fn: called for each counter (name, value) under the wire's lock; a
+ *	non-zero return stops the walk and is returned
+ * @arg: @fn's argument
+ *
+ * Packets sent, received and retransmitted, peer contexts, bytes of
+ * messages being received, and the drops by reason.
+ *
+ * Return: 0, or what @fn returned.
+ */
+int swnic_udp_counters(struct net *net,
+		       int (*fn)(void *arg, const char *name, u64 value),
+		       void *arg)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	int i, ret;
+
+	mutex_lock(&wn->lock);
+	ret = fn(arg, "tx_packets", wn->tx_pkts) ?:
+	      fn(arg, "rx_packets", wn->rx_pkts) ?:
+	      fn(arg, "retx_packets", wn->retx_pkts) ?:
+	      fn(arg, "peers", wn->npeers) ?:
+	      fn(arg, "rx_mem_bytes", wn->rx_mem);
+	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
+		ret = fn(arg, swnic_drop_names[i] ?: "drop_other",
+			 atomic64_read(&wn->drops[i]));
+	mutex_unlock(&wn->lock);
+	return ret;
+}
+
+/**
+ * swnic_udp_peers() - the peer contexts of a network namespace
+ * @net: the namespace
+ * @pos: in: the first peer to show (its place on the list); out: the one
+ *	 @fn stopped at, or past the last
+ * @gen: out: the generation of the list (changes with the set of peers)
+ * @fn: called for each peer under the wire's lock; a non-zero return
+ *	stops the walk and is returned
+ * @arg: @fn's argument
+ *
+ * Return: 0 at the end of the list, or what @fn returned.
+ */
+int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
+		    int (*fn)(void *arg, const struct swnic_peer_info *info),
+		    void *arg)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	unsigned long i = 0, now = jiffies;
+	struct swnic_peer_info info;
+	struct swnic_peer *p;
+	int ret = 0;
+
+	mutex_lock(&wn->lock);
+	*gen = wn->peers_gen;
+	list_for_each_entry(p, &wn->peers, node) {
+		if (i++ < *pos)
+			continue;
+		info = (struct swnic_peer_info) {
+			.ip = p->ip,
+			.port = ntohs(p->port),
+			.my_inc = p->my_inc,
+			.their_inc = p->their_inc,
+			.srtt_us = p->srtt_us,
+			.rttvar_us = p->rttvar_us,
+			.rto_us = p->rto_us,
+			.inflight = p->inflight,
+			.msgs = p->nmsgs,
+			.silent_ms = jiffies_to_msecs(now - p->heard),
+			.retx = p->retx,
+			.tx_bytes = p->tx_bytes,
+			.rx_bytes = p->rx_bytes,
+		};
+		ret = fn(arg, &info);
+		if (ret)
+			break;
+		(*pos)++;
+	}
+	mutex_unlock(&wn->lock);
 	return ret;
 }
 

@@ -13,6 +13,24 @@ int swnic_udp_open(struct net *net);
 int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr);
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr);
 
+/* A peer context as netlink shows it (swnic_udp_peers()). */
+struct swnic_peer_info {
+	__be32 ip;
+	u16 port;
+	u32 my_inc, their_inc;
+	u32 srtt_us, rttvar_us, rto_us;
+	u32 inflight, msgs;
+	u32 silent_ms;
+	u64 retx, tx_bytes, rx_bytes;
+};
+
+int swnic_udp_counters(struct net *net,
+		       int (*fn)(void *arg, const char *name, u64 value),
+		       void *arg);
+int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
+		    int (*fn)(void *arg, const struct swnic_peer_info *info),
+		    void *arg);
+
 int __init swnic_udp_init(void);
 void swnic_udp_exit(void);
 

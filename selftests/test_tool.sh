@@ -115,7 +115,7 @@ fails_with "an unknown command prints usage and fails" \
 fails_with "an unknown argument prints usage and fails" \
 	'unknown argument "bogus"' swnic dev show swnic0 bogus
 fails_with "no object prints usage and fails" 'Usage: swnic' swnic
-for obj in "" dev domain mr stat service monitor; do
+for obj in "" dev domain mr stat service peer monitor; do
 	# shellcheck disable=SC2086
 	if out=$(swnic $obj help 2>&1) && printf '%s' "$out" | grep -q Usage; then
 		ok "swnic $obj help: usage, exit 0"
@@ -252,6 +252,22 @@ else
 	not_ok "stat show: one table row per counter" "$out"
 fi
 fails_with "stat reset: needs a target" "which device or domain" swnic stat reset
+
+# ---- peer (the wire of this namespace; test_wire_fuzz.sh has live peers) ---
+
+json=$(swnic -j peer show)
+jq_check "peer show -j: the namespace's wire counters first, drops by reason" \
+	'.[0].peer == "*" and (.[0].counters | has("tx_packets") and
+	 has("retx_packets") and has("drop_short") and has("drop_stale") and
+	 has("drop_no_dev"))' "$json"
+out=$(swnic peer show)
+if printf '%s\n' "$out" | grep -Eq '^\* +drop_window +[0-9]+$'; then
+	ok "peer show: the counters as a table"
+else
+	not_ok "peer show: the counters as a table" "$out"
+fi
+fails_with "peer show: takes no arguments" 'unknown argument "bogus"' \
+	swnic peer show bogus
 
 # ---- dev del -----------------------------------------------------------------
 

@@ -52,6 +52,19 @@ static const char *const attr_names[SWNIC_A_MAX + 1] = {
 	[SWNIC_A_SVC_MAX_DOMAINS] = "svc-max-domains",
 	[SWNIC_A_SVC_DOMAINS] = "svc-domains",
 	[SWNIC_A_LIMIT] = "limit",
+	[SWNIC_A_PEER_ADDR] = "peer-addr",
+	[SWNIC_A_PEER_PORT] = "peer-port",
+	[SWNIC_A_PEER_LOCAL_INC] = "peer-local-inc",
+	[SWNIC_A_PEER_REMOTE_INC] = "peer-remote-inc",
+	[SWNIC_A_PEER_SRTT] = "peer-srtt",
+	[SWNIC_A_PEER_RTTVAR] = "peer-rttvar",
+	[SWNIC_A_PEER_RTO] = "peer-rto",
+	[SWNIC_A_PEER_INFLIGHT] = "peer-inflight",
+	[SWNIC_A_PEER_MSGS] = "peer-msgs",
+	[SWNIC_A_PEER_SILENT_MS] = "peer-silent-ms",
+	[SWNIC_A_PEER_RETX] = "peer-retx",
+	[SWNIC_A_PEER_TX_BYTES] = "peer-tx-bytes",
+	[SWNIC_A_PEER_RX_BYTES] = "peer-rx-bytes",
 };
 
 const char *nl_attr_name(unsigned int type)

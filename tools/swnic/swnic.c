@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swnic(8): manage swnic devices, domains, services and events over the
- * generic netlink family "swnic".
+ * swnic(8): manage swnic devices, domains, services and events, and show
+ * the wire's peers, over the generic netlink family "swnic".
  *
  *   swnic [-j] [-p] OBJECT COMMAND [ARGS]
  *   swnic [-f] -b FILE
@@ -22,7 +22,8 @@ static void usage(void)
 	fprintf(stderr,
 		"Usage: swnic [OPTIONS] OBJECT { COMMAND | help }\n"
 		"       swnic [-f] -b FILE\n"
-		"where  OBJECT := { dev | domain | mr | stat | service | monitor | help }\n"
+		"where  OBJECT := { dev | domain | mr | stat | service | peer | monitor\n"
+		"                  | help }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -V[ersion] | -h[elp] }\n"
 		"See swnic(8) and `swnic OBJECT help`.\n");
 }
@@ -196,6 +197,7 @@ static const struct sw_cmd objects[] = {
 	{ "mr", cmd_mr },
 	{ "stat", cmd_stat },
 	{ "service", cmd_service },
+	{ "peer", cmd_peer },
 	{ "monitor", cmd_monitor },
 	{ NULL, NULL },
 };

@@ -111,6 +111,7 @@ int cmd_stat(struct sw *sw);
 int cmd_service(struct sw *sw);
 int cmd_monitor(struct sw *sw);
 int cmd_mr(struct sw *sw);
+int cmd_peer(struct sw *sw);
 
 /* Print one message's objects (shared by show commands and monitor). */
 void dev_print(const struct sw_attrs *a);

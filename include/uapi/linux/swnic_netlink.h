@@ -15,7 +15,8 @@
  *    network namespace (GENL_UNS_ADMIN_PERM) and over the device's: the
  *    namespace of its bound netdev, else init_net. DEV_NEW needs
  *    CAP_NET_ADMIN in the initial user namespace.
- *  - Anyone may read devices, services and module counters; domains, their
+ *  - Anyone may read devices, services, module counters and the wire's
+ *    peers and counters of their own network namespace; domains, their
  *    MRs and counters are shown to their owner (same uid) and to the
  *    device's administrators only.
  *  - Events go to the "events" group (joining needs CAP_NET_ADMIN) of
@@ -83,6 +84,12 @@ enum swnic_nl_cmd {
 	SWNIC_NL_CMD_LIMIT_HIT,		/* event only: a request hit a limit */
 	SWNIC_NL_CMD_MR_GET,		/* dump of MRs (by domain, device) */
 	SWNIC_NL_CMD_MR_REVOKED,	/* event only: an MR was revoked */
+	/*
+	 * Dump of the wire (Documentation/wire.rst) of the caller's network
+	 * namespace: first one message with its counters (SWNIC_A_STATS:
+	 * packets, drops by reason), then one per peer context (PEER_*).
+	 */
+	SWNIC_NL_CMD_PEER_GET,
 	__SWNIC_NL_CMD_MAX,
 	SWNIC_NL_CMD_MAX = __SWNIC_NL_CMD_MAX - 1
 };
@@ -134,6 +141,20 @@ enum swnic_nl_attr {
 	SWNIC_A_MR_REVOCATIONS,		/* u64: times it was revoked */
 	SWNIC_A_MR_INVALIDATIONS,	/* u64: ODP invalidations */
 	SWNIC_A_DEV_MAX_DOMAINS_PER_USER, /* u32: open domains of one uid */
+	/* binary: a peer's IPv4 (4 bytes) or IPv6 (16) address, network order */
+	SWNIC_A_PEER_ADDR,
+	SWNIC_A_PEER_PORT,		/* u32: its UDP port */
+	SWNIC_A_PEER_LOCAL_INC,		/* u32: our incarnation towards it */
+	SWNIC_A_PEER_REMOTE_INC,	/* u32: its incarnation, 0 = unknown */
+	SWNIC_A_PEER_SRTT,		/* u32: smoothed RTT (us), 0 = no sample */
+	SWNIC_A_PEER_RTTVAR,		/* u32: RTT variation (us) */
+	SWNIC_A_PEER_RTO,		/* u32: retransmit timeout (us) */
+	SWNIC_A_PEER_INFLIGHT,		/* u32: packets sent, not acknowledged */
+	SWNIC_A_PEER_MSGS,		/* u32: our requests not answered yet */
+	SWNIC_A_PEER_SILENT_MS,		/* u32: ms since its last valid packet */
+	SWNIC_A_PEER_RETX,		/* u64: packets retransmitted to it */
+	SWNIC_A_PEER_TX_BYTES,		/* u64: bytes of reliable packets sent */
+	SWNIC_A_PEER_RX_BYTES,		/* u64: bytes of reliable packets taken */
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
 };

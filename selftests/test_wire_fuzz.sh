@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_wire_fuzz.sh - the wire under a packet fuzzer: two namespaces joined
+# by a veth pair, a swnic device bound in each, fi_pingpong (data checked)
+# between them while selftests/wire/wire_fuzz floods the server's wire
+# from the client's namespace: from ordinary UDP sockets (peer contexts
+# that learn the server's incarnation, to get past the first checks) and
+# from a raw socket with spoofed sources (new peer contexts, up to the
+# rate limit and cap). The transfer completes, the kernel logs no splat,
+# `swnic -j peer show` shows the drops by reason and the live peer's
+# statistics, the fuzzer's half-received messages are released when its
+# contexts time out, and every object goes at the end.
+#
+# SWNIC_FUZZ_SEED picks the seeds (default: from the time; printed).
+# SWNIC_WIRE_FUZZ_PACKETS: packets per flood (default 20000).
+#
+# swnic-timeout: 600
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd fi_pingpong ip ss swnic jq
+[ -x selftests/wire/out/wire_fuzz ] || skip_all "selftests/wire/out/wire_fuzz not built"
+ip netns add swnicfa 2>/dev/null || skip_all "cannot create network namespaces"
+ip netns add swnicfb
+
+A="ip netns exec swnicfa"
+B="ip netns exec swnicfb"
+ADDR_A=10.81.0.1
+ADDR_B=10.81.0.2
+PARAMS=/sys/module/swnic/parameters
+old_timeout=$(cat $PARAMS/peer_timeout_ms)
+old_rx_mem=$(cat $PARAMS/rx_mem_mb)
+SEED=${SWNIC_FUZZ_SEED:-$(date +%s)}
+PACKETS=${SWNIC_WIRE_FUZZ_PACKETS:-20000}
+cleanup()
+{
+	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+	echo "$old_rx_mem" > $PARAMS/rx_mem_mb
+	$A swnic dev del swnicfa force >/dev/null 2>&1
+	$B swnic dev del swnicfb force >/dev/null 2>&1
+	ip netns del swnicfa 2>/dev/null
+	ip netns del swnicfb 2>/dev/null
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+# The wire counters of namespace $1 (swnicfa...).
+wire()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq -c '.[] | select(.peer == "*") | .counters'
+}
+before=$(objects)
+dmesg_lines=$(dmesg | wc -l)
+diag "seeds $SEED (flood) and $((SEED + 1)) (spoofed), $PACKETS packets each"
+# The fuzzer's messages stay until their contexts time out: keep both small.
+echo 3000 > $PARAMS/peer_timeout_ms
+echo 64 > $PARAMS/rx_mem_mb
+
+check "a veth pair between two namespaces, addressed" sh -c "
+	ip link add swfa type veth peer name swfb &&
+	ip link set swfa netns swnicfa && ip link set swfb netns swnicfb &&
+	$A ip addr add $ADDR_A/24 dev swfa &&
+	$B ip addr add $ADDR_B/24 dev swfb &&
+	$A ip link set swfa up && $B ip link set swfb up &&
+	$A ip link set lo up && $B ip link set lo up"
+check "a swnic device in each, bound to its veth" sh -c "
+	$A swnic dev add swnicfa netdev swfa &&
+	$B swnic dev add swnicfb netdev swfb"
+check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
+base=$(wire swnicfa)
+
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# fi_pingpong (server in A, client in B) while both floods run from B.
+port=47900
+$A timeout 400 fi_pingpong -p swnic -e rdm -c -I 300 -S 4096 -B $port \
+	>/tmp/wfz.srv 2>&1 &
+srv=$!
+wait_listen swnicfa $port
+$B timeout 400 selftests/wire/out/wire_fuzz -s "$SEED" -n "$PACKETS" -k 8 \
+	-d 5000 $ADDR_A >/tmp/wfz.f1 2>&1 &
+fz1=$!
+$B timeout 400 selftests/wire/out/wire_fuzz -s $((SEED + 1)) -n "$PACKETS" \
+	-k 4 -d 5000 -r 10.81.0.0 $ADDR_A >/tmp/wfz.f2 2>&1 &
+fz2=$!
+sleep 1
+t0=$SECONDS
+$B timeout 400 fi_pingpong -p swnic -e rdm -c -I 300 -S 4096 -P $port \
+	$ADDR_A >/tmp/wfz.cli 2>&1
+cli_rc=$?
+running=$(kill -0 $fz1 2>/dev/null && echo "still flooding" || echo "done")
+wait $srv
+srv_rc=$?
+diag "fi_pingpong: $((SECONDS - t0)) s; the flood at its end: $running"
+# The live peer, seen from the server, while its context is fresh.
+live=$($A swnic -j peer show)
+if [ $cli_rc = 0 ] && [ $srv_rc = 0 ]; then
+	ok "fi_pingpong under the flood completes, data checked"
+else
+	not_ok "fi_pingpong under the flood completes, data checked" \
+		"client exit $cli_rc: $(tail -3 /tmp/wfz.cli)" \
+		"server exit $srv_rc: $(tail -3 /tmp/wfz.srv)"
+fi
+wait $fz1
+fz1_rc=$?
+wait $fz2
+fz2_rc=$?
+diag "$(cat /tmp/wfz.f1 /tmp/wfz.f2)"
+if [ $fz1_rc = 0 ] && [ $fz2_rc = 0 ]; then
+	ok "both floods sent all their packets"
+else
+	not_ok "both floods sent all their packets" "exit $fz1_rc and $fz2_rc" \
+		"$(cat /tmp/wfz.f1 /tmp/wfz.f2)"
+fi
+
+if printf '%s' "$live" | jq -e ".[] | select(.peer == \"$ADDR_B:4793\") |
+	.tx_bytes > 0 and .rx_bytes > 0 and .srtt > 0 and .rto > 0 and
+	.local_inc > 0 and .remote_inc > 0" >/dev/null; then
+	ok "peer show: the live client with its bytes, RTT and incarnations"
+else
+	not_ok "peer show: the live client with its bytes, RTT and incarnations" \
+		"$live"
+fi
+
+after_fz=$(wire swnicfa)
+diag "server's wire counters before: $base" "after: $after_fz"
+for reason in short checksum version stale window dup bad_msg peers; do
+	b=$(printf '%s' "$base" | jq ".drop_$reason")
+	a=$(printf '%s' "$after_fz" | jq ".drop_$reason")
+	if [ -n "$a" ] && [ "$a" != null ] && [ "$a" -gt "$b" ]; then
+		ok "drops counted by reason: drop_$reason $b -> $a"
+	else
+		not_ok "drops counted by reason: drop_$reason $b -> $a"
+	fi
+done
+if printf '%s' "$after_fz" | jq -e '.peers > 8 and .peers <= 1024' \
+	>/dev/null; then
+	ok "spoofed sources made peer contexts, capped"
+else
+	not_ok "spoofed sources made peer contexts, capped" "$after_fz"
+fi
+
+# The fuzzer's contexts fall silent: their half-received messages go.
+for _ in $(seq 100); do
+	[ "$(wire swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+	sleep 0.2
+done
+check "half-received messages released after the peer timeout" \
+	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+
+splat=$(dmesg | tail -n +$((dmesg_lines + 1)) |
+	grep -E 'BUG|WARNING|Oops|general protection|KASAN|UBSAN|kmemleak|hung task|RCU stall' |
+	head -20)
+if [ -z "$splat" ]; then
+	ok "no kernel splat during the floods"
+else
+	not_ok "no kernel splat during the floods" "$splat"
+fi
+
+$A swnic dev del swnicfa force >/dev/null 2>&1
+$B swnic dev del swnicfb force >/dev/null 2>&1
+ip netns del swnicfa
+ip netns del swnicfb
+for _ in $(seq 50); do
+	[ "$(objects)" = "$before" ] && break
+	sleep 0.2
+done
+after=$(objects)
+if [ "$after" = "$before" ]; then
+	ok "every object made was released (module counters)"
+else
+	not_ok "every object made was released (module counters)" \
+		"before: $before" "after:  $after"
+fi
+
+tap_done

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wire_fuzz - a seeded, reproducible packet fuzzer against the wire of a
+ * live swnic device (Documentation/wire.rst): N crafted UDP datagrams to
+ * IP:PORT (default 4793).
+ *
+ *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
+ *             [-r SPOOF_NET] [-a] IP
+ *
+ * What it sends, each packet a draw from the seed (all but some with the
+ * right end-to-end checksum): random bytes; truncated
+ * headers; bad versions, types and zero incarnations; DATA and READ_REQ
+ * with the PSN next, a duplicate, at and past the receive window's edges
+ * or far away, with stale/unknown/right incarnations, huge lengths,
+ * offsets beyond the length, fragments inconsistent with earlier ones of
+ * the same message, overlapping fragments; RESPs for messages never sent;
+ * ACKs for PSNs never sent and random SACKs; RESETs with a wrong (or the
+ * right) incarnation. It sends from SOCKETS ordinary UDP sockets (each a
+ * peer context at the target) and learns the target's incarnation and
+ * ACKs from its answers, so that many packets pass the first checks and
+ * reach the deeper ones. -r also sends a quarter of them from a raw socket
+ * with spoofed sources in SPOOF_NET (a /24, e.g. 10.81.0.0): new peer
+ * contexts, up to the target's rate limit and cap.
+ *
+ * By default every message names a uid other than 0 and no auth key it
+ * could hold, so that no message reaches an application's endpoint (a
+ * live transfer beside it is undisturbed); -a sends uid 0 and auth key 0
+ * too (messages then reach root's endpoints: a target with no live job).
+ *
+ * The seed is printed first; the same seed sends the same packets (the
+ * learnt state aside). -d paces: USEC of sleep after every 32 packets.
+ * Exit status 0 once all are sent; the target's counters
+ * (`swnic -j peer show`) show the drops.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The wire's formats (kernel/wire.h), big endian. */
+#define W_VERSION	1
+enum { P_DATA = 1, P_READ_REQ, P_RESP, P_ACK, P_RESET, P_MAX };
+enum { OP_SEND = 1, OP_TSEND, OP_WRITE, OP_READ };
+#define RX_WIN		1024
+#define SACK_BITS	256
+#define MAX_MSG		(1ULL << 30)
+
+struct w_hdr {
+	uint8_t version, type;
+	uint16_t csum;		/* Internet checksum of the whole packet */
+	uint32_t src_inc, dst_inc, psn;
+};
+
+struct w_msg {
+	uint32_t msg_id;
+	uint8_t opcode, flags, ep_type, pad;
+	uint16_t src_port, dst_port;
+	uint32_t auth_key, uid, pad2;
+	uint64_t len, offset, tag, data, raddr, rkey;
+};
+
+struct w_resp {
+	uint32_t msg_id, status;
+	uint64_t offset;
+	uint32_t len, pad;
+};
+
+_Static_assert(sizeof(struct w_hdr) == 16, "hdr");
+_Static_assert(sizeof(struct w_msg) == 72, "msg");
+_Static_assert(sizeof(struct w_resp) == 24, "resp");
+
+#define PKT_MAX		1472	/* a 1500-byte MTU's UDP payload */
+
+/* xorshift64*: the whole run follows from the seed. */
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static int chance(int pct)
+{
+	return (int)below(100) < pct;
+}
+
+/* One source: an ordinary UDP socket, a peer context at the target. */
+struct src {
+	int fd;
+	uint32_t inc;		/* ours */
+	uint32_t their_inc;	/* the target's, learnt from its answers */
+	uint32_t psn;		/* our next PSN, from its cumulative ACKs */
+	uint32_t msg_id;	/* our next message */
+	uint32_t their_psn;	/* its next reliable PSN (to ACK) */
+	/* the message being sent in fragments, to be contradicted */
+	struct w_msg last;
+	int have_last;
+};
+
+static struct {
+	struct sockaddr_in dst;
+	int raw;
+	uint32_t spoof_net;	/* host order, /24 */
+	int authed;
+	unsigned long sent, raw_sent, answers;
+} g;
+
+static uint32_t nz32(void)
+{
+	uint32_t v;
+
+	do {
+		v = (uint32_t)rnd();
+	} while (!v);
+	return v;
+}
+
+/* Learn from the target's answers to @s (non-blocking). */
+static void drain(struct src *s)
+{
+	uint8_t buf[2048];
+	struct w_hdr h;
+	ssize_t n;
+
+	while ((n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if ((size_t)n < sizeof(h))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (h.version != W_VERSION || ntohl(h.dst_inc) != s->inc)
+			continue;
+		g.answers++;
+		s->their_inc = ntohl(h.src_inc);
+		if (h.type == P_ACK)
+			s->psn = ntohl(h.psn);
+		else if (h.type == P_RESP || h.type == P_DATA)
+			s->their_psn = ntohl(h.psn) + 1;
+		else if (h.type == P_RESET)
+			s->psn = 0;
+	}
+}
+
+static uint32_t pick_psn(struct src *s)
+{
+	switch (below(12)) {
+	case 0:
+		return s->psn - 1;			/* received already */
+	case 1:
+		return s->psn + RX_WIN - 1;		/* the window's last */
+	case 2:
+		return s->psn + RX_WIN;			/* just past it */
+	case 3:
+		return s->psn + RX_WIN + below(1 << 20);
+	case 4:
+		return s->psn + 0x80000000U;		/* the far side */
+	case 5:
+		return (uint32_t)rnd();
+	case 6:
+		return s->psn + 1 + below(8);		/* a gap */
+	default:
+		return s->psn;				/* the next */
+	}
+}
+
+static uint32_t pick_dst_inc(struct src *s)
+{
+	switch (below(10)) {
+	case 0:
+		return 0;				/* unknown */
+	case 1:
+		return nz32();				/* stale/forged */
+	case 2:
+		return s->their_inc ^ 1;
+	default:
+		return s->their_inc;
+	}
+}
+
+static void hdr(struct src *s, struct w_hdr *h, uint8_t type, uint32_t psn)
+{
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = type,
+		.src_inc = htonl(chance(97) ? s->inc : nz32()),
+		.dst_inc = htonl(pick_dst_inc(s)),
+		.psn = htonl(psn),
+	};
+}
+
+static uint64_t pick_len(void)
+{
+	switch (below(10)) {
+	case 0:
+		return MAX_MSG + below(2);		/* at and past the max */
+	case 1:
+		return rnd();				/* huge */
+	case 2:
+		return 0;
+	case 3:
+		return 64 * 1024 + below(1 << 20);	/* a big message */
+	default:
+		return 1 + below(4000);			/* a few fragments */
+	}
+}
+
+/* A message header: mostly plausible, refused at the endpoint (not -a). */
+static void msg(struct src *s, struct w_msg *m, uint8_t type)
+{
+	uint32_t uid = 1 + (uint32_t)below(0xfffffffeU);
+	uint32_t key = 2 + (uint32_t)below(0xfffffffdU);
+
+	if (g.authed && chance(50)) {
+		uid = 0;
+		key = 0;
+	}
+	*m = (struct w_msg) {
+		.msg_id = htonl(chance(80) ? s->msg_id : (uint32_t)rnd()),
+		.opcode = type == P_READ_REQ ? OP_READ :
+			  chance(90) ? 1 + below(3) : (uint8_t)rnd(),
+		.flags = (uint8_t)below(4),
+		.ep_type = chance(90) ? 1 + below(3) : (uint8_t)rnd(),
+		.src_port = htons((uint16_t)below(64)),
+		.dst_port = htons(chance(90) ? (uint16_t)below(64) :
+				  (uint16_t)rnd()),
+		.auth_key = htonl(chance(20) ? 0 : key),
+		.uid = htonl(uid),
+		.len = htobe64(pick_len()),
+		.tag = htobe64(rnd()),
+		.data = htobe64(rnd()),
+		.raddr = htobe64(chance(50) ? 0 : rnd()),
+		.rkey = htobe64(chance(50) ? below(16) : rnd()),
+	};
+	if (!chance(80))
+		s->msg_id++;
+}
+
+static void fill(uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)rnd();
+}
+
+/* The Internet checksum (RFC 1071) of @len bytes, to store as is. */
+static uint16_t inet_csum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((uint16_t)~sum);
+}
+
+/* Checksum a crafted packet: mostly right, sometimes off by a bit. */
+static void seal(uint8_t *buf, size_t len)
+{
+	struct w_hdr *h = (void *)buf;
+
+	if (len < sizeof(*h))
+		return;
+	h->csum = 0;
+	h->csum = inet_csum(buf, len);
+	if (chance(3))
+		h->csum ^= htons((uint16_t)(1 + below(0xffff)));
+}
+
+/* Make one packet for source @s in @buf. Return: its length. */
+static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
+{
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+	struct w_resp *r = (void *)(h + 1);
+	size_t len, room = PKT_MAX - sizeof(*h) - sizeof(*m), n;
+	uint64_t mlen, off;
+	int kind = (int)below(100);
+
+	*sealed = 1;
+	if (kind < 8) {				/* random bytes */
+		len = below(PKT_MAX + 1);
+		fill(buf, len);
+		*sealed = chance(50);		/* or fail the checksum */
+		return len;
+	}
+	if (kind < 14) {			/* bad version, type, inc */
+		hdr(s, h, (uint8_t)below(P_MAX), s->psn);
+		switch (below(3)) {
+		case 0:
+			h->version = (uint8_t)(2 + below(254));
+			break;
+		case 1:
+			h->type = chance(50) ? 0 : P_MAX + below(250);
+			break;
+		default:
+			h->src_inc = 0;
+		}
+		len = sizeof(*h) + below(200);
+		fill(buf + sizeof(*h), len - sizeof(*h));
+		return len;
+	}
+	if (kind < 22) {			/* ACK for unsent PSNs */
+		hdr(s, h, P_ACK, chance(50) ? (uint32_t)rnd() :
+					      s->their_psn + below(4096));
+		len = sizeof(*h) + (chance(90) ? SACK_BITS / 8 :
+					       below(SACK_BITS / 8));
+		fill(buf + sizeof(*h), len - sizeof(*h));
+		return len;
+	}
+	if (kind < 28) {			/* RESET */
+		hdr(s, h, P_RESET, 0);
+		if (chance(90))
+			h->dst_inc = htonl(chance(50) ? 0 : s->their_inc ^
+					   (uint32_t)(1 + below(0xffff)));
+		return sizeof(*h) + below(8);
+	}
+	if (kind < 38) {			/* RESP for unknown messages */
+		hdr(s, h, P_RESP, pick_psn(s));
+		n = below(room);
+		*r = (struct w_resp) {
+			.msg_id = htonl((uint32_t)rnd()),
+			.status = htonl(chance(50) ? 0 : (uint32_t)rnd()),
+			.offset = htobe64(chance(50) ? 0 : rnd()),
+			.len = htonl(chance(80) ? (uint32_t)n : (uint32_t)rnd()),
+		};
+		fill((uint8_t *)(r + 1), n);
+		return sizeof(*h) + sizeof(*r) + n;
+	}
+	if (kind < 44) {			/* truncated */
+		hdr(s, h, 1 + below(3), pick_psn(s));
+		msg(s, m, h->type);
+		return below(sizeof(*h) + sizeof(*m));
+	}
+
+	/* DATA / READ_REQ with mutated fields. */
+	hdr(s, h, chance(85) ? P_DATA : P_READ_REQ, pick_psn(s));
+	if (kind < 60 && s->have_last) {
+		/* Another fragment of the last message, mostly consistent. */
+		*m = s->last;
+		mlen = be64toh(m->len);
+		switch (below(8)) {
+		case 0:
+			m->len = htobe64(mlen + 1 + below(100));
+			break;
+		case 1:
+			m->opcode ^= 1 + below(3);
+			break;
+		case 2:
+			m->tag = htobe64(rnd());
+			break;
+		case 3:
+			m->dst_port = htons((uint16_t)rnd());
+			break;
+		case 4:
+			m->rkey = htobe64(rnd());
+			break;
+		}
+	} else {
+		msg(s, m, h->type);
+		s->last = *m;
+		s->have_last = 1;
+	}
+	mlen = be64toh(m->len);
+	n = mlen < room ? mlen : room;
+	if (chance(20))
+		n = below(room + 1);
+	switch (below(8)) {
+	case 0:
+		off = mlen + 1 + below(1000);		/* beyond the length */
+		break;
+	case 1:
+		off = mlen - n + 1;			/* its end past it */
+		break;
+	case 2:
+		off = rnd();
+		break;
+	case 3:					/* overlapping */
+		off = mlen > n ? below(mlen - n + 1) : 0;
+		break;
+	default:				/* fragment-aligned */
+		off = mlen > n && n ? below((mlen - n) / n + 1) * n : 0;
+	}
+	m->offset = htobe64(off);
+	fill((uint8_t *)(m + 1), n);
+	if (h->psn == htonl(s->psn))
+		s->psn++;				/* we used the next */
+	return sizeof(*h) + sizeof(*m) + n;
+}
+
+static size_t craft(struct src *s, uint8_t *buf)
+{
+	int sealed;
+	size_t len = craft_one(s, buf, &sealed);
+
+	if (sealed)
+		seal(buf, len);
+	return len;
+}
+
+/* Send @buf from a spoofed source (raw socket, our own IP/UDP headers). */
+static void send_raw(const uint8_t *buf, size_t len)
+{
+	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) + PKT_MAX];
+	struct iphdr *ip = (void *)pkt;
+	struct udphdr *udp = (void *)(ip + 1);
+	size_t tot = sizeof(*ip) + sizeof(*udp) + len;
+
+	*ip = (struct iphdr) {
+		.version = 4,
+		.ihl = 5,
+		.tot_len = htons((uint16_t)tot),
+		.ttl = 64,
+		.protocol = IPPROTO_UDP,
+		.saddr = htonl(g.spoof_net | (uint32_t)(100 + below(150))),
+		.daddr = g.dst.sin_addr.s_addr,
+	};
+	*udp = (struct udphdr) {
+		.source = htons((uint16_t)(1024 + below(64512))),
+		.dest = g.dst.sin_port,
+		.len = htons((uint16_t)(sizeof(*udp) + len)),
+		.check = 0,			/* none: IPv4 allows it */
+	};
+	memcpy(udp + 1, buf, len);
+	if (sendto(g.raw, pkt, tot, 0, (struct sockaddr *)&g.dst,
+		   sizeof(g.dst)) >= 0)
+		g.raw_sent++;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
+		"[-d USEC] [-r SPOOF_NET] [-a] IP\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long count = 10000, i, sockets = 8, delay = 0;
+	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	uint8_t buf[PKT_MAX];
+	struct in_addr spoof = { 0 };
+	struct src *srcs;
+	int port = 4793, opt;
+
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:a")) != -1) {
+		switch (opt) {
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'k':
+			sockets = strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			delay = strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			if (inet_pton(AF_INET, optarg, &spoof) != 1)
+				usage();
+			break;
+		case 'a':
+			g.authed = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind + 1 != argc || !sockets || sockets > 1000)
+		usage();
+	g.dst.sin_family = AF_INET;
+	g.dst.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, argv[optind], &g.dst.sin_addr) != 1)
+		usage();
+	printf("wire_fuzz: seed %llu, %lu packets to %s:%d from %lu sockets%s\n",
+	       (unsigned long long)seed, count, argv[optind], port, sockets,
+	       spoof.s_addr ? " and spoofed sources" : "");
+	fflush(stdout);
+	rng = seed ? seed : 1;
+
+	srcs = calloc(sockets, sizeof(*srcs));
+	if (!srcs)
+		return 1;
+	for (i = 0; i < sockets; i++) {
+		srcs[i].fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (srcs[i].fd < 0 ||
+		    connect(srcs[i].fd, (struct sockaddr *)&g.dst,
+			    sizeof(g.dst))) {
+			perror("wire_fuzz: socket");
+			return 1;
+		}
+		srcs[i].inc = nz32();
+	}
+	if (spoof.s_addr) {
+		g.spoof_net = ntohl(spoof.s_addr) & 0xffffff00U;
+		g.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		if (g.raw < 0) {
+			perror("wire_fuzz: raw socket");
+			return 1;
+		}
+	}
+
+	for (i = 0; i < count; i++) {
+		struct src *s = &srcs[below(sockets)];
+		size_t len;
+
+		drain(s);
+		len = craft(s, buf);
+		if (spoof.s_addr && chance(25))
+			send_raw(buf, len);
+		else if (send(s->fd, buf, len, 0) >= 0)
+			g.sent++;
+		/* A refused socket (ICMP port unreachable) is fine. */
+		if (delay && i % 32 == 31)
+			usleep(delay);
+	}
+	for (i = 0; i < sockets; i++) {
+		drain(&srcs[i]);
+		close(srcs[i].fd);
+	}
+	printf("wire_fuzz: sent %lu (%lu spoofed), %lu answers\n",
+	       g.sent, g.raw_sent, g.answers);
+	free(srcs);
+	return 0;
+}
