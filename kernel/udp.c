@@ -313,6 +313,17 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_udp_xmit(wn, p, &pkt, len);
 }
 
+/* A RESET to the peer's incarnation @inc (not the one we know, maybe). */
+static void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
+			     u32 inc)
+{
+	struct swnic_wire_hdr h;
+
+	swnic_hdr_init(p, &h, SWNIC_PKT_RESET, 0);
+	h.dst_inc = cpu_to_be32(inc);
+	swnic_udp_xmit(wn, p, &h, sizeof(h));
+}
+
 /* Send a reliable packet (@t's buffer) with the next PSN, keep it. */
 static void swnic_send_reliable(struct swnic_wnet *wn, struct swnic_peer *p,
 				struct swnic_txpkt *t)
@@ -1233,19 +1244,25 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		swnic_peer_pump(wn, p);
 		return;
 	}
-	if (dst_inc && dst_inc != p->my_inc) {
-		/* For an older us: tell it to start again. */
-		struct swnic_peer tmp = *p;
-
-		tmp.their_inc = src_inc;
-		swnic_send_ctl(wn, &tmp, SWNIC_PKT_RESET);
+	if ((dst_inc && dst_inc != p->my_inc) ||
+	    (!dst_inc && p->their_inc && src_inc != p->their_inc)) {
+		/*
+		 * For an older us, or a new incarnation of a peer we know
+		 * that does not name us yet: answer with a RESET naming its
+		 * incarnation and take nothing. A restarted peer gets the
+		 * RESET, and names us from then on; a host that only forges
+		 * packets from the peer's address never sees our incarnation,
+		 * so it cannot reset a live context.
+		 */
+		swnic_send_reset(wn, p, src_inc);
 		swnic_drop(wn, SWNIC_DROP_STALE);
 		return;
 	}
 	if (src_inc != p->their_inc) {
 		/*
-		 * A new incarnation of the peer: what it sent before is gone,
-		 * and so is what it had received from us.
+		 * A new incarnation of the peer, proven (it names us, or we
+		 * knew none): what it sent before is gone, and so is what it
+		 * had received from us.
 		 */
 		bool known = p->their_inc;
 
@@ -1271,14 +1288,14 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	}
 
 	/* Reliable: once per PSN, inside the window. */
+	if (!psn_before(psn, p->rcv_nxt) && psn - p->rcv_nxt >= SWNIC_RX_WIN) {
+		swnic_drop(wn, SWNIC_DROP_WINDOW);
+		return;
+	}
 	if (psn_before(psn, p->rcv_nxt) ||
 	    test_bit(psn % SWNIC_RX_WIN, p->rcv_map)) {
 		swnic_drop(wn, SWNIC_DROP_DUP);
 		p->ack_due = true;	/* our ACK was lost */
-		return;
-	}
-	if (psn - p->rcv_nxt >= SWNIC_RX_WIN) {
-		swnic_drop(wn, SWNIC_DROP_WINDOW);
 		return;
 	}
 
