@@ -768,6 +768,28 @@ static int swnic_prov_attr_only(const struct swnic_dev *devs, size_t ndevs,
 	return 0;
 }
 
+/*
+ * Devices bound to a netdev first (in their order), then local-only ones:
+ * a bound device reaches this host's peers too (directly) and other
+ * hosts besides, so an application that takes the first answer - as
+ * fi_pingpong's server does, with no node to choose by - gets the device
+ * its peers on other hosts can reach.
+ */
+static void swnic_devs_bound_first(struct swnic_dev *devs, size_t ndevs)
+{
+	size_t i, j;
+
+	for (i = 1; i < ndevs; i++) {
+		struct swnic_dev tmp = devs[i];
+
+		if (!tmp.attr.ifindex)
+			continue;
+		for (j = i; j > 0 && !devs[j - 1].attr.ifindex; j--)
+			devs[j] = devs[j - 1];
+		devs[j] = tmp;
+	}
+}
+
 int swnic_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info)
@@ -808,6 +830,7 @@ int swnic_getinfo(uint32_t version, const char *node, const char *service,
 	for (d = 0; d < ndevs; d++)
 		if (devs[d].attr.ifindex)
 			remote_ok = true;
+	swnic_devs_bound_first(devs, ndevs);
 
 	ret = swnic_addr_request(node, service, flags, hints, remote_ok, &req);
 	if (ret)
