@@ -55,7 +55,6 @@
 #include "bind.h"
 #include "cntr.h"
 #include "complete.h"
-#include "copy.h"
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
@@ -176,7 +175,6 @@ struct swnic_txmsg {
 	/* REQ: the poster and its completion */
 	struct swnic_ep *ep;
 	struct swnic_deferred done;
-	u64 laddr;			/* READ: where the data lands */
 	u64 got;			/* READ: bytes placed */
 	int err;			/* READ: placement failed */
 	/* READ_DATA: where the data comes from */
@@ -383,7 +381,11 @@ static void swnic_txmsg_unpin(struct swnic_txmsg *tm)
 {
 	if (!tm->pages)
 		return;
-	unpin_user_pages(tm->pages, tm->npages);
+	/* A read's destination was written: dirty. */
+	if (tm->m.opcode == SWNIC_OP_READ)
+		unpin_user_pages_dirty_lock(tm->pages, tm->npages, true);
+	else
+		unpin_user_pages(tm->pages, tm->npages);
 	kvfree(tm->pages);
 	tm->pages = NULL;
 }
@@ -672,8 +674,13 @@ static struct swnic_wnet *swnic_udp_wnet(struct swnic_device *sdev)
 	return wn;
 }
 
-/* Pin the poster's source buffer: the packets are made from it later. */
-static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len)
+/*
+ * Pin the poster's buffer: the source a request's packets are made from
+ * later, or where a read's data lands (@gup_flags FOLL_WRITE) - in the
+ * worker, which must never fault or take the poster's mmap lock.
+ */
+static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
+			   unsigned int gup_flags)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
@@ -685,8 +692,8 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len)
 	tm->off = addr & ~PAGE_MASK;
 	while (done < n) {
 		ret = pin_user_pages_fast(start + done * PAGE_SIZE,
-					  min_t(long, n - done, 512), 0,
-					  tm->pages + done);
+					  min_t(long, n - done, 512),
+					  gup_flags, tm->pages + done);
 		if (ret <= 0) {
 			unpin_user_pages(tm->pages, done);
 			kvfree(tm->pages);
@@ -738,13 +745,13 @@ static int swnic_udp_request(struct swnic_ep *src, const struct swnic_sqe *sqe,
 		.raddr = cpu_to_be64(sqe->raddr),
 		.rkey = cpu_to_be64(sqe->rkey),
 	};
-	if (sqe->opcode == SWNIC_OP_READ) {
-		tm->laddr = sqe->addr;
-	} else if (kbuf) {
+	if (kbuf) {
 		memcpy(tm->inl, kbuf, sqe->len);
 		tm->inline_src = true;
 	} else if (sqe->len) {
-		ret = swnic_txmsg_pin(tm, sqe->addr, sqe->len);
+		ret = swnic_txmsg_pin(tm, sqe->addr, sqe->len,
+				      sqe->opcode == SWNIC_OP_READ ?
+				      FOLL_WRITE : 0);
 		if (ret) {
 			kfree(tm);
 			return ret;
@@ -1154,7 +1161,6 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 	u32 id = be32_to_cpu(r->msg_id), status = be32_to_cpu(r->status);
 	u64 at = be64_to_cpu(r->offset);
 	struct swnic_txmsg *tm;
-	void *buf;
 	int ret;
 
 	list_for_each_entry(tm, &p->waiting, node)
@@ -1169,21 +1175,29 @@ found:
 		swnic_req_done(p, tm, tm->err ?: min_t(u32, status, 4095));
 		return;
 	}
-	/* Read data: into the poster's buffer. */
-	if (at > be64_to_cpu(tm->m.len) || n > be64_to_cpu(tm->m.len) - at)
+	/* Read data: into the poster's buffer, pinned when it posted. */
+	if (at > be64_to_cpu(tm->m.len) || n > be64_to_cpu(tm->m.len) - at ||
+	    !tm->pages)
 		return;
-	buf = kmalloc(n, GFP_KERNEL);
-	if (!buf)
-		ret = -ENOMEM;
-	else if (skb_copy_bits(skb, off, buf, n))
-		ret = -EINVAL;
-	else
-		ret = swnic_copy_to_mm(tm->ep->dom->mm, tm->laddr + at, NULL,
-				       buf, n, 0);
-	kfree(buf);
-	if (ret && !tm->err)
-		tm->err = ret == -ESRCH ? ECONNABORTED : -ret;
-	tm->got += n;
+	at += tm->off;
+	while (n) {
+		struct page *page = tm->pages[at >> PAGE_SHIFT];
+		u32 poff = at & ~PAGE_MASK;
+		u32 c = min_t(u32, n, PAGE_SIZE - poff);
+		void *kaddr = kmap_local_page(page);
+
+		ret = skb_copy_bits(skb, off, kaddr + poff, c);
+		kunmap_local(kaddr);
+		if (ret) {
+			tm->err = EIO;
+			tm->got += n;
+			break;
+		}
+		off += c;
+		at += c;
+		n -= c;
+		tm->got += c;
+	}
 	if (tm->got >= be64_to_cpu(tm->m.len)) {
 		tm->len = tm->got;
 		swnic_req_done(p, tm, tm->err);
