@@ -194,8 +194,9 @@ wait 2>/dev/null
 # knows the old one: its first packets are answered with a RESET, and the
 # requests the old incarnation never saw go again to the new one.
 ip netns add swnicwa
-# (Its veth went with it, both ends: a new pair; the client's device,
-# unbound and down since, is bound to its new end.)
+# (Its veth went with it, both ends: a new pair. The client's device,
+# unbound since, is back in init_net: made anew in the client's namespace,
+# whose wire socket and peer context - the old incarnation - stay.)
 check "the peer's namespace made again (same address, new device)" sh -c "
 	ip link add swwa type veth peer name swwb &&
 	ip link set swwa netns swnicwa && ip link set swwb netns swnicwb &&
@@ -203,7 +204,7 @@ check "the peer's namespace made again (same address, new device)" sh -c "
 	$B ip addr add $ADDR_B/24 dev swwb &&
 	$A ip link set swwa up && $B ip link set swwb up &&
 	$A ip link set lo up &&
-	$B swnic dev set swnicwb netdev swwb state up &&
+	swnic dev del swnicwb force && $B swnic dev add swnicwb netdev swwb &&
 	$A swnic dev add swnicwa netdev swwa"
 pingpong "a restarted peer is talked to again (rdm 4 KiB, data checked)" \
 	-e rdm -c -I 20 -S 4096
