@@ -7,11 +7,14 @@
 # In each a swnic device is bound to the virtio NIC (10.99.0.1 and
 # 10.99.0.2); VM 1 runs the servers, VM 2 the clients of Debian's
 # fi_pingpong (RDM msg and tagged, MSG connected, DGRAM, 1 MiB, data
-# checked) and of wire_rma. VM 2 reports TAP; VM 1's side is checked
-# through a shared directory.
+# checked) and of wire_rma, then a 2-rank Open MPI job (OFI MTL, swnic)
+# with a rank in each VM: mpirun in VM 2 starts the other rank's daemon
+# in VM 1 through the shared directory, where ssh would be used. VM 2
+# reports TAP; VM 1's side is checked through the shared directory.
 #
 # Usage: tools/testing/two-vm.sh [--kernel TAG] [--timeout SECS]
 #        tools/testing/two-vm.sh guest server|client DIR   (in the VMs)
+#        tools/testing/two-vm.sh rsh DIR HOST CMD...   (mpirun's agent)
 #
 # Exit status: 0 if every check passed, 1 if one failed, vm.sh's (125,
 # 124) if a VM failed.
@@ -33,8 +36,15 @@ guest_server()
 
 	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
 	: > "$dir/server-ready"
-	# One server per client run, in the order the client runs them.
+	# One server per client run, in the order the client runs them;
+	# and the commands Open MPI's launcher "logs in" to run here.
 	while [ ! -e "$dir/client-done" ]; do
+		for c in "$dir"/rsh-*.cmd; do
+			[ -e "$c" ] || continue
+			mv "$c" "${c%.cmd}.run"
+			( sh -c "$(cat "${c%.cmd}.run")" > "${c%.cmd}.out" 2>&1
+			  echo $? > "${c%.cmd}.rc" ) &
+		done
 		[ -e "$dir/run-$n" ] || { sleep 0.2; continue; }
 		read -r -a args < "$dir/run-$n"
 		pp_port=$((pp_port + 1))
@@ -117,10 +127,52 @@ guest_client()
 		-e dgram -c -I 10 -S 1024
 	across "RMA write/read, remote CQ data, key errors between two VMs" \
 		wire_rma
+
+	# Open MPI across the two VMs: mpirun here, the other rank's daemon
+	# started there through the shared directory (ssh's place).
+	printf '#!/bin/sh\nexec %q rsh %q "$@"\n' "$REPO/tools/testing/two-vm.sh" \
+		"$dir" > "$dir/rsh-agent"
+	chmod +x "$dir/rsh-agent"
+	if OMPI_MCA_btl=self timeout 300 mpirun --allow-run-as-root \
+		--bind-to none --host 10.99.0.2,$ADDR_SERVER -np 2 \
+		--mca plm_rsh_agent "$dir/rsh-agent" \
+		--mca oob_tcp_if_include 10.99.0.0/24 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic \
+		-x FI_PROVIDER_PATH -x PATH \
+		"$REPO/selftests/mpi/out/mpi_basic" > /tmp/mpi.out 2>&1; then
+		ok "mpirun -np 2 across two VMs over swnic exits 0"
+	else
+		not_ok "mpirun -np 2 across two VMs over swnic exits 0" \
+			"$(tail -8 /tmp/mpi.out)"
+	fi
+	check "send/recv 1 MiB across two VMs, checked" \
+		grep -qx "ok send/recv 1048576 bytes" /tmp/mpi.out
+	check "allreduce over 2 ranks on 2 VMs" \
+		grep -qx "ok allreduce 3 over 2 ranks" /tmp/mpi.out
 	: > "$dir/client-done"
 	tap_done
 }
 
+# rsh DIR HOST CMD...: the launcher agent (in the client VM): the words of
+# CMD, joined as ssh does, run by the server VM's loop; waits for them.
+guest_rsh()
+{
+	local dir=$1 id
+
+	shift 2
+	id=rsh-$$-$RANDOM
+	echo "$*" > "$dir/$id.tmp" && mv "$dir/$id.tmp" "$dir/$id.cmd"
+	while [ ! -e "$dir/$id.rc" ]; do
+		sleep 0.2
+	done
+	cat "$dir/$id.out"
+	exit "$(cat "$dir/$id.rc")"
+}
+
+if [ "${1:-}" = rsh ]; then
+	shift
+	guest_rsh "$@"
+fi
 if [ "${1:-}" = guest ]; then
 	cd "$REPO" || exit 1
 	case ${2:-} in
