@@ -27,7 +27,7 @@
 #include "umem.h"
 
 #define SWNIC_MR_REG_ALL	(SWNIC_MR_REG_ODP | SWNIC_MR_REG_USER_KEY | \
-				 SWNIC_MR_REG_VIRT_ADDR)
+				 SWNIC_MR_REG_VIRT_ADDR | SWNIC_MR_REG_PEERS)
 
 /* Pin attempts that may lose a race with an invalidation of the range. */
 #define SWNIC_MR_PIN_TRIES	8
@@ -82,7 +82,7 @@ void swnic_mr_device_counters(struct swnic_device *sdev,
 u64 swnic_mr_features(void)
 {
 	return SWNIC_FEAT_MR | SWNIC_FEAT_MR_ODP | SWNIC_FEAT_INVAL_PAGE |
-	       SWNIC_FEAT_MR_ACCESS;
+	       SWNIC_FEAT_MR_ACCESS | SWNIC_FEAT_MR_PEERS;
 }
 
 /* ---- the MR domain ------------------------------------------------------- */
@@ -295,14 +295,47 @@ static void swnic_mr_teardown(struct swnic_mr *mr)
 	swnic_mr_put(mr);
 }
 
+/* The peers of a REG_PEERS registration; all zero without it. */
+static int swnic_mr_check_peers(const struct swnic_mr_reg *r)
+{
+	static const struct swnic_mr_peer none;
+	u32 i;
+
+	if (!(r->flags & SWNIC_MR_REG_PEERS)) {
+		if (r->npeers)
+			return -EINVAL;
+		for (i = 0; i < SWNIC_MR_PEERS_MAX; i++)
+			if (memcmp(&r->peers[i], &none, sizeof(none)))
+				return -EINVAL;
+		return 0;
+	}
+	if (!r->npeers || r->npeers > SWNIC_MR_PEERS_MAX)
+		return -EINVAL;
+	for (i = 0; i < SWNIC_MR_PEERS_MAX; i++) {
+		const struct swnic_mr_peer *p = &r->peers[i];
+
+		if (p->flags & ~SWNIC_MR_PEER_ADDR)
+			return -EOPNOTSUPP;
+		if (p->__reserved ||
+		    (i >= r->npeers && memcmp(p, &none, sizeof(none))))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int swnic_mr_check_reg(struct swnic_domain *dom,
 			      const struct swnic_mr_reg *r)
 {
+	int ret;
+
 	if (r->flags & ~SWNIC_MR_REG_ALL ||
 	    r->access & ~SWNIC_MR_ACCESS_ALL)
 		return -EOPNOTSUPP;
-	if (r->__reserved)
+	if (r->__reserved || r->__reserved2)
 		return -EINVAL;
+	ret = swnic_mr_check_peers(r);
+	if (ret)
+		return ret;
 	if (!swnic_domain_is_owner(dom))
 		return -EACCES;
 	if (!r->access || !r->length || r->length > SWNIC_MAX_MR_SIZE ||
@@ -319,6 +352,22 @@ static int swnic_mr_check_reg(struct swnic_domain *dom,
 	    !capable(CAP_NET_ADMIN))
 		return -EKEYREJECTED;
 	return 0;
+}
+
+/* Keep the peers of a REG_PEERS MR; key 0 stands for the MR's own. */
+static void swnic_mr_set_peers(struct swnic_mr *mr,
+			       const struct swnic_mr_reg *r)
+{
+	u32 i;
+
+	if (!(r->flags & SWNIC_MR_REG_PEERS))
+		return;
+	mr->npeers = r->npeers;
+	for (i = 0; i < r->npeers; i++) {
+		mr->peers[i] = r->peers[i];
+		if (!mr->peers[i].auth_key)
+			mr->peers[i].auth_key = mr->auth_key;
+	}
 }
 
 /* Count @mrd's new MR against the device's max_mr. */
@@ -389,6 +438,7 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 	mr->auth_key = r->auth_key ?: swnic_domain_auth_key(dom);
 	mr->addr = r->addr;
 	mr->length = r->length;
+	swnic_mr_set_peers(mr, r);
 	mr->state = (r->flags & SWNIC_MR_REG_ODP) ? SWNIC_MR_STATE_VALID :
 						    SWNIC_MR_STATE_REVOKED;
 

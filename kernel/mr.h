@@ -91,6 +91,9 @@ struct swnic_mr {
 	u64 length;
 	struct swnic_mr_ukey ukey;	/* USER_KEY: the hashed key */
 	struct rhash_head ukey_node;	/* USER_KEY: in mrd->user_keys */
+	/* REG_PEERS: who may access it remotely; 0 = every peer */
+	u32 npeers;
+	struct swnic_mr_peer peers[SWNIC_MR_PEERS_MAX];	/* key 0 resolved */
 
 	/*
 	 * @lock protects @state, @umem and the ODP flags, and is the lock the
@@ -136,8 +139,12 @@ struct swnic_mr_target {
 	u64 addr;			/* VA or offset, see @flags */
 	u64 len;			/* > 0 */
 	u32 access;			/* exactly one SWNIC_MR_ACCESS_* right */
-	u32 auth_key;			/* accessor's (LOCAL: the MR's) */
+	u32 auth_key;			/* the MR's, looked up under */
 	u32 flags;			/* SWNIC_MR_TARGET_* */
+	/* A peer's: who it is, for MRs limited to some (REG_PEERS) */
+	u32 from_key;			/* FROM_KEY: the key it came with */
+	__be32 from_addr;		/* FROM_ADDR: its endpoint's address */
+	u16 from_port;			/* FROM_ADDR: and port */
 };
 
 /*
@@ -145,7 +152,35 @@ struct swnic_mr_target {
  * address. Without it the access is a peer's: remote rights, addressing
  * per SWNIC_MR_REG_VIRT_ADDR. Both name the MR by (auth key, key).
  */
-#define SWNIC_MR_TARGET_LOCAL	BIT(0)
+#define SWNIC_MR_TARGET_LOCAL		BIT(0)
+/*
+ * A peer's access names the auth key it came with (@from_key: the one its
+ * operation named, before the transport maps it to the key the target's
+ * MRs are under) and, with FROM_ADDR, the endpoint it came from. An MR
+ * registered with SWNIC_MR_REG_PEERS admits only accesses whose source
+ * matches one of its peers: without these flags, none.
+ */
+#define SWNIC_MR_TARGET_FROM_KEY	BIT(1)
+#define SWNIC_MR_TARGET_FROM_ADDR	BIT(2)
+#define SWNIC_MR_TARGET_FLAGS		(SWNIC_MR_TARGET_LOCAL | \
+					 SWNIC_MR_TARGET_FROM_KEY | \
+					 SWNIC_MR_TARGET_FROM_ADDR)
+
+/**
+ * swnic_mr_target_from() - say who a peer's access comes from
+ * @t: the access
+ * @auth_key: the key the peer's operation came with (0: none)
+ * @addr: the peer endpoint's address (as completions report it)
+ * @port: and its port
+ */
+static inline void swnic_mr_target_from(struct swnic_mr_target *t,
+					u32 auth_key, __be32 addr, u16 port)
+{
+	t->flags |= SWNIC_MR_TARGET_FROM_KEY | SWNIC_MR_TARGET_FROM_ADDR;
+	t->from_key = auth_key;
+	t->from_addr = addr;
+	t->from_port = port;
+}
 
 /* A resolved access: holds the MR and, pinned, its pages until _put(). */
 struct swnic_mr_ref {

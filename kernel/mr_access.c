@@ -55,10 +55,41 @@ static int swnic_mr_check_right(const struct swnic_mr_target *t)
 	u32 allowed = (t->flags & SWNIC_MR_TARGET_LOCAL) ?
 		      SWNIC_MR_ACCESS_LOCAL : SWNIC_MR_ACCESS_REMOTE;
 
-	if (t->flags & ~SWNIC_MR_TARGET_LOCAL || !t->len ||
+	if (t->flags & ~SWNIC_MR_TARGET_FLAGS || !t->len ||
 	    hweight32(t->access) != 1 || !(t->access & allowed))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Does @mr admit the source of @t? Every access to an MR without a peer
+ * list, and the owner's own; else a peer's that matches an entry: the
+ * key it came with and, if the entry names one, its endpoint's address
+ * (0: any) and port, as directed receives match a sender.
+ */
+static bool swnic_mr_peer_allowed(const struct swnic_mr *mr,
+				  const struct swnic_mr_target *t)
+{
+	u32 i;
+
+	if (!mr->npeers || (t->flags & SWNIC_MR_TARGET_LOCAL))
+		return true;
+	if (!(t->flags & SWNIC_MR_TARGET_FROM_KEY))
+		return false;
+	for (i = 0; i < mr->npeers; i++) {
+		const struct swnic_mr_peer *p = &mr->peers[i];
+
+		if (p->auth_key != t->from_key)
+			continue;
+		if (!(p->flags & SWNIC_MR_PEER_ADDR))
+			return true;
+		if (!(t->flags & SWNIC_MR_TARGET_FROM_ADDR) ||
+		    p->port != t->from_port)
+			continue;
+		if (!p->addr || (__force __be32)p->addr == t->from_addr)
+			return true;
+	}
+	return false;
 }
 
 /**
@@ -71,7 +102,8 @@ static int swnic_mr_check_right(const struct swnic_mr_target *t)
  * Context: any but hardirq; does not sleep.
  * Return: 0, -EINVAL malformed @t, -ENOKEY no MR with that key under that
  * auth key (or being deregistered), -EKEYREVOKED revoked, -EACCES the MR
- * lacks the right, -ERANGE outside the MR.
+ * lacks the right or does not admit @t's source (SWNIC_MR_REG_PEERS),
+ * -ERANGE outside the MR.
  */
 int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		     struct swnic_mr_ref *ref)
@@ -93,7 +125,7 @@ int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		ret = -ENOKEY;
 		goto err_denied;
 	}
-	if (!(mr->access & t->access)) {
+	if (!(mr->access & t->access) || !swnic_mr_peer_allowed(mr, t)) {
 		ret = -EACCES;
 		goto err_mr;
 	}
@@ -463,7 +495,10 @@ int swnic_mr_access_test(struct swnic_domain *dom, void *arg)
 		.len = a->len,
 		.access = a->access,
 		.auth_key = auth_key,
-		.flags = local ? SWNIC_MR_TARGET_LOCAL : 0,
+		/* A domain's access: its key, but no endpoint address. */
+		.flags = local ? SWNIC_MR_TARGET_LOCAL :
+				 SWNIC_MR_TARGET_FROM_KEY,
+		.from_key = auth_key,
 	};
 	struct swnic_domain *target;
 	struct swnic_mr_ref ref;

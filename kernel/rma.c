@@ -140,6 +140,8 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 	ret = swnic_ep_sqe_key(src, sqe, &t.auth_key);
 	if (ret)
 		return ret;
+	/* Who asks, with the key it named: for MRs limited to some peers. */
+	swnic_mr_target_from(&t, t.auth_key, src->addr, src->port);
 	if (t.auth_key != dkey) {
 		if (!swnic_ep_holds_key(dst, t.auth_key))
 			return -EACCES;

@@ -410,8 +410,9 @@ static void swnic_req_done(struct swnic_peer *p, struct swnic_txmsg *tm,
 	swnic_txmsg_free(tm);
 }
 
-/* Read @len bytes at @pos of a peer's read from our MR. */
-static int swnic_read_mr(struct swnic_txmsg *tm, u64 pos, void *buf, u32 len)
+/* Read @len bytes at @pos of peer @p's read from our MR. */
+static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
+			 u64 pos, void *buf, u32 len)
 {
 	struct swnic_mr_target t = {
 		.key = tm->rkey,
@@ -423,6 +424,9 @@ static int swnic_read_mr(struct swnic_txmsg *tm, u64 pos, void *buf, u32 len)
 	struct swnic_mr_ref ref;
 	int ret;
 
+	/* tm->m: the read request, for MRs limited to some peers. */
+	swnic_mr_target_from(&t, be32_to_cpu(tm->m.auth_key), p->ip,
+			     be16_to_cpu(tm->m.src_port));
 	ret = swnic_mr_ref_get(tm->dst->dom, &t, &ref);
 	if (ret)
 		return ret;
@@ -478,7 +482,7 @@ static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
 			.len = cpu_to_be32(n),
 		};
 		if (tm->kind == SWNIC_TX_READ_DATA) {
-			ret = swnic_read_mr(tm, tm->pos, r + 1, n);
+			ret = swnic_read_mr(p, tm, tm->pos, r + 1, n);
 			if (ret) {
 				/* The MR went away: the read's outcome now. */
 				kfree(t);
@@ -949,6 +953,8 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 
 	if (notify && !swnic_cq_reserve(dst->rx_cq))
 		return -EAGAIN;
+	swnic_mr_target_from(&t, be32_to_cpu(rm->m.auth_key), p->ip,
+			     be16_to_cpu(rm->m.src_port));
 	if (rm->len) {
 		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 		if (!ret) {
@@ -1025,6 +1031,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		tm->raddr = be64_to_cpu(m->raddr);
 		tm->rkey = be64_to_cpu(m->rkey);
 		tm->auth_key = mr_key;
+		tm->m = *m;	/* who asked: swnic_read_mr() */
 		tm->dst = dst;
 		dst = NULL;
 		swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);

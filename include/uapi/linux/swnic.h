@@ -69,6 +69,8 @@ enum {
 #define SWNIC_FEAT_RECV_KEY	(1ULL << 7)
 /* The wire: a device bound to a netdev reaches other hosts (UDP). */
 #define SWNIC_FEAT_WIRE		(1ULL << 8)
+/* SWNIC_MR_REG_PEERS: MRs limited to some peers (struct swnic_mr_peer) */
+#define SWNIC_FEAT_MR_PEERS	(1ULL << 9)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
@@ -155,6 +157,10 @@ struct swnic_query_device {
  *   ENOSPC   the domain has max_mr MRs
  *   EEXIST   USER_KEY and the key is in use under the same auth key
  *   EKEYREJECTED an auth key other than the domain's, without CAP_NET_ADMIN
+ *   EINVAL   SWNIC_MR_REG_PEERS with @npeers 0 or above SWNIC_MR_PEERS_MAX,
+ *            or @npeers / @peers not all zero without it, or a non-zero
+ *            __reserved of a peer
+ *   EOPNOTSUPP an unknown SWNIC_MR_PEER_* flag
  *   EAGAIN   the range kept changing while it was being pinned
  *   ENOMEM   kernel memory
  */
@@ -173,6 +179,38 @@ struct swnic_query_device {
 #define SWNIC_MR_REG_USER_KEY	(1U << 1)	/* use @requested_key */
 /* Peers address the MR by virtual address, not by offset (FI_MR_VIRT_ADDR). */
 #define SWNIC_MR_REG_VIRT_ADDR	(1U << 2)
+/*
+ * Only the peers listed in @peers may access the MR remotely (libfabric's
+ * FI_DIRECTED_RECV with FI_AV_AUTH_KEY: an MR limited to an address or an
+ * auth key). The owning domain's own (local) accesses are not limited.
+ */
+#define SWNIC_MR_REG_PEERS	(1U << 3)
+
+/* Entries of struct swnic_mr_reg.peers. */
+#define SWNIC_MR_PEERS_MAX	4
+
+/* struct swnic_mr_peer flags */
+#define SWNIC_MR_PEER_ADDR	(1U << 0)	/* match @addr and @port too */
+
+/**
+ * struct swnic_mr_peer - who may access an MR registered with
+ * SWNIC_MR_REG_PEERS (16 bytes)
+ *
+ * A peer's access matches an entry when it comes with the entry's auth key
+ * - the key the peer's operation named (its domain's or one its endpoint
+ * holds), not the key the MR is found under - and, with
+ * SWNIC_MR_PEER_ADDR, from the endpoint at @addr:@port (the address and
+ * port its completions report as the source; @addr 0: any address). An
+ * access that matches no entry fails with EACCES, as does one whose
+ * source the kernel does not know (SWNIC_IOCTL_MR_ACCESS: no endpoint).
+ */
+struct swnic_mr_peer {
+	__u32 auth_key;			/* its auth key, 0 = the MR's */
+	__u32 flags;			/* SWNIC_MR_PEER_* */
+	__u32 addr;			/* PEER_ADDR: IPv4, network order */
+	__u16 port;			/* PEER_ADDR: its endpoint's port */
+	__u16 __reserved;		/* must be 0 */
+};
 
 /* MR states (struct swnic_mr_query.state). */
 #define SWNIC_MR_STATE_VALID	1	/* accessible through its key */
@@ -196,6 +234,10 @@ struct swnic_mr_reg {
 	__aligned_u64 key;		/* out: the MR's key */
 	__u32 handle;			/* out: domain-local handle of the MR */
 	__u32 __reserved;		/* must be 0 */
+	/* Since SWNIC_FEAT_MR_PEERS; older callers' size ends above. */
+	__u32 npeers;			/* in: REG_PEERS: entries of @peers */
+	__u32 __reserved2;		/* must be 0 */
+	struct swnic_mr_peer peers[SWNIC_MR_PEERS_MAX];	/* in: REG_PEERS */
 };
 
 /**
