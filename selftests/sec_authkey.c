@@ -7,6 +7,7 @@
  * sender's keys by index, and reaches only targets that hold that key.
  * No provider involved: raw ioctls and rings, as a hostile user has them.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -344,6 +345,215 @@ TEST_F(ak, target_without_key_is_refused)
 	ASSERT_EQ(0, post_one(&self->a, &self->ca, &s, &c));
 	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %d", c.err);
 	EXPECT_STREQ("A's", mem);
+	munmap(mem, PAGE);
+}
+
+/* SWNIC_IOCTL_MR_REG of one page of @mem with @n peers (REG_PEERS). */
+static int reg_peers(int fd, void *mem, const struct swnic_mr_peer *peers,
+		     uint32_t n, uint64_t *key)
+{
+	struct swnic_mr_reg r = {
+		.size = sizeof(r), .flags = SWNIC_MR_REG_PEERS,
+		.addr = (uintptr_t)mem, .length = PAGE, .npeers = n,
+		.access = SWNIC_MR_ACCESS_REMOTE_WRITE |
+			  SWNIC_MR_ACCESS_REMOTE_READ | SWNIC_MR_ACCESS_WRITE,
+	};
+
+	memcpy(r.peers, peers, n * sizeof(*peers));
+	if (ioctl(fd, SWNIC_IOCTL_MR_REG, &r))
+		return -errno;
+	*key = r.key;
+	return 0;
+}
+
+/* An RMA of A's into B's @key with A's key index 1; the CQE's err. */
+static int rma_as(struct t_ep *a, struct t_cq *acq, struct t_ep *b,
+		  uint8_t op, uint64_t key, void *buf, uint64_t ctx)
+{
+	struct swnic_sqe s = t_send(buf, 4, b, ctx);
+	struct swnic_cqe c;
+	int ret;
+
+	s.opcode = op;
+	s.rkey = key;
+	s.raddr = 0;
+	s.key_index = 1;
+	ret = post_one(a, acq, &s, &c);
+	if (ret)
+		return -1000 + ret;
+	return c.flags & SWNIC_CQE_ERROR ? (int)c.err : 0;
+}
+
+/*
+ * An MR limited to some peers (SWNIC_MR_REG_PEERS, FI_DIRECTED_RECV with
+ * FI_AV_AUTH_KEY): only an access that came with a listed key (the key
+ * the initiator named, not the one B's MRs are under) and, if the entry
+ * names one, from the listed endpoint reaches it, writes and reads alike.
+ */
+TEST_F(ak, mr_limited_to_peers)
+{
+	struct t_ep a2 = { .fd = -1 };
+	struct swnic_mr_peer p[2];
+	uint64_t key;
+	char *mem, out[8];
+	struct {
+		const char *what;
+		struct swnic_mr_peer p[2];
+		uint32_t n;
+		int want_a, want_a2;
+	} cases[] = {
+		{ "key X", { { .auth_key = KEY_X } }, 1, 0, 0 },
+		{ "the MR's key (none)", { { .auth_key = 0 } }, 1,
+		  EACCES, EACCES },
+		{ "key Y", { { .auth_key = KEY_Y } }, 1, EACCES, EACCES },
+		{ "key X from A", { { .auth_key = KEY_X,
+				      .flags = SWNIC_MR_PEER_ADDR,
+				      .addr = self->a.addr,
+				      .port = self->a.port } }, 1, 0, EACCES },
+		{ "key X from A's port, any address",
+		  { { .auth_key = KEY_X, .flags = SWNIC_MR_PEER_ADDR,
+		      .port = self->a.port } }, 1, 0, EACCES },
+		{ "key X from A's port, another address",
+		  { { .auth_key = KEY_X, .flags = SWNIC_MR_PEER_ADDR,
+		      .addr = htonl(0x0a000001), .port = self->a.port } }, 1,
+		  EACCES, EACCES },
+		{ "key Y from A, key X from A2",
+		  { { .auth_key = KEY_Y, .flags = SWNIC_MR_PEER_ADDR,
+		      .addr = self->a.addr, .port = self->a.port },
+		    { .auth_key = KEY_X, .flags = SWNIC_MR_PEER_ADDR,
+		      .port = 0 } }, 2, EACCES, 0 },
+	};
+	size_t i;
+
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	ASSERT_EQ(2, ep_key_as(&self->a, UID_A, KEY_Y, 0));
+	ASSERT_EQ(1, ep_key_as(&self->b, UID_B, KEY_X, 0));
+	ASSERT_EQ(0, t_ep_create(self->da, &self->ca, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 16, &a2));
+	ASSERT_EQ(1, ep_key_as(&a2, UID_A, KEY_X, 0));
+	/* The last case names A2 by its port. */
+	cases[6].p[1].port = a2.port;
+
+	mem = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(p, cases[i].p, sizeof(p));
+		strcpy(mem, "B's");
+		ASSERT_EQ(0, reg_peers(self->db, mem, p, cases[i].n, &key))
+			TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(cases[i].want_a,
+			  rma_as(&self->a, &self->ca, &self->b, SWNIC_OP_WRITE,
+				 key, "A's", 2 * i))
+			TH_LOG("%s: A writes", cases[i].what);
+		EXPECT_STREQ(cases[i].want_a ? "B's" : "A's", mem);
+		strcpy(mem, "B's");
+		memset(out, 0, sizeof(out));
+		EXPECT_EQ(cases[i].want_a,
+			  rma_as(&self->a, &self->ca, &self->b, SWNIC_OP_READ,
+				 key, out, 2 * i + 1))
+			TH_LOG("%s: A reads", cases[i].what);
+		EXPECT_STREQ(cases[i].want_a ? "" : "B's", out);
+		EXPECT_EQ(cases[i].want_a2,
+			  rma_as(&a2, &self->ca, &self->b, SWNIC_OP_WRITE,
+				 key, "A2!", 100 + i))
+			TH_LOG("%s: A2 writes", cases[i].what);
+		EXPECT_STREQ(cases[i].want_a2 ? "B's" : "A2!", mem);
+	}
+	t_ep_destroy(&a2);
+	munmap(mem, PAGE);
+}
+
+/*
+ * The REG_PEERS ABI: announced, all-or-nothing, the old size unchanged;
+ * MR_ACCESS is a domain's access (its key, no endpoint); the owner's own
+ * accesses are not limited.
+ */
+TEST_F(ak, mr_peers_abi)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_mr_peer any = { 0 }, from_a = {
+		.flags = SWNIC_MR_PEER_ADDR, .addr = self->a.addr,
+		.port = self->a.port,
+	}, x = { .auth_key = KEY_X };
+	struct swnic_mr_reg r;
+	uint64_t key;
+	char *mem, buf[4];
+	int dc = open_as(UID_B);	/* B's user: reaches B's MRs by MR_ACCESS */
+	uint32_t idb = mr_domain_id(self->db);
+
+	ASSERT_LE(0, dc);
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_MR_PEERS);
+	mem = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+
+#define REG_RESET() (r = (struct swnic_mr_reg) {			\
+		.size = sizeof(r), .flags = SWNIC_MR_REG_PEERS,		\
+		.addr = (uintptr_t)mem, .length = PAGE, .npeers = 1,	\
+		.access = SWNIC_MR_ACCESS_REMOTE_READ })
+#define REG_TRY() (ioctl(self->db, SWNIC_IOCTL_MR_REG, &r) ? -errno : 0)
+	REG_RESET();
+	EXPECT_EQ(0, REG_TRY());
+	REG_RESET();
+	r.npeers = 0;
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.npeers = SWNIC_MR_PEERS_MAX + 1;
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.peers[0].flags = 1U << 1;
+	EXPECT_EQ(-EOPNOTSUPP, REG_TRY());
+	REG_RESET();
+	r.peers[0].__reserved = 1;
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.__reserved2 = 1;
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.peers[1].auth_key = KEY_X;		/* beyond npeers */
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.flags = 0;				/* peers without the flag */
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	REG_RESET();
+	r.flags = 0;
+	r.npeers = 0;
+	r.peers[0].auth_key = KEY_X;
+	EXPECT_EQ(-EINVAL, REG_TRY());
+	/* The first released size: no peers, as before. */
+	REG_RESET();
+	r.flags = 0;
+	r.npeers = 0;
+	r.size = offsetof(struct swnic_mr_reg, npeers);
+	EXPECT_EQ(56, r.size);
+	EXPECT_EQ(0, REG_TRY());
+	/* ... and REG_PEERS needs the peers that size cannot carry. */
+	REG_RESET();
+	r.size = offsetof(struct swnic_mr_reg, npeers);
+	EXPECT_EQ(-EINVAL, REG_TRY());
+#undef REG_RESET
+#undef REG_TRY
+
+	/* MR_ACCESS from a domain without a key, of B's user. */
+	strcpy(mem, "abc");
+	ASSERT_EQ(0, reg_peers(self->db, mem, &any, 1, &key));
+	EXPECT_EQ(0, mr_access(dc, idb, 0, SWNIC_MR_ACCESS_REMOTE_READ, key,
+			       0, 0, buf, sizeof(buf)));
+	EXPECT_STREQ("abc", buf);
+	ASSERT_EQ(0, reg_peers(self->db, mem, &x, 1, &key));
+	EXPECT_EQ(-EACCES, mr_access(dc, idb, 0, SWNIC_MR_ACCESS_REMOTE_READ,
+				     key, 0, 0, buf, sizeof(buf)));
+	/* An entry with an address: a domain's access has none. */
+	ASSERT_EQ(0, reg_peers(self->db, mem, &from_a, 1, &key));
+	EXPECT_EQ(-EACCES, mr_access(dc, idb, 0, SWNIC_MR_ACCESS_REMOTE_READ,
+				     key, 0, 0, buf, sizeof(buf)));
+	/* The owner's own access is not a peer's. */
+	EXPECT_EQ(0, mr_access(self->db, 0, SWNIC_MR_ACCESS_F_LOCAL,
+			       SWNIC_MR_ACCESS_WRITE, key, 0,
+			       (uintptr_t)mem, buf, sizeof(buf)));
+	close(dc);
 	munmap(mem, PAGE);
 }
 
