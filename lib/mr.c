@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "ep.h"
 #include "mr.h"
 
 #define SWNIC_FI_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
@@ -72,6 +73,8 @@ int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
 		.requested_key = requested_key,
 		.access = kmr->access,
 		.auth_key = kmr->auth_key,
+		.npeers = kmr->npeers,
+		.peers[0] = kmr->peer,
 	};
 	int ret;
 
@@ -127,6 +130,8 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	kmr->access = mr->access;
 	kmr->reg_flags = mr->reg_flags;
 	kmr->auth_key = mr->auth_key;
+	kmr->npeers = mr->npeers;
+	kmr->peer = mr->peer;
 	kmr->refs = 1;
 	swnic_list_init(&kmr->node);
 	swnic_list_init(&kmr->lru);
@@ -360,6 +365,67 @@ static struct fi_ops swnic_mr_fi_ops = {
 	.ops_set = swnic_no_ops_set,
 };
 
+#if SWNIC_FI_HAVE_2
+/*
+ * FI_AV_AUTH_KEY: the fi_mr_auth_key of a registration. src_addr
+ * FI_ADDR_UNSPEC: every key of the AV. Else (FI_DIRECTED_RECV domains)
+ * the one peer the region is limited to, which the kernel enforces
+ * (SWNIC_MR_REG_PEERS): with FI_AUTH_KEY an auth key handle (any address
+ * that comes with that key), else an address of the AV (that endpoint,
+ * with the key it was inserted with; none: the domain's).
+ */
+static int swnic_mr_limit(struct swnic_domain *dom,
+			  const struct fi_mr_attr *attr, uint64_t flags,
+			  struct swnic_mr *mr)
+{
+	uint32_t keys[SWNIC_EP_AUTH_KEYS_MAX], nkeys, kslot;
+	struct fi_mr_auth_key mak;
+	struct sockaddr_in sin;
+	struct swnic_av *av;
+	int ret;
+
+	if (attr->auth_key_size != sizeof(mak) || !attr->auth_key)
+		return -FI_EINVAL;
+	memcpy(&mak, attr->auth_key, sizeof(mak));
+	if (mak.src_addr == FI_ADDR_UNSPEC)
+		return flags & FI_AUTH_KEY ? -FI_EINVAL : 0;
+	if (!(dom->caps & FI_DIRECTED_RECV)) {
+		SWNIC_WARN(FI_LOG_MR,
+			   "fi_mr_auth_key.src_addr needs a FI_DIRECTED_RECV domain\n");
+		return -FI_EINVAL;
+	}
+	if (!(dom->dev.attr.features & SWNIC_FEAT_MR_PEERS)) {
+		SWNIC_WARN(FI_LOG_MR,
+			   "%s: the kernel cannot limit a region to some peers\n",
+			   dom->dev.name);
+		return -FI_EOPNOTSUPP;
+	}
+	av = mak.av ? swnic_av_of(&mak.av->fid) : NULL;
+	if (!av)
+		return -FI_EINVAL;
+	if (flags & FI_AUTH_KEY) {
+		kslot = swnic_av_key_handle(av, mak.src_addr);
+		if (!kslot)
+			return -FI_EINVAL;
+	} else {
+		ret = swnic_av_addr(av, mak.src_addr, &sin, &kslot);
+		if (ret)
+			return ret;
+		mr->peer.flags = SWNIC_MR_PEER_ADDR;
+		mr->peer.addr = sin.sin_addr.s_addr;
+		mr->peer.port = ntohs(sin.sin_port);
+	}
+	/* The key's value; slot 0 (an address without one): the domain's. */
+	nkeys = swnic_av_auth_keys(av, keys);
+	if (kslot > nkeys)
+		return -FI_EINVAL;
+	mr->peer.auth_key = kslot ? keys[kslot - 1] : 0;
+	mr->npeers = 1;
+	mr->reg_flags |= SWNIC_MR_REG_PEERS;
+	return 0;
+}
+#endif
+
 /* Validate a registration request and fill in an MR (not registered). */
 static int swnic_mr_prepare(struct swnic_domain *dom,
 			    const struct fi_mr_attr *attr, uint64_t flags,
@@ -369,6 +435,7 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	bool basic = dom->mr_mode & SWNIC_MR_BASIC ||
 		     (!v15 && dom->mr_mode == SWNIC_MR_UNSPEC);
 	bool odp = dom->mr_odp;
+	uint64_t known_flags = 0;
 
 	if (!attr || !attr->mr_iov)
 		return -FI_EINVAL;
@@ -389,13 +456,14 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 		return -FI_EINVAL;
 	}
 #if SWNIC_FI_HAVE_2
-	if (flags & FI_AUTH_KEY) {
-		SWNIC_WARN(FI_LOG_MR,
-			   "FI_AUTH_KEY: limiting a region to an auth key is not supported\n");
-		return -FI_ENOSYS;
+	/* The region's src_addr is an auth key handle (swnic_mr_limit). */
+	if ((flags & FI_AUTH_KEY) && !dom->av_auth_key) {
+		SWNIC_WARN(FI_LOG_MR, "FI_AUTH_KEY: the domain is not FI_AV_AUTH_KEY\n");
+		return -FI_EINVAL;
 	}
+	known_flags |= FI_AUTH_KEY;
 #endif
-	if (flags) {
+	if (flags & ~known_flags) {
 		SWNIC_WARN(FI_LOG_MR, "registration flags %#llx not supported\n",
 			   (unsigned long long)flags);
 		return -FI_EBADFLAGS;
@@ -423,23 +491,18 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	/*
 	 * FI_AV_AUTH_KEY: the region is reachable with every key of the AV
 	 * that an endpoint of the domain holds (the kernel lets RMA sent
-	 * with a key the target endpoint holds reach its domain's MRs).
-	 * Limiting it to some of them (FI_DIRECTED_RECV, src_addr) is not
-	 * offered.
+	 * with a key the target endpoint holds reach its domain's MRs), or
+	 * with FI_DIRECTED_RECV and a src_addr, only by that peer.
 	 */
 	if (dom->av_auth_key && attr->auth_key_size) {
-		struct fi_mr_auth_key mak;
+		int ret = swnic_mr_limit(dom, attr, flags, mr);
 
-		if (attr->auth_key_size != sizeof(mak) || !attr->auth_key)
-			return -FI_EINVAL;
-		memcpy(&mak, attr->auth_key, sizeof(mak));
-		if (mak.src_addr != FI_ADDR_UNSPEC) {
-			SWNIC_WARN(FI_LOG_MR,
-				   "FI_AV_AUTH_KEY: limiting a region to some auth keys (src_addr) is not supported\n");
-			return -FI_ENOSYS;
-		}
+		if (ret)
+			return ret;
 		goto keyed;
 	}
+	if (flags & FI_AUTH_KEY)
+		return -FI_EINVAL;	/* no fi_mr_auth_key to apply it to */
 #endif
 	if (v15 && attr->auth_key_size) {
 		if (attr->auth_key_size != sizeof(uint32_t) || !attr->auth_key)
@@ -460,6 +523,7 @@ keyed:
 	mr->cacheable = swnic_mr_cache_enabled(dom) && !odp &&
 			!(mr->access & (SWNIC_MR_ACCESS_REMOTE_READ |
 					SWNIC_MR_ACCESS_REMOTE_WRITE)) &&
+			!mr->npeers &&
 			!(mr->reg_flags & SWNIC_MR_REG_USER_KEY);
 
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;

@@ -22,6 +22,8 @@ struct swnic_kmr {
 	uint32_t access;		/* SWNIC_MR_ACCESS_* */
 	uint32_t reg_flags;		/* SWNIC_MR_REG_* */
 	uint32_t auth_key;
+	uint32_t npeers;		/* SWNIC_MR_REG_PEERS: 1, else 0 */
+	struct swnic_mr_peer peer;	/* the one peer that may access it */
 	/* Cache state, under the cache's lock (or owned by one MR). */
 	unsigned int refs;		/* swnic_mrs using it */
 	bool cached;			/* on the cache's list */
@@ -45,6 +47,8 @@ struct swnic_mr {
 	uint32_t reg_flags;		/* SWNIC_MR_REG_* */
 	uint64_t requested_key;
 	uint32_t auth_key;
+	uint32_t npeers;		/* FI_DIRECTED_RECV: 1 peer, else 0 */
+	struct swnic_mr_peer peer;	/* the peer the region is limited to */
 	bool cacheable;
 	void *context;			/* for the FI_MR_COMPLETE event */
 	enum swnic_mr_state state;	/* under the async worker's lock */
