@@ -705,7 +705,9 @@ TEST(av_auth_key_two_domains)
 
 	/*
 	 * RMA into B's region, registered for all of its AV's keys: with the
-	 * shared key yes, with ONLY_A no. Limiting it to a key: not offered.
+	 * shared key yes, with ONLY_A no. Limiting it to a peer needs an
+	 * FI_DIRECTED_RECV domain (av_auth_key_mr_directed), FI_AUTH_KEY a
+	 * src_addr.
 	 */
 	mak.av = b.av;
 	mak.src_addr = FI_ADDR_UNSPEC;
@@ -719,9 +721,9 @@ TEST(av_auth_key_two_domains)
 	EXPECT_EQ(FI_EACCES, ak_cq_one(a.cq));
 	EXPECT_STREQ("rma", region);
 	mattr.requested_key = 78;
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(b.dom, &mattr, FI_AUTH_KEY, &mr2));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, FI_AUTH_KEY, &mr2));
 	mak.src_addr = a_in_b;
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(b.dom, &mattr, 0, &mr2));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, 0, &mr2));
 	mattr.auth_key_size = 3;
 	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, 0, &mr2));
 	EXPECT_EQ(0, fi_close(&mr->fid));
@@ -746,6 +748,124 @@ TEST(av_auth_key_two_domains)
 
 	ak_side_close(&a);
 	ak_side_close(&b);
+	EXPECT_EQ(0, fi_close(&fab->fid));
+	fi_freeinfo(info);
+out:
+	ak_services(false);
+}
+
+/*
+ * FI_DIRECTED_RECV with FI_AV_AUTH_KEY (fi_mr(3) "addr", FI_AUTH_KEY):
+ * a region of B's limited to one peer. A and C both hold SHARED, as B
+ * does. Limited to A's address (inserted with SHARED), only A reaches
+ * it; to the SHARED key handle (FI_AUTH_KEY), both; to an address
+ * inserted without a key, only that peer's domain key (not SHARED). The
+ * kernel enforces it, on the key A named before B's domain key stood in.
+ */
+TEST(av_auth_key_mr_directed)
+{
+	uint32_t ka[2] = { AK_SHARED, AK_ONLY_A }, kb[1] = { AK_SHARED };
+	struct ak_side a = { 0 }, b = { 0 }, c = { 0 };
+	fi_addr_t b_in_a, b_in_c, a_in_b, a_plain;
+	char region[64] = "", rbuf[8];
+	struct fi_mr_auth_key mak = { 0 };
+	struct iovec iov = { .iov_base = region, .iov_len = sizeof(region) };
+	struct fi_mr_attr mattr = {
+		.mr_iov = &iov, .iov_count = 1,
+		.access = FI_REMOTE_WRITE | FI_REMOTE_READ,
+		.auth_key_size = sizeof(mak), .auth_key = (uint8_t *)&mak,
+	};
+	struct fid_mr *mr;
+	struct fid_fabric *fab;
+	struct fi_info *info;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	ak_services(true);
+	info = ak_info_caps(FI_EP_RDM, FI_MSG | FI_RMA | FI_DIRECTED_RECV,
+			    &ret);
+	if (ret == -FI_ENODATA)
+		SKIP(goto out, "the kernel has no endpoint auth keys");
+	ASSERT_EQ(0, ret);
+	ASSERT_TRUE(info->domain_attr->caps & FI_DIRECTED_RECV);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, ak_side_open(fab, info, &a, ka, 2));
+	ASSERT_EQ(0, ak_side_open(fab, info, &b, kb, 1));
+	ASSERT_EQ(0, ak_side_open(fab, info, &c, kb, 1));
+	b_in_a = a.key[0];
+	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &b_in_a, FI_AUTH_KEY,
+				  NULL));
+	b_in_c = c.key[0];
+	ASSERT_EQ(1, fi_av_insert(c.av, b.name, 1, &b_in_c, FI_AUTH_KEY,
+				  NULL));
+	a_in_b = b.key[0];
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &a_in_b, FI_AUTH_KEY,
+				  NULL));
+	ASSERT_EQ(1, fi_av_insert(b.av, a.name, 1, &a_plain, 0, NULL));
+	mak.av = b.av;
+
+	/* A's address, with SHARED: A only, writes and reads. */
+	mak.src_addr = a_in_b;
+	mattr.requested_key = 81;
+	ASSERT_EQ(0, fi_mr_regattr(b.dom, &mattr, 0, &mr));
+	strcpy(region, "B");
+	ASSERT_EQ(0, fi_write(a.ep, "A", 2, NULL, b_in_a, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	EXPECT_STREQ("A", region);
+	memset(rbuf, 0, sizeof(rbuf));
+	ASSERT_EQ(0, fi_read(a.ep, rbuf, 2, NULL, b_in_a, 0, fi_mr_key(mr),
+			     NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	EXPECT_STREQ("A", rbuf);
+	ASSERT_EQ(0, fi_write(c.ep, "C", 2, NULL, b_in_c, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(FI_EACCES, ak_cq_one(c.cq));
+	EXPECT_STREQ("A", region);
+	memset(rbuf, 0, sizeof(rbuf));
+	ASSERT_EQ(0, fi_read(c.ep, rbuf, 2, NULL, b_in_c, 0, fi_mr_key(mr),
+			     NULL));
+	EXPECT_EQ(FI_EACCES, ak_cq_one(c.cq));
+	EXPECT_STREQ("", rbuf);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* The SHARED key handle (FI_AUTH_KEY): any address with it. */
+	mak.src_addr = b.key[0];
+	mattr.requested_key = 82;
+	ASSERT_EQ(0, fi_mr_regattr(b.dom, &mattr, FI_AUTH_KEY, &mr));
+	ASSERT_EQ(0, fi_write(a.ep, "A", 2, NULL, b_in_a, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(0, ak_cq_one(a.cq));
+	EXPECT_STREQ("A", region);
+	ASSERT_EQ(0, fi_write(c.ep, "C", 2, NULL, b_in_c, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(0, ak_cq_one(c.cq));
+	EXPECT_STREQ("C", region);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* A's address without a key: the domain's key, not SHARED. */
+	mak.src_addr = a_plain;
+	mattr.requested_key = 83;
+	ASSERT_EQ(0, fi_mr_regattr(b.dom, &mattr, 0, &mr));
+	ASSERT_EQ(0, fi_write(a.ep, "A", 2, NULL, b_in_a, 0, fi_mr_key(mr),
+			      NULL));
+	EXPECT_EQ(FI_EACCES, ak_cq_one(a.cq));
+	EXPECT_STREQ("C", region);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/* Bad limits. */
+	mattr.requested_key = 84;
+	mak.src_addr = a_in_b;		/* an address, not a key handle */
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, FI_AUTH_KEY, &mr));
+	mak.src_addr = 12345;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, 0, &mr));
+	mak.src_addr = a_in_b;
+	mak.av = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regattr(b.dom, &mattr, 0, &mr));
+
+	ak_side_close(&a);
+	ak_side_close(&b);
+	ak_side_close(&c);
 	EXPECT_EQ(0, fi_close(&fab->fid));
 	fi_freeinfo(info);
 out:
