@@ -47,11 +47,15 @@ check "two namespaces joined by veth, a bound swnic device in each" sh -c "
 rm -f /tmp/netns-rsh.log
 for doorbell in 0 1; do
 	mode=$([ "$doorbell" = 1 ] && echo engine || echo syscall)
+	# The launcher agent and the daemons' network: Open MPI 4 (orted)
+	# and 5 (PRRTE's prted) name them differently.
 	if $A env FI_SWNIC_DOORBELL_ENGINE=$doorbell OMPI_MCA_btl=self \
+		OMPI_MCA_plm_rsh_agent="$SWNIC_REPO/selftests/wire/netns-rsh" \
+		PRTE_MCA_plm_ssh_agent="$SWNIC_REPO/selftests/wire/netns-rsh" \
+		OMPI_MCA_oob_tcp_if_include=10.80.0.0/24 \
+		PRTE_MCA_prte_if_include=10.80.0.0/24 \
 		timeout 300 mpirun --allow-run-as-root --bind-to none \
 		--host $ADDR_A,$ADDR_B -np 2 \
-		--mca plm_rsh_agent "$SWNIC_REPO/selftests/wire/netns-rsh" \
-		--mca oob_tcp_if_include 10.80.0.0/24 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic \
 		-x FI_SWNIC_DOORBELL_ENGINE -x FI_PROVIDER_PATH -x PATH \
 		"$prog" >"$OUT" 2>&1; then
