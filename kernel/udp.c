@@ -667,15 +667,21 @@ static u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen)
 	       sizeof(struct swnic_wire_hdr) - hlen;
 }
 
-static struct swnic_wnet *swnic_udp_wnet(struct swnic_device *sdev)
+/*
+ * The namespace of @sdev's netdev, referenced (its wire state must not go
+ * away under a poster), or NULL if the device is not bound (any more).
+ */
+static struct net *swnic_udp_get_net(struct swnic_device *sdev)
 {
-	struct swnic_wnet *wn;
+	struct net_device *nd;
+	struct net *net = NULL;
 
 	rcu_read_lock();
-	wn = rcu_access_pointer(sdev->netdev) ?
-	     swnic_wnet(swnic_device_net(sdev)) : NULL;
+	nd = rcu_dereference(sdev->netdev);
+	if (nd)
+		net = maybe_get_net(dev_net(nd));
 	rcu_read_unlock();
-	return wn;
+	return net;
 }
 
 /*
@@ -711,17 +717,14 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 }
 
 /* Queue a request of @src to the peer that @sqe names. */
-static int swnic_udp_request(struct swnic_ep *src, const struct swnic_sqe *sqe,
-			     const void *kbuf)
+static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
+			       const struct swnic_sqe *sqe, const void *kbuf)
 {
-	struct swnic_wnet *wn = swnic_udp_wnet(src->dom->sdev);
 	struct swnic_txmsg *tm;
 	struct swnic_peer *p;
 	u32 key;
 	int ret;
 
-	if (!wn)
-		return -EHOSTUNREACH;
 	ret = swnic_ep_sqe_key(src, sqe, &key);
 	if (ret)
 		return ret;
@@ -786,6 +789,19 @@ static int swnic_udp_request(struct swnic_ep *src, const struct swnic_sqe *sqe,
 err:
 	mutex_unlock(&wn->lock);
 	swnic_txmsg_free(tm);
+	return ret;
+}
+
+static int swnic_udp_request(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			     const void *kbuf)
+{
+	struct net *net = swnic_udp_get_net(src->dom->sdev);
+	int ret;
+
+	if (!net)
+		return -EHOSTUNREACH;
+	ret = __swnic_udp_request(swnic_wnet(net), src, sqe, kbuf);
+	put_net(net);
 	return ret;
 }
 
