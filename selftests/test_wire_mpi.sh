@@ -55,7 +55,7 @@ for doorbell in 0 1; do
 		OMPI_MCA_oob_tcp_if_include=10.80.0.0/24 \
 		PRTE_MCA_prte_if_include=10.80.0.0/24 \
 		timeout 300 mpirun --allow-run-as-root --bind-to none \
-		--host $ADDR_A,$ADDR_B -np 2 \
+		--host $ADDR_A:1,$ADDR_B:1 -np 2 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic \
 		-x FI_SWNIC_DOORBELL_ENGINE -x FI_PROVIDER_PATH -x PATH \
 		"$prog" >"$OUT" 2>&1; then

@@ -134,7 +134,7 @@ guest_client()
 		"$dir" > "$dir/rsh-agent"
 	chmod +x "$dir/rsh-agent"
 	if OMPI_MCA_btl=self timeout 300 mpirun --allow-run-as-root \
-		--bind-to none --host 10.99.0.2,$ADDR_SERVER -np 2 \
+		--bind-to none --host 10.99.0.2:1,$ADDR_SERVER:1 -np 2 \
 		--mca plm_rsh_agent "$dir/rsh-agent" \
 		--mca oob_tcp_if_include 10.99.0.0/24 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic \
