@@ -101,10 +101,11 @@ header()
 	EOF
 }
 
-# size_plots SECTION TITLE EXTRA-BW-PLOT: the latency and bandwidth panels.
+# size_plots SECTION TITLE BW-KEY EXTRA-BW-PLOT: the latency and bandwidth
+# panels (BW-KEY: where the bandwidth panel's key goes).
 size_plots()
 {
-	local sec=$1 title=$2 extra=$3 idx lat="" bw="" file prov ep mtu name dt
+	local sec=$1 title=$2 bwkey=$3 extra=$4 idx lat="" bw="" file prov ep mtu name dt
 	local out=$dir/bench-$sec.svg
 
 	idx=$(series "$sec")
@@ -124,7 +125,7 @@ size_plots()
 		echo 'set ylabel "one-way latency (usec)"'
 		echo "plot $lat"
 		echo 'set ylabel "bandwidth (MB/s)"'
-		echo 'set key bottom right'
+		echo "set key $bwkey"
 		echo "plot $bw$extra"
 		echo 'unset multiplot'
 	} > "$tmp/$sec.gp"
@@ -139,8 +140,8 @@ memcpy=$(awk -F'\t' 'NR > 1 && $4 == "memcpy" && $8 != "-" { print $8 }' "$tsv")
 extra=
 [ -n "$memcpy" ] &&
 	extra=", $memcpy with lines lw 1 lc rgb \"#000000\" dt 3 title 'memcpy 1 MiB (ceiling)'"
-size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "$extra"
-size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" ""
+size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "bottom right" "$extra"
+size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" "top left" ""
 
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
