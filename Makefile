@@ -7,7 +7,9 @@
 #   make check-debug  the suite on a 6.12 debug kernel built here (KASAN,
 #                   lockdep, kmemleak, ...): fails on any splat. Not in check
 #   make demo       setup + build + boot a VM and show swnic at work
-#   make bench      benchmarks in the VM (swnic beside shm and tcp)
+#   make bench      benchmarks in the VM (swnic beside shm and tcp on one
+#                   host, beside tcp across two): tables, then Markdown,
+#                   JSON and SVG plots in $(BENCH_OUT)
 #   make style      checkpatch on the kernel code
 #   make install    install module, provider, tool and man pages on this host
 #
@@ -143,9 +145,19 @@ demo: setup-host
 	$(MAKE) --no-print-directory module $(filter-out modules,$(VM_BUILD))
 	tools/testing/vm.sh --kernel $(K) -- tools/testing/demo.sh
 
+# The results directory, shared with the VM: bench.sh writes bench.md,
+# bench.json and bench.tsv there, bench-plot.sh then draws the SVGs on this
+# machine. Settings reach the guest as SWNIC_BENCH_* (see bench.sh), e.g.
+# `make bench SWNIC_BENCH_RUNS=1`.
+BENCH_OUT ?= build/bench
+
 bench: setup-host
 	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw
-	tools/testing/vm.sh --kernel $(K) --timeout 3000 -- tools/testing/bench.sh
+	@mkdir -p $(BENCH_OUT)
+	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
+		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
+		-- tools/testing/bench.sh
+	tools/testing/bench-plot.sh $(BENCH_OUT)
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<

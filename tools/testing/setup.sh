@@ -37,7 +37,8 @@ PACKAGES="build-essential gcc-12 pkg-config perl pahole libelf1 libssl3 zlib1g
 	  libfabric-dev libfabric-bin libmnl-dev libjson-c-dev openmpi-bin
 	  libopenmpi-dev
 	  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 jq
-	  procps util-linux coreutils debootstrap iputils-ping ethtool"
+	  procps util-linux coreutils debootstrap iputils-ping ethtool
+	  gnuplot-nox"
 
 KSFT_FILES="tools/testing/selftests/kselftest_harness.h
 	    tools/testing/selftests/kselftest.h"

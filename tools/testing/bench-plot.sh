@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench-plot.sh - draw the plots of a bench run on the host (make bench runs
+# it after the VM): reads DIR/bench.tsv, written by bench.sh in the guest,
+# and writes with gnuplot, swnic beside every peer:
+#
+#   DIR/bench-host.svg  one host: latency vs size and bandwidth vs size
+#                       (memcpy bandwidth as the ceiling)
+#   DIR/bench-wire.svg  two hosts over veth: the same, each peer at each MTU
+#                       (solid 1500, dashed 9000)
+#   DIR/bench-loss.svg  two hosts under netem loss: 1 MiB goodput kept in %
+#                       of lossless, with issue 14's targets
+#
+# A plot whose section did not run is not drawn. The plots drawn are linked
+# at the end of DIR/bench.md (once).
+#
+# Usage: tools/testing/bench-plot.sh DIR
+
+set -eu
+
+[ $# = 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+dir=$1
+tsv=$dir/bench.tsv
+[ -s "$tsv" ] || { echo "bench-plot: no $tsv (run make bench)" >&2; exit 1; }
+command -v gnuplot >/dev/null ||
+	{ echo "bench-plot: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# gnuplot's quoting: single quotes, each ' doubled.
+q() { printf "'%s'" "${1//\'/\'\'}"; }
+
+# Colours: swnic always the same, each peer its own.
+colour()
+{
+	case $1 in
+	swnic) echo "#d62728" ;;
+	shm) echo "#1f77b4" ;;
+	tcp) echo "#2ca02c" ;;
+	"tcp;ofi_rxm") echo "#ff7f0e" ;;
+	memcpy) echo "#000000" ;;
+	*) echo "#9467bd" ;;
+	esac
+}
+
+# A size as a tic label: 8, 64, 4K, 1M.
+label()
+{
+	if [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576))M"
+	elif [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024))K"
+	else echo "$1"
+	fi
+}
+
+# One data file per series of SECTION: "size lat bw" lines, by size, and an
+# index line "file provider endpoint mtu" each. Columns of the TSV: section
+# mtu loss provider endpoint size lat_us bw_MBps kept lat_runs bw_runs.
+series()
+{
+	awk -F'\t' -v s="$1" -v d="$tmp" '
+		NR > 1 && $1 == s && $3 == 0 && $4 != "memcpy" {
+			k = $4 "\t" $5 "\t" $2
+			if (!(k in f)) { f[k] = d "/" s "-" ++n ".dat"; o[n] = k }
+			print $6, $7, $8 > f[k]
+		}
+		END { for (i = 1; i <= n; i++) print f[o[i]] "\t" o[i] }' "$tsv" |
+		while IFS=$'\t' read -r file prov ep mtu; do
+			sort -n -o "$file" "$file"
+			printf '%s\t%s\t%s\t%s\n' "$file" "$prov" "$ep" "$mtu"
+		done
+}
+
+# xtics for the sizes of SECTION.
+xtics()
+{
+	local s tics=""
+
+	while read -r s; do
+		tics="$tics${tics:+, }\"$(label "$s")\" $s"
+	done < <(awk -F'\t' -v s="$1" \
+		 'NR > 1 && $1 == s && $4 != "memcpy" { print $6 }' "$tsv" | sort -nu)
+	echo "($tics)"
+}
+
+header()
+{
+	cat <<-EOF
+	set terminal svg size 1200,480 dynamic noenhanced font "sans,12" background "white"
+	set output $(q "$1")
+	set datafile missing "-"
+	set grid
+	set key top left
+	set logscale x 2
+	set logscale y
+	set xlabel "message size (bytes)"
+	set xtics $2
+	set offsets graph 0.05, graph 0.05, 0, 0
+	set multiplot layout 1,2 title $(q "$3")
+	EOF
+}
+
+# size_plots SECTION TITLE BW-KEY EXTRA-BW-PLOT: the latency and bandwidth
+# panels (BW-KEY: where the bandwidth panel's key goes).
+size_plots()
+{
+	local sec=$1 title=$2 bwkey=$3 extra=$4 idx lat="" bw="" file prov ep mtu name dt
+	local out=$dir/bench-$sec.svg
+
+	idx=$(series "$sec")
+	[ -n "$idx" ] || return 0
+	while IFS=$'\t' read -r file prov ep mtu; do
+		name="$prov ($ep)"
+		dt=1
+		if [ "$mtu" != - ]; then
+			name="$name MTU $mtu"
+			[ "$mtu" -gt 1500 ] && dt=2
+		fi
+		lat="$lat${lat:+, }$(q "$file") using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$name")"
+		bw="$bw${bw:+, }$(q "$file") using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$name")"
+	done <<< "$idx"
+	{
+		header "$out" "$(xtics "$sec")" "$title"
+		echo 'set ylabel "one-way latency (usec)"'
+		echo "plot $lat"
+		echo 'set ylabel "bandwidth (MB/s)"'
+		echo "set key $bwkey"
+		echo "plot $bw$extra"
+		echo 'unset multiplot'
+	} > "$tmp/$sec.gp"
+	gnuplot "$tmp/$sec.gp"
+	echo "$out"
+}
+
+meta=$(awk -F'\t' 'NR > 1 { n++ } END { print n + 0 }' "$tsv")
+[ "$meta" -gt 0 ] || { echo "bench-plot: $tsv has no figures" >&2; exit 1; }
+
+memcpy=$(awk -F'\t' 'NR > 1 && $4 == "memcpy" && $8 != "-" { print $8 }' "$tsv")
+extra=
+[ -n "$memcpy" ] &&
+	extra=", $memcpy with lines lw 1 lc rgb \"#000000\" dt 3 title 'memcpy 1 MiB (ceiling)'"
+size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "bottom right" "$extra"
+size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" "top left" ""
+
+# Loss: kept % of lossless per loss rate, one line per provider.
+loss_idx=$(awk -F'\t' -v d="$tmp" '
+	NR > 1 && $1 == "loss" {
+		k = $4 "\t" $5
+		if (!(k in f)) { f[k] = d "/loss-" ++n ".dat"; o[n] = k }
+		print $3, ($9 == "" ? "-" : $9), $8 > f[k]
+	}
+	END { for (i = 1; i <= n; i++) print f[o[i]] "\t" o[i] }' "$tsv")
+if [ -n "$loss_idx" ]; then
+	out=$dir/bench-loss.svg
+	printf '0 100\n0.1 90\n1 70\n5 40\n' > "$tmp/target.dat"
+	plots="$(q "$tmp/target.dat") using 1:2 with points pt 6 ps 1.5 lc rgb \"#000000\" title 'target (issue 14)'"
+	while IFS=$'\t' read -r file prov ep; do
+		plots="$plots, $(q "$file") using 1:2 with linespoints lw 2 pt 7 lc rgb \"$(colour "$prov")\" title $(q "$prov ($ep)")"
+	done <<< "$loss_idx"
+	cat > "$tmp/loss.gp" <<-EOF
+	set terminal svg size 800,480 dynamic noenhanced font "sans,12" background "white"
+	set output $(q "$out")
+	set datafile missing "-"
+	set grid
+	set key bottom left
+	set title "swnic bench, two hosts under netem loss (MTU 1500, GSO off): 1 MiB goodput kept"
+	set xlabel "netem loss on both ends (%)"
+	set ylabel "goodput, % of lossless"
+	set logscale x
+	set xrange [0.05:8]
+	set yrange [0:*]
+	set xtics ("0.1" 0.1, "1" 1, "5" 5)
+	plot $plots
+	EOF
+	gnuplot "$tmp/loss.gp"
+	echo "$out"
+fi
+
+md=$dir/bench.md
+if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
+	printf '\n### Plots\n\n' >> "$md"
+	for sec in host wire loss; do
+		[ -f "$dir/bench-$sec.svg" ] &&
+			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
+	done
+fi
+exit 0
