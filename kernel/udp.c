@@ -611,15 +611,20 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 	return NULL;
 }
 
-/* The peer context for @ip/@port; made if @create (rate-limited, capped). */
+/*
+ * The peer context for @ip/@port; made if @create (capped; and when
+ * @remote, made by a packet, rate-limited too).
+ */
 static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
-					 __be16 port, bool create)
+					 __be16 port, bool create, bool remote)
 {
 	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
 
 	if (p || !create)
 		return p;
-	if (wn->npeers >= SWNIC_MAX_PEERS || !__ratelimit(&wn->peer_limit))
+	/* Capped; and rate-limited when made by packets, not by posters. */
+	if (wn->npeers >= SWNIC_MAX_PEERS ||
+	    (remote && !__ratelimit(&wn->peer_limit)))
 		return NULL;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
@@ -771,7 +776,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		goto err;
 	ret = -EAGAIN;
 	p = swnic_peer_get(wn, (__force __be32)sqe->dest_addr,
-			   htons(udp_port), true);
+			   htons(udp_port), true, false);
 	if (!p || p->nmsgs >= SWNIC_MAX_MSGS)
 		goto err;
 	kref_get(&src->ref);
@@ -1262,7 +1267,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	}
 	/* Only requests may make a context; answers need ours. */
 	p = swnic_peer_get(wn, saddr, sport, h.type == SWNIC_PKT_DATA ||
-			   h.type == SWNIC_PKT_READ_REQ);
+			   h.type == SWNIC_PKT_READ_REQ, true);
 	if (!p) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return;
