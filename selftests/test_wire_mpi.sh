@@ -17,6 +17,13 @@
 require_cmd mpirun ip swnic
 prog="$SWNIC_REPO/selftests/mpi/out/mpi_basic"
 [ -x "$prog" ] || skip_all "mpi_basic not built (no mpicc?)"
+# Open MPI 5's launcher (PRRTE) maps both ranks onto one node when the
+# nodes are namespaces of one machine (it sees one host and its slots):
+# the job would not cross. Open MPI across hosts is tested with Debian
+# 12's Open MPI 4.1: here and between two VMs (tools/testing/two-vm.sh).
+case $(mpirun --version 2>/dev/null | head -1) in
+*"Open MPI) "[5-9]*) skip_all "Open MPI 5 (PRRTE) does not place ranks on namespaces of one machine" ;;
+esac
 ip netns add swnicma 2>/dev/null || skip_all "cannot create network namespaces"
 ip netns add swnicmb
 
