@@ -213,11 +213,10 @@ if command -v swnic >/dev/null && swnic dev add $NETDEV netdev lo \
 	trap 'swnic dev del $NETDEV force >/dev/null 2>&1; rm -f "$OUT"' EXIT
 	fi_ok '^    domain: swnicfi1$' "a netdev-bound device is listed" \
 		-p swnic -d $NETDEV
-	# No wire path yet: FI_REMOTE_COMM only on the user's request.
-	fi_lacks 'FI_REMOTE_COMM' "... without FI_REMOTE_COMM (no wire path yet)" \
+	# It reaches other hosts over the wire: FI_REMOTE_COMM, unasked.
+	fi_ok '^    caps: .*FI_REMOTE_COMM' \
+		"... with FI_REMOTE_COMM (the wire reaches other hosts)" \
 		-p swnic -d $NETDEV -v
-	FI_SWNIC_REMOTE_COMM=1 fi_ok '^    caps: .*FI_REMOTE_COMM' \
-		"... with it when FI_SWNIC_REMOTE_COMM=1" -p swnic -d $NETDEV -v
 	fi_ok 'dest_addr: fi_sockaddr_in://192\.0\.2\.7:9' \
 		"... and reaches another host's address" \
 		-p swnic -d $NETDEV -n 192.0.2.7 -P 9 -v

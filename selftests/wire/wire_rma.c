@@ -12,7 +12,8 @@
  *   4. writes to the read-only MR: must fail (FI_EACCES);
  *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
  *   6. writes past the MR's end: must fail;
- * then tells the target it is done. The target checks that it got the
+ * then tells the target it is done. With -l the initiator reads again and
+ * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
  * remote CQ data completion and that its remote-write counter is 1 (the
  * failed writes counted nothing), and that its memory holds the pattern.
  * No target process code runs for the RMA itself: the target only waits.
@@ -290,12 +291,58 @@ static int run_initiator(const char *node)
 	return failures ? 1 : 0;
 }
 
+/*
+ * -l: read 1 MiB from the target again and again, always one read
+ * outstanding, until one fails (the target was killed, its host went
+ * away): print the error and exit 0; 1 if none failed in 120 s.
+ */
+static int run_loop(const char *node)
+{
+	char *buf = malloc(LEN);
+	struct target_info ti;
+	struct fid_mr *mr;
+	time_t end;
+	fi_addr_t peer;
+	long reads = 0;
+	int s, ret;
+
+	setup(node, 0);
+	s = oob_connect(node);
+	if (read(s, &ti, sizeof(ti)) != sizeof(ti))
+		die("out-of-band read", -FI_EIO);
+	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	ret = fi_mr_reg(domain, buf, LEN, FI_READ, 0, 0, 0, &mr, NULL);
+	if (ret)
+		die("fi_mr_reg", ret);
+	printf("# looping\n");
+	fflush(stdout);
+	end = time(NULL) + 120;
+	while (time(NULL) < end) {
+		ret = fi_read(ep, buf, LEN, fi_mr_desc(mr), peer, ti.addr_rw,
+			      ti.key_rw, NULL);
+		if (!ret) {
+			ret = wait_comp(NULL);
+			reads++;
+		}
+		if (ret) {
+			printf("# read %ld failed: %d (%s)\n", reads, ret,
+			       fi_strerror(-ret));
+			return 0;
+		}
+	}
+	printf("# FAILED: %ld reads, none failed\n", reads);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "-s"))
 		return run_target();
+	if (argc == 3 && !strcmp(argv[1], "-l"))
+		return run_loop(argv[2]);
 	if (argc == 2)
 		return run_initiator(argv[1]);
-	fprintf(stderr, "usage: wire_rma -s | wire_rma TARGET-IPV4\n");
+	fprintf(stderr, "usage: wire_rma -s | wire_rma [-l] TARGET-IPV4\n");
 	return 2;
 }
