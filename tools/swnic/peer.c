@@ -66,30 +66,6 @@ static void peer_save_counters(struct peer_show *ps, const struct nlattr *stats)
 	}
 }
 
-static void peer_print_counters(const struct nlattr *stats)
-{
-	const struct nlattr *entry, *a;
-
-	pr_map_begin("counters", "counter", "value");
-	mnl_attr_for_each_nested(entry, stats) {
-		const char *name = NULL;
-		uint64_t value;
-		bool has_value = false;
-
-		if (mnl_attr_get_type(entry) != SWNIC_A_STATS_ENTRY)
-			continue;
-		mnl_attr_for_each_nested(a, entry) {
-			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
-				name = attr_str(a);
-			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE)
-				has_value = attr_u64(a, &value);
-		}
-		if (name && has_value)
-			pr_map_u64(name, value);
-	}
-	pr_map_end();
-}
-
 /* "a.b.c.d:port" of a PEER_ADDR (4 or 16 bytes) and PEER_PORT. */
 static void peer_name(const struct sw_attrs *a, char *buf, size_t size)
 {
@@ -141,7 +117,7 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 		}
 		pr_row_begin();
 		pr_str("peer", "*");
-		peer_print_counters(a.tb[SWNIC_A_STATS]);
+		stat_print_entries(a.tb[SWNIC_A_STATS]);
 		pr_row_end();
 		return MNL_CB_OK;
 	}

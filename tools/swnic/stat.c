@@ -17,7 +17,7 @@ static void stat_usage(void)
 }
 
 /* The counters of SWNIC_A_STATS as a map "counter" -> value. */
-static void stat_print_entries(const struct nlattr *stats)
+void stat_print_entries(const struct nlattr *stats)
 {
 	const struct nlattr *entry, *a;
 

@@ -120,4 +120,7 @@ void service_print(const struct sw_attrs *a);
 void mr_print(const struct sw_attrs *a);
 const char *dev_state_name(uint32_t state);
 
+/* stat.c: the counters of a SWNIC_A_STATS nest, as a map (stat, peer). */
+void stat_print_entries(const struct nlattr *stats);
+
 #endif /* SWNIC_TOOL_H */
