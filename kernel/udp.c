@@ -36,6 +36,7 @@
 
 #include <linux/highmem.h>
 #include <net/checksum.h>
+#include <net/inet_ecn.h>
 #include <linux/inetdevice.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -158,6 +159,7 @@ struct swnic_txpkt {
 	bool req;			/* a fragment of our request @req_id */
 	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
+	u8 tos;				/* its IP TOS: DSCP << 2 */
 	u32 len;
 	u8 buf[];
 };
@@ -186,6 +188,7 @@ struct swnic_txmsg {
 	struct swnic_ep *ep;
 	struct swnic_deferred done;
 	bool last;			/* its last packet is made */
+	u8 tos;				/* its packets' IP TOS */
 	u64 got;			/* READ: bytes placed */
 	int err;			/* READ: placement failed */
 	/* READ_DATA: where the data comes from */
@@ -203,6 +206,7 @@ struct swnic_rxmsg {
 	u64 len, got;
 	void *buf;			/* the message (len bytes) */
 	unsigned long *frags;		/* which fragments arrived */
+	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
 };
 
@@ -233,10 +237,12 @@ struct swnic_peer {
 	u32 rcv_nxt;
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
 	bool ack_due;
+	u8 ack_tos;			/* of the last request packet: ACKs' */
 	struct list_head rxmsgs;
 	u32 exec_next;			/* next msg_id to execute */
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;
+	u64 drops[__SWNIC_DROP_NUM];	/* of its packets, by reason */
 };
 
 static unsigned int swnic_udp_net_id;
@@ -263,6 +269,25 @@ static void swnic_drop(struct swnic_wnet *wn, unsigned int why)
 	atomic64_inc(&wn->drops[why]);
 }
 
+/* A drop of a packet known to come from @p: counted for it as well. */
+static void swnic_peer_drop(struct swnic_wnet *wn, struct swnic_peer *p,
+			    unsigned int why)
+{
+	swnic_drop(wn, why);
+	p->drops[why]++;
+}
+
+/*
+ * The reasons a packet can be dropped for once its peer is known (the
+ * others happen before: checksum, version, peers, queue).
+ */
+static const u8 swnic_peer_drop_reasons[] = {
+	SWNIC_DROP_SHORT, SWNIC_DROP_STALE, SWNIC_DROP_WINDOW, SWNIC_DROP_DUP,
+	SWNIC_DROP_BAD_MSG, SWNIC_DROP_NO_MEM, SWNIC_DROP_NO_DEV,
+};
+
+static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
+
 /* ---- sending packets ---------------------------------------------------- */
 
 /* Our end-to-end checksum over the whole packet (@buf, @len bytes). */
@@ -282,10 +307,12 @@ static void swnic_pkt_seal(void *buf, size_t len)
  */
 static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 			   struct kvec *iov, unsigned int n, size_t len,
-			   u16 gso)
+			   u16 gso, u8 tos)
 {
-	u8 ctl[CMSG_SPACE(sizeof(u16))] __aligned(8) = {};
+	u8 ctl[CMSG_SPACE(sizeof(u16)) + CMSG_SPACE(sizeof(int))]
+		__aligned(8) = {};
 	struct cmsghdr *cm = (void *)ctl;
+	size_t clen = 0;
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = p->ip,
@@ -304,20 +331,31 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		cm->cmsg_type = UDP_SEGMENT;
 		cm->cmsg_len = CMSG_LEN(sizeof(u16));
 		*(u16 *)CMSG_DATA(cm) = gso;
+		clen += CMSG_SPACE(sizeof(u16));
+		cm = (void *)(ctl + clen);
+	}
+	if (tos) {	/* the traffic class of the endpoint's work */
+		cm->cmsg_level = SOL_IP;
+		cm->cmsg_type = IP_TOS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		*(int *)CMSG_DATA(cm) = tos;
+		clen += CMSG_SPACE(sizeof(int));
+	}
+	if (clen) {
 		msg.msg_control = ctl;
-		msg.msg_controllen = sizeof(ctl);
+		msg.msg_controllen = clen;
 	}
 	return kernel_sendmsg(wn->sock, &msg, iov, n, len);
 }
 
 static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
-			   void *buf, size_t len)
+			   void *buf, size_t len, u8 tos)
 {
 	struct kvec iov = { .iov_base = buf, .iov_len = len };
 
 	swnic_pkt_seal(buf, len);
 	/* A packet the stack drops is lost like any other: recovered. */
-	if (swnic_udp_sendv(wn, p, &iov, 1, len, 0) >= 0)
+	if (swnic_udp_sendv(wn, p, &iov, 1, len, 0, tos) >= 0)
 		wn->tx_pkts++;
 }
 
@@ -355,7 +393,7 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 		len = sizeof(pkt);
 		p->ack_due = false;
 	}
-	swnic_udp_xmit(wn, p, &pkt, len);
+	swnic_udp_xmit(wn, p, &pkt, len, type == SWNIC_PKT_ACK ? p->ack_tos : 0);
 }
 
 /* A RESET to the peer's incarnation @inc (not the one we know, maybe). */
@@ -366,7 +404,7 @@ static void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	swnic_hdr_init(p, &h, SWNIC_PKT_RESET, 0);
 	h.dst_inc = cpu_to_be32(inc);
-	swnic_udp_xmit(wn, p, &h, sizeof(h));
+	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
 }
 
 /* Have the worker run at @at, or earlier (wn->lock held). */
@@ -410,7 +448,7 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	h->dst_inc = cpu_to_be32(p->their_inc);
 	t->retx = true;
 	t->stamp = ktime_get();
-	swnic_udp_xmit(wn, p, t->buf, t->len);
+	swnic_udp_xmit(wn, p, t->buf, t->len, t->tos);
 	p->retx++;
 	wn->retx_pkts++;
 }
@@ -519,7 +557,7 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 	t = kmalloc(struct_size(t, buf, hlen + n), GFP_KERNEL);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
-	*t = (struct swnic_txpkt) { .len = hlen + n };
+	*t = (struct swnic_txpkt) { .len = hlen + n, .tos = tm->tos };
 	h = (void *)t->buf;
 
 	if (tm->kind == SWNIC_TX_REQ) {
@@ -624,7 +662,8 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 			break;	/* the last may be shorter, only */
 	}
 	if (n > 1) {
-		ret = swnic_udp_sendv(wn, p, iov, n, bytes, iov[0].iov_len);
+		ret = swnic_udp_sendv(wn, p, iov, n, bytes, iov[0].iov_len,
+				      tm->tos);
 		if (ret >= 0) {
 			wn->tx_pkts += n;
 			wn->gso_sends++;
@@ -636,7 +675,8 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 		p->gso = false;
 	}
 	for (i = 0; i < n; i++)
-		if (swnic_udp_sendv(wn, p, &iov[i], 1, iov[i].iov_len, 0) >= 0)
+		if (swnic_udp_sendv(wn, p, &iov[i], 1, iov[i].iov_len, 0,
+				    tm->tos) >= 0)
 			wn->tx_pkts++;
 	return ok;
 }
@@ -884,6 +924,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	if (!tm)
 		return -ENOMEM;
 	tm->kind = SWNIC_TX_REQ;
+	tm->tos = src->dscp << 2;
 	tm->len = sqe->opcode == SWNIC_OP_READ ? 0 : sqe->len;
 	tm->frag = swnic_udp_frag(src->dom->sdev, sizeof(tm->m));
 	tm->m = (struct swnic_wire_msg) {
@@ -1166,6 +1207,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	if (!tm)
 		return false;
 	tm->msg_id = rm->msg_id;
+	tm->tos = rm->tos;	/* the answer travels as the request did */
 	tm->kind = SWNIC_TX_STATUS;
 	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : -ECONNREFUSED;
 	if (err)
@@ -1291,7 +1333,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	idx = len ? div_u64_rem(at, max(frag, 1U), &rem) : 0;
 	if (len && (frag < SWNIC_FRAG_MIN || frag > SWNIC_FRAG_MAX || rem ||
 		    n != min_t(u64, frag, len - at))) {
-		swnic_drop(wn, SWNIC_DROP_BAD_MSG);
+		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 		return false;
 	}
 	list_for_each_entry(pos, &p->rxmsgs, node)
@@ -1299,7 +1341,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 			goto found;
 	/* New: made in order of msg_id, charged to the namespace's budget. */
 	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
-		swnic_drop(wn, SWNIC_DROP_NO_MEM);
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
@@ -1314,13 +1356,14 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 			kvfree(rm->buf);
 			kvfree(rm->frags);
 			kfree(rm);
-			swnic_drop(wn, SWNIC_DROP_NO_MEM);
+			swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 			return false;
 		}
 	}
 	rm->msg_id = id;
 	rm->m = *m;
 	rm->len = len;
+	rm->tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
 	wn->rx_mem += len;
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (psn_before(id, pos->msg_id))
@@ -1335,7 +1378,7 @@ found:
 	    rm->m.auth_key != m->auth_key || rm->m.rkey != m->rkey ||
 	    rm->m.raddr != m->raddr || rm->m.src_port != m->src_port ||
 	    rm->m.frag != m->frag) {
-		swnic_drop(wn, SWNIC_DROP_BAD_MSG);
+		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 		return false;
 	}
 	/*
@@ -1446,7 +1489,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	if (h.type == SWNIC_PKT_RESET) {
 		/* The peer forgot us: only a RESET naming us now counts. */
 		if (dst_inc != p->my_inc) {
-			swnic_drop(wn, SWNIC_DROP_STALE);
+			swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 			return;
 		}
 		swnic_peer_reset_tx(wn, p, ECONNRESET, true);
@@ -1467,7 +1510,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		 * so it cannot reset a live context.
 		 */
 		swnic_send_reset(wn, p, src_inc);
-		swnic_drop(wn, SWNIC_DROP_STALE);
+		swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 		return;
 	}
 	if (src_inc != p->their_inc) {
@@ -1492,7 +1535,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		struct swnic_wire_ack a = {};
 
 		if (skb_copy_bits(skb, off, &a, sizeof(a))) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		swnic_rx_ack(wn, p, psn, &a);
@@ -1501,12 +1544,12 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 	/* Reliable: once per PSN, inside the window. */
 	if (!psn_before(psn, p->rcv_nxt) && psn - p->rcv_nxt >= SWNIC_RX_WIN) {
-		swnic_drop(wn, SWNIC_DROP_WINDOW);
+		swnic_peer_drop(wn, p, SWNIC_DROP_WINDOW);
 		return;
 	}
 	if (psn_before(psn, p->rcv_nxt) ||
 	    test_bit(psn % SWNIC_RX_WIN, p->rcv_map)) {
-		swnic_drop(wn, SWNIC_DROP_DUP);
+		swnic_peer_drop(wn, p, SWNIC_DROP_DUP);
 		p->ack_due = true;	/* our ACK was lost */
 		return;
 	}
@@ -1516,7 +1559,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 		if (skb_copy_bits(skb, off, &r, sizeof(r)) ||
 		    be32_to_cpu(r.len) != len - off - sizeof(r)) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		swnic_rx_resp(wn, p, &r, skb, off + sizeof(r),
@@ -1525,7 +1568,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		struct swnic_wire_msg m;
 
 		if (skb_copy_bits(skb, off, &m, sizeof(m))) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		off += sizeof(m);
@@ -1541,10 +1584,11 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
 	p->ack_due = true;
 	if (h.type != SWNIC_PKT_RESP) {
+		p->ack_tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
 		p->ifindex = skb->skb_iif;
 		sdev = swnic_rx_device(wn->net, p->ifindex);
 		if (!sdev)
-			swnic_drop(wn, SWNIC_DROP_NO_DEV);
+			swnic_peer_drop(wn, p, SWNIC_DROP_NO_DEV);
 		swnic_rx_run(wn, p, sdev);
 		if (sdev)
 			swnic_device_put(sdev);
@@ -1823,6 +1867,7 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 	struct swnic_wnet *wn = swnic_wnet(net);
 	unsigned long i = 0, now = jiffies;
 	struct swnic_peer_info info;
+	unsigned int j;
 	struct swnic_peer *p;
 	int ret = 0;
 
@@ -1846,6 +1891,13 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			.tx_bytes = p->tx_bytes,
 			.rx_bytes = p->rx_bytes,
 		};
+		for (j = 0; j < ARRAY_SIZE(swnic_peer_drop_reasons); j++) {
+			unsigned int why = swnic_peer_drop_reasons[j];
+
+			info.drop_names[j] = swnic_drop_names[why];
+			info.drops[j] = p->drops[why];
+		}
+		info.ndrops = j;
 		ret = fn(arg, &info);
 		if (ret)
 			break;
