@@ -138,7 +138,7 @@ int swnic_atomic_check(const struct swnic_sqe *sqe)
 	ret = swnic_atomic_valid(sqe->opcode, sqe->atomic_op, sqe->datatype);
 	if (ret)
 		return ret;
-	size = SWNIC_ADT_SIZE(sqe->datatype);
+	size = swnic_adt_size(sqe->datatype);
 	if (!sqe->len || sqe->len > SWNIC_ATOMIC_MAX || sqe->len % size)
 		return -EINVAL;
 	if (sqe->flags & SWNIC_SQE_INLINE) {
@@ -465,7 +465,7 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 		.opcode = sqe->opcode,
 		.op = sqe->atomic_op,
 		.dt = sqe->datatype,
-		.size = SWNIC_ADT_SIZE(sqe->datatype),
+		.size = swnic_adt_size(sqe->datatype),
 	};
 	u32 dkey = READ_ONCE(dst->dom->auth_key), len = sqe->len;
 	u8 *buf;

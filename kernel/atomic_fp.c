@@ -9,85 +9,222 @@
  */
 #include "atomic.h"
 
-/* A real type: MIN..PROD and the compare-and-swaps. */
-#define SWNIC_FP_REAL(name, T)						\
-static void name(u8 op, T *a, const T *b, const T *c)			\
-{									\
-	bool swap = false;						\
-									\
-	switch (op) {							\
-	case SWNIC_AOP_MIN:						\
-		if (*b < *a)						\
-			*a = *b;					\
-		return;							\
-	case SWNIC_AOP_MAX:						\
-		if (*b > *a)						\
-			*a = *b;					\
-		return;							\
-	case SWNIC_AOP_SUM:						\
-		*a = *a + *b;						\
-		return;							\
-	case SWNIC_AOP_PROD:						\
-		*a = *a * *b;						\
-		return;							\
-	case SWNIC_AOP_CSWAP:						\
-		swap = *c == *a;					\
-		break;							\
-	case SWNIC_AOP_CSWAP_NE:					\
-		swap = *c != *a;					\
-		break;							\
-	case SWNIC_AOP_CSWAP_LE:					\
-		swap = *c <= *a;					\
-		break;							\
-	case SWNIC_AOP_CSWAP_LT:					\
-		swap = *c < *a;						\
-		break;							\
-	case SWNIC_AOP_CSWAP_GE:					\
-		swap = *c >= *a;					\
-		break;							\
-	case SWNIC_AOP_CSWAP_GT:					\
-		swap = *c > *a;						\
-		break;							\
-	}								\
-	if (swap)							\
-		*a = *b;						\
+/* Real types: MIN..PROD and the compare-and-swaps. */
+static void swnic_fp_float(u8 op, float *a, const float *b, const float *c)
+{
+	bool swap;
+
+	switch (op) {
+	case SWNIC_AOP_MIN:
+		swap = *b < *a;
+		break;
+	case SWNIC_AOP_MAX:
+		swap = *b > *a;
+		break;
+	case SWNIC_AOP_SUM:
+		*a = *a + *b;
+		return;
+	case SWNIC_AOP_PROD:
+		*a = *a * *b;
+		return;
+	case SWNIC_AOP_CSWAP:
+		swap = *c == *a;
+		break;
+	case SWNIC_AOP_CSWAP_NE:
+		swap = *c != *a;
+		break;
+	case SWNIC_AOP_CSWAP_LE:
+		swap = *c <= *a;
+		break;
+	case SWNIC_AOP_CSWAP_LT:
+		swap = *c < *a;
+		break;
+	case SWNIC_AOP_CSWAP_GE:
+		swap = *c >= *a;
+		break;
+	case SWNIC_AOP_CSWAP_GT:
+		swap = *c > *a;
+		break;
+	default:
+		return;
+	}
+	if (swap)
+		*a = *b;
 }
 
-/* A complex type, by parts: SUM, PROD, CSWAP, CSWAP_NE. */
-#define SWNIC_FP_COMPLEX(name, T)					\
-static void name(u8 op, T *a, const T *b, const T *c)			\
-{									\
-	T re, im;							\
-	bool eq;							\
-									\
-	switch (op) {							\
-	case SWNIC_AOP_SUM:						\
-		a[0] = a[0] + b[0];					\
-		a[1] = a[1] + b[1];					\
-		return;							\
-	case SWNIC_AOP_PROD:						\
-		re = a[0] * b[0] - a[1] * b[1];				\
-		im = a[0] * b[1] + a[1] * b[0];				\
-		a[0] = re;						\
-		a[1] = im;						\
-		return;							\
-	case SWNIC_AOP_CSWAP:						\
-	case SWNIC_AOP_CSWAP_NE:					\
-		eq = c[0] == a[0] && c[1] == a[1];			\
-		if (eq == (op == SWNIC_AOP_CSWAP)) {			\
-			a[0] = b[0];					\
-			a[1] = b[1];					\
-		}							\
-		return;							\
-	}								\
+static void swnic_fp_double(u8 op, double *a, const double *b, const double *c)
+{
+	bool swap;
+
+	switch (op) {
+	case SWNIC_AOP_MIN:
+		swap = *b < *a;
+		break;
+	case SWNIC_AOP_MAX:
+		swap = *b > *a;
+		break;
+	case SWNIC_AOP_SUM:
+		*a = *a + *b;
+		return;
+	case SWNIC_AOP_PROD:
+		*a = *a * *b;
+		return;
+	case SWNIC_AOP_CSWAP:
+		swap = *c == *a;
+		break;
+	case SWNIC_AOP_CSWAP_NE:
+		swap = *c != *a;
+		break;
+	case SWNIC_AOP_CSWAP_LE:
+		swap = *c <= *a;
+		break;
+	case SWNIC_AOP_CSWAP_LT:
+		swap = *c < *a;
+		break;
+	case SWNIC_AOP_CSWAP_GE:
+		swap = *c >= *a;
+		break;
+	case SWNIC_AOP_CSWAP_GT:
+		swap = *c > *a;
+		break;
+	default:
+		return;
+	}
+	if (swap)
+		*a = *b;
 }
 
-SWNIC_FP_REAL(swnic_fp_float, float)
-SWNIC_FP_REAL(swnic_fp_double, double)
-SWNIC_FP_REAL(swnic_fp_ldouble, long double)
-SWNIC_FP_COMPLEX(swnic_fp_cfloat, float)
-SWNIC_FP_COMPLEX(swnic_fp_cdouble, double)
-SWNIC_FP_COMPLEX(swnic_fp_cldouble, long double)
+static void swnic_fp_ldouble(u8 op, long double *a, const long double *b, const long double *c)
+{
+	bool swap;
+
+	switch (op) {
+	case SWNIC_AOP_MIN:
+		swap = *b < *a;
+		break;
+	case SWNIC_AOP_MAX:
+		swap = *b > *a;
+		break;
+	case SWNIC_AOP_SUM:
+		*a = *a + *b;
+		return;
+	case SWNIC_AOP_PROD:
+		*a = *a * *b;
+		return;
+	case SWNIC_AOP_CSWAP:
+		swap = *c == *a;
+		break;
+	case SWNIC_AOP_CSWAP_NE:
+		swap = *c != *a;
+		break;
+	case SWNIC_AOP_CSWAP_LE:
+		swap = *c <= *a;
+		break;
+	case SWNIC_AOP_CSWAP_LT:
+		swap = *c < *a;
+		break;
+	case SWNIC_AOP_CSWAP_GE:
+		swap = *c >= *a;
+		break;
+	case SWNIC_AOP_CSWAP_GT:
+		swap = *c > *a;
+		break;
+	default:
+		return;
+	}
+	if (swap)
+		*a = *b;
+}
+
+/* float complex, by parts: SUM, PROD, CSWAP, CSWAP_NE. */
+static void swnic_fp_cfloat(u8 op, float *a, const float *b, const float *c)
+{
+	float re, im;
+	bool eq;
+
+	switch (op) {
+	case SWNIC_AOP_SUM:
+		a[0] = a[0] + b[0];
+		a[1] = a[1] + b[1];
+		break;
+	case SWNIC_AOP_PROD:
+		re = a[0] * b[0] - a[1] * b[1];
+		im = a[0] * b[1] + a[1] * b[0];
+		a[0] = re;
+		a[1] = im;
+		break;
+	case SWNIC_AOP_CSWAP:
+	case SWNIC_AOP_CSWAP_NE:
+		eq = c[0] == a[0] && c[1] == a[1];
+		if (op == SWNIC_AOP_CSWAP_NE)
+			eq = !eq;
+		if (eq) {
+			a[0] = b[0];
+			a[1] = b[1];
+		}
+		break;
+	}
+}
+
+/* double complex, by parts: SUM, PROD, CSWAP, CSWAP_NE. */
+static void swnic_fp_cdouble(u8 op, double *a, const double *b, const double *c)
+{
+	double re, im;
+	bool eq;
+
+	switch (op) {
+	case SWNIC_AOP_SUM:
+		a[0] = a[0] + b[0];
+		a[1] = a[1] + b[1];
+		break;
+	case SWNIC_AOP_PROD:
+		re = a[0] * b[0] - a[1] * b[1];
+		im = a[0] * b[1] + a[1] * b[0];
+		a[0] = re;
+		a[1] = im;
+		break;
+	case SWNIC_AOP_CSWAP:
+	case SWNIC_AOP_CSWAP_NE:
+		eq = c[0] == a[0] && c[1] == a[1];
+		if (op == SWNIC_AOP_CSWAP_NE)
+			eq = !eq;
+		if (eq) {
+			a[0] = b[0];
+			a[1] = b[1];
+		}
+		break;
+	}
+}
+
+/* long double complex, by parts: SUM, PROD, CSWAP, CSWAP_NE. */
+static void swnic_fp_cldouble(u8 op, long double *a, const long double *b, const long double *c)
+{
+	long double re, im;
+	bool eq;
+
+	switch (op) {
+	case SWNIC_AOP_SUM:
+		a[0] = a[0] + b[0];
+		a[1] = a[1] + b[1];
+		break;
+	case SWNIC_AOP_PROD:
+		re = a[0] * b[0] - a[1] * b[1];
+		im = a[0] * b[1] + a[1] * b[0];
+		a[0] = re;
+		a[1] = im;
+		break;
+	case SWNIC_AOP_CSWAP:
+	case SWNIC_AOP_CSWAP_NE:
+		eq = c[0] == a[0] && c[1] == a[1];
+		if (op == SWNIC_AOP_CSWAP_NE)
+			eq = !eq;
+		if (eq) {
+			a[0] = b[0];
+			a[1] = b[1];
+		}
+		break;
+	}
+}
 
 /**
  * swnic_atomic_fp() - apply a floating-point atomic to one element

@@ -232,7 +232,7 @@ struct swnic_cntr_create {
  *   @data       COMPARE: the compare buffer, @len bytes
  *   @raddr/@rkey the target, as for RMA, @len bytes of it
  *
- * @len is a non-zero multiple of the datatype's size (SWNIC_ADT_SIZE) of
+ * @len is a non-zero multiple of the datatype's size (swnic_adt_size()) of
  * at most SWNIC_ATOMIC_MAX bytes; the target needs no alignment. Each
  * element is updated atomically against every other swnic atomic on the
  * same address (a lock in the target's kernel, by physical address), not
@@ -274,11 +274,18 @@ enum {
 };
 
 /* Bytes of one element of datatype @dt (< SWNIC_ADT_NUM). */
-#define SWNIC_ADT_SIZE(dt)						\
-	((dt) >= SWNIC_ADT_LONG_DOUBLE_COMPLEX ? 32 :			\
-	 (dt) >= SWNIC_ADT_DOUBLE_COMPLEX ? 16 :				\
-	 (dt) >= SWNIC_ADT_DOUBLE ? 8 : (dt) == SWNIC_ADT_FLOAT ? 4 :	\
-	 1 << ((dt) >> 1))
+static __inline__ __u32 swnic_adt_size(__u32 dt)
+{
+	if (dt >= SWNIC_ADT_LONG_DOUBLE_COMPLEX)
+		return 32;
+	if (dt >= SWNIC_ADT_DOUBLE_COMPLEX)
+		return 16;
+	if (dt >= SWNIC_ADT_DOUBLE)
+		return 8;
+	if (dt == SWNIC_ADT_FLOAT)
+		return 4;
+	return 1U << (dt >> 1);
+}
 
 /* Bytes of operand (and of compare values, of results) per atomic. */
 #define SWNIC_ATOMIC_MAX	512
