@@ -160,7 +160,7 @@ static int run_target(void)
 	struct target_info ti = {};
 	struct side s = {};
 	char done;
-	int sock, ret;
+	int sock, ret, virt;
 
 	setup(NULL);
 	side_open(&s);
@@ -176,10 +176,12 @@ static int run_target(void)
 	ret = fi_getname(&s.ep->fid, ti.addr, &ti.addrlen);
 	if (ret)
 		die("fi_getname", ret);
+	/* Without FI_MR_VIRT_ADDR, remote addresses are offsets in the MR. */
+	virt = info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
 	ti.key_rw = fi_mr_key(mr_rw);
-	ti.addr_rw = (uintptr_t)rw;
+	ti.addr_rw = virt ? (uintptr_t)rw : 0;
 	ti.key_ro = fi_mr_key(mr_ro);
-	ti.addr_ro = (uintptr_t)ro;
+	ti.addr_ro = virt ? (uintptr_t)ro : 0;
 	sock = oob_accept();
 	if (write(sock, &ti, sizeof(ti)) != sizeof(ti) ||
 	    read(sock, &done, 1) != 1)
