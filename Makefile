@@ -61,9 +61,10 @@ TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 # Open MPI's real-client test program (test_mpi.sh), if mpicc is there.
 MPICC     := $(shell command -v mpicc 2>/dev/null)
 MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
-# Programs the wire's tests (test_wire.sh, test_wire_fuzz.sh) run on two
+# Programs the wire's tests (test_wire*.sh) run on two
 # hosts.
-WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz
+WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
+	      selftests/wire/out/wire_atomic
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style \

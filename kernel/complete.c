@@ -67,8 +67,11 @@ static unsigned int swnic_sqe_cntr(const struct swnic_sqe *sqe)
 {
 	switch (sqe->opcode) {
 	case SWNIC_OP_WRITE:
+	case SWNIC_OP_ATOMIC:
 		return SWNIC_EP_CNTR_WRITE;
 	case SWNIC_OP_READ:
+	case SWNIC_OP_FETCH_ATOMIC:
+	case SWNIC_OP_COMPARE_ATOMIC:
 		return SWNIC_EP_CNTR_READ;
 	default:
 		return SWNIC_EP_CNTR_SEND;
@@ -81,8 +84,11 @@ static u32 swnic_sqe_cqe_flags(const struct swnic_sqe *sqe)
 	case SWNIC_OP_TSEND:
 		return SWNIC_CQE_SEND | SWNIC_CQE_TAGGED;
 	case SWNIC_OP_WRITE:
+	case SWNIC_OP_ATOMIC:
 		return SWNIC_CQE_RMA_WRITE;
 	case SWNIC_OP_READ:
+	case SWNIC_OP_FETCH_ATOMIC:
+	case SWNIC_OP_COMPARE_ATOMIC:
 		return SWNIC_CQE_RMA_READ;
 	default:
 		return SWNIC_CQE_SEND;

@@ -11,6 +11,7 @@
 #include <linux/inet.h>
 #include <net/ip.h>
 
+#include "atomic.h"
 #include "bind.h"
 #include "device.h"
 #include "domain.h"
@@ -131,6 +132,19 @@ static int swnic_local_rma_read(struct swnic_ep *src,
 	return ret;
 }
 
+static int swnic_local_atomic(struct swnic_ep *src, const struct swnic_sqe *sqe,
+			      const void *kbuf)
+{
+	struct swnic_ep *dst;
+	int ret = swnic_local_peer(src, sqe, &dst);
+
+	if (ret)
+		return ret;
+	ret = swnic_atomic_exec(dst, src, sqe, kbuf);
+	swnic_ep_put(dst);
+	return ret;
+}
+
 const struct swnic_transport swnic_transport_local = {
 	.name = "local",
 	.max_msg_size = SWNIC_MAX_MSG_SIZE,
@@ -138,6 +152,7 @@ const struct swnic_transport swnic_transport_local = {
 	.send = swnic_local_send,
 	.rma_write = swnic_local_rma_write,
 	.rma_read = swnic_local_rma_read,
+	.atomic = swnic_local_atomic,
 };
 
 /**

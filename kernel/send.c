@@ -10,6 +10,7 @@
 #include <linux/bitmap.h>
 #include <linux/uaccess.h>
 
+#include "atomic.h"
 #include "complete.h"
 #include "cq.h"
 #include "device.h"
@@ -26,6 +27,8 @@ static int swnic_sqe_check(const struct swnic_sqe *sqe)
 {
 	if (sqe->flags & ~SWNIC_SQE_FLAGS)
 		return -EOPNOTSUPP;
+	if (swnic_atomic_opcode(sqe->opcode))
+		return swnic_atomic_check(sqe);
 	if (sqe->__pad[0] || sqe->__pad[1] || sqe->__pad[2])
 		return -EINVAL;
 	switch (sqe->opcode) {
@@ -69,6 +72,10 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 		return t->rma_write(ep, sqe, kbuf);
 	case SWNIC_OP_READ:
 		return t->rma_read(ep, sqe);
+	case SWNIC_OP_ATOMIC:
+	case SWNIC_OP_FETCH_ATOMIC:
+	case SWNIC_OP_COMPARE_ATOMIC:
+		return t->atomic ? t->atomic(ep, sqe, kbuf) : -EOPNOTSUPP;
 	default:
 		return -EOPNOTSUPP;
 	}

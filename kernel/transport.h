@@ -27,7 +27,8 @@ struct swnic_ep;
  * @send: a send or tagged send; @kbuf is its inline payload, else NULL
  * @rma_write: an RMA write into the peer's MR; @kbuf as for @send
  * @rma_read: an RMA read from the peer's MR
- * @fetch: an atomic's fetch from the peer's MR (NULL: not offered)
+ * @atomic: an atomic (SWNIC_OP_*ATOMIC) on the peer's MR; @kbuf is its
+ *	    inline operand, else NULL (NULL: not offered)
  */
 struct swnic_transport {
 	const char *name;
@@ -38,7 +39,8 @@ struct swnic_transport {
 	int (*rma_write)(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			 const void *kbuf);
 	int (*rma_read)(struct swnic_ep *src, const struct swnic_sqe *sqe);
-	int (*fetch)(struct swnic_ep *src, const struct swnic_sqe *sqe);
+	int (*atomic)(struct swnic_ep *src, const struct swnic_sqe *sqe,
+		      const void *kbuf);
 };
 
 extern const struct swnic_transport swnic_transport_local;

@@ -53,6 +53,7 @@
 #include <net/sock.h>
 #include <net/udp_tunnel.h>
 
+#include "atomic.h"
 #include "bind.h"
 #include "cntr.h"
 #include "complete.h"
@@ -168,6 +169,7 @@ enum swnic_txkind {
 	SWNIC_TX_REQ,			/* our request: fragments of a message */
 	SWNIC_TX_READ_DATA,		/* a peer's read: data from our MR */
 	SWNIC_TX_STATUS,		/* a peer's request: its outcome */
+	SWNIC_TX_ATOMIC_DATA,		/* a peer's atomic: the old values */
 };
 
 /* Something to send: a request of ours, or an answer to a peer's. */
@@ -196,6 +198,12 @@ struct swnic_txmsg {
 	u32 auth_key;
 	u64 raddr, rkey;
 	u32 status;			/* STATUS: positive errno */
+	/*
+	 * Atomics: REQ, the operands (and compare values) the packets are
+	 * made from, the result going to @pages; ATOMIC_DATA, the results.
+	 */
+	void *abuf;
+	u32 rlen;			/* REQ: result bytes expected */
 };
 
 /* A peer's request being received, or waiting for its turn. */
@@ -459,6 +467,10 @@ static void swnic_txmsg_copy(struct swnic_txmsg *tm, u64 pos, u8 *buf,
 {
 	u64 at = tm->off + pos;
 
+	if (tm->abuf) {
+		memcpy(buf, tm->abuf + pos, len);
+		return;
+	}
 	if (tm->inline_src) {
 		memcpy(buf, tm->inl + pos, len);
 		return;
@@ -480,7 +492,7 @@ static void swnic_txmsg_unpin(struct swnic_txmsg *tm)
 	if (!tm->pages)
 		return;
 	/* A read's destination was written: dirty. */
-	if (tm->m.opcode == SWNIC_OP_READ)
+	if (tm->m.opcode == SWNIC_OP_READ || swnic_atomic_fetches(tm->m.opcode))
 		unpin_user_pages_dirty_lock(tm->pages, tm->npages, true);
 	else
 		unpin_user_pages(tm->pages, tm->npages);
@@ -495,6 +507,7 @@ static void swnic_txmsg_free(struct swnic_txmsg *tm)
 		swnic_ep_put(tm->ep);
 	if (tm->dst)
 		swnic_ep_put(tm->dst);
+	kfree(tm->abuf);
 	kfree(tm);
 }
 
@@ -590,6 +603,8 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 				return NULL;
 			}
 		}
+		if (tm->kind == SWNIC_TX_ATOMIC_DATA)
+			swnic_txmsg_copy(tm, tm->pos, (u8 *)(r + 1), n);
 	}
 	tm->pos += n;
 	if (tm->kind == SWNIC_TX_STATUS || tm->pos >= tm->len)
@@ -908,6 +923,42 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 	return 0;
 }
 
+/*
+ * An atomic's request: its operands (then its compare values) copied as
+ * the payload, the op, datatype and count in the header (wire.rst), the
+ * result buffer pinned for the old values the answer brings.
+ */
+static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
+				 const struct swnic_sqe *sqe, const void *kbuf)
+{
+	bool compare = sqe->opcode == SWNIC_OP_COMPARE_ATOMIC;
+	u32 len = sqe->len, plen = 0;
+
+	if (sqe->atomic_op != SWNIC_AOP_ATOMIC_READ)
+		plen = compare ? 2 * len : len;
+	if (plen) {
+		tm->abuf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
+		if (!tm->abuf)
+			return -ENOMEM;
+		if (kbuf)
+			memcpy(tm->abuf, kbuf, len);
+		else if (copy_from_user(tm->abuf, u64_to_user_ptr(sqe->addr),
+					len))
+			return -EFAULT;
+		if (compare && copy_from_user(tm->abuf + len,
+					      u64_to_user_ptr(sqe->data), len))
+			return -EFAULT;
+	}
+	tm->len = plen;
+	tm->m.len = cpu_to_be64(plen);
+	tm->m.tag = cpu_to_be64(sqe->atomic_op | sqe->datatype << 8);
+	tm->m.data = cpu_to_be64(len / swnic_adt_size(sqe->datatype));
+	if (!swnic_atomic_fetches(sqe->opcode))
+		return 0;
+	tm->rlen = len;
+	return swnic_txmsg_pin(tm, sqe->tag, len, FOLL_WRITE);
+}
+
 /* Queue a request of @src to the peer that @sqe names. */
 static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 			       const struct swnic_sqe *sqe, const void *kbuf)
@@ -946,7 +997,13 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		.raddr = cpu_to_be64(sqe->raddr),
 		.rkey = cpu_to_be64(sqe->rkey),
 	};
-	if (kbuf) {
+	if (swnic_atomic_opcode(sqe->opcode)) {
+		ret = swnic_udp_atomic_prep(tm, sqe, kbuf);
+		if (ret) {
+			swnic_txmsg_free(tm);
+			return ret;
+		}
+	} else if (kbuf) {
 		memcpy(tm->inl, kbuf, sqe->len);
 		tm->inline_src = true;
 	} else if (sqe->len) {
@@ -1032,6 +1089,7 @@ const struct swnic_transport swnic_transport_udp = {
 	.send = swnic_udp_send,
 	.rma_write = swnic_udp_send,
 	.rma_read = swnic_udp_rma_read,
+	.atomic = swnic_udp_request,
 };
 
 /* ---- receiving: acknowledgements ---------------------------------------- */
@@ -1185,6 +1243,71 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 	return 0;
 }
 
+/*
+ * A peer's atomic: check what the header says against the payload, apply
+ * it to the target's MR, count it; a fetching one answers with the old
+ * values (@tm becomes ATOMIC_DATA).
+ */
+static int swnic_rx_atomic(struct swnic_device *sdev, struct swnic_ep *dst,
+			   struct swnic_peer *p, struct swnic_rxmsg *rm,
+			   u32 mr_key, struct swnic_txmsg *tm)
+{
+	const struct swnic_wire_msg *m = &rm->m;
+	u64 tag = be64_to_cpu(m->tag), count = be64_to_cpu(m->data), len;
+	struct swnic_atomic a = {
+		.opcode = m->opcode,
+		.op = tag & 0xff,
+		.dt = (tag >> 8) & 0xff,
+	};
+	struct swnic_mr_target t = {
+		.key = be64_to_cpu(m->rkey),
+		.addr = be64_to_cpu(m->raddr),
+		.auth_key = mr_key,
+	};
+	bool compare = a.opcode == SWNIC_OP_COMPARE_ATOMIC;
+	int ret;
+
+	if (tag >> 16)
+		return -EINVAL;
+	ret = swnic_atomic_valid(a.opcode, a.op, a.dt);
+	if (ret)
+		return ret;
+	a.size = swnic_adt_size(a.dt);
+	if (!count || count > SWNIC_ATOMIC_MAX / a.size)
+		return -EINVAL;
+	a.count = count;
+	len = count * a.size;
+	if (rm->len != (a.op == SWNIC_AOP_ATOMIC_READ ? 0 :
+			compare ? 2 * len : len))
+		return -EINVAL;
+	if (rm->len)
+		a.operand = rm->buf;
+	if (compare)
+		a.compare = (u8 *)rm->buf + len;
+	if (swnic_atomic_fetches(a.opcode)) {
+		a.result = kmalloc(len, GFP_KERNEL);
+		if (!a.result)
+			return -EAGAIN;
+	}
+	swnic_mr_target_from(&t, be32_to_cpu(m->auth_key), p->ip,
+			     be16_to_cpu(m->src_port));
+	ret = swnic_atomic_apply(dst->dom, &t, &a);
+	if (ret) {
+		kfree(a.result);
+		return ret;
+	}
+	swnic_cntr_inc(dst->cntr[a.opcode == SWNIC_OP_ATOMIC ?
+				 SWNIC_EP_CNTR_REMOTE_WRITE :
+				 SWNIC_EP_CNTR_REMOTE_READ], false);
+	if (a.result) {
+		tm->kind = SWNIC_TX_ATOMIC_DATA;
+		tm->abuf = a.result;
+		tm->len = len;
+		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp));
+	}
+	return 0;
+}
+
 static void swnic_queue_answer(struct swnic_peer *p, struct swnic_txmsg *tm)
 {
 	list_add_tail(&tm->node, &p->txq);
@@ -1251,6 +1374,11 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		if (!tm->len)
 			tm->kind = SWNIC_TX_STATUS;
 		err = 0;
+		break;
+	case SWNIC_OP_ATOMIC:
+	case SWNIC_OP_FETCH_ATOMIC:
+	case SWNIC_OP_COMPARE_ATOMIC:
+		err = swnic_rx_atomic(sdev, dst, p, rm, mr_key, tm);
 		break;
 	default:
 		err = -EOPNOTSUPP;
@@ -1394,6 +1522,43 @@ found:
 	return true;
 }
 
+/*
+ * The answer to one of our fetching atomics: the old values, into the
+ * poster's result buffer (pinned when it posted), or its error.
+ */
+static void swnic_rx_atomic_resp(struct swnic_peer *p, struct swnic_txmsg *tm,
+				 u32 status, u64 at, struct sk_buff *skb,
+				 unsigned int off, unsigned int n)
+{
+	if (status || !n) {
+		/* A success with no data is not an answer to a fetch. */
+		swnic_req_done(p, tm, status ? min_t(u32, status, 4095) : EIO);
+		return;
+	}
+	if (at > tm->rlen || n > tm->rlen - at || !tm->pages)
+		return;
+	at += tm->off;
+	while (n) {
+		struct page *page = tm->pages[at >> PAGE_SHIFT];
+		u32 poff = at & ~PAGE_MASK;
+		u32 c = min_t(u32, n, PAGE_SIZE - poff);
+		void *kaddr = kmap_local_page(page);
+		int ret = skb_copy_bits(skb, off, kaddr + poff, c);
+
+		kunmap_local(kaddr);
+		if (ret)
+			tm->err = EIO;
+		off += c;
+		at += c;
+		n -= c;
+		tm->got += c;
+	}
+	if (tm->got >= tm->rlen) {
+		tm->len = tm->rlen;	/* the completion's length */
+		swnic_req_done(p, tm, tm->err);
+	}
+}
+
 /* An answer to one of our requests. */
 static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 			  const struct swnic_wire_resp *r, struct sk_buff *skb,
@@ -1409,6 +1574,10 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 			goto found;
 	return;		/* failed or completed already */
 found:
+	if (swnic_atomic_fetches(tm->m.opcode)) {
+		swnic_rx_atomic_resp(p, tm, status, at, skb, off, n);
+		return;
+	}
 	if (tm->m.opcode != SWNIC_OP_READ || status || !n) {
 		if (tm->m.opcode == SWNIC_OP_READ && !status &&
 		    be64_to_cpu(tm->m.len))

@@ -66,7 +66,8 @@ struct swnic_wire_ack {
  * (72 bytes); every fragment carries it whole, so each is placed on its
  * own, in whatever order fragments arrive
  * @msg_id: the sender's message number to this peer
- * @opcode: SWNIC_OP_* (SEND, TSEND, WRITE; READ for READ_REQ)
+ * @opcode: SWNIC_OP_* (SEND, TSEND, WRITE, the three ATOMICs; READ for
+ *	    READ_REQ)
  * @flags: SWNIC_MSGF_*
  * @ep_type: the sending endpoint's type (SWNIC_EP_*)
  * @src_port: the sending endpoint
@@ -79,10 +80,14 @@ struct swnic_wire_ack {
  *	  when each arrived (no holes, whatever the fragments claim)
  * @len: the message's length
  * @offset: this fragment's offset in the message
- * @tag: TSEND: the tag
- * @data: REMOTE_DATA: the remote CQ data
- * @raddr: WRITE/READ: target address or offset
- * @rkey: WRITE/READ: target MR key
+ * @tag: TSEND: the tag; atomics: the op (bits 0-7) and datatype (8-15)
+ * @data: REMOTE_DATA: the remote CQ data; atomics: the element count
+ * @raddr: WRITE/READ/atomics: target address or offset
+ * @rkey: WRITE/READ/atomics: target MR key
+ *
+ * An atomic's payload is its operands, then for COMPARE_ATOMIC its
+ * compare values; a fetching one is answered with the old values as RESP
+ * payload, as read data.
  */
 struct swnic_wire_msg {
 	__be32 msg_id;

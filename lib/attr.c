@@ -95,6 +95,8 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = type == FI_EP_DGRAM ? SWNIC_ORDER_NONE :
 						      SWNIC_MSG_ORDER;
+	if (caps & FI_ATOMIC)
+		fi->tx_attr->msg_order |= SWNIC_ATOMIC_ORDER;
 	fi->tx_attr->comp_order = SWNIC_ORDER_NONE;
 	fi->tx_attr->inject_size = q->max_inject;
 	fi->tx_attr->size = q->max_sq_entries;

@@ -36,11 +36,11 @@
  * RMA read/write, remote CQ data and multi-receive buffers, and reports
  * the source address of every receive.
  */
-#define SWNIC_RDM_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | \
+#define SWNIC_RDM_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 SWNIC_PRIMARY_MODS | FI_DIRECTED_RECV | \
 				 FI_AV_USER_ID | FI_MULTI_RECV | FI_SOURCE | \
 				 FI_RMA_EVENT)
-#define SWNIC_MSG_CAPS		(FI_MSG | FI_RMA | SWNIC_PRIMARY_MODS | \
+#define SWNIC_MSG_CAPS		(FI_MSG | FI_RMA | FI_ATOMIC | SWNIC_PRIMARY_MODS | \
 				 FI_MULTI_RECV | FI_RMA_EVENT)
 #define SWNIC_DGRAM_CAPS	(FI_MSG | SWNIC_MSG_MODS | FI_MULTI_RECV | \
 				 FI_SOURCE | FI_AV_USER_ID)
@@ -50,10 +50,12 @@
 #define SWNIC_DOMAIN_PRIMARY	(FI_DIRECTED_RECV | FI_AV_USER_ID)
 
 /* Which capabilities belong to the transmit and the receive side. */
-#define SWNIC_TX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | \
+#define SWNIC_TX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
+				 FI_SEND | \
 				 FI_READ | FI_WRITE | FI_LOCAL_COMM | \
 				 FI_REMOTE_COMM)
-#define SWNIC_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | \
+#define SWNIC_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
+				 FI_RECV | \
 				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE | \
 				 FI_RMA_EVENT | FI_LOCAL_COMM | FI_REMOTE_COMM)
@@ -66,6 +68,13 @@
 
 /* Sends to one peer are delivered in order (kernel sequence numbers). */
 #define SWNIC_MSG_ORDER		(FI_ORDER_SAS)
+/*
+ * Atomics to one peer are applied in the order posted (the poster's
+ * context on one host; the target's per-peer execution order on the
+ * wire), fetches and updates alike.
+ */
+#define SWNIC_ATOMIC_ORDER	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+				 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 
 /* Tags are 64 bits, all usable: no bits reserved by the provider. */
 #define SWNIC_TAG_FORMAT	0xaaaaaaaaaaaaaaaaULL

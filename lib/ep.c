@@ -632,7 +632,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &swnic_msg_ops;
 	ep->ep_fid.rma = &swnic_rma_ops;
 	ep->ep_fid.tagged = &swnic_tagged_ops;
-	ep->ep_fid.atomic = &swnic_no_atomic_ops;
+	ep->ep_fid.atomic = &swnic_atomic_ops;
 	ep->domain = dom;
 	ep->type = info->ep_attr->type;
 	ep->caps = ep->info->caps;

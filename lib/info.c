@@ -59,7 +59,10 @@ static uint64_t swnic_offered_caps(const struct swnic_dev *dev,
 
 	/* No MR ioctls: nothing can be the target of RMA. */
 	if (!(dev->attr.features & SWNIC_FEAT_MR))
-		caps &= ~(FI_RMA | SWNIC_RMA_MODS | FI_RMA_EVENT);
+		caps &= ~(FI_RMA | FI_ATOMIC | SWNIC_RMA_MODS | FI_RMA_EVENT);
+	/* A kernel without atomics (SWNIC_OP_*ATOMIC). */
+	if (!(dev->attr.features & SWNIC_FEAT_ATOMIC))
+		caps &= ~FI_ATOMIC;
 	return caps;
 }
 
@@ -92,15 +95,15 @@ static int swnic_caps_narrow(uint64_t offered, uint64_t want, uint64_t *out)
 	if ((mods & SWNIC_RMA_MODS) && !(caps & (FI_RMA | FI_ATOMIC)))
 		return SWNIC_NOMATCH("FI_READ/WRITE/REMOTE_* need FI_RMA\n");
 	/* Events at the RMA target need RMA to target it. */
-	if ((caps & FI_RMA_EVENT) && !(caps & FI_RMA))
-		return SWNIC_NOMATCH("FI_RMA_EVENT needs FI_RMA\n");
+	if ((caps & FI_RMA_EVENT) && !(caps & (FI_RMA | FI_ATOMIC)))
+		return SWNIC_NOMATCH("FI_RMA_EVENT needs FI_RMA or FI_ATOMIC\n");
 
 	if (caps & (FI_MSG | FI_TAGGED))
 		caps |= mods & SWNIC_MSG_MODS ? mods & SWNIC_MSG_MODS :
 						offered & SWNIC_MSG_MODS;
 	else
 		caps |= mods & SWNIC_MSG_MODS;
-	if (caps & FI_RMA)
+	if (caps & (FI_RMA | FI_ATOMIC))
 		caps |= mods & SWNIC_RMA_MODS ? mods & SWNIC_RMA_MODS :
 						offered & SWNIC_RMA_MODS;
 
@@ -613,7 +616,11 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 	fi->tx_attr->caps &= caps;
 	fi->rx_attr->caps &= caps;
 	if (!(caps & FI_RMA))
-		fi->tx_attr->rma_iov_limit = 0;
+		fi->tx_attr->rma_iov_limit = caps & FI_ATOMIC ? 1 : 0;
+	if (!(caps & FI_ATOMIC)) {
+		fi->tx_attr->msg_order &= ~SWNIC_ATOMIC_ORDER;
+		fi->rx_attr->msg_order &= ~SWNIC_ATOMIC_ORDER;
+	}
 	if (!(caps & FI_TAGGED))
 		fi->ep_attr->mem_tag_format = 0;
 

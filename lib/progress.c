@@ -45,10 +45,8 @@ static uint64_t swnic_cqe_inject_flags(const struct swnic_cqe *kc)
 	return FI_SEND | (kc->flags & SWNIC_CQE_TAGGED ? FI_TAGGED : FI_MSG);
 }
 
-static void swnic_op_scatter(struct swnic_op *op, size_t len)
+static void swnic_op_scatter(struct swnic_op *op, const char *p, size_t len)
 {
-	const char *p = op->bounce;
-
 	for (size_t i = 0; i < op->iov_count && len; i++) {
 		size_t n = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
 
@@ -111,8 +109,11 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 	flags = swnic_cqe_fi_flags(op, kc);
 	buf = rx ? (void *)(uintptr_t)kc->buf : NULL;
 	if (rx && op->bounce) {
-		swnic_op_scatter(op, kc->len);
+		swnic_op_scatter(op, op->bounce, kc->len);
 		buf = op->buf;
+	} else if (!rx && op->iov_count && !error) {
+		/* A fetching atomic's results, into the caller's iovs. */
+		swnic_op_scatter(op, op->buf, kc->len);
 	}
 	/*
 	 * An endpoint without a CQ for this direction has its completions

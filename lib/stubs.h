@@ -47,10 +47,10 @@ int swnic_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 int swnic_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		    struct fid_av_set **av_set, void *context);
 
-/* Atomics: fi_ops_domain's query_atomic and the endpoints' fi_ops_atomic. */
+/* Atomics (atomic.c): fi_ops_domain's query_atomic, the endpoints' ops. */
 int swnic_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		       enum fi_op op, struct fi_atomic_attr *attr,
 		       uint64_t flags);
-extern struct fi_ops_atomic swnic_no_atomic_ops;
+extern struct fi_ops_atomic swnic_atomic_ops;
 
 #endif /* SWNIC_PROV_STUBS_H */

@@ -231,6 +231,104 @@ TEST_F(rma, every_check_refuses)
 	EXPECT_EQ(0, memcmp(before, self->target, MR_LEN));
 }
 
+/* An atomic SQE: every field the kernel takes is checked. */
+TEST_F(rma, atomic_fields_are_validated)
+{
+	uint64_t one = 1, res = 0, cmp = 5, *t = (uint64_t *)self->target;
+	uintptr_t base = (uintptr_t)self->target;
+	static const struct {
+		uint8_t opcode, op, dt, apad;
+		uint32_t flags;
+		uint64_t len;
+		int err;
+	} bad[] = {
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_NUM, SWNIC_ADT_UINT64, 0, 0, 8,
+		  EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_NUM, 0, 0, 8,
+		  EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_ATOMIC_READ, SWNIC_ADT_UINT64, 0, 0,
+		  8, EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_CSWAP, SWNIC_ADT_UINT64, 0, 0, 8,
+		  EOPNOTSUPP },
+		{ SWNIC_OP_COMPARE_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 0, 0,
+		  8, EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_BOR, SWNIC_ADT_DOUBLE, 0, 0, 8,
+		  EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_MIN, SWNIC_ADT_DOUBLE_COMPLEX, 0, 0,
+		  16, EOPNOTSUPP },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 1, 0, 8,
+		  EINVAL },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 0, 0, 0,
+		  EINVAL },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 0, 0, 12,
+		  EINVAL },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT8, 0, 0,
+		  SWNIC_ATOMIC_MAX + 1, EINVAL },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 0,
+		  SWNIC_SQE_REMOTE_DATA, 8, EINVAL },
+		{ SWNIC_OP_ATOMIC, SWNIC_AOP_SUM, SWNIC_ADT_UINT64, 0,
+		  SWNIC_SQE_DELIVERY, 8, EINVAL },
+		{ SWNIC_OP_COMPARE_ATOMIC, SWNIC_AOP_CSWAP, SWNIC_ADT_UINT64, 0,
+		  SWNIC_SQE_INLINE, 8, EINVAL },
+	};
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+
+	*t = 5;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s = rma_sqe(bad[i].opcode, &one, bad[i].len, base, self->key,
+			    &self->b, 10 + i);
+		s.atomic_op = bad[i].op;
+		s.datatype = bad[i].dt;
+		s.__apad = bad[i].apad;
+		s.flags |= bad[i].flags;
+		s.tag = (uintptr_t)&res;
+		s.data = (uintptr_t)&cmp;
+		c = post(_metadata, self, &s);
+		EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+		EXPECT_EQ(bad[i].err, c.err) TH_LOG("case %zu", i);
+	}
+	EXPECT_EQ(5, *t);
+
+	/* A result buffer in the kernel's half, or not writable. */
+	s = rma_sqe(SWNIC_OP_FETCH_ATOMIC, &one, 8, base, self->key, &self->b,
+		    30);
+	s.atomic_op = SWNIC_AOP_SUM;
+	s.datatype = SWNIC_ADT_UINT64;
+	s.tag = 0xffff888000000000ULL;
+	c = post(_metadata, self, &s);
+	EXPECT_EQ(EINVAL, c.err);
+	s.tag = (uintptr_t)"const";
+	c = post(_metadata, self, &s);
+	EXPECT_EQ(EFAULT, c.err);
+	EXPECT_EQ(5, *t);
+
+	/* The same, valid: applied, old value fetched. */
+	s.tag = (uintptr_t)&res;
+	c = post(_metadata, self, &s);
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(5, res);
+	EXPECT_EQ(6, *t);
+	/* Compare: swap 6 for 1 where the compare value (6) is equal. */
+	cmp = 6;
+	s.opcode = SWNIC_OP_COMPARE_ATOMIC;
+	s.atomic_op = SWNIC_AOP_CSWAP;
+	s.data = (uintptr_t)&cmp;
+	c = post(_metadata, self, &s);
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(6, res);
+	EXPECT_EQ(1, *t);
+	/* Inline operand. */
+	s = rma_sqe(SWNIC_OP_ATOMIC, NULL, 8, base, self->key, &self->b, 31);
+	s.atomic_op = SWNIC_AOP_SUM;
+	s.datatype = SWNIC_ADT_UINT64;
+	s.flags |= SWNIC_SQE_INLINE;
+	memcpy(s.inline_data, &one, 8);
+	c = post(_metadata, self, &s);
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(2, *t);
+}
+
 TEST_F(rma, munmap_revokes_key)
 {
 	uint64_t key = 0, v = 1;

@@ -205,7 +205,7 @@ TEST_F(info, modifiers)
 TEST_F(info, unsupported_caps)
 {
 	static const uint64_t bad[] = {
-		FI_ATOMIC, FI_HMEM, FI_MULTICAST | FI_MSG, FI_COLLECTIVE,
+		FI_HMEM, FI_MULTICAST | FI_MSG, FI_COLLECTIVE,
 		FI_NAMED_RX_CTX | FI_MSG,
 #if !SWNIC_FI_HAVE_2	/* 0 since 2.0 */
 		FI_VARIABLE_MSG | FI_MSG,
@@ -684,7 +684,7 @@ TEST_F(info, tx_rx_attr)
 	BAD(tx->op_flags = FI_COMMIT_COMPLETE, tx->op_flags = 0);
 	BAD(tx->msg_order = FI_ORDER_RAW, tx->msg_order = 0);
 	BAD(tx->comp_order = SWNIC_ORDER_STRICT, tx->comp_order = 0);
-	BAD(tx->caps = FI_ATOMIC, tx->caps = 0);
+	BAD(tx->caps = FI_HMEM, tx->caps = 0);
 	BAD(tx->tclass = FI_TC_DSCP | 0x40, tx->tclass = 0);
 	BAD(rx->size = self->q.max_rq_entries + 1, rx->size = 0);
 	BAD(rx->iov_limit = self->q.max_iov + 1, rx->iov_limit = 0);

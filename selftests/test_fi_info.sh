@@ -136,7 +136,9 @@ fi_ok '^    caps: .*FI_TAGGED' "-c FI_TAGGED" -p swnic -t FI_EP_RDM \
 	-c FI_TAGGED -v
 fi_ok '^    caps: .*FI_REMOTE_WRITE' "-c 'FI_RMA|FI_REMOTE_WRITE'" -p swnic \
 	-t FI_EP_RDM -c 'FI_RMA|FI_REMOTE_WRITE' -v
-fi_none "-c FI_ATOMIC: none" -p swnic -c FI_ATOMIC
+fi_ok '^    caps: .*FI_ATOMIC' "-c FI_ATOMIC: RDM and MSG offer it" -p swnic \
+	-t FI_EP_RDM -c FI_ATOMIC -v
+fi_none "-c FI_ATOMIC on DGRAM: none" -p swnic -t FI_EP_DGRAM -c FI_ATOMIC
 fi_none "-c FI_HMEM: none" -p swnic -c FI_HMEM
 fi_none "-c 'FI_MSG|FI_RMA_EVENT': none" -p swnic -c 'FI_MSG|FI_RMA_EVENT'
 fi_ok '^    mode: \[  \]' "-m FI_CONTEXT: the mode bit is cleared" -p swnic \

@@ -71,6 +71,8 @@ enum {
 #define SWNIC_FEAT_WIRE		(1ULL << 8)
 /* SWNIC_MR_REG_PEERS: MRs limited to some peers (struct swnic_mr_peer) */
 #define SWNIC_FEAT_MR_PEERS	(1ULL << 9)
+/* Atomics: SWNIC_OP_ATOMIC, _FETCH_ATOMIC, _COMPARE_ATOMIC (swnic_queue.h) */
+#define SWNIC_FEAT_ATOMIC	(1ULL << 10)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
 

@@ -195,6 +195,10 @@ struct swnic_cntr_create {
 #define SWNIC_OP_TSEND		2	/* tagged message to @dest */
 #define SWNIC_OP_WRITE		3	/* RMA write to @raddr/@rkey at @dest */
 #define SWNIC_OP_READ		4	/* RMA read from @raddr/@rkey at @dest */
+/* Atomics (SWNIC_FEAT_ATOMIC): see "Atomics" below. */
+#define SWNIC_OP_ATOMIC		5	/* @atomic_op on @raddr/@rkey */
+#define SWNIC_OP_FETCH_ATOMIC	6	/* ... and the old values to @tag */
+#define SWNIC_OP_COMPARE_ATOMIC	7	/* ... with the compare buffer @data */
 
 /* SQE flags */
 #define SWNIC_SQE_COMPLETION	(1U << 0)	/* write a CQE on success */
@@ -212,18 +216,100 @@ struct swnic_cntr_create {
 
 #define SWNIC_INLINE_MAX	56
 
+/*
+ * Atomics (SWNIC_FEAT_ATOMIC), fi_atomic(3) executed by the target's
+ * kernel on the target MR's pages, with no target process involved:
+ *
+ *   @opcode     ATOMIC (write ops and ATOMIC_WRITE), FETCH_ATOMIC (the
+ *               same and ATOMIC_READ, the old values returned),
+ *               COMPARE_ATOMIC (CSWAP..MSWAP, the old values returned)
+ *   @atomic_op  SWNIC_AOP_* (the values of libfabric's enum fi_op)
+ *   @datatype   SWNIC_ADT_* (the values of libfabric's enum fi_datatype)
+ *   @addr/@len  the operand: @len / size bytes elements (or, with INLINE,
+ *               in @inline_data; not for COMPARE_ATOMIC); for ATOMIC_READ
+ *               @len only gives the count (@addr is not read)
+ *   @tag        FETCH/COMPARE: where the @len bytes of old values go
+ *   @data       COMPARE: the compare buffer, @len bytes
+ *   @raddr/@rkey the target, as for RMA, @len bytes of it
+ *
+ * @len is a non-zero multiple of the datatype's size (swnic_adt_size()) of
+ * at most SWNIC_ATOMIC_MAX bytes; the target needs no alignment. Each
+ * element is updated atomically against every other swnic atomic on the
+ * same address (a lock in the target's kernel, by physical address), not
+ * against CPU stores. Access: ATOMIC needs the MR's REMOTE_WRITE right,
+ * FETCH with ATOMIC_READ its REMOTE_READ, other FETCH and COMPARE both.
+ * The completion follows the update at the target (delivery complete);
+ * FETCH/COMPARE results are in the buffer at @tag before it. Floating
+ * point is IEEE (long double: x86 80-bit extended in 16 bytes) computed
+ * by the kernel with the FPU; complex SUM/PROD are computed by parts,
+ * ((a+bi)(c+di) = (ac-bd) + (ad+bc)i). Valid combinations:
+ *
+ *   MIN, MAX, CSWAP_LE/LT/GE/GT  integers and real floating types
+ *   SUM, PROD, ATOMIC_READ/WRITE, CSWAP, CSWAP_NE   every datatype
+ *   LOR, LAND, LXOR, BOR, BAND, BXOR, MSWAP          integers only
+ *
+ * The logical ops take non-zero as true and store 0 or 1. An invalid
+ * combination, op or datatype completes with EOPNOTSUPP; a bad @len,
+ * REMOTE_DATA or DELIVERY flag, INLINE on COMPARE, or a non-zero
+ * @__apad with EINVAL; then the MR checks of RMA (ENOKEY, EKEYREVOKED,
+ * EKEYREJECTED, EACCES, ERANGE), EFAULT for the poster's buffers.
+ */
+enum {
+	SWNIC_AOP_MIN, SWNIC_AOP_MAX, SWNIC_AOP_SUM, SWNIC_AOP_PROD,
+	SWNIC_AOP_LOR, SWNIC_AOP_LAND, SWNIC_AOP_BOR, SWNIC_AOP_BAND,
+	SWNIC_AOP_LXOR, SWNIC_AOP_BXOR, SWNIC_AOP_ATOMIC_READ,
+	SWNIC_AOP_ATOMIC_WRITE, SWNIC_AOP_CSWAP, SWNIC_AOP_CSWAP_NE,
+	SWNIC_AOP_CSWAP_LE, SWNIC_AOP_CSWAP_LT, SWNIC_AOP_CSWAP_GE,
+	SWNIC_AOP_CSWAP_GT, SWNIC_AOP_MSWAP,
+	SWNIC_AOP_NUM
+};
+
+enum {
+	SWNIC_ADT_INT8, SWNIC_ADT_UINT8, SWNIC_ADT_INT16, SWNIC_ADT_UINT16,
+	SWNIC_ADT_INT32, SWNIC_ADT_UINT32, SWNIC_ADT_INT64, SWNIC_ADT_UINT64,
+	SWNIC_ADT_FLOAT, SWNIC_ADT_DOUBLE, SWNIC_ADT_FLOAT_COMPLEX,
+	SWNIC_ADT_DOUBLE_COMPLEX, SWNIC_ADT_LONG_DOUBLE,
+	SWNIC_ADT_LONG_DOUBLE_COMPLEX,
+	SWNIC_ADT_NUM
+};
+
+/* Bytes of one element of datatype @dt (< SWNIC_ADT_NUM). */
+static __inline__ __u32 swnic_adt_size(__u32 dt)
+{
+	if (dt >= SWNIC_ADT_LONG_DOUBLE_COMPLEX)
+		return 32;
+	if (dt >= SWNIC_ADT_DOUBLE_COMPLEX)
+		return 16;
+	if (dt >= SWNIC_ADT_DOUBLE)
+		return 8;
+	if (dt == SWNIC_ADT_FLOAT)
+		return 4;
+	return 1U << (dt >> 1);
+}
+
+/* Bytes of operand (and of compare values, of results) per atomic. */
+#define SWNIC_ATOMIC_MAX	512
+
 /**
  * struct swnic_sqe - one send-queue work request (128 bytes)
  */
 struct swnic_sqe {
 	__u8 opcode;			/* SWNIC_OP_* */
-	__u8 __pad[3];			/* 0 */
+	union {
+		__u8 __pad[3];		/* 0, but for the atomics: */
+		struct {
+			__u8 atomic_op;	/* SWNIC_AOP_* */
+			__u8 datatype;	/* SWNIC_ADT_* */
+			__u8 __apad;	/* 0 */
+		};
+	};
 	__u32 flags;			/* SWNIC_SQE_* */
 	__aligned_u64 context;		/* returned in the CQE */
 	__aligned_u64 addr;		/* local buffer (poster's address) */
 	__aligned_u64 len;		/* bytes */
-	__aligned_u64 tag;		/* TSEND: the tag */
-	__aligned_u64 data;		/* REMOTE_DATA: remote CQ data */
+	__aligned_u64 tag;		/* TSEND: the tag; atomics: results */
+	__aligned_u64 data;		/* REMOTE_DATA: remote CQ data; */
+					/* COMPARE_ATOMIC: compare buffer */
 	__aligned_u64 raddr;		/* RMA: target address or offset */
 	__aligned_u64 rkey;		/* RMA: target MR key */
 	__u32 dest_addr;		/* target IPv4 (network order) */
