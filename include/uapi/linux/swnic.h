@@ -71,6 +71,8 @@ enum {
 #define SWNIC_FEAT_WIRE		(1ULL << 8)
 /* SWNIC_MR_REG_PEERS: MRs limited to some peers (struct swnic_mr_peer) */
 #define SWNIC_FEAT_MR_PEERS	(1ULL << 9)
+/* SWNIC_SQE_FENCE: fenced work requests (swnic_queue.h) */
+#define SWNIC_FEAT_FENCE	(1ULL << 11)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
