@@ -451,9 +451,14 @@ static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 	if (hint->op_flags & ~SWNIC_TX_OP_FLAGS)
 		return SWNIC_NOMATCH("tx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
+	/*
+	 * fi_endpoint(3): the answer is the ordering kept; an order asked
+	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 */
 	if (hint->msg_order & ~attr->msg_order)
-		return SWNIC_NOMATCH("tx msg_order %#llx\n",
-				     (unsigned long long)hint->msg_order);
+		SWNIC_INFO(FI_LOG_CORE, "tx msg_order %#llx: keeping %#llx\n",
+			   (unsigned long long)hint->msg_order,
+			   (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("tx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -468,7 +473,7 @@ static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 	attr->caps = caps;
 	attr->op_flags = hint->op_flags;
 	if (hint->msg_order)
-		attr->msg_order = hint->msg_order;
+		attr->msg_order &= hint->msg_order;
 	if (hint->inject_size)
 		attr->inject_size = hint->inject_size;
 	if (hint->size)
@@ -491,9 +496,14 @@ static int swnic_check_rx_attr(struct fi_rx_attr *attr,
 	if (hint->op_flags & ~SWNIC_RX_OP_FLAGS)
 		return SWNIC_NOMATCH("rx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
+	/*
+	 * fi_endpoint(3): the answer is the ordering kept; an order asked
+	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 */
 	if (hint->msg_order & ~attr->msg_order)
-		return SWNIC_NOMATCH("rx msg_order %#llx\n",
-				     (unsigned long long)hint->msg_order);
+		SWNIC_INFO(FI_LOG_CORE, "rx msg_order %#llx: keeping %#llx\n",
+			   (unsigned long long)hint->msg_order,
+			   (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("rx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -505,7 +515,7 @@ static int swnic_check_rx_attr(struct fi_rx_attr *attr,
 	attr->caps = caps;
 	attr->op_flags = hint->op_flags;
 	if (hint->msg_order)
-		attr->msg_order = hint->msg_order;
+		attr->msg_order &= hint->msg_order;
 	if (hint->size)
 		attr->size = hint->size;
 	if (hint->iov_limit)
@@ -599,8 +609,18 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 	if (!hints)
 		return swnic_alter_domain_attr(fi, dev, NULL, 0, version);
 
-	if (hints->handle)
-		return SWNIC_NOMATCH("hints->handle names no swnic object\n");
+	/*
+	 * fi_getinfo(3): a passive endpoint as hints->handle is copied to
+	 * the answer's (for the FI_EP_MSG endpoints it serves); swnic knows
+	 * no other handle.
+	 */
+	if (hints->handle) {
+		if (!swnic_is_pep(hints->handle))
+			return SWNIC_NOMATCH("hints->handle names no swnic passive endpoint\n");
+		if (type != FI_EP_MSG)
+			return -FI_ENODATA;
+		fi->handle = hints->handle;
+	}
 
 	if (hints->fabric_attr) {
 		if (hints->fabric_attr->name &&
