@@ -58,7 +58,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	q->max_sq_entries = SWNIC_MAX_SQ_ENTRIES;
 	q->max_rq_entries = SWNIC_MAX_RQ_ENTRIES;
 	q->max_iov = SWNIC_MAX_IOV;
-	q->max_rma_iov = SWNIC_MAX_IOV;
+	q->max_rma_iov = 1;		/* one raddr/rkey per SQE */
 	q->max_inject = SWNIC_MAX_INJECT;
 	q->max_err_data = SWNIC_MAX_ERR_DATA;
 	q->mr_key_size = sizeof(u64);

@@ -23,6 +23,8 @@
 #include "ep.h"
 #include "mr.h"
 
+static struct fi_ops swnic_mr_fi_ops;
+
 #define SWNIC_FI_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
 
@@ -253,6 +255,27 @@ static void swnic_mr_async_stop(struct swnic_domain *dom)
 
 /* ---- the MR fid ------------------------------------------------------------ */
 
+/*
+ * The device memory @count descriptors name (fi_mr_desc of MRs of this
+ * provider, or NULL): the first one registered with an iface other than
+ * FI_HMEM_SYSTEM, else FI_HMEM_SYSTEM.
+ */
+void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem)
+{
+	hmem->iface = FI_HMEM_SYSTEM;
+	hmem->device = 0;
+	for (size_t i = 0; desc && i < count; i++) {
+		const struct swnic_mr *mr = desc[i];
+
+		if (mr && mr->mr_fid.fid.ops == &swnic_mr_fi_ops &&
+		    mr->iface != FI_HMEM_SYSTEM) {
+			hmem->iface = mr->iface;
+			hmem->device = mr->device;
+			return;
+		}
+	}
+}
+
 static int swnic_mr_close(struct fid *fid)
 {
 	struct swnic_mr *mr =
@@ -455,6 +478,24 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   (unsigned long long)attr->access);
 		return -FI_EINVAL;
 	}
+	/* fi_mr_attr.iface exists from API 1.10 on. */
+	if (!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10)) &&
+	    attr->iface != FI_HMEM_SYSTEM) {
+		if (!dom->hmem_override) {
+			SWNIC_WARN(FI_LOG_MR,
+				   "iface %d: swnic reaches host memory only; device memory needs an HMEM override (fi_set_ops FI_SET_OPS_HMEM_OVERRIDE)\n",
+				   attr->iface);
+			return -FI_EOPNOTSUPP;
+		}
+		if (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+			SWNIC_WARN(FI_LOG_MR,
+				   "iface %d: peers cannot reach device memory (the kernel places remote accesses)\n",
+				   attr->iface);
+			return -FI_EOPNOTSUPP;
+		}
+		mr->iface = attr->iface;
+		mr->device = attr->device.reserved;
+	}
 #if SWNIC_FI_HAVE_2
 	/* The region's src_addr is an auth key handle (swnic_mr_limit). */
 	if ((flags & FI_AUTH_KEY) && !dom->av_auth_key) {
@@ -555,6 +596,16 @@ static int swnic_mr_create(struct swnic_domain *dom,
 	ret = swnic_mr_prepare(dom, attr, flags, swnic_flags, mr);
 	if (ret)
 		goto err_free;
+	if (mr->iface != FI_HMEM_SYSTEM) {
+		/* Local access only, staged by the override: nothing to pin. */
+		mr->state = SWNIC_MR_READY;
+		swnic_domain_child(dom, SWNIC_CHILD_MR, 1);
+		*mr_fid = &mr->mr_fid;
+		if (dom->eq && (dom->eq_flags & SWNIC_REG_MR))
+			swnic_eq_report(dom->eq, FI_MR_COMPLETE,
+					&mr->mr_fid.fid, mr->context, 0);
+		return 0;
+	}
 
 	if (dom->eq && (dom->eq_flags & SWNIC_REG_MR)) {
 		ret = swnic_mr_async_start(dom);

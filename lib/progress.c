@@ -49,6 +49,19 @@ static void swnic_op_scatter(struct swnic_op *op, size_t len)
 {
 	const char *p = op->bounce;
 
+	if (op->hmem.iface != FI_HMEM_SYSTEM) {
+		ssize_t ret = swnic_copy_to_iface(op->ep->domain,
+						  op->hmem.iface,
+						  op->hmem.device, op->iov,
+						  op->iov_count, 0, p, len);
+
+		if (ret != (ssize_t)len)
+			SWNIC_WARN(FI_LOG_EP_DATA,
+				   "HMEM override copy_to: %zd of %zu bytes\n",
+				   ret, len);
+		return;
+	}
+
 	for (size_t i = 0; i < op->iov_count && len; i++) {
 		size_t n = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
 
@@ -113,6 +126,8 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 	if (rx && op->bounce) {
 		swnic_op_scatter(op, kc->len);
 		buf = op->buf;
+	} else if (op->bounce && op->iov_count && !error) {
+		swnic_op_scatter(op, kc->len);	/* a read */
 	}
 	/*
 	 * An endpoint without a CQ for this direction has its completions
