@@ -349,8 +349,15 @@ static int swnic_alter_domain_attr(struct fi_info *fi,
 	struct fi_domain_attr *attr = fi->domain_attr;
 	uint64_t asked = want | (hint ? hint->caps : 0);
 
-	if (swnic_mr_mode(dev, hint ? hint->mr_mode : FI_MR_ALLOCATED,
-			  version, fi->caps, &attr->mr_mode))
+	/*
+	 * No hints: every mode the application could support, which before
+	 * API 1.5 is the unspecified mode (FI_MR_BASIC), not the 1.5 bits.
+	 */
+	int user = hint ? hint->mr_mode :
+		   FI_VERSION_LT(version, FI_VERSION(1, 5)) ? SWNIC_MR_UNSPEC :
+		   FI_MR_ALLOCATED;
+
+	if (swnic_mr_mode(dev, user, version, fi->caps, &attr->mr_mode))
 		return -FI_ENODATA;
 	attr->caps = (attr->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM)) |
 		     (fi->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM));
