@@ -109,6 +109,14 @@ struct swnic_mr {
 	bool verify_pending;		/* pinned: @verify_work is queued */
 	struct mmu_interval_notifier notifier;
 
+	/*
+	 * SWNIC_IOCTL_MR_BIND_CNTR: counts admitted peer accesses of the
+	 * kinds in @cntr_access. Set once under @lock, referenced, put
+	 * when the MR is released.
+	 */
+	struct swnic_cntr *cntr;
+	u32 cntr_access;		/* SWNIC_MR_ACCESS_REMOTE_* */
+
 	atomic64_t revocations;
 	atomic64_t invalidations;
 	atomic64_t refaults;
@@ -211,6 +219,7 @@ int swnic_mr_dereg(struct swnic_domain *dom, void *arg);
 int swnic_mr_query(struct swnic_domain *dom, void *arg);
 int swnic_mr_refresh(struct swnic_domain *dom, void *arg);
 int swnic_mr_access_test(struct swnic_domain *dom, void *arg);
+int swnic_mr_bind_cntr(struct swnic_domain *dom, void *arg);
 int swnic_inval_query(struct swnic_domain *dom, void *arg);
 u64 swnic_mr_features(void);
 

@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "cntr.h"
 #include "domain.h"
 #include "mr.h"
 #include "umem.h"
@@ -150,6 +151,9 @@ int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		ret = mr->state == SWNIC_MR_STATE_REVOKED ? -EKEYREVOKED :
 							    -ENOKEY;
 	}
+	/* FI_MR_RMA_EVENT: an admitted access of a kind it counts. */
+	if (!ret && mr->cntr && (mr->cntr_access & t->access))
+		swnic_cntr_inc(mr->cntr, false);
 	spin_unlock_bh(&mr->lock);
 	if (ret)
 		goto err_mr;
