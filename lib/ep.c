@@ -456,6 +456,14 @@ static struct fi_ops swnic_ep_fi_ops = {
 	.ops_set = swnic_no_ops_set,
 };
 
+/* A swnic endpoint's fid (fi_mr_bind), or NULL. */
+struct swnic_ep *swnic_ep_of_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EP || fid->ops != &swnic_ep_fi_ops)
+		return NULL;
+	return swnic_ep_of(fid);
+}
+
 /* ---- fi_ops_ep -------------------------------------------------------------- */
 
 /*

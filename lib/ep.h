@@ -178,6 +178,7 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			size_t olen, int err, int prov_errno);
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
+struct swnic_ep *swnic_ep_of_fid(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);

@@ -295,19 +295,74 @@ static int swnic_mr_close(struct fid *fid)
 	return 0;
 }
 
+/*
+ * fi_mr_bind to a counter (FI_MR_RMA_EVENT): the kernel counts every peer
+ * access to the region it admits, of the kinds @flags names, in the
+ * counter's success value (SWNIC_IOCTL_MR_BIND_CNTR). One counter per MR.
+ */
+static int swnic_mr_bind_cntr(struct swnic_mr *mr, struct fid *bfid,
+			      uint64_t flags)
+{
+	struct swnic_domain *dom = mr->domain;
+	struct swnic_cntr *cntr = swnic_cntr_of(bfid);
+	struct swnic_mr_bind_cntr b = { .size = sizeof(b) };
+
+	if (!cntr)
+		return -FI_EINVAL;
+	if (flags & ~(FI_REMOTE_READ | FI_REMOTE_WRITE))
+		return -FI_EBADFLAGS;
+	if (!flags)
+		return -FI_EINVAL;
+	if (!(dom->dev.attr.features & SWNIC_FEAT_MR_CNTR)) {
+		SWNIC_WARN(FI_LOG_MR,
+			   "%s: the kernel has no per-MR counters (SWNIC_FEAT_MR_CNTR)\n",
+			   dom->dev.name);
+		return -FI_ENOSYS;
+	}
+	if (mr->state != SWNIC_MR_READY || !mr->kmr)
+		return -FI_EOPBADSTATE;
+	/* A cached region has no remote access: nothing will ever count. */
+	if (mr->cacheable)
+		return 0;
+	b.handle = mr->kmr->handle;
+	b.cntr_id = swnic_cntr_kernel_id(cntr);
+	if (flags & FI_REMOTE_READ)
+		b.flags |= SWNIC_MR_BIND_REMOTE_READ;
+	if (flags & FI_REMOTE_WRITE)
+		b.flags |= SWNIC_MR_BIND_REMOTE_WRITE;
+	if (ioctl(dom->fd, SWNIC_IOCTL_MR_BIND_CNTR, &b)) {
+		int err = errno;
+
+		SWNIC_WARN(FI_LOG_MR, "MR counter: %s\n", strerror(err));
+		return err == EBUSY ? -FI_EBUSY : -err;
+	}
+	return 0;
+}
+
 static int swnic_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	struct swnic_mr *mr =
+		swnic_container_of(fid, struct swnic_mr, mr_fid.fid);
+	struct swnic_ep *ep;
+
 	if (!bfid)
 		return -FI_EINVAL;
 	switch (bfid->fclass) {
 	case FI_CLASS_CNTR:
-		SWNIC_WARN(FI_LOG_MR,
-			   "no per-MR counters (FI_MR_RMA_EVENT): bind the counter to the target endpoint with FI_REMOTE_READ/WRITE (FI_RMA_EVENT)\n");
-		return -FI_ENOSYS;
+		return swnic_mr_bind_cntr(mr, bfid, flags);
 	case FI_CLASS_EP:
-		SWNIC_WARN(FI_LOG_MR,
-			   "swnic registers per domain (no FI_MR_ENDPOINT)\n");
-		return -FI_ENOSYS;
+		/*
+		 * FI_MR_ENDPOINT: swnic registers per domain and never
+		 * requires it; an application that binds anyway may, to an
+		 * endpoint of the MR's domain (the region stays reachable
+		 * through every endpoint of the domain).
+		 */
+		ep = swnic_ep_of_fid(bfid);
+		if (!ep || ep->domain != mr->domain)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		return 0;
 	default:
 		return -FI_EINVAL;
 	}
@@ -369,7 +424,11 @@ static int swnic_mr_control(struct fid *fid, int command, void *arg)
 	case FI_REFRESH:
 		return swnic_mr_refresh(mr, arg);
 	case FI_ENABLE:
-		/* No FI_MR_RMA_EVENT/FI_MR_ENDPOINT: MRs are enabled at once. */
+		/*
+		 * MRs are enabled when registered (swnic requires neither
+		 * FI_MR_RMA_EVENT nor FI_MR_ENDPOINT); counters and endpoints
+		 * may be bound before or after.
+		 */
 		return 0;
 	case FI_GET_RAW_MR:
 		return swnic_mr_raw(mr, arg);
@@ -504,6 +563,8 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	}
 	known_flags |= FI_AUTH_KEY;
 #endif
+	/* fi_mr(3): a region to be bound to counters (FI_MR_RMA_EVENT). */
+	known_flags |= FI_RMA_EVENT;
 	if (flags & ~known_flags) {
 		SWNIC_WARN(FI_LOG_MR, "registration flags %#llx not supported\n",
 			   (unsigned long long)flags);
