@@ -605,8 +605,13 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 	fi->caps = caps;
 	fi->tx_attr->caps &= caps;
 	fi->rx_attr->caps &= caps;
-	if (!(caps & FI_RMA))
+	if (!(caps & FI_RMA)) {
 		fi->tx_attr->rma_iov_limit = 0;
+		/* Data ordering is of RMA (fi_endpoint(3) max_order_*). */
+		fi->ep_attr->max_order_raw_size = 0;
+		fi->ep_attr->max_order_war_size = 0;
+		fi->ep_attr->max_order_waw_size = 0;
+	}
 	if (!(caps & FI_TAGGED))
 		fi->ep_attr->mem_tag_format = 0;
 

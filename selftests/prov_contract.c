@@ -46,6 +46,15 @@ static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
 	return -FI_ETIMEDOUT;
 }
 
+/* RMA address of @p in an MR at @base, as @info's domain addresses it. */
+static uint64_t raddr(const struct fi_info *info, const void *base,
+		      const void *p)
+{
+	if (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+		return (uintptr_t)p;
+	return (uintptr_t)p - (uintptr_t)base;
+}
+
 /* ---- an RDM/DGRAM endpoint with everything bound ------------------------ */
 
 struct node {
@@ -572,7 +581,8 @@ TEST(fence_is_offered_and_fences)
 	for (int round = 0; round < 4; round++) {
 		struct iovec wiov = { src, sizeof(src) };
 		struct iovec riov = { back, sizeof(back) };
-		struct fi_rma_iov rma = { (uintptr_t)dst, sizeof(dst), key };
+		struct fi_rma_iov rma = { raddr(b.info, dst, dst), sizeof(dst),
+					  key };
 		struct fi_msg_rma w = {
 			.msg_iov = &wiov, .desc = &sdesc, .iov_count = 1,
 			.addr = a.peer, .rma_iov = &rma, .rma_iov_count = 1,
@@ -642,7 +652,8 @@ TEST(fence_waits_for_earlier_completion)
 				     .addr = a.peer };
 		uint64_t one = 100 + fenced;
 		struct iovec wiov = { &one, sizeof(one) };
-		struct fi_rma_iov rma = { (uintptr_t)dst, sizeof(one), key };
+		struct fi_rma_iov rma = { raddr(b.info, dst, dst), sizeof(one),
+					  key };
 		struct fi_msg_rma wm = {
 			.msg_iov = &wiov, .iov_count = 1, .addr = a.peer,
 			.rma_iov = &rma, .rma_iov_count = 1,
@@ -729,18 +740,18 @@ TEST(rma_iov_limits_are_kept)
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (char)(i * 7);
 	/* Several local iovs: gathered for a write, scattered for a read. */
-	ASSERT_EQ(0, fi_writev(a.ep, wiov, NULL, 3, a.peer, (uintptr_t)dst,
-			       key, NULL));
+	ASSERT_EQ(0, fi_writev(a.ep, wiov, NULL, 3, a.peer,
+			       raddr(b.info, dst, dst), key, NULL));
 	ASSERT_EQ(1, cq_get(a.cq, &e));
 	EXPECT_EQ(0, memcmp(dst, src, sizeof(src)));
-	ASSERT_EQ(0, fi_readv(a.ep, riov, NULL, 3, a.peer, (uintptr_t)dst,
-			      key, NULL));
+	ASSERT_EQ(0, fi_readv(a.ep, riov, NULL, 3, a.peer,
+			      raddr(b.info, dst, dst), key, NULL));
 	ASSERT_EQ(1, cq_get(a.cq, &e));
 	EXPECT_EQ(0, memcmp(back + 2000, src, 1000));
 	EXPECT_EQ(0, memcmp(back, src + 1000, 2000));
 	/* More remote iovs than reported: -FI_EINVAL. */
-	r2[0] = (struct fi_rma_iov){ (uintptr_t)dst, 100, key };
-	r2[1] = (struct fi_rma_iov){ (uintptr_t)dst + 200, 100, key };
+	r2[0] = (struct fi_rma_iov){ raddr(b.info, dst, dst), 100, key };
+	r2[1] = (struct fi_rma_iov){ raddr(b.info, dst, dst + 200), 100, key };
 	m.msg_iov = wiov;
 	m.iov_count = 1;
 	m.addr = a.peer;
@@ -791,23 +802,23 @@ TEST(mr_bind_counts_remote_accesses)
 	/* Three writes and two reads of each region. */
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(0, fi_write(a.ep, "abc", 3, NULL, a.peer,
-				      (uintptr_t)wbuf, fi_mr_key(wmr), NULL));
+				      raddr(b.info, wbuf, wbuf), fi_mr_key(wmr), NULL));
 		ASSERT_EQ(1, cq_get(a.cq, &e));
 		ASSERT_EQ(0, fi_write(a.ep, "abc", 3, NULL, a.peer,
-				      (uintptr_t)rbuf, fi_mr_key(rmr), NULL));
+				      raddr(b.info, rbuf, rbuf), fi_mr_key(rmr), NULL));
 		ASSERT_EQ(1, cq_get(a.cq, &e));
 	}
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, fi_read(a.ep, tmp, 8, NULL, a.peer,
-				     (uintptr_t)wbuf, fi_mr_key(wmr), NULL));
+				     raddr(b.info, wbuf, wbuf), fi_mr_key(wmr), NULL));
 		ASSERT_EQ(1, cq_get(a.cq, &e));
 		ASSERT_EQ(0, fi_read(a.ep, tmp, 8, NULL, a.peer,
-				     (uintptr_t)rbuf, fi_mr_key(rmr), NULL));
+				     raddr(b.info, rbuf, rbuf), fi_mr_key(rmr), NULL));
 		ASSERT_EQ(1, cq_get(a.cq, &e));
 	}
 	/* A refused access (out of range) is not counted. */
 	ASSERT_EQ(0, fi_write(a.ep, "abc", 3, NULL, a.peer,
-			      (uintptr_t)wbuf + sizeof(wbuf), fi_mr_key(wmr),
+			      raddr(b.info, wbuf, wbuf + sizeof(wbuf)), fi_mr_key(wmr),
 			      NULL));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(a.cq, &e));
 	EXPECT_EQ(3, fi_cntr_read(wcntr));

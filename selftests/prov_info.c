@@ -210,7 +210,7 @@ TEST_F(info, unsupported_caps)
 #if !SWNIC_FI_HAVE_2	/* 0 since 2.0 */
 		FI_VARIABLE_MSG | FI_MSG,
 #endif
-		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER, FI_MSG | FI_FENCE,
+		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER,
 		FI_MSG | FI_SHARED_AV, FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
 		FI_RMA | FI_RMA_PMEM,
 	};
@@ -221,6 +221,10 @@ TEST_F(info, unsupported_caps)
 		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0))
 			TH_LOG("caps %#llx", (unsigned long long)bad[i]);
 	}
+	/* FI_FENCE: offered with the kernel's fence. */
+	self->hints->caps = FI_MSG | FI_FENCE;
+	EXPECT_EQ(self->q.features & SWNIC_FEAT_FENCE ? 0 : -FI_ENODATA,
+		  GETINFO(NULL, NULL, 0));
 	/* Tagged and RMA are RDM (and RMA MSG) only. */
 	self->hints->caps = FI_TAGGED;
 	self->hints->ep_attr->type = FI_EP_DGRAM;
@@ -640,8 +644,14 @@ TEST_F(info, ep_attr)
 	e->msg_prefix_size = 16;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	e->msg_prefix_size = 0;
+	/* Data ordering is of RMA: any size with FI_RMA, none without. */
 	e->max_order_waw_size = 64;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->caps = FI_RMA;
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_waw_size);
+	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_raw_size);
+	self->hints->caps = FI_TAGGED;
 	e->max_order_waw_size = 0;
 	self->hints->caps = FI_MSG;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));

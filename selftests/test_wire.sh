@@ -103,7 +103,7 @@ pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 
-check "RMA write/read, remote CQ data, counters, key errors across" \
+check "RMA write/read, remote CQ data, counters, key errors, a fenced read across" \
 	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
 	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
 	       wait \$! || rc=1; exit \$rc"

@@ -12,10 +12,14 @@
  *   4. writes to the read-only MR: must fail (FI_EACCES);
  *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
  *   6. writes past the MR's end: must fail;
+ *   7. posts a 1 MiB write and, without waiting, a read of it with
+ *      FI_FENCE: the read starts only once the write completed (its answer
+ *      came back), so the write completes first and the read sees its data;
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 1 (the
- * failed writes counted nothing), and that its memory holds the pattern.
+ * remote CQ data completion and that its remote-write counter is 2 (the
+ * failed writes counted nothing), and that its memory holds the last
+ * pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * Exit status 0 when every check passed.
  */
@@ -84,7 +88,7 @@ static void setup(const char *node, int target)
 
 	hints->fabric_attr->prov_name = strdup("swnic");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_RMA | FI_RMA_EVENT;
+	hints->caps = FI_RMA | FI_RMA_EVENT | FI_FENCE;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
@@ -208,10 +212,11 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	CHECK(fi_cntr_read(wcntr) == 1,
-	      "target: remote-write counter is 1 (%llu)",
+	/* Steps 1 and 7 wrote; the failed writes counted nothing. */
+	CHECK(fi_cntr_read(wcntr) == 2,
+	      "target: remote-write counter is 2 (%llu)",
 	      (unsigned long long)fi_cntr_read(wcntr));
-	for (i = 0; i < LEN && rw[i] == (char)(i * 13 + 1); i++)
+	for (i = 0; i < LEN && rw[i] == (char)(i * 5 + 11); i++)
 		;
 	CHECK(i == LEN, "target: its memory holds what was written (%d)", i);
 	done = failures ? 1 : 0;
@@ -221,6 +226,40 @@ static int run_target(void)
 	fi_close(&mr_rw->fid);
 	fi_close(&mr_ro->fid);
 	return failures ? 1 : 0;
+}
+
+/* Step 7: a write, then at once a read of it with FI_FENCE. */
+static int fenced_read_after_write(char *buf, char *back, void *desc,
+				   fi_addr_t peer, const struct target_info *ti)
+{
+	struct iovec wiov = { buf, LEN }, riov = { back, LEN };
+	struct fi_rma_iov rma = { ti->addr_rw, LEN, ti->key_rw };
+	struct fi_msg_rma w = {
+		.msg_iov = &wiov, .desc = &desc, .iov_count = 1, .addr = peer,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = &w,
+	};
+	struct fi_msg_rma r = w;
+	struct fi_cq_data_entry e1, e2;
+	int ret, i;
+
+	r.msg_iov = &riov;
+	r.desc = NULL;
+	r.context = &r;
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 5 + 11);
+	memset(back, 0, LEN);
+	ret = fi_writemsg(ep, &w, FI_COMPLETION);
+	if (!ret)
+		ret = fi_readmsg(ep, &r, FI_COMPLETION | FI_FENCE);
+	if (ret)
+		return ret;
+	if ((ret = wait_comp(&e1)) || (ret = wait_comp(&e2)))
+		return ret;
+	if (e1.op_context != &w || e2.op_context != &r)
+		return -FI_EOTHER;	/* the read completed first */
+	for (i = 0; i < LEN && back[i] == (char)(i * 5 + 11); i++)
+		;
+	return i == LEN ? 0 : -FI_EIO;
 }
 
 static int run_initiator(const char *node)
@@ -282,6 +321,9 @@ static int run_initiator(const char *node)
 	ret = ret ?: wait_comp(NULL);
 	CHECK(ret < 0, "read past the MR's end: %d (%s)", ret,
 	      fi_strerror(-ret));
+	ret = fenced_read_after_write(buf, back, desc, peer, &ti);
+	CHECK(!ret, "a fenced read after a write starts when it completed (%d)",
+	      ret);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);
