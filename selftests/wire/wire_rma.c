@@ -15,9 +15,11 @@
  *   7. posts a 1 MiB write and, without waiting, a read of it with
  *      FI_FENCE: the read starts only once the write completed (its answer
  *      came back), so the write completes first and the read sees its data;
+ *   8. writes from three local iovs and reads back into three others
+ *      (gathered and scattered by the provider, iov_limit);
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 2 (the
+ * remote CQ data completion and that its remote-write counter is 3 (the
  * failed writes counted nothing), and that its memory holds the last
  * pattern.
  * No target process code runs for the RMA itself: the target only waits.
@@ -212,9 +214,9 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	/* Steps 1 and 7 wrote; the failed writes counted nothing. */
-	CHECK(fi_cntr_read(wcntr) == 2,
-	      "target: remote-write counter is 2 (%llu)",
+	/* Steps 1, 7 and 8 wrote; the failed writes counted nothing. */
+	CHECK(fi_cntr_read(wcntr) == 3,
+	      "target: remote-write counter is 3 (%llu)",
 	      (unsigned long long)fi_cntr_read(wcntr));
 	for (i = 0; i < LEN && rw[i] == (char)(i * 5 + 11); i++)
 		;
@@ -260,6 +262,45 @@ static int fenced_read_after_write(char *buf, char *back, void *desc,
 	for (i = 0; i < LEN && back[i] == (char)(i * 5 + 11); i++)
 		;
 	return i == LEN ? 0 : -FI_EIO;
+}
+
+/*
+ * Step 8: a write gathered from three iovs (the pattern of step 7 again,
+ * which the target checks at the end), a read scattered into three others
+ * out of order.
+ */
+static int iov_write_read(char *buf, char *back, fi_addr_t peer,
+			  const struct target_info *ti)
+{
+	struct iovec w[3] = {
+		{ buf, 1000 }, { buf + 1000, 3000 }, { buf + 4000, LEN - 4000 },
+	};
+	struct iovec r[3] = {
+		{ back + LEN - 5, 5 }, { back + 100, LEN - 105 }, { back, 100 },
+	};
+	int ret, i;
+
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 5 + 11);
+	ret = fi_writev(ep, w, NULL, 3, peer, ti->addr_rw, ti->key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	if (ret)
+		return ret;
+	memset(back, 0, LEN);
+	ret = fi_readv(ep, r, NULL, 3, peer, ti->addr_rw, ti->key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < 5; i++)
+		if (back[LEN - 5 + i] != buf[i])
+			return -FI_EIO;
+	for (i = 0; i < LEN - 105; i++)
+		if (back[100 + i] != buf[5 + i])
+			return -FI_EIO;
+	for (i = 0; i < 100; i++)
+		if (back[i] != buf[LEN - 100 + i])
+			return -FI_EIO;
+	return 0;
 }
 
 static int run_initiator(const char *node)
@@ -324,6 +365,8 @@ static int run_initiator(const char *node)
 	ret = fenced_read_after_write(buf, back, desc, peer, &ti);
 	CHECK(!ret, "a fenced read after a write starts when it completed (%d)",
 	      ret);
+	ret = iov_write_read(buf, back, peer, &ti);
+	CHECK(!ret, "a write from 3 iovs, a read into 3 iovs (%d)", ret);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);
