@@ -648,9 +648,11 @@ TEST_F(info, ep_attr)
 	e->max_order_waw_size = 64;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	self->hints->caps = FI_RMA;
+	e->mem_tag_format = 0;		/* a tag format needs FI_TAGGED */
 	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_waw_size);
 	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_raw_size);
+	e->mem_tag_format = 0xffff0000ffff0000ULL;
 	self->hints->caps = FI_TAGGED;
 	e->max_order_waw_size = 0;
 	self->hints->caps = FI_MSG;
