@@ -294,8 +294,12 @@ TEST_F(mr, bad_arguments)
 	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, PAGE,
 					FI_TAGGED, 0, 1, 0, &mr, NULL));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_reg(self->ctx.domain, buf, PAGE,
-					   FI_REMOTE_READ, 0, 1, FI_RMA_EVENT,
+					   FI_REMOTE_READ, 0, 1, FI_MULTI_RECV,
 					   &mr, NULL));
+	/* FI_RMA_EVENT (a region to bind counters to) is accepted. */
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_READ, 0,
+			       2, FI_RMA_EVENT, &mr, NULL));
+	EXPECT_EQ(0, fi_close(&mr->fid));
 	munmap(buf, PAGE);
 	/* Pinned registration needs mapped memory (FI_MR_ALLOCATED). */
 	EXPECT_EQ(-FI_EFAULT, fi_mr_reg(self->ctx.domain, buf, PAGE,
