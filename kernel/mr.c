@@ -563,7 +563,8 @@ int swnic_mr_bind_cntr(struct swnic_domain *dom, void *arg)
 		ret = -EBUSY;
 	} else {
 		mr->cntr_access = access;
-		mr->cntr = cntr;	/* the lookup's reference */
+		/* the lookup's reference; readers: swnic_mr_ref_count() */
+		smp_store_release(&mr->cntr, cntr);
 		cntr = NULL;
 	}
 	spin_unlock_bh(&mr->lock);

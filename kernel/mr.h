@@ -110,9 +110,10 @@ struct swnic_mr {
 	struct mmu_interval_notifier notifier;
 
 	/*
-	 * SWNIC_IOCTL_MR_BIND_CNTR: counts admitted peer accesses of the
-	 * kinds in @cntr_access. Set once under @lock, referenced, put
-	 * when the MR is released.
+	 * SWNIC_IOCTL_MR_BIND_CNTR: counts peer accesses of the kinds in
+	 * @cntr_access (swnic_mr_ref_count()). Set once under @lock
+	 * (@cntr_access first, @cntr published with release), referenced,
+	 * put when the MR is released.
 	 */
 	struct swnic_cntr *cntr;
 	u32 cntr_access;		/* SWNIC_MR_ACCESS_REMOTE_* */
@@ -230,6 +231,7 @@ void swnic_mr_domain_destroy(struct swnic_domain *dom);
 /* data path */
 int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		     struct swnic_mr_ref *ref);
+void swnic_mr_ref_count(const struct swnic_mr_ref *ref, u32 access);
 int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 		      swnic_mr_page_fn fn, void *ctx);
 int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,

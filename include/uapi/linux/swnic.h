@@ -416,7 +416,8 @@ struct swnic_inval_query {
  * struct swnic_mr_bind_cntr - SWNIC_IOCTL_MR_BIND_CNTR (SWNIC_FEAT_MR_CNTR)
  *
  * Counts every peer access to the MR @handle that the kernel admits (the
- * key, right and range checked) in the success word of counter @cntr_id
+ * key, right and range checked) and performs, once per operation, in the
+ * success word of counter @cntr_id
  * (SWNIC_IOCTL_CNTR_CREATE) of the same domain: reads if @flags has
  * SWNIC_MR_BIND_REMOTE_READ, writes if SWNIC_MR_BIND_REMOTE_WRITE
  * (libfabric's FI_MR_RMA_EVENT). An MR has at most one counter, bound
