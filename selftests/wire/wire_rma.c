@@ -20,8 +20,9 @@
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
  * remote CQ data completion and that its remote-write counter is 3 (the
- * failed writes counted nothing), and that its memory holds the last
- * pattern.
+ * failed writes counted nothing), that the counter bound to its
+ * read-write MR (fi_mr_bind, FI_MR_RMA_EVENT) counted the 3 writes and 3
+ * reads once each, and that its memory holds the last pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * Exit status 0 when every check passed.
  */
@@ -58,6 +59,7 @@ static struct fid_ep *ep;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_cntr *wcntr;
+static struct fid_cntr *mcntr;	/* the read-write MR's (FI_MR_RMA_EVENT) */
 static struct fi_info *info;
 static int failures;
 
@@ -108,7 +110,8 @@ static void setup(const char *node, int target)
 		die("setup", ret);
 	if (target) {
 		if ((ret = fi_cntr_open(domain, &cntr_attr, &wcntr, NULL)) ||
-		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)))
+		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)) ||
+		    (ret = fi_cntr_open(domain, &cntr_attr, &mcntr, NULL)))
 			die("counter", ret);
 	}
 	ret = fi_enable(ep);
@@ -193,7 +196,10 @@ static int run_target(void)
 	if ((ret = fi_mr_reg(domain, rw, LEN, FI_REMOTE_READ | FI_REMOTE_WRITE,
 			     0, 0, 0, &mr_rw, NULL)) ||
 	    (ret = fi_mr_reg(domain, ro, LEN, FI_REMOTE_READ, 0, 0, 0, &mr_ro,
-			     NULL)))
+			     NULL)) ||
+	    (ret = fi_mr_bind(mr_rw, &mcntr->fid,
+			      FI_REMOTE_READ | FI_REMOTE_WRITE)) ||
+	    (ret = fi_mr_enable(mr_rw)))
 		die("fi_mr_reg", ret);
 	ti.addrlen = sizeof(ti.addr);
 	ret = fi_getname(&ep->fid, ti.addr, &ti.addrlen);
@@ -218,6 +224,10 @@ static int run_target(void)
 	CHECK(fi_cntr_read(wcntr) == 3,
 	      "target: remote-write counter is 3 (%llu)",
 	      (unsigned long long)fi_cntr_read(wcntr));
+	/* Per MR: 3 writes and 3 reads (1 MiB ones too), each counted once. */
+	CHECK(fi_cntr_read(mcntr) == 6,
+	      "target: the MR's counter (FI_MR_RMA_EVENT) is 6 (%llu)",
+	      (unsigned long long)fi_cntr_read(mcntr));
 	for (i = 0; i < LEN && rw[i] == (char)(i * 5 + 11); i++)
 		;
 	CHECK(i == LEN, "target: its memory holds what was written (%d)", i);
