@@ -36,7 +36,8 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 
 	q->features = SWNIC_FEAT_QUERY | SWNIC_FEAT_AUTH_KEY |
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
-		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_DSCP |
+		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
+		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_DSCP |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -58,7 +59,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	q->max_sq_entries = SWNIC_MAX_SQ_ENTRIES;
 	q->max_rq_entries = SWNIC_MAX_RQ_ENTRIES;
 	q->max_iov = SWNIC_MAX_IOV;
-	q->max_rma_iov = SWNIC_MAX_IOV;
+	q->max_rma_iov = 1;		/* one raddr/rkey per SQE */
 	q->max_inject = SWNIC_MAX_INJECT;
 	q->max_err_data = SWNIC_MAX_ERR_DATA;
 	q->mr_key_size = sizeof(u64);
@@ -115,6 +116,7 @@ union swnic_ioctl_buf {
 	struct swnic_ep_doorbell ep_doorbell;
 	struct swnic_ep_cancel ep_cancel;
 	struct swnic_ep_peek ep_peek;
+	struct swnic_mr_bind_cntr mr_bind_cntr;
 };
 
 /*
@@ -205,6 +207,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 			  struct swnic_ep_peek, __reserved),
 	SWNIC_IOCTL_EP_OP(EP_AUTH_KEY, swnic_ep_ioctl_auth_key,
 			  struct swnic_ep_auth_key, index),
+	SWNIC_IOCTL_OP(MR_BIND_CNTR, swnic_mr_bind_cntr,
+		       struct swnic_mr_bind_cntr, __reserved),
 };
 
 /**

@@ -137,6 +137,7 @@ void swnic_deferred_hold(struct swnic_deferred *d, struct swnic_ep *src,
 	*d = (struct swnic_deferred) {};
 	swnic_cq_get(src->tx_cq);
 	d->cq = src->tx_cq;
+	atomic_inc(&d->cq->deferred);	/* what a fence waits for */
 	d->cntr = src->cntr[swnic_sqe_cntr(sqe)];
 	if (d->cntr)
 		swnic_cntr_get(d->cntr);
@@ -183,6 +184,8 @@ void swnic_complete_deferred(struct swnic_deferred *d, u32 len, int err)
 	} else {
 		cqe.len = len;
 	}
+	/* Before the CQE: its reader's doorbell must find a fence open. */
+	atomic_dec(&d->cq->deferred);
 	if (err || d->success)
 		swnic_cq_post(d->cq, &cqe, true);
 	else

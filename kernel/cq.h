@@ -2,6 +2,7 @@
 #ifndef _SWNIC_CQ_H
 #define _SWNIC_CQ_H
 
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -24,6 +25,7 @@ struct swnic_cq {
 	struct swnic_ring ring;
 	wait_queue_head_t wq;		/* poll() waiters */
 	u32 reserved;			/* slots promised to posters, @lock */
+	atomic_t deferred;		/* held completions (swnic_deferred) */
 	u64 overflows;			/* completions refused: ring was full */
 	bool inline_data;		/* immutable: SWNIC_CQ_F_INLINE_DATA */
 };

@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "cntr.h"
 #include "device.h"
 #include "domain.h"
 #include "mr.h"
@@ -219,6 +220,8 @@ static void swnic_mr_release(struct kref *ref)
 	struct swnic_mr *mr = container_of(ref, struct swnic_mr, ref);
 
 	WARN_ON(mr->umem);
+	if (mr->cntr)
+		swnic_cntr_put(mr->cntr);
 	swnic_mr_domain_put(mr->mrd);
 	kfree_rcu(mr, rcu);
 }
@@ -518,6 +521,57 @@ int swnic_mr_dereg(struct swnic_domain *dom, void *arg)
 		return -ENOENT;
 	swnic_mr_destroy(mrd, mr);
 	return 0;
+}
+
+/**
+ * swnic_mr_bind_cntr() - SWNIC_IOCTL_MR_BIND_CNTR
+ * @dom: the caller's domain
+ * @arg: struct swnic_mr_bind_cntr
+ *
+ * Return: 0, -ENOENT, -EBUSY, -EACCES, the generic errnos.
+ */
+int swnic_mr_bind_cntr(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_mr_domain *mrd = swnic_mr_domain(dom);
+	struct swnic_mr_bind_cntr *b = arg;
+	struct swnic_cntr *cntr;
+	struct swnic_mr *mr;
+	u32 access = 0;
+	int ret = 0;
+
+	if (b->flags & ~(SWNIC_MR_BIND_REMOTE_READ | SWNIC_MR_BIND_REMOTE_WRITE))
+		return -EOPNOTSUPP;
+	if (!b->flags || b->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EACCES;
+	if (b->flags & SWNIC_MR_BIND_REMOTE_READ)
+		access |= SWNIC_MR_ACCESS_REMOTE_READ;
+	if (b->flags & SWNIC_MR_BIND_REMOTE_WRITE)
+		access |= SWNIC_MR_ACCESS_REMOTE_WRITE;
+
+	mr = swnic_mr_lookup_handle(mrd, b->handle);
+	if (!mr)
+		return -ENOENT;
+	cntr = swnic_cntr_lookup(dom, b->cntr_id);
+	if (!cntr) {
+		swnic_mr_put(mr);
+		return -ENOENT;
+	}
+	spin_lock_bh(&mr->lock);
+	if (mr->cntr) {
+		ret = -EBUSY;
+	} else {
+		mr->cntr_access = access;
+		/* the lookup's reference; readers: swnic_mr_ref_count() */
+		smp_store_release(&mr->cntr, cntr);
+		cntr = NULL;
+	}
+	spin_unlock_bh(&mr->lock);
+	if (cntr)
+		swnic_cntr_put(cntr);
+	swnic_mr_put(mr);
+	return ret;
 }
 
 /**

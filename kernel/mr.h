@@ -109,6 +109,15 @@ struct swnic_mr {
 	bool verify_pending;		/* pinned: @verify_work is queued */
 	struct mmu_interval_notifier notifier;
 
+	/*
+	 * SWNIC_IOCTL_MR_BIND_CNTR: counts peer accesses of the kinds in
+	 * @cntr_access (swnic_mr_ref_count()). Set once under @lock
+	 * (@cntr_access first, @cntr published with release), referenced,
+	 * put when the MR is released.
+	 */
+	struct swnic_cntr *cntr;
+	u32 cntr_access;		/* SWNIC_MR_ACCESS_REMOTE_* */
+
 	atomic64_t revocations;
 	atomic64_t invalidations;
 	atomic64_t refaults;
@@ -211,6 +220,7 @@ int swnic_mr_dereg(struct swnic_domain *dom, void *arg);
 int swnic_mr_query(struct swnic_domain *dom, void *arg);
 int swnic_mr_refresh(struct swnic_domain *dom, void *arg);
 int swnic_mr_access_test(struct swnic_domain *dom, void *arg);
+int swnic_mr_bind_cntr(struct swnic_domain *dom, void *arg);
 int swnic_inval_query(struct swnic_domain *dom, void *arg);
 u64 swnic_mr_features(void);
 
@@ -221,6 +231,7 @@ void swnic_mr_domain_destroy(struct swnic_domain *dom);
 /* data path */
 int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		     struct swnic_mr_ref *ref);
+void swnic_mr_ref_count(const struct swnic_mr_ref *ref, u32 access);
 int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 		      swnic_mr_page_fn fn, void *ctx);
 int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,

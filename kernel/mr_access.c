@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "cntr.h"
 #include "domain.h"
 #include "mr.h"
 #include "umem.h"
@@ -162,6 +163,27 @@ err_denied:
 	swnic_mr_stat_inc(mrd, access_denied);
 	swnic_mr_domain_put(mrd);
 	return ret;
+}
+
+/**
+ * swnic_mr_ref_count() - count a peer access that moved its data
+ * @ref: from swnic_mr_ref_get()
+ * @access: SWNIC_MR_ACCESS_REMOTE_READ or SWNIC_MR_ACCESS_REMOTE_WRITE
+ *
+ * The MR's counter (SWNIC_IOCTL_MR_BIND_CNTR, libfabric's FI_MR_RMA_EVENT)
+ * counts it if bound for that kind. Called once per operation, by the
+ * transport, whatever number of references the operation took.
+ *
+ * Context: any but hardirq.
+ */
+void swnic_mr_ref_count(const struct swnic_mr_ref *ref, u32 access)
+{
+	struct swnic_mr *mr = ref->mr;
+	/* Pairs with the release in swnic_mr_bind_cntr(); held by the MR. */
+	struct swnic_cntr *cntr = smp_load_acquire(&mr->cntr);
+
+	if (cntr && (mr->cntr_access & access))
+		swnic_cntr_inc(cntr, false);
 }
 
 /**
@@ -543,6 +565,8 @@ int swnic_mr_access_test(struct swnic_domain *dom, void *arg)
 	if (ret)
 		goto out_dom;
 	ret = swnic_mr_access_copy(&ref, buf, a->len, write);
+	if (!ret)
+		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
 	if (!ret && !write &&
 	    copy_to_user(u64_to_user_ptr(a->buf), buf, a->len))

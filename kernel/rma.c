@@ -155,6 +155,8 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 			ret = swnic_rma_move_pinned(&ref, sqe->len, ctx);
 		else
 			ret = swnic_rma_move_odp(&ref, sqe->len, ctx);
+		if (!ret)
+			swnic_mr_ref_count(&ref, t.access);
 		swnic_mr_ref_put(&ref);
 	}
 	/*

@@ -21,7 +21,8 @@
 #include "transport.h"
 
 #define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
-			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY)
+			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY | \
+			 SWNIC_SQE_FENCE)
 
 static int swnic_sqe_check(const struct swnic_sqe *sqe)
 {
@@ -104,6 +105,17 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 		if (!swnic_cq_reserve(ep->tx_cq))
 			break;
 		swnic_ring_peek(&ep->sq, &sqe);
+		/*
+		 * A fence: nothing earlier may still be completing. The
+		 * deferred completions counted are those of the TX CQ (every
+		 * endpoint on it: a shared CQ fences more, never less). The
+		 * provider rings again when it reads completions.
+		 */
+		if ((sqe.flags & SWNIC_SQE_FENCE) &&
+		    atomic_read(&ep->tx_cq->deferred)) {
+			swnic_cq_unreserve(ep->tx_cq);
+			break;
+		}
 		if (test_and_clear_bit(swnic_ring_slot_index(&ep->sq, 0),
 				       ep->sq_cancelled))
 			ret = -ECANCELED;

@@ -542,6 +542,8 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	if (ret)
 		return ret;
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
+	if (!ret && !pos)	/* one read, however many packets */
+		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
 	return ret;
 }
@@ -1229,6 +1231,8 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 		if (!ret) {
 			ret = swnic_mr_ref_copy_to(&ref, 0, rm->buf, rm->len);
+			if (!ret)
+				swnic_mr_ref_count(&ref, t.access);
 			swnic_mr_ref_put(&ref);
 		}
 		if (ret) {

@@ -46,7 +46,12 @@ uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 {
 	uint64_t caps = swnic_type_caps(type);
 
-	return caps ? caps | swnic_comm_caps(dev) : 0;
+	if (!caps)
+		return 0;
+	/* The kernel stops its send queue at a fenced work request. */
+	if (dev->attr.features & SWNIC_FEAT_FENCE)
+		caps |= FI_FENCE;
+	return caps | swnic_comm_caps(dev);
 }
 
 uint64_t swnic_domain_caps(const struct swnic_dev *dev)
@@ -101,7 +106,13 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->tx_attr->inject_size = q->max_inject;
 	fi->tx_attr->size = q->max_sq_entries;
 	fi->tx_attr->iov_limit = q->max_iov;
-	fi->tx_attr->rma_iov_limit = caps & FI_RMA ? q->max_rma_iov : 0;
+	/*
+	 * A work request names one remote range (struct swnic_sqe): one
+	 * rma_iov entry, whatever an older kernel reported.
+	 */
+	fi->tx_attr->rma_iov_limit = caps & FI_RMA ?
+				     (q->max_rma_iov < 1 ? q->max_rma_iov : 1) :
+				     0;
 	fi->tx_attr->tclass = FI_TC_UNSPEC;
 
 	fi->rx_attr->caps = caps & SWNIC_RX_CAPS;
@@ -118,9 +129,16 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->ep_attr->protocol_version = SWNIC_PROTO_VERSION;
 	fi->ep_attr->max_msg_size = q->max_msg_size;
 	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
+	/*
+	 * RMA to one peer is executed in the order posted, data included
+	 * (on one host in the poster's context, across the wire in msg_id
+	 * order at the target): any size is ordered.
+	 */
+	if (type != FI_EP_DGRAM && (caps & FI_RMA)) {
+		fi->ep_attr->max_order_raw_size = q->max_msg_size;
+		fi->ep_attr->max_order_war_size = q->max_msg_size;
+		fi->ep_attr->max_order_waw_size = q->max_msg_size;
+	}
 	fi->ep_attr->mem_tag_format = caps & FI_TAGGED ? SWNIC_TAG_FORMAT : 0;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;

@@ -51,9 +51,8 @@
 
 /* Which capabilities belong to the transmit and the receive side. */
 #define SWNIC_TX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
-				 FI_SEND | \
-				 FI_READ | FI_WRITE | FI_LOCAL_COMM | \
-				 FI_REMOTE_COMM)
+				 FI_SEND | FI_READ | FI_WRITE | FI_FENCE | \
+				 FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define SWNIC_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 FI_RECV | \
 				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
@@ -66,8 +65,18 @@
 				 FI_DELIVERY_COMPLETE)
 #define SWNIC_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
 
-/* Sends to one peer are delivered in order (kernel sequence numbers). */
-#define SWNIC_MSG_ORDER		(FI_ORDER_SAS)
+/*
+ * Everything posted to one peer is executed there in the order posted:
+ * on one host by the poster's kernel context (one send queue, consumed in
+ * order, a stalled entry stalls those behind it), across the wire by the
+ * target kernel in msg_id order. Sends, RMA reads and writes are ordered
+ * among themselves (atomics: SWNIC_ATOMIC_ORDER).
+ */
+#define SWNIC_MSG_ORDER		(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | \
+				 FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | \
+				 FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_SAS | \
+				 FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | \
+				 FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW)
 /*
  * Atomics to one peer are applied in the order posted (the poster's
  * context on one host; the target's per-peer execution order on the

@@ -792,7 +792,21 @@ static int swnic_cm_ep_ready(struct swnic_ep *ep, const void *param,
 	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
 	if (!ep->eq) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "no EQ bound for connection events\n");
+		/*
+		 * fi_domain(3): the domain's EQ is the default for the
+		 * control events of its endpoints that have none.
+		 */
+		struct swnic_domain *dom = ep->domain;
+
+		pthread_mutex_lock(&dom->ctl_lock);
+		if (dom->eq) {
+			ep->eq = dom->eq;
+			swnic_eq_bind_get(ep->eq);
+		}
+		pthread_mutex_unlock(&dom->ctl_lock);
+	}
+	if (!ep->eq) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "no EQ bound (endpoint or domain) for connection events\n");
 		return -FI_ENOEQ;
 	}
 	/* fi_cm(3): connecting enables the endpoint if the app did not. */

@@ -264,6 +264,19 @@ out:
 	return ret;
 }
 
+/* @cq goes away (a counters-only endpoint's): stop progressing it. */
+void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
+{
+	pthread_mutex_lock(&cntr->cq_lock);
+	for (unsigned int i = 0; i < cntr->ncqs; i++) {
+		if (cntr->cqs[i] != cq)
+			continue;
+		cntr->cqs[i] = cntr->cqs[--cntr->ncqs];
+		break;
+	}
+	pthread_mutex_unlock(&cntr->cq_lock);
+}
+
 static int swnic_cntr_close(struct fid *fid)
 {
 	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);

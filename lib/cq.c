@@ -68,6 +68,7 @@ struct swnic_cq {
 	size_t nerrors;
 	uint8_t *err_data;		/* readerr's buffer, until next read */
 	atomic_uint binds;		/* endpoints/counters bound to it */
+	bool discard;			/* a counters-only endpoint's: drop all */
 
 	/* The kernel's CQ ring, made when the first endpoint is enabled. */
 	int kfd;			/* -1 until then */
@@ -77,6 +78,7 @@ struct swnic_cq {
 };
 
 static struct fi_ops swnic_cq_fi_ops;
+static int swnic_cq_close(struct fid *fid);
 
 static struct swnic_cq *swnic_cq_from_fid(struct fid *fid)
 {
@@ -185,7 +187,8 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 			  ep->sq.local != atomic_load(ep->sq.head);
 		rq_left = ep->rx_cq == cq &&
 			  ep->rq.local != atomic_load(ep->rq.head);
-		if ((ep->rm_enabled && sq_left) ||
+		/* A fenced SQE waits for completions like these. */
+		if (((ep->rm_enabled || ep->fence_used) && sq_left) ||
 		    (ep->engine && freed && (sq_left || rq_left)))
 			swnic_ep_doorbell(ep);
 	}
@@ -391,6 +394,8 @@ static const char *swnic_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 static ssize_t swnic_cq_push_locked(struct swnic_cq *cq,
 				    const struct swnic_cq_entry *e)
 {
+	if (cq->discard)
+		return 0;
 	if (swnic_cq_avail(cq) + cq->nerrors >= cq->size)
 		return -FI_EAGAIN;
 	cq->ring[cq->tail & (cq->size - 1)] = *e;
@@ -418,6 +423,8 @@ static ssize_t swnic_cq_push_err(struct swnic_cq *cq,
 	struct swnic_cq_err *err;
 	ssize_t ret = 0;
 
+	if (cq->discard)
+		return 0;	/* the counters counted it */
 	if (n > cq->domain->dev.attr.max_err_data)
 		n = cq->domain->dev.attr.max_err_data;
 	err = calloc(1, sizeof(*err) + n);
@@ -447,6 +454,33 @@ static ssize_t swnic_cq_push_err(struct swnic_cq *cq,
 }
 
 /* ---- the data path's side (ep.h) --------------------------------------- */
+
+/*
+ * The CQ of an endpoint bound to counters only (fi_endpoint(3) allows it):
+ * the kernel needs a CQ to complete into, and progress to free the
+ * operations; what it completes is counted by the kernel and dropped here.
+ * Reading the counters progresses it (swnic_cntr_add_cq).
+ */
+int swnic_cq_open_discard(struct swnic_domain *dom, size_t size,
+			  struct swnic_cq **out)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT,
+				   .size = size };
+	struct fid_cq *cq_fid;
+	int ret;
+
+	ret = swnic_cq_open(&dom->domain_fid, &attr, &cq_fid, NULL);
+	if (ret)
+		return ret;
+	*out = swnic_cq(cq_fid);
+	(*out)->discard = true;
+	return 0;
+}
+
+void swnic_cq_close_discard(struct swnic_cq *cq)
+{
+	swnic_cq_close(&cq->cq_fid.fid);
+}
 
 struct swnic_cq *swnic_cq_of(struct fid *fid)
 {

@@ -186,6 +186,12 @@ static int swnic_ep_close(struct fid *fid)
 		swnic_uring_unmap(&ep->rq);
 		close(ep->fd);
 	}
+	if (ep->own_cq) {
+		for (int i = 0; i < SWNIC_CNTR_MAX; i++)
+			if (ep->cntr[i])
+				swnic_cntr_del_cq(ep->cntr[i], ep->own_cq);
+		swnic_cq_close_discard(ep->own_cq);
+	}
 	swnic_op_pool_fini(&ep->tx_pool);
 	swnic_op_pool_fini(&ep->rx_pool);
 	swnic_lock_destroy(&ep->lock);
@@ -302,6 +308,41 @@ static uint32_t swnic_ep_kernel_type(enum fi_ep_type type)
 	return type == FI_EP_DGRAM ? SWNIC_EP_DGRAM : SWNIC_EP_RDM;
 }
 
+/*
+ * An endpoint bound to counters but no CQ (fi_endpoint(3)): its
+ * completions go to a CQ of its own that only counts (the kernel counts,
+ * the CQ drops them once progress has freed their operations).
+ */
+static int swnic_ep_counters_only(struct swnic_ep *ep)
+{
+	bool counted = false;
+	size_t size;
+	int ret;
+
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++)
+		counted |= ep->cntr[i] != NULL;
+	if (!counted) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ or counter bound\n");
+		return -FI_ENOCQ;
+	}
+	if (ep->own_cq)
+		return 0;
+	size = ep->info->tx_attr->size + ep->info->rx_attr->size;
+	if (size > ep->domain->dev.attr.max_cq_entries)
+		size = ep->domain->dev.attr.max_cq_entries;
+	ret = swnic_cq_open_discard(ep->domain, size, &ep->own_cq);
+	if (ret) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: counters-only CQ: %d\n",
+			   ret);
+		return ret;
+	}
+	/* Both directions, reporting only what asks (and that is dropped). */
+	ep->tx_cq = ep->rx_cq = ep->own_cq;
+	ep->tx_selective = ep->rx_selective = true;
+	swnic_cq_add_ep(ep->own_cq, ep);
+	return 0;
+}
+
 int swnic_ep_enable(struct swnic_ep *ep)
 {
 	struct swnic_domain *dom = ep->domain;
@@ -320,8 +361,10 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	if (ep->enabled)
 		return 0;
 	if (!tx) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ bound\n");
-		return -FI_ENOCQ;
+		ret = swnic_ep_counters_only(ep);
+		if (ret)
+			return ret;
+		tx = rx = ep->own_cq;
 	}
 	/* A connected endpoint sends to its peer: it needs no AV. */
 	if (!ep->av && ep->type != FI_EP_MSG) {
@@ -420,6 +463,14 @@ static struct fi_ops swnic_ep_fi_ops = {
 	.tostr = swnic_no_tostr,
 	.ops_set = swnic_no_ops_set,
 };
+
+/* A swnic endpoint's fid (fi_mr_bind), or NULL. */
+struct swnic_ep *swnic_ep_of_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EP || fid->ops != &swnic_ep_fi_ops)
+		return NULL;
+	return swnic_ep_of(fid);
+}
 
 /* ---- fi_ops_ep -------------------------------------------------------------- */
 

@@ -57,6 +57,7 @@ struct swnic_ep {
 	struct swnic_cq *rx_cq;
 	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on the tx CQ */
 	bool rx_selective;
+	struct swnic_cq *own_cq;	/* counters only: tx and rx, discarding */
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
 	struct swnic_av *av;
 
@@ -64,6 +65,7 @@ struct swnic_ep {
 	bool enabled;
 	bool engine;			/* ENGINE doorbell mode */
 	bool rm_enabled;
+	bool fence_used;		/* FI_FENCE posted: progress re-rings */
 	int fd;				/* the kernel endpoint */
 	/*
 	 * FI_AV_AUTH_KEY: the kernel's key index (SQE key_index) of each of
@@ -150,7 +152,10 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 			   const struct iovec *iov, size_t count,
 			   fi_addr_t dest, uint64_t tag, uint64_t data,
 			   uint64_t raddr, uint64_t rkey, void *context,
-			   uint64_t flags);
+			   uint64_t flags, void **desc);
+
+/* mr.c: the device memory (FI_HMEM override) descriptors name */
+void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem);
 
 /* progress.c: the kernel's completions into the provider's CQ */
 void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc);
@@ -158,6 +163,9 @@ int swnic_errno_to_fi(int err);
 
 /* Hooks into cq.c, av.c and cntr.c. */
 struct swnic_cq *swnic_cq_of(struct fid *fid);
+int swnic_cq_open_discard(struct swnic_domain *dom, size_t size,
+			  struct swnic_cq **out);
+void swnic_cq_close_discard(struct swnic_cq *cq);
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
 void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
@@ -170,10 +178,12 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			size_t olen, int err, int prov_errno);
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
+struct swnic_ep *swnic_ep_of_fid(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
+void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cq_progress_all(struct swnic_cq *cq);
 
 /* CQs one counter progresses (each endpoint adds its one or two). */

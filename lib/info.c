@@ -376,8 +376,15 @@ static int swnic_alter_domain_attr(struct fi_info *fi,
 	struct fi_domain_attr *attr = fi->domain_attr;
 	uint64_t asked = want | (hint ? hint->caps : 0);
 
-	if (swnic_mr_mode(dev, hint ? hint->mr_mode : FI_MR_ALLOCATED,
-			  version, fi->caps, &attr->mr_mode))
+	/*
+	 * No hints: every mode the application could support, which before
+	 * API 1.5 is the unspecified mode (FI_MR_BASIC), not the 1.5 bits.
+	 */
+	int user = hint ? hint->mr_mode :
+		   FI_VERSION_LT(version, FI_VERSION(1, 5)) ? SWNIC_MR_UNSPEC :
+		   FI_MR_ALLOCATED;
+
+	if (swnic_mr_mode(dev, user, version, fi->caps, &attr->mr_mode))
 		return -FI_ENODATA;
 	attr->caps = (attr->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM)) |
 		     (fi->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM));
@@ -478,9 +485,14 @@ static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 	if (hint->op_flags & ~SWNIC_TX_OP_FLAGS)
 		return SWNIC_NOMATCH("tx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
+	/*
+	 * fi_endpoint(3): the answer is the ordering kept; an order asked
+	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 */
 	if (hint->msg_order & ~attr->msg_order)
-		return SWNIC_NOMATCH("tx msg_order %#llx\n",
-				     (unsigned long long)hint->msg_order);
+		SWNIC_INFO(FI_LOG_CORE, "tx msg_order %#llx: keeping %#llx\n",
+			   (unsigned long long)hint->msg_order,
+			   (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("tx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -495,7 +507,7 @@ static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 	attr->caps = caps;
 	attr->op_flags = hint->op_flags;
 	if (hint->msg_order)
-		attr->msg_order = hint->msg_order;
+		attr->msg_order &= hint->msg_order;
 	if (hint->inject_size)
 		attr->inject_size = hint->inject_size;
 	if (hint->size)
@@ -518,9 +530,14 @@ static int swnic_check_rx_attr(struct fi_rx_attr *attr,
 	if (hint->op_flags & ~SWNIC_RX_OP_FLAGS)
 		return SWNIC_NOMATCH("rx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
+	/*
+	 * fi_endpoint(3): the answer is the ordering kept; an order asked
+	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 */
 	if (hint->msg_order & ~attr->msg_order)
-		return SWNIC_NOMATCH("rx msg_order %#llx\n",
-				     (unsigned long long)hint->msg_order);
+		SWNIC_INFO(FI_LOG_CORE, "rx msg_order %#llx: keeping %#llx\n",
+			   (unsigned long long)hint->msg_order,
+			   (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("rx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -532,7 +549,7 @@ static int swnic_check_rx_attr(struct fi_rx_attr *attr,
 	attr->caps = caps;
 	attr->op_flags = hint->op_flags;
 	if (hint->msg_order)
-		attr->msg_order = hint->msg_order;
+		attr->msg_order &= hint->msg_order;
 	if (hint->size)
 		attr->size = hint->size;
 	if (hint->iov_limit)
@@ -617,6 +634,12 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 	fi->rx_attr->caps &= caps;
 	if (!(caps & FI_RMA))
 		fi->tx_attr->rma_iov_limit = caps & FI_ATOMIC ? 1 : 0;
+	if (!(caps & (FI_RMA | FI_ATOMIC))) {
+		/* Data ordering is of RMA and atomics (max_order_*). */
+		fi->ep_attr->max_order_raw_size = 0;
+		fi->ep_attr->max_order_war_size = 0;
+		fi->ep_attr->max_order_waw_size = 0;
+	}
 	if (!(caps & FI_ATOMIC)) {
 		fi->tx_attr->msg_order &= ~SWNIC_ATOMIC_ORDER;
 		fi->rx_attr->msg_order &= ~SWNIC_ATOMIC_ORDER;
@@ -630,8 +653,18 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 	if (!hints)
 		return swnic_alter_domain_attr(fi, dev, NULL, 0, version);
 
-	if (hints->handle)
-		return SWNIC_NOMATCH("hints->handle names no swnic object\n");
+	/*
+	 * fi_getinfo(3): a passive endpoint as hints->handle is copied to
+	 * the answer's (for the FI_EP_MSG endpoints it serves); swnic knows
+	 * no other handle.
+	 */
+	if (hints->handle) {
+		if (!swnic_is_pep(hints->handle))
+			return SWNIC_NOMATCH("hints->handle names no swnic passive endpoint\n");
+		if (type != FI_EP_MSG)
+			return -FI_ENODATA;
+		fi->handle = hints->handle;
+	}
 
 	if (hints->fabric_attr) {
 		if (hints->fabric_attr->name &&

@@ -23,6 +23,8 @@
 #include "ep.h"
 #include "mr.h"
 
+static struct fi_ops swnic_mr_fi_ops;
+
 #define SWNIC_FI_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
 
@@ -253,6 +255,27 @@ static void swnic_mr_async_stop(struct swnic_domain *dom)
 
 /* ---- the MR fid ------------------------------------------------------------ */
 
+/*
+ * The device memory @count descriptors name (fi_mr_desc of MRs of this
+ * provider, or NULL): the first one registered with an iface other than
+ * FI_HMEM_SYSTEM, else FI_HMEM_SYSTEM.
+ */
+void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem)
+{
+	hmem->iface = FI_HMEM_SYSTEM;
+	hmem->device = 0;
+	for (size_t i = 0; desc && i < count; i++) {
+		const struct swnic_mr *mr = desc[i];
+
+		if (mr && mr->mr_fid.fid.ops == &swnic_mr_fi_ops &&
+		    mr->iface != FI_HMEM_SYSTEM) {
+			hmem->iface = mr->iface;
+			hmem->device = mr->device;
+			return;
+		}
+	}
+}
+
 static int swnic_mr_close(struct fid *fid)
 {
 	struct swnic_mr *mr =
@@ -272,19 +295,74 @@ static int swnic_mr_close(struct fid *fid)
 	return 0;
 }
 
+/*
+ * fi_mr_bind to a counter (FI_MR_RMA_EVENT): the kernel counts every peer
+ * access to the region it admits, of the kinds @flags names, in the
+ * counter's success value (SWNIC_IOCTL_MR_BIND_CNTR). One counter per MR.
+ */
+static int swnic_mr_bind_cntr(struct swnic_mr *mr, struct fid *bfid,
+			      uint64_t flags)
+{
+	struct swnic_domain *dom = mr->domain;
+	struct swnic_cntr *cntr = swnic_cntr_of(bfid);
+	struct swnic_mr_bind_cntr b = { .size = sizeof(b) };
+
+	if (!cntr)
+		return -FI_EINVAL;
+	if (flags & ~(FI_REMOTE_READ | FI_REMOTE_WRITE))
+		return -FI_EBADFLAGS;
+	if (!flags)
+		return -FI_EINVAL;
+	if (!(dom->dev.attr.features & SWNIC_FEAT_MR_CNTR)) {
+		SWNIC_WARN(FI_LOG_MR,
+			   "%s: the kernel has no per-MR counters (SWNIC_FEAT_MR_CNTR)\n",
+			   dom->dev.name);
+		return -FI_ENOSYS;
+	}
+	if (mr->state != SWNIC_MR_READY || !mr->kmr)
+		return -FI_EOPBADSTATE;
+	/* A cached region has no remote access: nothing will ever count. */
+	if (mr->cacheable)
+		return 0;
+	b.handle = mr->kmr->handle;
+	b.cntr_id = swnic_cntr_kernel_id(cntr);
+	if (flags & FI_REMOTE_READ)
+		b.flags |= SWNIC_MR_BIND_REMOTE_READ;
+	if (flags & FI_REMOTE_WRITE)
+		b.flags |= SWNIC_MR_BIND_REMOTE_WRITE;
+	if (ioctl(dom->fd, SWNIC_IOCTL_MR_BIND_CNTR, &b)) {
+		int err = errno;
+
+		SWNIC_WARN(FI_LOG_MR, "MR counter: %s\n", strerror(err));
+		return err == EBUSY ? -FI_EBUSY : -err;
+	}
+	return 0;
+}
+
 static int swnic_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	struct swnic_mr *mr =
+		swnic_container_of(fid, struct swnic_mr, mr_fid.fid);
+	struct swnic_ep *ep;
+
 	if (!bfid)
 		return -FI_EINVAL;
 	switch (bfid->fclass) {
 	case FI_CLASS_CNTR:
-		SWNIC_WARN(FI_LOG_MR,
-			   "no per-MR counters (FI_MR_RMA_EVENT): bind the counter to the target endpoint with FI_REMOTE_READ/WRITE (FI_RMA_EVENT)\n");
-		return -FI_ENOSYS;
+		return swnic_mr_bind_cntr(mr, bfid, flags);
 	case FI_CLASS_EP:
-		SWNIC_WARN(FI_LOG_MR,
-			   "swnic registers per domain (no FI_MR_ENDPOINT)\n");
-		return -FI_ENOSYS;
+		/*
+		 * FI_MR_ENDPOINT: swnic registers per domain and never
+		 * requires it; an application that binds anyway may, to an
+		 * endpoint of the MR's domain (the region stays reachable
+		 * through every endpoint of the domain).
+		 */
+		ep = swnic_ep_of_fid(bfid);
+		if (!ep || ep->domain != mr->domain)
+			return -FI_EINVAL;
+		if (flags)
+			return -FI_EBADFLAGS;
+		return 0;
 	default:
 		return -FI_EINVAL;
 	}
@@ -346,7 +424,11 @@ static int swnic_mr_control(struct fid *fid, int command, void *arg)
 	case FI_REFRESH:
 		return swnic_mr_refresh(mr, arg);
 	case FI_ENABLE:
-		/* No FI_MR_RMA_EVENT/FI_MR_ENDPOINT: MRs are enabled at once. */
+		/*
+		 * MRs are enabled when registered (swnic requires neither
+		 * FI_MR_RMA_EVENT nor FI_MR_ENDPOINT); counters and endpoints
+		 * may be bound before or after.
+		 */
 		return 0;
 	case FI_GET_RAW_MR:
 		return swnic_mr_raw(mr, arg);
@@ -455,6 +537,24 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   (unsigned long long)attr->access);
 		return -FI_EINVAL;
 	}
+	/* fi_mr_attr.iface exists from API 1.10 on. */
+	if (!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10)) &&
+	    attr->iface != FI_HMEM_SYSTEM) {
+		if (!dom->hmem_override) {
+			SWNIC_WARN(FI_LOG_MR,
+				   "iface %d: swnic reaches host memory only; device memory needs an HMEM override (fi_set_ops FI_SET_OPS_HMEM_OVERRIDE)\n",
+				   attr->iface);
+			return -FI_EOPNOTSUPP;
+		}
+		if (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+			SWNIC_WARN(FI_LOG_MR,
+				   "iface %d: peers cannot reach device memory (the kernel places remote accesses)\n",
+				   attr->iface);
+			return -FI_EOPNOTSUPP;
+		}
+		mr->iface = attr->iface;
+		mr->device = attr->device.reserved;
+	}
 #if SWNIC_FI_HAVE_2
 	/* The region's src_addr is an auth key handle (swnic_mr_limit). */
 	if ((flags & FI_AUTH_KEY) && !dom->av_auth_key) {
@@ -463,6 +563,8 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	}
 	known_flags |= FI_AUTH_KEY;
 #endif
+	/* fi_mr(3): a region to be bound to counters (FI_MR_RMA_EVENT). */
+	known_flags |= FI_RMA_EVENT;
 	if (flags & ~known_flags) {
 		SWNIC_WARN(FI_LOG_MR, "registration flags %#llx not supported\n",
 			   (unsigned long long)flags);
@@ -555,6 +657,16 @@ static int swnic_mr_create(struct swnic_domain *dom,
 	ret = swnic_mr_prepare(dom, attr, flags, swnic_flags, mr);
 	if (ret)
 		goto err_free;
+	if (mr->iface != FI_HMEM_SYSTEM) {
+		/* Local access only, staged by the override: nothing to pin. */
+		mr->state = SWNIC_MR_READY;
+		swnic_domain_child(dom, SWNIC_CHILD_MR, 1);
+		*mr_fid = &mr->mr_fid;
+		if (dom->eq && (dom->eq_flags & SWNIC_REG_MR))
+			swnic_eq_report(dom->eq, FI_MR_COMPLETE,
+					&mr->mr_fid.fid, mr->context, 0);
+		return 0;
+	}
 
 	if (dom->eq && (dom->eq_flags & SWNIC_REG_MR)) {
 		ret = swnic_mr_async_start(dom);

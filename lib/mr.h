@@ -50,6 +50,13 @@ struct swnic_mr {
 	uint32_t npeers;		/* FI_DIRECTED_RECV: 1 peer, else 0 */
 	struct swnic_mr_peer peer;	/* the peer the region is limited to */
 	bool cacheable;
+	/*
+	 * Device memory (an iface other than FI_HMEM_SYSTEM, with the
+	 * domain's HMEM override): not registered with the kernel; the
+	 * data path stages it through the override's copies.
+	 */
+	enum fi_hmem_iface iface;
+	uint64_t device;
 	void *context;			/* for the FI_MR_COMPLETE event */
 	enum swnic_mr_state state;	/* under the async worker's lock */
 	struct swnic_list async_node;	/* on the worker's queue */

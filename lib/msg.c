@@ -74,7 +74,7 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 			   const struct iovec *iov, size_t count,
 			   fi_addr_t dest, uint64_t tag, uint64_t data,
 			   uint64_t raddr, uint64_t rkey, void *context,
-			   uint64_t flags)
+			   uint64_t flags, void **desc)
 {
 	struct swnic_sqe sqe = {
 		.opcode = opcode,
@@ -87,6 +87,7 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	size_t len = swnic_iov_len(iov, count);
 	bool inline_ok = opcode != SWNIC_OP_READ && len <= SWNIC_INLINE_MAX;
 	struct swnic_op op = { 0 };
+	struct swnic_hmem hmem;
 	struct sockaddr_in sin;
 	void *bounce = NULL;
 	ssize_t ret;
@@ -97,6 +98,7 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		return -FI_EINVAL;
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
+	swnic_desc_hmem(desc, count, &hmem);
 	if ((flags & FI_INJECT) && !inline_ok)
 		return -FI_EINVAL;
 	ret = swnic_ep_dest(ep, dest, &sin, &sqe.key_index);
@@ -115,20 +117,51 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	if ((flags & FI_DELIVERY_COMPLETE) &&
 	    (opcode == SWNIC_OP_SEND || opcode == SWNIC_OP_TSEND))
 		sqe.flags |= SWNIC_SQE_DELIVERY;
+	/* fi_endpoint(3) FI_FENCE: only with the capability. */
+	if (flags & FI_FENCE) {
+		if (!(ep->caps & FI_FENCE))
+			return -FI_EINVAL;
+		sqe.flags |= SWNIC_SQE_FENCE;
+		ep->fence_used = true;
+	}
 
-	if (inline_ok && ((flags & FI_INJECT) || count != 1)) {
+	if (hmem.iface != FI_HMEM_SYSTEM) {
+		/*
+		 * Device memory (registered with an HMEM override): the
+		 * kernel cannot reach it, the override's copies stage it.
+		 */
+		bounce = malloc(len ? len : 1);
+		if (!bounce)
+			return -FI_ENOMEM;
+		if (opcode != SWNIC_OP_READ) {
+			ret = swnic_copy_from_iface(ep->domain, bounce, len,
+						    hmem.iface, hmem.device,
+						    iov, count, 0);
+			if (ret != (ssize_t)len) {
+				free(bounce);
+				return ret < 0 ? ret : -FI_EIO;
+			}
+		}
+		if (inline_ok && (flags & FI_INJECT)) {
+			sqe.flags |= SWNIC_SQE_INLINE;
+			memcpy(sqe.inline_data, bounce, len);
+			free(bounce);
+			bounce = NULL;
+		} else {
+			sqe.addr = (uintptr_t)bounce;
+		}
+	} else if (inline_ok && ((flags & FI_INJECT) || count != 1)) {
 		sqe.flags |= SWNIC_SQE_INLINE;
 		swnic_iov_gather(sqe.inline_data, iov, count);
 	} else if (count == 1) {
 		sqe.addr = (uintptr_t)iov[0].iov_base;
-	} else if (opcode == SWNIC_OP_READ) {
-		/* A read lands in one buffer; scattering it is not offered. */
-		return -FI_EINVAL;
 	} else {
+		/* Gathered (sends, writes) or scattered at completion (reads). */
 		bounce = malloc(len);
 		if (!bounce)
 			return -FI_ENOMEM;
-		swnic_iov_gather(bounce, iov, count);
+		if (opcode != SWNIC_OP_READ)
+			swnic_iov_gather(bounce, iov, count);
 		sqe.addr = (uintptr_t)bounce;
 	}
 
@@ -150,6 +183,12 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	    !(flags & SWNIC_OP_NO_COMPLETION))
 		op.flags |= FI_COMPLETION;
 	op.bounce = bounce;
+	/* A read through a bounce buffer is scattered at completion. */
+	if (bounce && opcode == SWNIC_OP_READ) {
+		memcpy(op.iov, iov, count * sizeof(*iov));
+		op.iov_count = count;
+		op.hmem = hmem;
+	}
 	return swnic_post_sq(ep, &sqe, &op);
 }
 
@@ -201,11 +240,12 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 				  size_t count, fi_addr_t src, uint64_t tag,
 				  uint64_t ignore, void *context,
-				  uint64_t flags, bool tagged)
+				  uint64_t flags, bool tagged, void **desc)
 {
 	struct swnic_rqe rqe = { .tag = tag, .ignore = ignore };
 	size_t len = swnic_iov_len(iov, count);
 	struct swnic_op op = { 0 };
+	struct swnic_hmem hmem;
 	void *bounce = NULL;
 	ssize_t ret;
 
@@ -228,9 +268,12 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 	}
 	if (tagged)
 		rqe.flags |= SWNIC_RQE_TAGGED;
+	swnic_desc_hmem(desc, count, &hmem);
 	if (flags & FI_MULTI_RECV) {
 		if (tagged || count != 1)
 			return -FI_EINVAL;
+		if (hmem.iface != FI_HMEM_SYSTEM)
+			return -FI_EOPNOTSUPP;
 		rqe.flags |= SWNIC_RQE_MULTI_RECV;
 		rqe.min_free = ep->min_multi_recv;
 	}
@@ -240,10 +283,11 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 			return ret;
 	}
 	rqe.len = len;
-	if (count == 1) {
+	if (count == 1 && hmem.iface == FI_HMEM_SYSTEM) {
 		rqe.addr = (uintptr_t)iov[0].iov_base;
-	} else if (count > 1) {
-		bounce = malloc(len);
+	} else if (count >= 1) {
+		/* Scattered at completion (through the override for HMEM). */
+		bounce = malloc(len ? len : 1);
 		if (!bounce)
 			return -FI_ENOMEM;
 		rqe.addr = (uintptr_t)bounce;
@@ -260,6 +304,7 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 	if (bounce) {
 		memcpy(op.iov, iov, count * sizeof(*iov));
 		op.iov_count = count;
+		op.hmem = hmem;
 	}
 	return swnic_post_rq(ep, &rqe, &op);
 }
@@ -273,7 +318,7 @@ static ssize_t swnic_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return swnic_ep_post_recv(ep, &iov, 1, src, 0, 0, context,
-				  ep->rx_op_flags, false);
+				  ep->rx_op_flags, false, &desc);
 }
 
 static ssize_t swnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -283,7 +328,7 @@ static ssize_t swnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_recv(ep, iov, count, src, 0, 0, context,
-				  ep->rx_op_flags, false);
+				  ep->rx_op_flags, false, desc);
 }
 
 static ssize_t swnic_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -294,7 +339,7 @@ static ssize_t swnic_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	return swnic_ep_post_recv(ep, msg->msg_iov, msg->iov_count, msg->addr,
-				  0, 0, msg->context, flags, false);
+				  0, 0, msg->context, flags, false, msg->desc);
 }
 
 static ssize_t swnic_send(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -304,7 +349,7 @@ static ssize_t swnic_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, 0, 0, 0,
-				  context, ep->tx_op_flags);
+				  context, ep->tx_op_flags, &desc);
 }
 
 static ssize_t swnic_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -314,7 +359,7 @@ static ssize_t swnic_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, iov, count, dest, 0, 0, 0,
-				  0, context, ep->tx_op_flags);
+				  0, context, ep->tx_op_flags, desc);
 }
 
 static ssize_t swnic_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -326,7 +371,7 @@ static ssize_t swnic_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, msg->msg_iov,
 				  msg->iov_count, msg->addr, 0, msg->data, 0, 0,
-				  msg->context, flags);
+				  msg->context, flags, msg->desc);
 }
 
 static ssize_t swnic_inject(struct fid_ep *ep_fid, const void *buf,
@@ -336,7 +381,7 @@ static ssize_t swnic_inject(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, 0, 0, 0,
-				  NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION);
+				  NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 static ssize_t swnic_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -347,7 +392,7 @@ static ssize_t swnic_senddata(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, data, 0,
-				  0, context, ep->tx_op_flags | FI_REMOTE_CQ_DATA);
+				  0, context, ep->tx_op_flags | FI_REMOTE_CQ_DATA, &desc);
 }
 
 static ssize_t swnic_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -358,7 +403,7 @@ static ssize_t swnic_injectdata(struct fid_ep *ep_fid, const void *buf,
 
 	return swnic_ep_post_send(ep, SWNIC_OP_SEND, &iov, 1, dest, 0, data, 0,
 				  0, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
-				  SWNIC_OP_NO_COMPLETION);
+				  SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 struct fi_ops_msg swnic_msg_ops = {
@@ -384,7 +429,7 @@ static ssize_t swnic_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return swnic_ep_post_recv(ep, &iov, 1, src, tag, ignore, context,
-				  ep->rx_op_flags & ~FI_MULTI_RECV, true);
+				  ep->rx_op_flags & ~FI_MULTI_RECV, true, &desc);
 }
 
 static ssize_t swnic_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -394,7 +439,7 @@ static ssize_t swnic_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_recv(ep, iov, count, src, tag, ignore, context,
-				  ep->rx_op_flags & ~FI_MULTI_RECV, true);
+				  ep->rx_op_flags & ~FI_MULTI_RECV, true, desc);
 }
 
 static ssize_t swnic_trecvmsg(struct fid_ep *ep_fid,
@@ -406,7 +451,7 @@ static ssize_t swnic_trecvmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	return swnic_ep_post_recv(ep, msg->msg_iov, msg->iov_count, msg->addr,
 				  msg->tag, msg->ignore, msg->context, flags,
-				  true);
+				  true, msg->desc);
 }
 
 static ssize_t swnic_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -417,7 +462,7 @@ static ssize_t swnic_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, 0, 0,
-				  0, context, ep->tx_op_flags);
+				  0, context, ep->tx_op_flags, &desc);
 }
 
 static ssize_t swnic_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -427,7 +472,7 @@ static ssize_t swnic_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, iov, count, dest, tag, 0,
-				  0, 0, context, ep->tx_op_flags);
+				  0, 0, context, ep->tx_op_flags, desc);
 }
 
 static ssize_t swnic_tsendmsg(struct fid_ep *ep_fid,
@@ -439,7 +484,7 @@ static ssize_t swnic_tsendmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, msg->msg_iov,
 				  msg->iov_count, msg->addr, msg->tag,
-				  msg->data, 0, 0, msg->context, flags);
+				  msg->data, 0, 0, msg->context, flags, msg->desc);
 }
 
 static ssize_t swnic_tinject(struct fid_ep *ep_fid, const void *buf,
@@ -449,7 +494,7 @@ static ssize_t swnic_tinject(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, 0, 0,
-				  0, NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION);
+				  0, NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 static ssize_t swnic_tsenddata(struct fid_ep *ep_fid, const void *buf,
@@ -461,7 +506,7 @@ static ssize_t swnic_tsenddata(struct fid_ep *ep_fid, const void *buf,
 
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, data,
 				  0, 0, context,
-				  ep->tx_op_flags | FI_REMOTE_CQ_DATA);
+				  ep->tx_op_flags | FI_REMOTE_CQ_DATA, &desc);
 }
 
 static ssize_t swnic_tinjectdata(struct fid_ep *ep_fid, const void *buf,
@@ -473,7 +518,7 @@ static ssize_t swnic_tinjectdata(struct fid_ep *ep_fid, const void *buf,
 
 	return swnic_ep_post_send(ep, SWNIC_OP_TSEND, &iov, 1, dest, tag, data,
 				  0, 0, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
-				  SWNIC_OP_NO_COMPLETION);
+				  SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 struct fi_ops_tagged swnic_tagged_ops = {

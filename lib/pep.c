@@ -153,6 +153,13 @@ static int swnic_pep_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
+/* Is @fid a swnic passive endpoint (fi_getinfo's hints->handle)? */
+bool swnic_is_pep(const struct fid *fid)
+{
+	return fid && fid->fclass == FI_CLASS_PEP &&
+	       fid->ops == &swnic_pep_fi_ops;
+}
+
 static struct fi_ops_ep swnic_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = swnic_no_cancel,

@@ -87,6 +87,7 @@ struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
 	op->free = false;
 	op->bounce = NULL;
 	op->iov_count = 0;
+	op->hmem.iface = FI_HMEM_SYSTEM;
 	op->multi_recv = false;
 	op->buf = NULL;
 	return op;
@@ -113,6 +114,7 @@ static void swnic_op_fill(struct swnic_op *op, const struct swnic_op *tmpl)
 	op->buf = tmpl->buf;
 	op->iov_count = tmpl->iov_count;
 	memcpy(op->iov, tmpl->iov, tmpl->iov_count * sizeof(*op->iov));
+	op->hmem = tmpl->hmem;
 }
 
 /* ---- doorbells ------------------------------------------------------------- */

@@ -43,6 +43,12 @@ static inline void *swnic_uring_slot(struct swnic_uring *r, uint32_t idx)
 	return r->array + (size_t)(idx & (r->entries - 1)) * r->entry_size;
 }
 
+/* Device memory an operation's buffers are in (FI_HMEM_SYSTEM: none). */
+struct swnic_hmem {
+	enum fi_hmem_iface iface;
+	uint64_t device;
+};
+
 /* One operation in flight in the kernel. */
 struct swnic_op {
 	struct swnic_ep *ep;
@@ -52,8 +58,9 @@ struct swnic_op {
 	bool free;			/* on the free list */
 	bool multi_recv;
 	void *bounce;			/* gathered/scattered copy, or NULL */
-	struct iovec iov[SWNIC_MAX_IOV_PROV];	/* recv: where to scatter */
+	struct iovec iov[SWNIC_MAX_IOV_PROV];	/* recv, read: where to scatter */
 	size_t iov_count;
+	struct swnic_hmem hmem;		/* scatter through the HMEM override */
 	void *buf;			/* recv: the (first) buffer */
 	struct swnic_op *next;		/* free list */
 };

@@ -47,6 +47,19 @@ static uint64_t swnic_cqe_inject_flags(const struct swnic_cqe *kc)
 
 static void swnic_op_scatter(struct swnic_op *op, const char *p, size_t len)
 {
+	if (op->hmem.iface != FI_HMEM_SYSTEM) {
+		ssize_t ret = swnic_copy_to_iface(op->ep->domain,
+						  op->hmem.iface,
+						  op->hmem.device, op->iov,
+						  op->iov_count, 0, p, len);
+
+		if (ret != (ssize_t)len)
+			SWNIC_WARN(FI_LOG_EP_DATA,
+				   "HMEM override copy_to: %zd of %zu bytes\n",
+				   ret, len);
+		return;
+	}
+
 	for (size_t i = 0; i < op->iov_count && len; i++) {
 		size_t n = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
 
@@ -112,8 +125,12 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 		swnic_op_scatter(op, op->bounce, kc->len);
 		buf = op->buf;
 	} else if (!rx && op->iov_count && !error) {
-		/* A fetching atomic's results, into the caller's iovs. */
-		swnic_op_scatter(op, op->buf, kc->len);
+		/*
+		 * A read through a bounce buffer, or a fetching atomic's
+		 * results (gathered at op->buf): into the caller's iovs.
+		 */
+		swnic_op_scatter(op, op->flags & FI_ATOMIC ? op->buf :
+				 op->bounce, kc->len);
 	}
 	/*
 	 * An endpoint without a CQ for this direction has its completions

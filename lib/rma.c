@@ -16,7 +16,7 @@ static ssize_t swnic_rma_read(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_READ, &iov, 1, src, 0, 0, addr,
-				  key, context, ep->tx_op_flags);
+				  key, context, ep->tx_op_flags, &desc);
 }
 
 static ssize_t swnic_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -26,7 +26,7 @@ static ssize_t swnic_rma_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_send(ep, SWNIC_OP_READ, iov, count, src, 0, 0,
-				  addr, key, context, ep->tx_op_flags);
+				  addr, key, context, ep->tx_op_flags, desc);
 }
 
 static ssize_t swnic_rma_readmsg(struct fid_ep *ep_fid,
@@ -39,7 +39,7 @@ static ssize_t swnic_rma_readmsg(struct fid_ep *ep_fid,
 	return swnic_ep_post_send(ep, SWNIC_OP_READ, msg->msg_iov,
 				  msg->iov_count, msg->addr, 0, 0,
 				  msg->rma_iov[0].addr, msg->rma_iov[0].key,
-				  msg->context, flags);
+				  msg->context, flags, msg->desc);
 }
 
 static ssize_t swnic_rma_write(struct fid_ep *ep_fid, const void *buf,
@@ -50,7 +50,7 @@ static ssize_t swnic_rma_write(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, &iov, 1, dest, 0, 0, addr,
-				  key, context, ep->tx_op_flags);
+				  key, context, ep->tx_op_flags, &desc);
 }
 
 static ssize_t swnic_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -60,7 +60,7 @@ static ssize_t swnic_rma_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct swnic_ep *ep = swnic_ep_from(ep_fid);
 
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, iov, count, dest, 0, 0,
-				  addr, key, context, ep->tx_op_flags);
+				  addr, key, context, ep->tx_op_flags, desc);
 }
 
 static ssize_t swnic_rma_writemsg(struct fid_ep *ep_fid,
@@ -73,7 +73,7 @@ static ssize_t swnic_rma_writemsg(struct fid_ep *ep_fid,
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, msg->msg_iov,
 				  msg->iov_count, msg->addr, 0, msg->data,
 				  msg->rma_iov[0].addr, msg->rma_iov[0].key,
-				  msg->context, flags);
+				  msg->context, flags, msg->desc);
 }
 
 static ssize_t swnic_rma_inject(struct fid_ep *ep_fid, const void *buf,
@@ -84,7 +84,7 @@ static ssize_t swnic_rma_inject(struct fid_ep *ep_fid, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, &iov, 1, dest, 0, 0, addr,
-				  key, NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION);
+				  key, NULL, FI_INJECT | SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 static ssize_t swnic_rma_writedata(struct fid_ep *ep_fid, const void *buf,
@@ -97,7 +97,7 @@ static ssize_t swnic_rma_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, &iov, 1, dest, 0, data,
 				  addr, key, context,
-				  ep->tx_op_flags | FI_REMOTE_CQ_DATA);
+				  ep->tx_op_flags | FI_REMOTE_CQ_DATA, &desc);
 }
 
 static ssize_t swnic_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -109,7 +109,7 @@ static ssize_t swnic_rma_injectdata(struct fid_ep *ep_fid, const void *buf,
 
 	return swnic_ep_post_send(ep, SWNIC_OP_WRITE, &iov, 1, dest, 0, data,
 				  addr, key, NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
-				  SWNIC_OP_NO_COMPLETION);
+				  SWNIC_OP_NO_COMPLETION, NULL);
 }
 
 struct fi_ops_rma swnic_rma_ops = {

@@ -462,6 +462,7 @@ int swnic_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		  struct fid_stx **stx, void *context);
 int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		  struct fid_ep **rx_ep, void *context);
+bool swnic_is_pep(const struct fid *fid);
 int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_pep **pep, void *context);
 

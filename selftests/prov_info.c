@@ -210,7 +210,7 @@ TEST_F(info, unsupported_caps)
 #if !SWNIC_FI_HAVE_2	/* 0 since 2.0 */
 		FI_VARIABLE_MSG | FI_MSG,
 #endif
-		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER, FI_MSG | FI_FENCE,
+		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER,
 		FI_MSG | FI_SHARED_AV, FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
 		FI_RMA | FI_RMA_PMEM,
 	};
@@ -221,6 +221,10 @@ TEST_F(info, unsupported_caps)
 		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0))
 			TH_LOG("caps %#llx", (unsigned long long)bad[i]);
 	}
+	/* FI_FENCE: offered with the kernel's fence. */
+	self->hints->caps = FI_MSG | FI_FENCE;
+	EXPECT_EQ(self->q.features & SWNIC_FEAT_FENCE ? 0 : -FI_ENODATA,
+		  GETINFO(NULL, NULL, 0));
 	/* Tagged and RMA are RDM (and RMA MSG) only. */
 	self->hints->caps = FI_TAGGED;
 	self->hints->ep_attr->type = FI_EP_DGRAM;
@@ -640,8 +644,16 @@ TEST_F(info, ep_attr)
 	e->msg_prefix_size = 16;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	e->msg_prefix_size = 0;
+	/* Data ordering is of RMA: any size with FI_RMA, none without. */
 	e->max_order_waw_size = 64;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->caps = FI_RMA;
+	e->mem_tag_format = 0;		/* a tag format needs FI_TAGGED */
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_waw_size);
+	EXPECT_EQ(self->q.max_msg_size, self->info->ep_attr->max_order_raw_size);
+	e->mem_tag_format = 0xffff0000ffff0000ULL;
+	self->hints->caps = FI_TAGGED;
 	e->max_order_waw_size = 0;
 	self->hints->caps = FI_MSG;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
@@ -682,7 +694,6 @@ TEST_F(info, tx_rx_attr)
 	BAD(tx->rma_iov_limit = self->q.max_rma_iov + 1,
 	    tx->rma_iov_limit = 0);
 	BAD(tx->op_flags = FI_COMMIT_COMPLETE, tx->op_flags = 0);
-	BAD(tx->msg_order = FI_ORDER_RAW, tx->msg_order = 0);
 	BAD(tx->comp_order = SWNIC_ORDER_STRICT, tx->comp_order = 0);
 	BAD(tx->caps = FI_HMEM, tx->caps = 0);
 	BAD(tx->tclass = FI_TC_DSCP | 0x40, tx->tclass = 0);
@@ -692,6 +703,12 @@ TEST_F(info, tx_rx_attr)
 	BAD(rx->op_flags = FI_INJECT, rx->op_flags = 0);
 	BAD(rx->comp_order = SWNIC_ORDER_DATA, rx->comp_order = 0);
 #undef BAD
+
+	/* An order not kept (atomics) is answered with what is kept. */
+	tx->msg_order = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_ORDER_RAW, self->info->tx_attr->msg_order);
+	tx->msg_order = 0;
 
 	/* A side's caps narrow that side. */
 	tx->caps = FI_MSG | FI_SEND;

@@ -294,8 +294,12 @@ TEST_F(mr, bad_arguments)
 	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->ctx.domain, buf, PAGE,
 					FI_TAGGED, 0, 1, 0, &mr, NULL));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_reg(self->ctx.domain, buf, PAGE,
-					   FI_REMOTE_READ, 0, 1, FI_RMA_EVENT,
+					   FI_REMOTE_READ, 0, 1, FI_MULTI_RECV,
 					   &mr, NULL));
+	/* FI_RMA_EVENT (a region to bind counters to) is accepted. */
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_READ, 0,
+			       2, FI_RMA_EVENT, &mr, NULL));
+	EXPECT_EQ(0, fi_close(&mr->fid));
 	munmap(buf, PAGE);
 	/* Pinned registration needs mapped memory (FI_MR_ALLOCATED). */
 	EXPECT_EQ(-FI_EFAULT, fi_mr_reg(self->ctx.domain, buf, PAGE,
@@ -312,8 +316,17 @@ TEST_F(mr, bind_and_enable)
 	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
 			       3, 0, &mr, NULL));
 	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, &cattr, &cntr, NULL));
-	/* No per-MR counters (FI_MR_RMA_EVENT): endpoints count instead. */
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
+	/* Per-MR counters (FI_MR_RMA_EVENT), with the kernel's feature. */
+	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &cntr->fid, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_bind(mr, &cntr->fid, FI_SEND));
+	if (prov_feature(self->ctx.domain, SWNIC_FEAT_MR_CNTR)) {
+		EXPECT_EQ(0, fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE));
+		EXPECT_EQ(-FI_EBUSY, fi_mr_bind(mr, &cntr->fid,
+						FI_REMOTE_WRITE));
+	} else {
+		EXPECT_EQ(-FI_ENOSYS, fi_mr_bind(mr, &cntr->fid,
+						 FI_REMOTE_WRITE));
+	}
 	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &self->ctx.domain->fid, 0));
 	EXPECT_EQ(0, fi_mr_enable(mr));
 	EXPECT_EQ(0, fi_close(&cntr->fid));

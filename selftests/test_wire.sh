@@ -119,7 +119,7 @@ if $A tc qdisc add dev swwa clsact && $B tc qdisc add dev swwb clsact &&
 	ef_count=1
 fi
 
-check "RMA write/read, remote CQ data, counters, key errors across" \
+check "RMA write/read, remote CQ data, counters, key errors, a fenced read across" \
 	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
 	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
 	       wait \$! || rc=1; exit \$rc"

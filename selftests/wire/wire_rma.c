@@ -12,10 +12,17 @@
  *   4. writes to the read-only MR: must fail (FI_EACCES);
  *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
  *   6. writes past the MR's end: must fail;
+ *   7. posts a 1 MiB write and, without waiting, a read of it with
+ *      FI_FENCE: the read starts only once the write completed (its answer
+ *      came back), so the write completes first and the read sees its data;
+ *   8. writes from three local iovs and reads back into three others
+ *      (gathered and scattered by the provider, iov_limit);
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 1 (the
- * failed writes counted nothing), and that its memory holds the pattern.
+ * remote CQ data completion and that its remote-write counter is 3 (the
+ * failed writes counted nothing), that the counter bound to its
+ * read-write MR (fi_mr_bind, FI_MR_RMA_EVENT) counted the 3 writes and 3
+ * reads once each, and that its memory holds the last pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * With -t DSCP first, the endpoint's traffic class is that DSCP
  * (FI_TC_DSCP), which its wire packets carry (test_wire.sh checks).
@@ -54,6 +61,7 @@ static struct fid_ep *ep;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_cntr *wcntr;
+static struct fid_cntr *mcntr;	/* the read-write MR's (FI_MR_RMA_EVENT) */
 static struct fi_info *info;
 static int failures;
 
@@ -88,7 +96,7 @@ static void setup(const char *node, int target)
 
 	hints->fabric_attr->prov_name = strdup("swnic");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_RMA | FI_RMA_EVENT;
+	hints->caps = FI_RMA | FI_RMA_EVENT | FI_FENCE;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
@@ -107,7 +115,8 @@ static void setup(const char *node, int target)
 		die("setup", ret);
 	if (target) {
 		if ((ret = fi_cntr_open(domain, &cntr_attr, &wcntr, NULL)) ||
-		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)))
+		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)) ||
+		    (ret = fi_cntr_open(domain, &cntr_attr, &mcntr, NULL)))
 			die("counter", ret);
 	}
 	ret = fi_enable(ep);
@@ -192,7 +201,10 @@ static int run_target(void)
 	if ((ret = fi_mr_reg(domain, rw, LEN, FI_REMOTE_READ | FI_REMOTE_WRITE,
 			     0, 0, 0, &mr_rw, NULL)) ||
 	    (ret = fi_mr_reg(domain, ro, LEN, FI_REMOTE_READ, 0, 0, 0, &mr_ro,
-			     NULL)))
+			     NULL)) ||
+	    (ret = fi_mr_bind(mr_rw, &mcntr->fid,
+			      FI_REMOTE_READ | FI_REMOTE_WRITE)) ||
+	    (ret = fi_mr_enable(mr_rw)))
 		die("fi_mr_reg", ret);
 	ti.addrlen = sizeof(ti.addr);
 	ret = fi_getname(&ep->fid, ti.addr, &ti.addrlen);
@@ -213,10 +225,15 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	CHECK(fi_cntr_read(wcntr) == 1,
-	      "target: remote-write counter is 1 (%llu)",
+	/* Steps 1, 7 and 8 wrote; the failed writes counted nothing. */
+	CHECK(fi_cntr_read(wcntr) == 3,
+	      "target: remote-write counter is 3 (%llu)",
 	      (unsigned long long)fi_cntr_read(wcntr));
-	for (i = 0; i < LEN && rw[i] == (char)(i * 13 + 1); i++)
+	/* Per MR: 3 writes and 3 reads (1 MiB ones too), each counted once. */
+	CHECK(fi_cntr_read(mcntr) == 6,
+	      "target: the MR's counter (FI_MR_RMA_EVENT) is 6 (%llu)",
+	      (unsigned long long)fi_cntr_read(mcntr));
+	for (i = 0; i < LEN && rw[i] == (char)(i * 5 + 11); i++)
 		;
 	CHECK(i == LEN, "target: its memory holds what was written (%d)", i);
 	done = failures ? 1 : 0;
@@ -226,6 +243,79 @@ static int run_target(void)
 	fi_close(&mr_rw->fid);
 	fi_close(&mr_ro->fid);
 	return failures ? 1 : 0;
+}
+
+/* Step 7: a write, then at once a read of it with FI_FENCE. */
+static int fenced_read_after_write(char *buf, char *back, void *desc,
+				   fi_addr_t peer, const struct target_info *ti)
+{
+	struct iovec wiov = { buf, LEN }, riov = { back, LEN };
+	struct fi_rma_iov rma = { ti->addr_rw, LEN, ti->key_rw };
+	struct fi_msg_rma w = {
+		.msg_iov = &wiov, .desc = &desc, .iov_count = 1, .addr = peer,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = &w,
+	};
+	struct fi_msg_rma r = w;
+	struct fi_cq_data_entry e1, e2;
+	int ret, i;
+
+	r.msg_iov = &riov;
+	r.desc = NULL;
+	r.context = &r;
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 5 + 11);
+	memset(back, 0, LEN);
+	ret = fi_writemsg(ep, &w, FI_COMPLETION);
+	if (!ret)
+		ret = fi_readmsg(ep, &r, FI_COMPLETION | FI_FENCE);
+	if (ret)
+		return ret;
+	if ((ret = wait_comp(&e1)) || (ret = wait_comp(&e2)))
+		return ret;
+	if (e1.op_context != &w || e2.op_context != &r)
+		return -FI_EOTHER;	/* the read completed first */
+	for (i = 0; i < LEN && back[i] == (char)(i * 5 + 11); i++)
+		;
+	return i == LEN ? 0 : -FI_EIO;
+}
+
+/*
+ * Step 8: a write gathered from three iovs (the pattern of step 7 again,
+ * which the target checks at the end), a read scattered into three others
+ * out of order.
+ */
+static int iov_write_read(char *buf, char *back, fi_addr_t peer,
+			  const struct target_info *ti)
+{
+	struct iovec w[3] = {
+		{ buf, 1000 }, { buf + 1000, 3000 }, { buf + 4000, LEN - 4000 },
+	};
+	struct iovec r[3] = {
+		{ back + LEN - 5, 5 }, { back + 100, LEN - 105 }, { back, 100 },
+	};
+	int ret, i;
+
+	for (i = 0; i < LEN; i++)
+		buf[i] = (char)(i * 5 + 11);
+	ret = fi_writev(ep, w, NULL, 3, peer, ti->addr_rw, ti->key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	if (ret)
+		return ret;
+	memset(back, 0, LEN);
+	ret = fi_readv(ep, r, NULL, 3, peer, ti->addr_rw, ti->key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < 5; i++)
+		if (back[LEN - 5 + i] != buf[i])
+			return -FI_EIO;
+	for (i = 0; i < LEN - 105; i++)
+		if (back[100 + i] != buf[5 + i])
+			return -FI_EIO;
+	for (i = 0; i < 100; i++)
+		if (back[i] != buf[LEN - 100 + i])
+			return -FI_EIO;
+	return 0;
 }
 
 static int run_initiator(const char *node)
@@ -287,6 +377,11 @@ static int run_initiator(const char *node)
 	ret = ret ?: wait_comp(NULL);
 	CHECK(ret < 0, "read past the MR's end: %d (%s)", ret,
 	      fi_strerror(-ret));
+	ret = fenced_read_after_write(buf, back, desc, peer, &ti);
+	CHECK(!ret, "a fenced read after a write starts when it completed (%d)",
+	      ret);
+	ret = iov_write_read(buf, back, peer, &ti);
+	CHECK(!ret, "a write from 3 iovs, a read into 3 iovs (%d)", ret);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);

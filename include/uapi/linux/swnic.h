@@ -50,6 +50,7 @@ enum {
 	SWNIC_CMD_EP_PEEK,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_CNTR_CREATE,		/* swnic_queue.h */
 	SWNIC_CMD_EP_AUTH_KEY,		/* swnic_queue.h, on an endpoint fd */
+	SWNIC_CMD_MR_BIND_CNTR,		/* an MR's remote-access counter */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -73,6 +74,10 @@ enum {
 #define SWNIC_FEAT_MR_PEERS	(1ULL << 9)
 /* Atomics: SWNIC_OP_ATOMIC, _FETCH_ATOMIC, _COMPARE_ATOMIC (swnic_queue.h) */
 #define SWNIC_FEAT_ATOMIC	(1ULL << 10)
+/* SWNIC_SQE_FENCE: fenced work requests (swnic_queue.h) */
+#define SWNIC_FEAT_FENCE	(1ULL << 11)
+/* SWNIC_IOCTL_MR_BIND_CNTR: counters of peers' accesses to one MR */
+#define SWNIC_FEAT_MR_CNTR	(1ULL << 12)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
 
@@ -407,12 +412,43 @@ struct swnic_inval_query {
 	__u32 __reserved;		/* must be 0 */
 };
 
+/* struct swnic_mr_bind_cntr.flags: which accesses to count */
+#define SWNIC_MR_BIND_REMOTE_READ	(1U << 0)
+#define SWNIC_MR_BIND_REMOTE_WRITE	(1U << 1)
+
+/**
+ * struct swnic_mr_bind_cntr - SWNIC_IOCTL_MR_BIND_CNTR (SWNIC_FEAT_MR_CNTR)
+ *
+ * Counts every peer access to the MR @handle that the kernel admits (the
+ * key, right and range checked) and performs, once per operation, in the
+ * success word of counter @cntr_id
+ * (SWNIC_IOCTL_CNTR_CREATE) of the same domain: reads if @flags has
+ * SWNIC_MR_BIND_REMOTE_READ, writes if SWNIC_MR_BIND_REMOTE_WRITE
+ * (libfabric's FI_MR_RMA_EVENT). An MR has at most one counter, bound
+ * once; it is held until the MR is gone.
+ *
+ * Errors, beyond the generic contract:
+ *   ENOENT       no MR @handle, or no counter @cntr_id
+ *   EBUSY        the MR already has a counter
+ *   EOPNOTSUPP   unknown @flags
+ *   EINVAL       @flags 0, @__reserved not 0
+ *   EACCES       the caller is not the process that opened the file
+ */
+struct swnic_mr_bind_cntr {
+	__u32 size;			/* in: sizeof(struct swnic_mr_bind_cntr) */
+	__u32 flags;			/* in: SWNIC_MR_BIND_* */
+	__u32 handle;			/* in: the MR (swnic_mr_reg.handle) */
+	__u32 cntr_id;			/* in: the counter */
+	__aligned_u64 __reserved;	/* must be 0 */
+};
+
 #define SWNIC_IOCTL_MR_REG		_IO(SWNIC_TYPE, SWNIC_CMD_MR_REG)
 #define SWNIC_IOCTL_MR_DEREG		_IO(SWNIC_TYPE, SWNIC_CMD_MR_DEREG)
 #define SWNIC_IOCTL_MR_QUERY		_IO(SWNIC_TYPE, SWNIC_CMD_MR_QUERY)
 #define SWNIC_IOCTL_MR_REFRESH		_IO(SWNIC_TYPE, SWNIC_CMD_MR_REFRESH)
 #define SWNIC_IOCTL_MR_ACCESS		_IO(SWNIC_TYPE, SWNIC_CMD_MR_ACCESS)
 #define SWNIC_IOCTL_INVAL_QUERY		_IO(SWNIC_TYPE, SWNIC_CMD_INVAL_QUERY)
+#define SWNIC_IOCTL_MR_BIND_CNTR	_IO(SWNIC_TYPE, SWNIC_CMD_MR_BIND_CNTR)
 
 /* ---- auth keys -----------------------------------------------------------
  *

@@ -213,6 +213,14 @@ struct swnic_cntr_create {
  * buffer or its unexpected-message buffer (FI_TRANSMIT_COMPLETE).
  */
 #define SWNIC_SQE_DELIVERY	(1U << 3)
+/*
+ * FI_FENCE (SWNIC_FEAT_FENCE): the work request starts only once every
+ * earlier one of the endpoint has completed - the kernel stops consuming
+ * the send queue at it while completions into the endpoint's transmit CQ
+ * are outstanding (deferred: across the wire, or delivery-complete sends
+ * buffered at their target), and goes on at a later doorbell.
+ */
+#define SWNIC_SQE_FENCE		(1U << 4)
 
 #define SWNIC_INLINE_MAX	56
 
