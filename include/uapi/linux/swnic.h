@@ -50,6 +50,9 @@ enum {
 	SWNIC_CMD_EP_PEEK,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_CNTR_CREATE,		/* swnic_queue.h */
 	SWNIC_CMD_EP_AUTH_KEY,		/* swnic_queue.h, on an endpoint fd */
+	SWNIC_CMD_CNTR_UPDATE,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
+	SWNIC_CMD_TRIG_CNTR,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
+	SWNIC_CMD_TRIG_CANCEL,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -71,6 +74,12 @@ enum {
 #define SWNIC_FEAT_WIRE		(1ULL << 8)
 /* SWNIC_MR_REG_PEERS: MRs limited to some peers (struct swnic_mr_peer) */
 #define SWNIC_FEAT_MR_PEERS	(1ULL << 9)
+/*
+ * Triggered work (swnic_queue.h): SWNIC_SQE_TRIGGER, CNTR_UPDATE,
+ * TRIG_CNTR and TRIG_CANCEL; the kernel starts work when a counter
+ * reaches a threshold.
+ */
+#define SWNIC_FEAT_TRIGGER	(1ULL << 13)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
