@@ -37,7 +37,8 @@ struct swnic_trig {
 	u64 threshold;
 	u64 seq;
 	u32 tflags;			/* SWNIC_TRIG_F_* */
-	int status;			/* 0, or -ECANCELED: complete only */
+	/* 0, -ECANCELED (complete unrun), -ESHUTDOWN (drop: no one left) */
+	int status;
 	/* An SQE (@ep != NULL) or counter work (@ep == NULL). */
 	struct swnic_ep *ep;		/* referenced */
 	struct swnic_cntr *comp;	/* SQE: TRIG_F_CNTR's; work: target */
@@ -281,7 +282,8 @@ static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
 		list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
 			if (match && !match(t, arg))
 				continue;
-			t->status = -ECANCELED;
+			if (!t->status)
+				t->status = -ECANCELED;
 			list_move_tail(&t->node, &td->ready);
 			n++;
 			if (first)
@@ -300,7 +302,10 @@ static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
 
 static bool swnic_trig_match_ep(struct swnic_trig *t, const void *arg)
 {
-	return t->ep == arg;
+	if (t->ep != arg)
+		return false;
+	t->status = -ESHUTDOWN;		/* cancelled without a completion */
+	return true;
 }
 
 struct swnic_trig_sqe_match {
@@ -353,7 +358,7 @@ void swnic_trig_cntr_closed(struct swnic_cntr *cntr)
 	spin_unlock_irqrestore(&td->lock, irqflags);
 }
 
-/* The endpoint's fd is closed: its SQEs complete with ECANCELED. */
+/* The endpoint's fd is closed: its SQEs are dropped, CQ slots returned. */
 void swnic_trig_ep_closed(struct swnic_ep *ep)
 {
 	swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_ep, ep, false);
@@ -399,10 +404,18 @@ static void swnic_trig_run_sqe(struct swnic_trig *t)
 	struct mem_cgroup *memcg, *old_memcg;
 	int status = t->status;
 
-	if (!status && (READ_ONCE(ep->dead) || !mmget_not_zero(mm)))
-		status = -ECANCELED;
+	/*
+	 * The endpoint's file is closed, or its owner gone: nobody is left
+	 * to read a completion (fi_close discards what is outstanding).
+	 */
+	if (status == -ESHUTDOWN || READ_ONCE(ep->dead) ||
+	    !mmget_not_zero(mm)) {
+		swnic_cq_unreserve(ep->tx_cq);
+		return;
+	}
 	if (status) {
 		swnic_send_run_one(ep, &t->sqe, status, t);
+		mmput(mm);
 		return;
 	}
 	memcg = get_mem_cgroup_from_mm(mm);

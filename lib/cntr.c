@@ -4,9 +4,10 @@
  * counter (SWNIC_IOCTL_CNTR_CREATE) whose two words, success and error,
  * are mapped read-only; the kernel increments them where operations
  * complete, including peers' RMA into this process's memory (FI_RMA_EVENT),
- * so fi_cntr_read is a load. fi_cntr_add/set and adderr/seterr move an
- * offset of the provider's own (an atomic), which keeps every counter
- * operation lock-free for all threading models.
+ * so fi_cntr_read is a load. fi_cntr_add/set and adderr/seterr change the
+ * kernel's words (SWNIC_IOCTL_CNTR_UPDATE), so that triggered work waiting
+ * on the counter sees them; a kernel without SWNIC_FEAT_TRIGGER has no
+ * such call, and they move an offset of the provider's own (an atomic).
  *
  * Every change the provider sees (its own, and completions its CQ progress
  * moves) signals the wait object, so fi_cntr_wait() (and a poll() on the
@@ -99,11 +100,39 @@ static uint64_t swnic_cntr_readerr(struct fid_cntr *cntr_fid)
 	return swnic_cntr_errval(swnic_cntr(cntr_fid));
 }
 
+/*
+ * Change the kernel's word (SWNIC_CNTR_UPD_*). Return: 1 if the kernel has
+ * no such call (the offset is used instead), 0, or a negative error.
+ */
+static int swnic_cntr_kupdate(struct swnic_cntr *cntr, uint32_t flags,
+			      uint64_t value)
+{
+	struct swnic_cntr_update u = {
+		.size = sizeof(u),
+		.flags = flags,
+		.cntr_id = cntr->id,
+		.value = value,
+	};
+
+	if (!(cntr->domain->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return 1;
+	if (ioctl(cntr->domain->fd, SWNIC_IOCTL_CNTR_UPDATE, &u)) {
+		SWNIC_WARN(FI_LOG_CNTR, "counter update: %s\n",
+			   strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, 0, value);
 
-	atomic_fetch_add(&cntr->value_adj, value);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cntr->value_adj, value);
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -112,8 +141,12 @@ static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_SET, value);
 
-	atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -121,8 +154,12 @@ static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_ERR, value);
 
-	atomic_fetch_add(&cntr->err_adj, value);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cntr->err_adj, value);
 	atomic_fetch_add(&cntr->err_gen, 1);
 	swnic_wait_set(&cntr->wait);
 	return 0;
@@ -131,8 +168,13 @@ static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_ERR |
+				     SWNIC_CNTR_UPD_SET, value);
 
-	atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
 	atomic_fetch_add(&cntr->err_gen, 1);
 	swnic_wait_set(&cntr->wait);
 	return 0;
@@ -236,6 +278,11 @@ void swnic_cntr_signal(struct swnic_cntr *cntr)
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr)
 {
 	return cntr->id;
+}
+
+struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr)
+{
+	return cntr->domain;
 }
 
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)

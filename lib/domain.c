@@ -155,9 +155,16 @@ out:
  */
 static int swnic_domain_control(struct fid *fid, int command, void *arg)
 {
+	struct swnic_domain *dom =
+		swnic_container_of(fid, struct swnic_domain, domain_fid.fid);
 	struct fi_mr_map_raw *map = arg;
 
 	switch (command) {
+	case FI_QUEUE_WORK:
+	case FI_CANCEL_WORK:
+	case FI_FLUSH_WORK:
+		/* Deferred work (trigger.c). */
+		return swnic_trig_domain_control(dom, command, arg);
 	case FI_MAP_RAW_MR:
 		if (!map || !map->raw_key || !map->key)
 			return -FI_EINVAL;

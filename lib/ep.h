@@ -146,6 +146,12 @@ int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 extern struct fi_ops_msg swnic_msg_ops;
 extern struct fi_ops_tagged swnic_tagged_ops;
 extern struct fi_ops_rma swnic_rma_ops;
+ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
+				const struct iovec *iov, size_t count,
+				fi_addr_t dest, uint64_t tag, uint64_t data,
+				uint64_t raddr, uint64_t rkey, void *context,
+				uint64_t flags,
+				const struct swnic_sqe_trigger *trig);
 ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 			   const struct iovec *iov, size_t count,
 			   fi_addr_t dest, uint64_t tag, uint64_t data,
@@ -172,6 +178,12 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
+struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr);
+
+/* trigger.c: FI_TRIGGER and deferred work */
+int swnic_trig_from_context(struct swnic_ep *ep, void *context,
+			    struct swnic_sqe_trigger *trig);
+struct swnic_ep *swnic_ep_checked(struct fid *fid);
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cq_progress_all(struct swnic_cq *cq);

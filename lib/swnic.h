@@ -449,6 +449,9 @@ int swnic_domain_inval_page(struct fid_domain *domain,
 
 int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
+/* trigger.c: fi_control(domain, FI_QUEUE_WORK, ...) and co */
+int swnic_trig_domain_control(struct swnic_domain *dom, int command,
+			      void *arg);
 int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr, void *context);
 int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

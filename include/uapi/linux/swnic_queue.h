@@ -278,8 +278,10 @@ struct swnic_sqe {
  * Completion (transmit CQ, with the SQE's context): as the SQE's flags
  * ask, or with err ECANCELED, without running, when it is cancelled
  * (SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND and its context,
- * SWNIC_IOCTL_TRIG_CANCEL), when the counter's fd is closed, or when the
- * endpoint's fd is closed or its owner exits first. An RM_ENABLED target
+ * SWNIC_IOCTL_TRIG_CANCEL), or when the counter's fd or the domain's is
+ * closed first. If the endpoint's fd is closed (or its owner exits)
+ * first, it is dropped without a completion (its CQ slot is given back),
+ * since no one is left to read it. An RM_ENABLED target
  * out of resources completes it with EAGAIN (it is not retried). A bad
  * condition completes it with EINVAL (unknown flags, reserved not 0, or
  * INLINE) or ENOENT (no such counter); ENOSPC: SWNIC_TRIG_MAX wait.
