@@ -12,10 +12,14 @@
  *   4. writes to the read-only MR: must fail (FI_EACCES);
  *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
  *   6. writes past the MR's end: must fail;
+ *   7. a triggered write (FI_TRIGGER, fi_trigger(3)), if the provider
+ *      offers it: held by the initiator's kernel until a local counter
+ *      reaches its threshold, then sent over the wire like any write;
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 1 (the
- * failed writes counted nothing), and that its memory holds the pattern.
+ * remote CQ data completion and that its remote-write counter is 1, or 2
+ * with the triggered write (the failed writes counted nothing), and that
+ * its memory holds the pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * Exit status 0 when every check passed.
  */
@@ -35,6 +39,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_trigger.h>
 
 #define OOB_PORT	47990
 #define LEN		(1 << 20)
@@ -54,6 +59,7 @@ static struct fid_cq *cq;
 static struct fid_cntr *wcntr;
 static struct fi_info *info;
 static int failures;
+static int triggered;		/* FI_TRIGGER offered (both sides alike) */
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -88,7 +94,14 @@ static void setup(const char *node, int target)
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
+	hints->caps |= FI_TRIGGER;
 	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
+	triggered = !ret;
+	if (ret == -FI_ENODATA) {
+		hints->caps &= ~FI_TRIGGER;
+		ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints,
+				 &info);
+	}
 	if (ret)
 		die("fi_getinfo", ret);
 	fi_freeinfo(hints);
@@ -208,8 +221,8 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	CHECK(fi_cntr_read(wcntr) == 1,
-	      "target: remote-write counter is 1 (%llu)",
+	CHECK(fi_cntr_read(wcntr) == 1 + (uint64_t)triggered,
+	      "target: remote-write counter is %d (%llu)", 1 + triggered,
 	      (unsigned long long)fi_cntr_read(wcntr));
 	for (i = 0; i < LEN && rw[i] == (char)(i * 13 + 1); i++)
 		;
@@ -221,6 +234,47 @@ static int run_target(void)
 	fi_close(&mr_rw->fid);
 	fi_close(&mr_ro->fid);
 	return failures ? 1 : 0;
+}
+
+/*
+ * 7. A triggered write of the pattern's first 4 KiB: nothing completes
+ * before the counter reaches 1; after fi_cntr_add it goes over the wire.
+ */
+static void triggered_write(char *buf, void *desc, fi_addr_t peer,
+			    const struct target_info *ti)
+{
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_triggered_context tc = {
+		.event_type = FI_TRIGGER_THRESHOLD,
+	};
+	struct fi_rma_iov rma = {
+		.addr = ti->addr_rw, .len = 4096, .key = ti->key_rw,
+	};
+	struct iovec iov = { .iov_base = buf, .iov_len = 4096 };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = peer,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = &tc,
+	};
+	struct fi_cq_data_entry e;
+	struct fid_cntr *c;
+	int ret, i;
+
+	for (i = 0; i < 4096; i++)
+		buf[i] = (char)(i * 13 + 1);
+	ret = fi_cntr_open(domain, &cntr_attr, &c, NULL);
+	if (ret)
+		die("fi_cntr_open", ret);
+	tc.trigger.threshold.cntr = c;
+	tc.trigger.threshold.threshold = 1;
+	ret = fi_writemsg(ep, &msg, FI_TRIGGER | FI_COMPLETION);
+	usleep(200000);
+	CHECK(!ret && fi_cq_read(cq, &e, 1) == -FI_EAGAIN,
+	      "triggered write posted, held below its threshold (%d)", ret);
+	ret = fi_cntr_add(c, 1);
+	ret = ret ?: wait_comp(&e);
+	CHECK(!ret && e.op_context == &tc,
+	      "triggered write ran once the counter reached it (%d)", ret);
+	fi_close(&c->fid);
 }
 
 static int run_initiator(const char *node)
@@ -282,6 +336,9 @@ static int run_initiator(const char *node)
 	ret = ret ?: wait_comp(NULL);
 	CHECK(ret < 0, "read past the MR's end: %d (%s)", ret,
 	      fi_strerror(-ret));
+
+	if (triggered)
+		triggered_write(buf, desc, peer, &ti);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);
