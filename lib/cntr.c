@@ -35,7 +35,8 @@ struct swnic_cntr {
 	_Atomic uint64_t err_gen;	/* bumped on every error change */
 	struct swnic_wait wait;
 	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
-	atomic_uint binds;		/* objects counting into it */
+	atomic_uint binds;		/* objects counting into it, poll sets */
+	_Atomic uint64_t poll_seen;	/* value + err at the last fi_poll/add/set */
 
 	/*
 	 * CQs whose progress moves completions that this counter counts:
@@ -88,6 +89,8 @@ static uint64_t swnic_cntr_errval(struct swnic_cntr *cntr)
 	return swnic_cntr_kerr(cntr) + atomic_load(&cntr->err_adj);
 }
 
+static uint64_t swnic_cntr_sum(struct swnic_cntr *cntr);
+
 static uint64_t swnic_cntr_read(struct fid_cntr *cntr_fid)
 {
 	swnic_cntr_progress(swnic_cntr(cntr_fid));
@@ -133,6 +136,7 @@ static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 		return ret;
 	if (ret)
 		atomic_fetch_add(&cntr->value_adj, value);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -147,6 +151,7 @@ static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 		return ret;
 	if (ret)
 		atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -161,6 +166,7 @@ static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 	if (ret)
 		atomic_fetch_add(&cntr->err_adj, value);
 	atomic_fetch_add(&cntr->err_gen, 1);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -176,6 +182,7 @@ static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 	if (ret)
 		atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
 	atomic_fetch_add(&cntr->err_gen, 1);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -283,6 +290,23 @@ uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr)
 struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr)
 {
 	return cntr->domain;
+}
+
+static uint64_t swnic_cntr_sum(struct swnic_cntr *cntr)
+{
+	swnic_cntr_progress(cntr);
+	return swnic_cntr_value(cntr) + swnic_cntr_errval(cntr);
+}
+
+/*
+ * fi_poll(3): has the counter changed since the last fi_poll, fi_cntr_add
+ * or fi_cntr_set (and adderr/seterr)?
+ */
+bool swnic_cntr_poll_changed(struct swnic_cntr *cntr)
+{
+	uint64_t sum = swnic_cntr_sum(cntr);
+
+	return atomic_exchange(&cntr->poll_seen, sum) != sum;
 }
 
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)
@@ -407,7 +431,8 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		ret = -FI_ENOMEM;
 		goto err_reserved;
 	}
-	ret = swnic_wait_init(&cntr->wait, attr->wait_obj);
+	ret = swnic_wait_init_attr(&cntr->wait, attr->wait_obj,
+				   attr->wait_set);
 	if (ret)
 		goto err_free;
 	cntr->domain = dom;
@@ -425,6 +450,8 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &swnic_cntr_fi_ops;
 	cntr->cntr_fid.ops = &swnic_cntr_ops;
+	atomic_init(&cntr->poll_seen, 0);
+	swnic_wait_member(&cntr->wait, &cntr->cntr_fid.fid);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 

@@ -164,6 +164,10 @@ int swnic_errno_to_fi(int err);
 
 /* Hooks into cq.c, av.c and cntr.c. */
 struct swnic_cq *swnic_cq_of(struct fid *fid);
+struct swnic_domain *swnic_cq_domain(const struct swnic_cq *cq);
+void swnic_cq_hold(struct swnic_cq *cq, int delta);
+bool swnic_cq_poll_ready(struct swnic_cq *cq);
+bool swnic_cntr_poll_changed(struct swnic_cntr *cntr);
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
 void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
