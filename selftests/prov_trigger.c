@@ -215,6 +215,21 @@ TEST_F(trig, trigger_cap_reported)
 	EXPECT_FALSE(self->info->rx_attr->caps & FI_TRIGGER);
 }
 
+/* A secondary capability: not reported unless asked for. */
+TEST_F(trig, trigger_cap_only_when_asked)
+{
+	struct fi_info *hints = trig_hints(FI_MSG), *info;
+
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	for (struct fi_info *cur = info; cur; cur = cur->next) {
+		EXPECT_FALSE(cur->caps & FI_TRIGGER);
+		EXPECT_FALSE(cur->tx_attr->caps & FI_TRIGGER);
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 /* Held by the kernel until fi_cntr_add brings the counter to 2. */
 TEST_F(trig, send_waits_for_threshold)
 {
