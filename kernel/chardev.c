@@ -37,7 +37,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 
 	q->features = SWNIC_FEAT_QUERY | SWNIC_FEAT_AUTH_KEY |
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
-		      SWNIC_FEAT_WIRE | SWNIC_FEAT_TRIGGER |
+		      SWNIC_FEAT_WIRE | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;

@@ -325,7 +325,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 
 	if (c->flags & ~SWNIC_EP_FLAGS)
 		return -EOPNOTSUPP;
-	if (c->__reserved || c->__pad)
+	if (c->__reserved || c->__pad || c->dscp > 63)
 		return -EINVAL;
 	if ((c->flags & SWNIC_EP_F_DB_SYSCALL) &&
 	    (c->flags & SWNIC_EP_F_DB_ENGINE))
@@ -348,6 +348,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	INIT_LIST_HEAD(&ep->engine_node);
 	ep->type = c->type;
 	ep->flags = c->flags;
+	ep->dscp = c->dscp;
 	ep->addr = htonl(INADDR_LOOPBACK);
 	ep->dom = dom;
 	swnic_domain_get(dom);

@@ -47,6 +47,7 @@ struct swnic_ep {
 	u16 port;			/* immutable; key in the port table */
 	__be32 addr;			/* immutable */
 	u32 type;			/* immutable: SWNIC_EP_* */
+	u8 dscp;			/* immutable: its wire packets' DSCP */
 	u32 flags;			/* immutable: SWNIC_EP_F_* */
 	struct swnic_cq *tx_cq;		/* immutable, referenced */
 	struct swnic_cq *rx_cq;		/* immutable, referenced */

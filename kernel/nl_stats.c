@@ -228,6 +228,8 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 {
 	struct swnic_nl_peer_arg *a = arg;
 	struct sk_buff *skb = a->skb;
+	struct nlattr *nest;
+	unsigned int i;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, NETLINK_CB(a->cb->skb).portid,
@@ -251,12 +253,21 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 	    nla_put_u64_64bit(skb, SWNIC_A_PEER_TX_BYTES, info->tx_bytes,
 			      SWNIC_A_PAD) ||
 	    nla_put_u64_64bit(skb, SWNIC_A_PEER_RX_BYTES, info->rx_bytes,
-			      SWNIC_A_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
+			      SWNIC_A_PAD))
+		goto err;
+	/* Its drops, as the namespace's counters are (drop_<reason>). */
+	nest = nla_nest_start(skb, SWNIC_A_STATS);
+	if (!nest)
+		goto err;
+	for (i = 0; i < info->ndrops; i++)
+		if (swnic_stats_put(skb, info->drop_names[i], info->drops[i]))
+			goto err;
+	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);
 	return 0;
+err:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
 }
 
 /**

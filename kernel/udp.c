@@ -36,6 +36,7 @@
 
 #include <linux/highmem.h>
 #include <net/checksum.h>
+#include <net/inet_ecn.h>
 #include <linux/inetdevice.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -88,7 +89,15 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 #define SWNIC_RTO_MIN_US	4000
 #define SWNIC_RTO_MAX_US	1000000
 #define SWNIC_RETX_BURST	64	/* timeout retransmissions per tick */
+#define SWNIC_PTO_MIN_US	1000	/* tail loss probe after 2 srtt, >= */
+/* While a peer is busy the worker looks at it this often, at least. */
+#define SWNIC_TICK_US		4000
 #define SWNIC_BATCH		64	/* packets per worker round */
+/* A fragment's payload (struct swnic_wire_msg.frag): MTU 576 to 64K. */
+#define SWNIC_FRAG_MIN		256
+#define SWNIC_FRAG_MAX		65535
+#define SWNIC_GSO_SEGS		64	/* packets per UDP GSO send, at most */
+#define SWNIC_GSO_BYTES		60000	/* bytes per UDP GSO send (IPv4: < 64K) */
 /* A message the target cannot take yet (EAGAIN) is retried this long. */
 #define SWNIC_DELIVER_TIMEOUT	(10 * HZ)
 
@@ -129,7 +138,7 @@ struct swnic_wnet {
 	struct socket *sock;		/* NULL until first needed */
 	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
 	struct work_struct work;
-	struct timer_list timer;	/* retransmit/timeout tick */
+	struct hrtimer timer;		/* the next RTO, probe or tick */
 	struct list_head peers;
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
@@ -138,6 +147,8 @@ struct swnic_wnet {
 	struct ratelimit_state peer_limit;
 	atomic64_t drops[__SWNIC_DROP_NUM];
 	u64 tx_pkts, rx_pkts, retx_pkts;
+	u64 gso_sends;			/* UDP GSO sends (of several packets) */
+	u64 probes;			/* tail loss probes */
 };
 
 /* A reliable packet sent and not yet acknowledged. */
@@ -148,6 +159,7 @@ struct swnic_txpkt {
 	bool req;			/* a fragment of our request @req_id */
 	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
+	u8 tos;				/* its IP TOS: DSCP << 2 */
 	u32 len;
 	u8 buf[];
 };
@@ -175,6 +187,8 @@ struct swnic_txmsg {
 	/* REQ: the poster and its completion */
 	struct swnic_ep *ep;
 	struct swnic_deferred done;
+	bool last;			/* its last packet is made */
+	u8 tos;				/* its packets' IP TOS */
 	u64 got;			/* READ: bytes placed */
 	int err;			/* READ: placement failed */
 	/* READ_DATA: where the data comes from */
@@ -191,6 +205,8 @@ struct swnic_rxmsg {
 	struct swnic_wire_msg m;	/* from the first fragment */
 	u64 len, got;
 	void *buf;			/* the message (len bytes) */
+	unsigned long *frags;		/* which fragments arrived */
+	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
 };
 
@@ -212,15 +228,21 @@ struct swnic_peer {
 	u32 acked_req;			/* highest request with a packet ACKed */
 	bool acked_any;			/* ... if any */
 	u32 srtt_us, rttvar_us, rto_us;
-	unsigned long rto_mark;		/* jiffies: last ACK progress or RTO */
+	ktime_t rto_mark;		/* last ACK progress or RTO */
+	ktime_t last_tx;		/* last new packet sent */
+	bool probed;			/* tail probe sent since progress */
+	unsigned long gso_when;		/* jiffies: @gso looked up */
+	bool gso;			/* UDP GSO sends to it */
 	/* receiving */
 	u32 rcv_nxt;
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
 	bool ack_due;
+	u8 ack_tos;			/* of the last request packet: ACKs' */
 	struct list_head rxmsgs;
 	u32 exec_next;			/* next msg_id to execute */
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;
+	u64 drops[__SWNIC_DROP_NUM];	/* of its packets, by reason */
 };
 
 static unsigned int swnic_udp_net_id;
@@ -247,12 +269,50 @@ static void swnic_drop(struct swnic_wnet *wn, unsigned int why)
 	atomic64_inc(&wn->drops[why]);
 }
 
+/* A drop of a packet known to come from @p: counted for it as well. */
+static void swnic_peer_drop(struct swnic_wnet *wn, struct swnic_peer *p,
+			    unsigned int why)
+{
+	swnic_drop(wn, why);
+	p->drops[why]++;
+}
+
+/*
+ * The reasons a packet can be dropped for once its peer is known (the
+ * others happen before: checksum, version, peers, queue).
+ */
+static const u8 swnic_peer_drop_reasons[] = {
+	SWNIC_DROP_SHORT, SWNIC_DROP_STALE, SWNIC_DROP_WINDOW, SWNIC_DROP_DUP,
+	SWNIC_DROP_BAD_MSG, SWNIC_DROP_NO_MEM, SWNIC_DROP_NO_DEV,
+};
+
+static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
+
 /* ---- sending packets ---------------------------------------------------- */
 
-static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
-			   void *buf, size_t len)
+/* Our end-to-end checksum over the whole packet (@buf, @len bytes). */
+static void swnic_pkt_seal(void *buf, size_t len)
 {
 	struct swnic_wire_hdr *h = buf;
+
+	h->csum = 0;
+	h->csum = csum_fold(csum_partial(buf, len, 0));
+}
+
+/*
+ * Send sealed packets to @p: one datagram per kvec, or with @gso the
+ * kvecs (each @gso bytes but the last) as one UDP GSO send that the stack
+ * cuts into datagrams at @gso bytes - after the qdisc, in the device or
+ * just before it - so the stack is crossed once for all of them.
+ */
+static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
+			   struct kvec *iov, unsigned int n, size_t len,
+			   u16 gso, u8 tos)
+{
+	u8 ctl[CMSG_SPACE(sizeof(u16)) + CMSG_SPACE(sizeof(int))]
+		__aligned(8) = {};
+	struct cmsghdr *cm = (void *)ctl;
+	size_t clen = 0;
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = p->ip,
@@ -263,15 +323,40 @@ static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 		.msg_namelen = sizeof(sin),
 		.msg_flags = MSG_DONTWAIT,
 	};
-	struct kvec iov = { .iov_base = buf, .iov_len = len };
 
 	if (!wn->sock)
-		return;
-	h->csum = 0;
-	h->csum = csum_fold(csum_partial(buf, len, 0));
+		return -ENOTCONN;
+	if (gso) {
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(u16));
+		*(u16 *)CMSG_DATA(cm) = gso;
+		clen += CMSG_SPACE(sizeof(u16));
+		cm = (void *)(ctl + clen);
+	}
+	if (tos) {	/* the traffic class of the endpoint's work */
+		cm->cmsg_level = SOL_IP;
+		cm->cmsg_type = IP_TOS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		*(int *)CMSG_DATA(cm) = tos;
+		clen += CMSG_SPACE(sizeof(int));
+	}
+	if (clen) {
+		msg.msg_control = ctl;
+		msg.msg_controllen = clen;
+	}
+	return kernel_sendmsg(wn->sock, &msg, iov, n, len);
+}
+
+static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
+			   void *buf, size_t len, u8 tos)
+{
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+
+	swnic_pkt_seal(buf, len);
 	/* A packet the stack drops is lost like any other: recovered. */
-	kernel_sendmsg(wn->sock, &msg, &iov, 1, len);
-	wn->tx_pkts++;
+	if (swnic_udp_sendv(wn, p, &iov, 1, len, 0, tos) >= 0)
+		wn->tx_pkts++;
 }
 
 static void swnic_hdr_init(struct swnic_peer *p, struct swnic_wire_hdr *h,
@@ -308,7 +393,7 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 		len = sizeof(pkt);
 		p->ack_due = false;
 	}
-	swnic_udp_xmit(wn, p, &pkt, len);
+	swnic_udp_xmit(wn, p, &pkt, len, type == SWNIC_PKT_ACK ? p->ack_tos : 0);
 }
 
 /* A RESET to the peer's incarnation @inc (not the one we know, maybe). */
@@ -319,26 +404,39 @@ static void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	swnic_hdr_init(p, &h, SWNIC_PKT_RESET, 0);
 	h.dst_inc = cpu_to_be32(inc);
-	swnic_udp_xmit(wn, p, &h, sizeof(h));
+	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
 }
 
-/* Send a reliable packet (@t's buffer) with the next PSN, keep it. */
-static void swnic_send_reliable(struct swnic_wnet *wn, struct swnic_peer *p,
-				struct swnic_txpkt *t)
+/* Have the worker run at @at, or earlier (wn->lock held). */
+static void swnic_arm(struct swnic_wnet *wn, ktime_t at)
+{
+	if (wn->dead || (hrtimer_is_queued(&wn->timer) &&
+			 !ktime_after(hrtimer_get_expires(&wn->timer), at)))
+		return;
+	hrtimer_start_range_ns(&wn->timer, at, 50 * NSEC_PER_USEC,
+			       HRTIMER_MODE_ABS);
+}
+
+/* Give @t (a reliable packet) the next PSN and keep it until ACKed. */
+static void swnic_track(struct swnic_wnet *wn, struct swnic_peer *p,
+			struct swnic_txpkt *t)
 {
 	struct swnic_wire_hdr *h = (void *)t->buf;
 
 	t->psn = p->snd_nxt++;
 	swnic_hdr_init(p, h, h->type, t->psn);
 	t->stamp = ktime_get();
-	if (list_empty(&p->unacked))
-		p->rto_mark = jiffies;	/* the RTO runs from now */
+	p->last_tx = t->stamp;
+	if (list_empty(&p->unacked)) {
+		/* The RTO runs from now. */
+		p->rto_mark = t->stamp;
+		p->probed = false;
+		swnic_arm(wn, ktime_add_us(t->stamp,
+					   min(p->rto_us, SWNIC_PTO_MIN_US)));
+	}
 	list_add_tail(&t->node, &p->unacked);
 	p->inflight++;
-	swnic_udp_xmit(wn, p, t->buf, t->len);
 	p->tx_bytes += t->len;
-	if (!timer_pending(&wn->timer))
-		mod_timer(&wn->timer, jiffies + 1);
 }
 
 static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
@@ -350,7 +448,7 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	h->dst_inc = cpu_to_be32(p->their_inc);
 	t->retx = true;
 	t->stamp = ktime_get();
-	swnic_udp_xmit(wn, p, t->buf, t->len);
+	swnic_udp_xmit(wn, p, t->buf, t->len, t->tos);
 	p->retx++;
 	wn->retx_pkts++;
 }
@@ -436,11 +534,12 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 }
 
 /*
- * Make and send the next packet of @tm. Return: true when @tm has no
- * packet left (the caller moves it on).
+ * Make the next packet of @tm, ready for swnic_track() (the caller sends
+ * it). Return: the packet; NULL if @tm changed to a status answer (a read
+ * from an MR that went away: make again); ERR_PTR(-ENOMEM).
  */
-static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
-			     struct swnic_txmsg *tm)
+static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
+					    struct swnic_txmsg *tm)
 {
 	size_t hlen = sizeof(struct swnic_wire_hdr);
 	u32 n = min_t(u64, tm->len - tm->pos, tm->frag);
@@ -457,8 +556,8 @@ static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
 		n = 0;
 	t = kmalloc(struct_size(t, buf, hlen + n), GFP_KERNEL);
 	if (!t)
-		return false;	/* the next tick tries again */
-	*t = (struct swnic_txpkt) { .len = hlen + n };
+		return ERR_PTR(-ENOMEM);
+	*t = (struct swnic_txpkt) { .len = hlen + n, .tos = tm->tos };
 	h = (void *)t->buf;
 
 	if (tm->kind == SWNIC_TX_REQ) {
@@ -488,13 +587,98 @@ static bool swnic_txmsg_next(struct swnic_wnet *wn, struct swnic_peer *p,
 				kfree(t);
 				tm->kind = SWNIC_TX_STATUS;
 				tm->status = -ret;
-				return false;
+				return NULL;
 			}
 		}
 	}
-	swnic_send_reliable(wn, p, t);
 	tm->pos += n;
-	return tm->kind == SWNIC_TX_STATUS || tm->pos >= tm->len;
+	if (tm->kind == SWNIC_TX_STATUS || tm->pos >= tm->len)
+		tm->last = true;
+	return t;
+}
+
+/*
+ * Can packets to @p go as UDP GSO sends? When the route's device does
+ * generic segmentation (not turned off: `ethtool -K DEV gso off` makes
+ * every packet its own send, as TCP's segments then are) and checksum
+ * offload, which UDP GSO needs. Looked up again every second.
+ */
+static bool swnic_peer_gso(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct flowi4 fl4 = {
+		.daddr = p->ip,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	netdev_features_t f;
+	struct rtable *rt;
+
+	if (p->gso_when && time_before(jiffies, p->gso_when + HZ))
+		return p->gso;
+	p->gso_when = jiffies ?: 1;
+	p->gso = false;
+	rt = ip_route_output_key(wn->net, &fl4);
+	if (IS_ERR(rt))
+		return false;
+	f = rt->dst.dev->features;
+	p->gso = (f & NETIF_F_GSO) && (f & NETIF_F_SG) &&
+		 (f & (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM));
+	ip_rt_put(rt);
+	return p->gso;
+}
+
+/*
+ * Send the next packets of @tm that the window allows: with UDP GSO as
+ * many equal-sized ones as one send takes (a message's fragments are, but
+ * its last), else one. Return: false if out of memory (the tick retries).
+ */
+static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
+			     struct swnic_txmsg *tm)
+{
+	unsigned int max = swnic_peer_gso(wn, p) ? SWNIC_GSO_SEGS : 1;
+	struct swnic_txpkt *t;
+	struct kvec iov[SWNIC_GSO_SEGS];
+	unsigned int n = 0, i;
+	size_t bytes = 0;
+	bool ok = true;
+	int ret;
+
+	while (n < max && !tm->last && p->inflight < SWNIC_WIN) {
+		t = swnic_txmsg_make(p, tm);
+		if (IS_ERR(t)) {
+			ok = false;
+			break;
+		}
+		if (!t)
+			continue;	/* now a status: make that */
+		swnic_track(wn, p, t);
+		swnic_pkt_seal(t->buf, t->len);
+		iov[n++] = (struct kvec) { .iov_base = t->buf,
+					   .iov_len = t->len };
+		bytes += t->len;
+		if (n == 1)	/* a send of at most SWNIC_GSO_BYTES */
+			max = min_t(unsigned int, max,
+				    max_t(unsigned int, SWNIC_GSO_BYTES / t->len, 1));
+		else if (t->len < iov[0].iov_len)
+			break;	/* the last may be shorter, only */
+	}
+	if (n > 1) {
+		ret = swnic_udp_sendv(wn, p, iov, n, bytes, iov[0].iov_len,
+				      tm->tos);
+		if (ret >= 0) {
+			wn->tx_pkts += n;
+			wn->gso_sends++;
+		}
+		/* Dropped by the stack: lost, and recovered, as any. */
+		if (ret != -EINVAL && ret != -EIO)
+			return ok;
+		/* Refused (no offload after all): one by one. */
+		p->gso = false;
+	}
+	for (i = 0; i < n; i++)
+		if (swnic_udp_sendv(wn, p, &iov[i], 1, iov[i].iov_len, 0,
+				    tm->tos) >= 0)
+			wn->tx_pkts++;
+	return ok;
 }
 
 /* Send what the window allows. */
@@ -505,7 +689,9 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 	lockdep_assert_held(&wn->lock);
 	while (p->inflight < SWNIC_WIN && !list_empty(&p->txq)) {
 		tm = list_first_entry(&p->txq, struct swnic_txmsg, node);
-		if (!swnic_txmsg_next(wn, p, tm))
+		if (!swnic_txmsg_send(wn, p, tm))
+			break;
+		if (!tm->last)
 			continue;
 		list_del(&tm->node);
 		if (tm->kind == SWNIC_TX_REQ) {
@@ -534,6 +720,7 @@ static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 	list_del(&rm->node);
 	wn->rx_mem -= rm->len;
 	kvfree(rm->buf);
+	kvfree(rm->frags);
 	kfree(rm);
 }
 
@@ -737,6 +924,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	if (!tm)
 		return -ENOMEM;
 	tm->kind = SWNIC_TX_REQ;
+	tm->tos = src->dscp << 2;
 	tm->len = sqe->opcode == SWNIC_OP_READ ? 0 : sqe->len;
 	tm->frag = swnic_udp_frag(src->dom->sdev, sizeof(tm->m));
 	tm->m = (struct swnic_wire_msg) {
@@ -751,6 +939,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		.auth_key = cpu_to_be32(key),
 		.uid = cpu_to_be32(from_kuid_munged(&init_user_ns,
 						    src->dom->uid)),
+		.frag = cpu_to_be32(tm->frag),
 		.len = cpu_to_be64(sqe->len),
 		.tag = cpu_to_be64(sqe->tag),
 		.data = cpu_to_be64(sqe->data),
@@ -898,8 +1087,10 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	if (psn_before(p->snd_una, cum))
 		p->snd_una = cum;
-	if (progress)
-		p->rto_mark = jiffies;
+	if (progress) {
+		p->rto_mark = now;
+		p->probed = false;
+	}
 	/*
 	 * RACK: a packet (or its retransmission) sent a reordering window
 	 * before one that arrived is lost: send it again now, without
@@ -1016,6 +1207,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	if (!tm)
 		return false;
 	tm->msg_id = rm->msg_id;
+	tm->tos = rm->tos;	/* the answer travels as the request did */
 	tm->kind = SWNIC_TX_STATUS;
 	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : -ECONNREFUSED;
 	if (err)
@@ -1128,8 +1320,8 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 			      const struct swnic_wire_msg *m, struct sk_buff *skb,
 			      unsigned int off, unsigned int n)
 {
-	u32 id = be32_to_cpu(m->msg_id);
-	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset);
+	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
+	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
 	struct swnic_rxmsg *rm, *pos;
 
 	if (m->opcode == SWNIC_OP_READ)
@@ -1137,27 +1329,41 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	if (len > SWNIC_MAX_MSG_SIZE || at > len || n > len - at ||
 	    (n == 0 && len != 0) || psn_before(id, p->exec_next))
 		return false;
+	/* Fragment i at i * frag, each frag long but the last. */
+	idx = len ? div_u64_rem(at, max(frag, 1U), &rem) : 0;
+	if (len && (frag < SWNIC_FRAG_MIN || frag > SWNIC_FRAG_MAX || rem ||
+		    n != min_t(u64, frag, len - at))) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
+		return false;
+	}
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (pos->msg_id == id)
 			goto found;
 	/* New: made in order of msg_id, charged to the namespace's budget. */
 	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
-		swnic_drop(wn, SWNIC_DROP_NO_MEM);
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
-	/* Zeroed: fragments may overlap and leave holes (a hostile peer). */
-	rm->buf = len ? kvzalloc(len, GFP_KERNEL) : NULL;
-	if (len && !rm->buf) {
-		kfree(rm);
-		swnic_drop(wn, SWNIC_DROP_NO_MEM);
-		return false;
+	/* Not zeroed: whole only when every fragment arrived (@frags). */
+	if (len) {
+		rm->buf = kvmalloc(len, GFP_KERNEL);
+		rm->frags = kvcalloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(len, frag)),
+				     sizeof(long), GFP_KERNEL);
+		if (!rm->buf || !rm->frags) {
+			kvfree(rm->buf);
+			kvfree(rm->frags);
+			kfree(rm);
+			swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+			return false;
+		}
 	}
 	rm->msg_id = id;
 	rm->m = *m;
 	rm->len = len;
+	rm->tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
 	wn->rx_mem += len;
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (psn_before(id, pos->msg_id))
@@ -1170,13 +1376,20 @@ found:
 	if (rm->m.opcode != m->opcode || rm->m.len != m->len ||
 	    rm->m.dst_port != m->dst_port || rm->m.tag != m->tag ||
 	    rm->m.auth_key != m->auth_key || rm->m.rkey != m->rkey ||
-	    rm->m.raddr != m->raddr || rm->m.src_port != m->src_port) {
-		swnic_drop(wn, SWNIC_DROP_BAD_MSG);
+	    rm->m.raddr != m->raddr || rm->m.src_port != m->src_port ||
+	    rm->m.frag != m->frag) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 		return false;
 	}
-	/* PSNs are unique, fragments too: each byte is counted once. */
-	if (n && skb_copy_bits(skb, off, rm->buf + at, n))
+	/*
+	 * A fragment we have (sent again under another PSN, which only a
+	 * hostile peer does) is taken once: each byte is counted once.
+	 */
+	if (!n || test_bit(idx, rm->frags))
+		return true;
+	if (skb_copy_bits(skb, off, rm->buf + at, n))
 		return false;
+	set_bit(idx, rm->frags);
 	rm->got += n;
 	return true;
 }
@@ -1276,7 +1489,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	if (h.type == SWNIC_PKT_RESET) {
 		/* The peer forgot us: only a RESET naming us now counts. */
 		if (dst_inc != p->my_inc) {
-			swnic_drop(wn, SWNIC_DROP_STALE);
+			swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 			return;
 		}
 		swnic_peer_reset_tx(wn, p, ECONNRESET, true);
@@ -1297,7 +1510,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		 * so it cannot reset a live context.
 		 */
 		swnic_send_reset(wn, p, src_inc);
-		swnic_drop(wn, SWNIC_DROP_STALE);
+		swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 		return;
 	}
 	if (src_inc != p->their_inc) {
@@ -1322,7 +1535,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		struct swnic_wire_ack a = {};
 
 		if (skb_copy_bits(skb, off, &a, sizeof(a))) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		swnic_rx_ack(wn, p, psn, &a);
@@ -1331,12 +1544,12 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 	/* Reliable: once per PSN, inside the window. */
 	if (!psn_before(psn, p->rcv_nxt) && psn - p->rcv_nxt >= SWNIC_RX_WIN) {
-		swnic_drop(wn, SWNIC_DROP_WINDOW);
+		swnic_peer_drop(wn, p, SWNIC_DROP_WINDOW);
 		return;
 	}
 	if (psn_before(psn, p->rcv_nxt) ||
 	    test_bit(psn % SWNIC_RX_WIN, p->rcv_map)) {
-		swnic_drop(wn, SWNIC_DROP_DUP);
+		swnic_peer_drop(wn, p, SWNIC_DROP_DUP);
 		p->ack_due = true;	/* our ACK was lost */
 		return;
 	}
@@ -1346,7 +1559,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 		if (skb_copy_bits(skb, off, &r, sizeof(r)) ||
 		    be32_to_cpu(r.len) != len - off - sizeof(r)) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		swnic_rx_resp(wn, p, &r, skb, off + sizeof(r),
@@ -1355,7 +1568,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		struct swnic_wire_msg m;
 
 		if (skb_copy_bits(skb, off, &m, sizeof(m))) {
-			swnic_drop(wn, SWNIC_DROP_SHORT);
+			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		off += sizeof(m);
@@ -1371,10 +1584,11 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
 	p->ack_due = true;
 	if (h.type != SWNIC_PKT_RESP) {
+		p->ack_tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
 		p->ifindex = skb->skb_iif;
 		sdev = swnic_rx_device(wn->net, p->ifindex);
 		if (!sdev)
-			swnic_drop(wn, SWNIC_DROP_NO_DEV);
+			swnic_peer_drop(wn, p, SWNIC_DROP_NO_DEV);
 		swnic_rx_run(wn, p, sdev);
 		if (sdev)
 			swnic_device_put(sdev);
@@ -1383,17 +1597,32 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 /* ---- the worker and the timer ------------------------------------------- */
 
-/* Retransmit what timed out; fail peers that stay silent. */
+/*
+ * The tail loss probe's timeout: two RTTs (an ACK that took one should
+ * be back) and the reordering window, at least SWNIC_PTO_MIN_US.
+ */
+static u32 swnic_pto_us(struct swnic_peer *p)
+{
+	if (!p->srtt_us)
+		return p->rto_us;
+	return max_t(u32, 2 * p->srtt_us + max_t(u32, p->srtt_us / 4,
+						 SWNIC_REO_MIN_US),
+		     SWNIC_PTO_MIN_US);
+}
+
+/*
+ * Probe, retransmit what timed out, fail peers that stay silent; then arm
+ * the timer for the earliest deadline left.
+ */
 static void swnic_tick(struct swnic_wnet *wn)
 {
-	unsigned long now = jiffies, timeout;
+	unsigned long timeout;
+	ktime_t now = ktime_get(), next = KTIME_MAX, at;
 	struct swnic_peer *p, *tmp;
-	bool busy = false;
 
 	timeout = msecs_to_jiffies(max(READ_ONCE(peer_timeout_ms), 10U));
 	list_for_each_entry_safe(p, tmp, &wn->peers, node) {
 		struct swnic_txpkt *t;
-		unsigned long rto = usecs_to_jiffies(p->rto_us) ?: 1;
 		int burst = 0;
 
 		if (!list_empty(&p->rxmsgs)) {
@@ -1407,8 +1636,9 @@ static void swnic_tick(struct swnic_wnet *wn)
 		if (list_empty(&p->unacked) && list_empty(&p->waiting) &&
 		    list_empty(&p->txq) && list_empty(&p->rxmsgs))
 			continue;
-		busy = true;
-		if (time_after(now, p->heard + timeout)) {
+		/* Busy: looked at again, for its silence and its retries. */
+		next = min(next, ktime_add_us(now, SWNIC_TICK_US));
+		if (time_after(jiffies, p->heard + timeout)) {
 			pr_debug("peer %pI4:%u silent for %u ms: failed\n",
 				 &p->ip, ntohs(p->port), peer_timeout_ms);
 			swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
@@ -1416,13 +1646,16 @@ static void swnic_tick(struct swnic_wnet *wn)
 			p->their_inc = 0;
 			continue;
 		}
+		swnic_peer_pump(wn, p);
+		if (list_empty(&p->unacked))
+			continue;
 		/*
 		 * The retransmit timeout: no ACK progress for an RTO. The
 		 * oldest packets go again (the tail, which RACK cannot see
 		 * lost: nothing after it arrived) and the RTO backs off.
 		 */
-		if (!list_empty(&p->unacked) &&
-		    time_after(now, p->rto_mark + rto)) {
+		at = ktime_add_us(p->rto_mark, p->rto_us);
+		if (!ktime_before(now, at)) {
 			list_for_each_entry(t, &p->unacked, node) {
 				swnic_retransmit(wn, p, t);
 				if (++burst >= SWNIC_RETX_BURST)
@@ -1430,11 +1663,30 @@ static void swnic_tick(struct swnic_wnet *wn)
 			}
 			p->rto_us = min(p->rto_us * 2, (u32)SWNIC_RTO_MAX_US);
 			p->rto_mark = now;
+			at = ktime_add_us(now, p->rto_us);
 		}
-		swnic_peer_pump(wn, p);
+		next = min(next, at);
+		/*
+		 * The tail loss probe: nothing more to send and no ACK for
+		 * two RTTs after the last packet: its loss, or of some
+		 * before it, is likely. The last packet goes again, once:
+		 * the ACK it brings back shows which are missing, and RACK
+		 * sends those - well before the RTO.
+		 */
+		if (p->probed || !list_empty(&p->txq))
+			continue;
+		at = ktime_add_us(p->last_tx, swnic_pto_us(p));
+		if (ktime_before(now, at)) {
+			next = min(next, at);
+			continue;
+		}
+		t = list_last_entry(&p->unacked, struct swnic_txpkt, node);
+		swnic_retransmit(wn, p, t);
+		p->probed = true;
+		wn->probes++;
 	}
-	if (busy && !wn->dead)
-		mod_timer(&wn->timer, jiffies + 1);
+	if (next != KTIME_MAX)
+		swnic_arm(wn, next);
 }
 
 static void swnic_udp_work(struct work_struct *work)
@@ -1461,11 +1713,12 @@ static void swnic_udp_work(struct work_struct *work)
 		queue_work(swnic_wire_wq, &wn->work);
 }
 
-static void swnic_udp_timer(struct timer_list *t)
+static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
 {
-	struct swnic_wnet *wn = from_timer(wn, t, timer);
+	struct swnic_wnet *wn = container_of(t, struct swnic_wnet, timer);
 
 	queue_work(swnic_wire_wq, &wn->work);
+	return HRTIMER_NORESTART;
 }
 
 /* encap_rcv, softirq: every datagram to the port. Return: 0 (taken). */
@@ -1504,6 +1757,8 @@ int swnic_udp_open(struct net *net)
 		.family = AF_INET,
 		.local_ip.s_addr = htonl(INADDR_ANY),
 		.local_udp_port = htons(udp_port),
+		/* UDP GSO needs them (and offload makes them cheap). */
+		.use_udp_checksums = true,
 	};
 	struct socket *sock;
 	int ret = 0;
@@ -1582,6 +1837,8 @@ int swnic_udp_counters(struct net *net,
 	ret = fn(arg, "tx_packets", wn->tx_pkts) ?:
 	      fn(arg, "rx_packets", wn->rx_pkts) ?:
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
+	      fn(arg, "gso_sends", wn->gso_sends) ?:
+	      fn(arg, "tail_probes", wn->probes) ?:
 	      fn(arg, "peers", wn->npeers) ?:
 	      fn(arg, "rx_mem_bytes", wn->rx_mem);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
@@ -1610,6 +1867,7 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 	struct swnic_wnet *wn = swnic_wnet(net);
 	unsigned long i = 0, now = jiffies;
 	struct swnic_peer_info info;
+	unsigned int j;
 	struct swnic_peer *p;
 	int ret = 0;
 
@@ -1633,6 +1891,13 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			.tx_bytes = p->tx_bytes,
 			.rx_bytes = p->rx_bytes,
 		};
+		for (j = 0; j < ARRAY_SIZE(swnic_peer_drop_reasons); j++) {
+			unsigned int why = swnic_peer_drop_reasons[j];
+
+			info.drop_names[j] = swnic_drop_names[why];
+			info.drops[j] = p->drops[why];
+		}
+		info.ndrops = j;
 		ret = fn(arg, &info);
 		if (ret)
 			break;
@@ -1650,7 +1915,8 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	mutex_init(&wn->lock);
 	skb_queue_head_init(&wn->rxq);
 	INIT_WORK(&wn->work, swnic_udp_work);
-	timer_setup(&wn->timer, swnic_udp_timer, 0);
+	hrtimer_init(&wn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	wn->timer.function = swnic_udp_timer;
 	INIT_LIST_HEAD(&wn->peers);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
@@ -1672,9 +1938,9 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 		udp_tunnel_sock_release(sock);
 	synchronize_rcu();
 	/* The work re-arms the timer and the timer queues the work. */
-	del_timer_sync(&wn->timer);
+	hrtimer_cancel(&wn->timer);
 	cancel_work_sync(&wn->work);
-	del_timer_sync(&wn->timer);
+	hrtimer_cancel(&wn->timer);
 	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
 	wn->sock = NULL;

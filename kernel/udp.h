@@ -14,6 +14,8 @@ int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr);
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr);
 
 /* A peer context as netlink shows it (swnic_udp_peers()). */
+#define SWNIC_PEER_DROPS_MAX	8
+
 struct swnic_peer_info {
 	__be32 ip;
 	u16 port;
@@ -22,6 +24,10 @@ struct swnic_peer_info {
 	u32 inflight, msgs;
 	u32 silent_ms;
 	u64 retx, tx_bytes, rx_bytes;
+	/* its packets dropped, by reason (those that can be a peer's) */
+	unsigned int ndrops;
+	const char *drop_names[SWNIC_PEER_DROPS_MAX];
+	u64 drops[SWNIC_PEER_DROPS_MAX];
 };
 
 int swnic_udp_counters(struct net *net,

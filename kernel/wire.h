@@ -11,7 +11,7 @@
 #include <linux/build_bug.h>
 #include <linux/types.h>
 
-#define SWNIC_WIRE_VERSION	1
+#define SWNIC_WIRE_VERSION	2
 /* The UDP port of every namespace's socket unless the module is told. */
 #define SWNIC_WIRE_UDP_PORT	4793
 
@@ -73,6 +73,10 @@ struct swnic_wire_ack {
  * @dst_port: the target endpoint
  * @auth_key: the auth key the sender uses (0: none, then @uid counts)
  * @uid: the sending domain's owner (init_user_ns), for auth key 0
+ * @frag: payload bytes of every fragment but the last (the sender's MTU
+ *	  less the headers): fragment i is at offset i * @frag, so the
+ *	  target knows which fragments it has, and a message is whole only
+ *	  when each arrived (no holes, whatever the fragments claim)
  * @len: the message's length
  * @offset: this fragment's offset in the message
  * @tag: TSEND: the tag
@@ -90,7 +94,7 @@ struct swnic_wire_msg {
 	__be16 dst_port;
 	__be32 auth_key;
 	__be32 uid;
-	__be32 __pad2;
+	__be32 frag;
 	__be64 len;
 	__be64 offset;
 	__be64 tag;

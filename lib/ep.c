@@ -340,6 +340,14 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	}
 	if (ep->rm_enabled)
 		c.flags |= SWNIC_EP_F_RM_ENABLED;
+	/* Its traffic class, else the domain's, as its packets' DSCP. */
+	c.dscp = swnic_tclass_dscp(ep->info->tx_attr->tclass ?
+				   ep->info->tx_attr->tclass : dom->tclass);
+	if (c.dscp && !(dom->dev.attr.features & SWNIC_FEAT_DSCP)) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_enable: tclass: the kernel sets no DSCP (old module)\n");
+		c.dscp = 0;
+	}
 	ret = swnic_cq_kernel_id(tx, &c.tx_cq);
 	if (!ret)
 		ret = swnic_cq_kernel_id(rx, &c.rx_cq);

@@ -137,6 +137,30 @@ bool swnic_tclass_valid(uint32_t tclass)
 	return tclass >= FI_TC_BEST_EFFORT && tclass <= FI_TC_NETWORK_CTRL;
 }
 
+/*
+ * The DSCP of a (valid) traffic class on the wire: FI_TC_DSCP's own, else
+ * the code point RFC 4594 gives such traffic (best effort: default).
+ */
+uint8_t swnic_tclass_dscp(uint32_t tclass)
+{
+	if (tclass & FI_TC_DSCP)
+		return tclass & 0x3f;
+	switch (tclass) {
+	case FI_TC_LOW_LATENCY:
+		return 46;	/* EF: expedited forwarding */
+	case FI_TC_DEDICATED_ACCESS:
+		return 34;	/* AF41 */
+	case FI_TC_BULK_DATA:
+		return 10;	/* AF11: high-throughput data */
+	case FI_TC_SCAVENGER:
+		return 8;	/* CS1: lower effort */
+	case FI_TC_NETWORK_CTRL:
+		return 48;	/* CS6: network control */
+	default:
+		return 0;	/* FI_TC_UNSPEC, FI_TC_BEST_EFFORT */
+	}
+}
+
 /* Limits: a non-zero hint above the device's value cannot be served. */
 #define SWNIC_CHECK_MAX(hint, max, name)				\
 	do {								\

@@ -278,6 +278,7 @@ int swnic_check_domain_attr(const struct swnic_dev *dev,
 			    const struct fi_domain_attr *attr,
 			    uint32_t api_version, uint64_t caps);
 bool swnic_tclass_valid(uint32_t tclass);
+uint8_t swnic_tclass_dscp(uint32_t tclass);
 
 /* ---- fabric (fabric.c) ----------------------------------------------------- */
 

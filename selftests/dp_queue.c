@@ -674,7 +674,16 @@ TEST_F(dp, port_in_use_and_bad_create)
 	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);
 	c.__reserved = 0;
+	c.__pad = 1;
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.__pad = 0;
+	c.dscp = 64;			/* DSCP is 6 bits */
+	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.dscp = 0;
 	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_DSCP);
 	c.sq_entries = q.max_sq_entries + 1;
 	ASSERT_EQ(-1, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);

@@ -103,19 +103,82 @@ pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 
+# Packets that come in on $2 (in namespace $1) with DSCP 46 (EF, TOS
+# 0xb8): counted by a u32 filter on its ingress (set up below).
+ef_in()
+{
+	ip netns exec "$1" tc -s filter show dev "$2" ingress |
+		awk '/Sent/ { print $4; exit }'
+}
+ef_count=0
+if $A tc qdisc add dev swwa clsact && $B tc qdisc add dev swwb clsact &&
+   $A tc filter add dev swwa ingress protocol ip u32 \
+	match ip dsfield 0xb8 0xfc action pass &&
+   $B tc filter add dev swwb ingress protocol ip u32 \
+	match ip dsfield 0xb8 0xfc action pass; then
+	ef_count=1
+fi
+
 check "RMA write/read, remote CQ data, counters, key errors across" \
 	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
 	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
 	       wait \$! || rc=1; exit \$rc"
 
-# Impairments: netem on both ends, GSO off so single packets are hit.
-$A ethtool -K swwa gso off tso off >/dev/null 2>&1
-$B ethtool -K swwb gso off tso off >/dev/null 2>&1
+# The traffic class (fi_tx_attr.tclass) reaches the wire as the DSCP of
+# the endpoint's packets, and the answers travel as the requests did.
+if [ $ef_count = 1 ]; then
+	if [ "$(ef_in swnicwa swwa)" = 0 ] && [ "$(ef_in swnicwb swwb)" = 0 ]; then
+		ok "without a traffic class the wire's packets are best effort (DSCP 0)"
+	else
+		not_ok "without a traffic class the wire's packets are best effort" \
+			"EF packets: $(ef_in swnicwa swwa) in, $(ef_in swnicwb swwb) back"
+	fi
+	check "RMA across with traffic class DSCP 46 (FI_TC_DSCP)" \
+		sh -c "$A timeout 120 selftests/wire/out/wire_rma -t 46 -s & sleep 1;
+		       $B timeout 120 selftests/wire/out/wire_rma -t 46 $ADDR_A;
+		       rc=\$?; wait \$! || rc=1; exit \$rc"
+	in=$(ef_in swnicwa swwa) back=$(ef_in swnicwb swwb)
+	if [ "${in:-0}" -gt 0 ] && [ "${back:-0}" -gt 0 ]; then
+		ok "its requests and their answers carry DSCP 46 ($in in, $back back)"
+	else
+		not_ok "its requests and their answers carry DSCP 46" \
+			"EF packets: ${in:-none} in, ${back:-none} back"
+	fi
+	$A tc qdisc del dev swwa clsact
+	$B tc qdisc del dev swwb clsact
+else
+	not_ok "a DSCP-counting filter on the veth ends" "tc failed"
+fi
+
+# Large messages go as UDP GSO sends (a burst of packets crosses the stack
+# once) while the devices do generic segmentation.
+gso=$($B swnic -j peer show | jq '[.[] | select(.peer == "*") |
+	.counters.gso_sends] | add // 0')
+if [ "${gso:-0}" -gt 0 ]; then
+	ok "large messages went as UDP GSO sends ($gso)"
+else
+	not_ok "large messages went as UDP GSO sends" "gso_sends: ${gso:-none}"
+fi
+
+# Loss with GSO on: netem drops a burst's packets together (up to 40 in a
+# row), the harshest loss pattern; every byte must still arrive.
 impair()
 {
 	$A tc qdisc replace dev swwa root netem "$@" &&
 	$B tc qdisc replace dev swwb root netem "$@"
 }
+if impair loss 2%; then
+	pingpong "rdm 16 MiB across, netem loss 2% of GSO bursts, data checked" \
+		-e rdm -c -I 3 -S 16777216
+else
+	not_ok "netem loss 2% of GSO bursts" "tc qdisc failed"
+fi
+impair loss 0%
+
+# Impairments: netem on both ends, GSO off so single packets are hit (and
+# the wire sends each packet on its own, as TCP then does).
+$A ethtool -K swwa gso off tso off >/dev/null 2>&1
+$B ethtool -K swwb gso off tso off >/dev/null 2>&1
 for imp in "loss 1%" "loss 5%" "loss 20%" "delay 1ms 1ms reorder 25% 50%" \
 	   "duplicate 10%" "corrupt 5%"; do
 	# shellcheck disable=SC2086

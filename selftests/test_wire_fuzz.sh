@@ -137,6 +137,22 @@ else
 		"$live"
 fi
 
+# Drops are counted per peer too, for the peers whose packets they were:
+# the fuzzer's sockets' contexts have some, and no reason's sum over the
+# peers exceeds the namespace's count.
+if printf '%s' "$live" | jq -e '[.[] | select(.peer != "*") | .counters |
+	.drop_bad_msg + .drop_window + .drop_dup + .drop_stale] | add > 0' \
+	>/dev/null &&
+   printf '%s' "$live" | jq -e '. as $all | .[0].counters as $ns |
+	all("short", "stale", "window", "dup", "bad_msg", "no_mem";
+	    . as $r | ([$all[1:][] | .counters["drop_" + $r]] | add // 0) <=
+	    $ns["drop_" + $r])' >/dev/null; then
+	ok "peer show: the fuzzer's peers with their own drops by reason"
+else
+	not_ok "peer show: the fuzzer's peers with their own drops by reason" \
+		"$(printf '%s' "$live" | jq -c '[.[] | {peer, counters}] | .[:6]')"
+fi
+
 after_fz=$(wire swnicfa)
 diag "server's wire counters before: $base" "after: $after_fz"
 for reason in short checksum version stale window dup bad_msg peers; do

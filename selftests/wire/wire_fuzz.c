@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 /* The wire's formats (kernel/wire.h), big endian. */
-#define W_VERSION	1
+#define W_VERSION	2
 enum { P_DATA = 1, P_READ_REQ, P_RESP, P_ACK, P_RESET, P_MAX };
 enum { OP_SEND = 1, OP_TSEND, OP_WRITE, OP_READ };
 #define RX_WIN		1024
@@ -64,7 +64,7 @@ struct w_msg {
 	uint32_t msg_id;
 	uint8_t opcode, flags, ep_type, pad;
 	uint16_t src_port, dst_port;
-	uint32_t auth_key, uid, pad2;
+	uint32_t auth_key, uid, frag;
 	uint64_t len, offset, tag, data, raddr, rkey;
 };
 
@@ -240,6 +240,9 @@ static void msg(struct src *s, struct w_msg *m, uint8_t type)
 				  (uint16_t)rnd()),
 		.auth_key = htonl(chance(20) ? 0 : key),
 		.uid = htonl(uid),
+		/* mostly a plausible fragment size (that fits PKT_MAX) */
+		.frag = htonl(chance(85) ? 256 + (uint32_t)below(1129) :
+			      (uint32_t)rnd()),
 		.len = htobe64(pick_len()),
 		.tag = htobe64(rnd()),
 		.data = htobe64(rnd()),
@@ -307,7 +310,7 @@ static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
 		hdr(s, h, (uint8_t)below(P_MAX), s->psn);
 		switch (below(3)) {
 		case 0:
-			h->version = (uint8_t)(2 + below(254));
+			h->version = (uint8_t)(W_VERSION + 1 + below(254));
 			break;
 		case 1:
 			h->type = chance(50) ? 0 : P_MAX + below(250);
@@ -374,6 +377,9 @@ static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
 		case 4:
 			m->rkey = htobe64(rnd());
 			break;
+		case 5:
+			m->frag = htonl((uint32_t)rnd());
+			break;
 		}
 	} else {
 		msg(s, m, h->type);
@@ -397,8 +403,16 @@ static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
 	case 3:					/* overlapping */
 		off = mlen > n ? below(mlen - n + 1) : 0;
 		break;
-	default:				/* fragment-aligned */
-		off = mlen > n && n ? below((mlen - n) / n + 1) * n : 0;
+	default: {				/* fragment-aligned */
+		uint64_t fr = ntohl(m->frag);
+
+		if (fr >= 256 && fr <= room && mlen && mlen <= MAX_MSG) {
+			off = below((mlen - 1) / fr + 1) * fr;
+			n = mlen - off < fr ? mlen - off : fr;
+		} else {
+			off = mlen > n && n ? below((mlen - n) / n + 1) * n : 0;
+		}
+	}
 	}
 	m->offset = htobe64(off);
 	fill((uint8_t *)(m + 1), n);

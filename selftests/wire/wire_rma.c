@@ -21,6 +21,8 @@
  * with the triggered write (the failed writes counted nothing), and that
  * its memory holds the pattern.
  * No target process code runs for the RMA itself: the target only waits.
+ * With -t DSCP first, the endpoint's traffic class is that DSCP
+ * (FI_TC_DSCP), which its wire packets carry (test_wire.sh checks).
  * Exit status 0 when every check passed.
  */
 #include <arpa/inet.h>
@@ -80,6 +82,8 @@ static void die(const char *what, int ret)
 	exit(2);
 }
 
+static uint32_t tclass;		/* -t: the endpoints' traffic class */
+
 static void setup(const char *node, int target)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -94,6 +98,7 @@ static void setup(const char *node, int target)
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
+	hints->tx_attr->tclass = tclass;
 	hints->caps |= FI_TRIGGER;
 	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
 	triggered = !ret;
@@ -394,12 +399,17 @@ static int run_loop(const char *node)
 
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "-t")) {
+		tclass = FI_TC_DSCP | (uint32_t)(atoi(argv[2]) & 0x3f);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc == 2 && !strcmp(argv[1], "-s"))
 		return run_target();
 	if (argc == 3 && !strcmp(argv[1], "-l"))
 		return run_loop(argv[2]);
 	if (argc == 2)
 		return run_initiator(argv[1]);
-	fprintf(stderr, "usage: wire_rma -s | wire_rma [-l] TARGET-IPV4\n");
+	fprintf(stderr, "usage: wire_rma [-t DSCP] -s | wire_rma [-t DSCP] [-l] TARGET-IPV4\n");
 	return 2;
 }

@@ -66,6 +66,23 @@ static void peer_save_counters(struct peer_show *ps, const struct nlattr *stats)
 	}
 }
 
+/* The sum of a peer's drop counters. */
+static uint64_t peer_drops(const struct nlattr *stats)
+{
+	const struct nlattr *entry, *a;
+	uint64_t sum = 0, value;
+
+	mnl_attr_for_each_nested(entry, stats) {
+		if (mnl_attr_get_type(entry) != SWNIC_A_STATS_ENTRY)
+			continue;
+		mnl_attr_for_each_nested(a, entry)
+			if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE &&
+			    attr_u64(a, &value))
+				sum += value;
+	}
+	return sum;
+}
+
 /* "a.b.c.d:port" of a PEER_ADDR (4 or 16 bytes) and PEER_PORT. */
 static void peer_name(const struct sw_attrs *a, char *buf, size_t size)
 {
@@ -138,6 +155,13 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 			pr_u64(u64s[i].key, v64);
 	if (attr_u32(a.tb[SWNIC_A_PEER_SILENT_MS], &v))
 		pr_u32("silent_ms", v);
+	/* Its drops by reason: JSON's counters; the text, their sum. */
+	if (a.tb[SWNIC_A_STATS]) {
+		if (!ps)
+			stat_print_entries(a.tb[SWNIC_A_STATS]);
+		else
+			pr_u64("drops", peer_drops(a.tb[SWNIC_A_STATS]));
+	}
 	pr_row_end();
 	return MNL_CB_OK;
 }

@@ -80,6 +80,8 @@ enum {
  * reaches a threshold.
  */
 #define SWNIC_FEAT_TRIGGER	(1ULL << 13)
+/* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
+#define SWNIC_FEAT_DSCP		(1ULL << 16)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

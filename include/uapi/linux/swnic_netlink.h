@@ -87,7 +87,8 @@ enum swnic_nl_cmd {
 	/*
 	 * Dump of the wire (Documentation/wire.rst) of the caller's network
 	 * namespace: first one message with its counters (SWNIC_A_STATS:
-	 * packets, drops by reason), then one per peer context (PEER_*).
+	 * packets, drops by reason), then one per peer context (PEER_*, and
+	 * SWNIC_A_STATS: its packets dropped by reason, drop_<reason>).
 	 */
 	SWNIC_NL_CMD_PEER_GET,
 	__SWNIC_NL_CMD_MAX,

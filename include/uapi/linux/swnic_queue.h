@@ -344,7 +344,13 @@ struct swnic_ep_create {
 	__u32 sq_entries;		/* in: minimum SQ entries */
 	__u32 rq_entries;		/* in: minimum RQ entries */
 	__u16 port;			/* in/out: the endpoint's port */
-	__u16 __pad;			/* 0 */
+	/*
+	 * in: the DSCP (0-63) of the IP packets that carry its work requests
+	 * over the wire (SWNIC_FEAT_DSCP; before it, padding that had to be
+	 * 0): libfabric's traffic class (fi_tx_attr.tclass)
+	 */
+	__u8 dscp;
+	__u8 __pad;			/* 0 */
 	__u32 addr;			/* out: the endpoint's IPv4 address */
 	__s32 fd;			/* out: the endpoint's fd */
 	__u32 ep_id;			/* out: id (netlink dumps) */
