@@ -23,6 +23,7 @@
 #include "mmap.h"
 #include "mr.h"
 #include "service.h"
+#include "trig.h"
 
 static int swnic_query_device(struct swnic_domain *dom, void *arg)
 {
@@ -37,7 +38,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	q->features = SWNIC_FEAT_QUERY | SWNIC_FEAT_AUTH_KEY |
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
-		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_DSCP |
+		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -117,6 +118,9 @@ union swnic_ioctl_buf {
 	struct swnic_ep_cancel ep_cancel;
 	struct swnic_ep_peek ep_peek;
 	struct swnic_mr_bind_cntr mr_bind_cntr;
+	struct swnic_cntr_update cntr_update;
+	struct swnic_trig_cntr trig_cntr;
+	struct swnic_trig_cancel trig_cancel;
 };
 
 /*
@@ -209,6 +213,12 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 			  struct swnic_ep_auth_key, index),
 	SWNIC_IOCTL_OP(MR_BIND_CNTR, swnic_mr_bind_cntr,
 		       struct swnic_mr_bind_cntr, __reserved),
+	SWNIC_IOCTL_OP(CNTR_UPDATE, swnic_trig_ioctl_cntr_update,
+		       struct swnic_cntr_update, value),
+	SWNIC_IOCTL_OP(TRIG_CNTR, swnic_trig_ioctl_cntr,
+		       struct swnic_trig_cntr, __reserved),
+	SWNIC_IOCTL_OP(TRIG_CANCEL, swnic_trig_ioctl_cancel,
+		       struct swnic_trig_cancel, cookie),
 };
 
 /**

@@ -17,6 +17,7 @@
 #include "compat.h"
 #include "device.h"
 #include "domain.h"
+#include "trig.h"
 
 static void swnic_cntr_release(struct kref *ref)
 {
@@ -66,6 +67,8 @@ static int swnic_cntr_file_release(struct inode *inode, struct file *file)
 
 	/* Unpublish: no new endpoint can bind it; bound ones keep a ref. */
 	xa_erase(&dom->cntrs, cntr->id);
+	/* What waits on it is cancelled (struct swnic_sqe_trigger). */
+	swnic_trig_cntr_closed(cntr);
 	mutex_lock(&dom->lock);
 	dom->ncntr--;
 	mutex_unlock(&dom->lock);
@@ -101,6 +104,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 		return -ENOMEM;
 	kref_init(&cntr->ref);
 	cntr->dom = dom;
+	swnic_trig_cntr_init(cntr);
 	swnic_domain_get(dom);
 	/* Charged to the caller's memory cgroup, like every object it makes. */
 	cntr->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);

@@ -4,6 +4,7 @@
 
 #include <linux/atomic.h>
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/types.h>
 
 struct swnic_domain;
@@ -21,7 +22,13 @@ struct swnic_cntr {
 	struct page *page;		/* the words; charged to the creator */
 	atomic64_t *value;		/* &words->value in @page */
 	atomic64_t *err;		/* &words->err in @page */
+	/* Triggered work waiting on it (trig.c), under dom->trig.lock */
+	struct list_head trigs;		/* by threshold, then submission */
+	atomic64_t trig_min;		/* lowest threshold there, or S64_MAX */
+	bool trig_closed;		/* fd closed: no more work waits on it */
 };
+
+void swnic_trig_check(struct swnic_cntr *cntr);
 
 int swnic_cntr_create(struct swnic_domain *dom, void *arg);
 struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id);
@@ -35,8 +42,16 @@ static inline void swnic_cntr_get(struct swnic_cntr *cntr)
 /* Count one operation, done or failed; @cntr may be NULL (not counted). */
 static inline void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
 {
-	if (cntr)
-		atomic64_inc(error ? cntr->err : cntr->value);
+	u64 sum;
+
+	if (!cntr)
+		return;
+	atomic64_inc(error ? cntr->err : cntr->value);
+	/* Pairs with the barrier in trig.c's swnic_trig_add(). */
+	smp_mb__after_atomic();
+	sum = (u64)atomic64_read(cntr->value) + (u64)atomic64_read(cntr->err);
+	if (unlikely(sum >= (u64)atomic64_read(&cntr->trig_min)))
+		swnic_trig_check(cntr);
 }
 
 #endif /* _SWNIC_CNTR_H */

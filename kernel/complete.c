@@ -6,6 +6,7 @@
  * completion is never lost to a full CQ.
  */
 #include "cntr.h"
+#include "trig.h"
 #include "complete.h"
 #include "cq.h"
 #include "ep.h"
@@ -110,7 +111,7 @@ void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 	struct swnic_cqe cqe = { .context = sqe->context };
 
 	lockdep_assert_held(&ep->sq_lock);
-	swnic_cntr_inc(ep->cntr[swnic_sqe_cntr(sqe)], ret);
+	swnic_cntr_inc(swnic_trig_sqe_cntr(ep, swnic_sqe_cntr(sqe)), ret);
 	cqe.flags = swnic_sqe_cqe_flags(sqe);
 	if (ret) {
 		cqe.flags |= SWNIC_CQE_ERROR;
@@ -138,7 +139,7 @@ void swnic_deferred_hold(struct swnic_deferred *d, struct swnic_ep *src,
 	swnic_cq_get(src->tx_cq);
 	d->cq = src->tx_cq;
 	atomic_inc(&d->cq->deferred);	/* what a fence waits for */
-	d->cntr = src->cntr[swnic_sqe_cntr(sqe)];
+	d->cntr = swnic_trig_sqe_cntr(src, swnic_sqe_cntr(sqe));
 	if (d->cntr)
 		swnic_cntr_get(d->cntr);
 	d->context = sqe->context;

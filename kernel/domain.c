@@ -72,6 +72,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	INIT_LIST_HEAD(&dom->dev_node);
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
+	swnic_trig_domain_init(dom);
 	dom->tgid = task_tgid_nr(current);
 	dom->uid = cred->euid;
 	get_task_comm(dom->comm, current);
@@ -154,6 +155,7 @@ void swnic_domain_close(struct swnic_domain *dom)
 	swnic_nl_domain_closed(dom);
 
 	swnic_mr_domain_destroy(dom);
+	swnic_trig_domain_closed(dom);
 	swnic_domain_put(dom);
 }
 

@@ -13,6 +13,7 @@
 #include <linux/xarray.h>
 
 #include "stats.h"
+#include "trig.h"
 
 struct swnic_device;
 struct swnic_mr_domain;
@@ -50,6 +51,7 @@ struct swnic_domain {
 	 */
 	bool closed;
 	struct swnic_stats stats;	/* counters (stats.h), atomic */
+	struct swnic_trig_domain trig;	/* triggered work (trig.c) */
 	/* MRs (mr.h): set at open, NULL once closed, freed after RCU */
 	struct swnic_mr_domain __rcu *mr;
 	struct rcu_head rcu;		/* frees after RCU lookups end */

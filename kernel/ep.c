@@ -30,6 +30,7 @@
 #include "send.h"
 #include "service.h"
 #include "stats.h"
+#include "trig.h"
 
 static void swnic_ep_put_cntrs(struct swnic_ep *ep)
 {
@@ -234,6 +235,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	xa_erase(&dom->sdev->ports, ep->port);
 	swnic_engine_remove(ep);
 	swnic_recv_flush(ep);
+	swnic_trig_ep_closed(ep);
 	swnic_service_ep_release(ep);
 
 	mutex_lock(&dom->lock);

@@ -17,6 +17,7 @@ struct swnic_cq;
 struct swnic_device;
 struct swnic_domain;
 struct swnic_service;
+struct swnic_trig;
 
 /* mmap page offsets on an endpoint's fd. */
 #define SWNIC_EP_MMAP_SQ	0
@@ -68,6 +69,8 @@ struct swnic_ep {
 	struct mutex sq_lock;		/* SQ consumption (one poster) */
 	struct swnic_ring sq;
 	unsigned long *sq_cancelled;	/* SQ slots cancelled, sq_lock */
+	/* The triggered SQE being run (trig.c), sq_lock; else NULL */
+	struct swnic_trig *trig_running;
 
 	/*
 	 * Receive side: RQ consumption, posted receives, unexpected messages

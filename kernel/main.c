@@ -11,6 +11,7 @@
 #include "device.h"
 #include "mr.h"
 #include "nl_events.h"
+#include "trig.h"
 #include "udp.h"
 
 static char *default_dev = "swnic0";
@@ -59,6 +60,7 @@ static void __init swnic_abi_check(void)
  * matching step of swnic_exit(), in reverse order, and a failing step
  * unwinds the ones before it by the same calls in the same order.
  *
+ *   swnic_trig_init()          swnic_trig_exit() (see swnic_exit())
  *   swnic_mr_init()            swnic_mr_exit()
  *   swnic_device_init()        swnic_device_exit()
  *   swnic_bind_init()          swnic_bind_exit()
@@ -76,9 +78,13 @@ static int __init swnic_init(void)
 
 	swnic_abi_check();
 
-	ret = swnic_mr_init();
+	ret = swnic_trig_init();
 	if (ret)
 		return ret;
+
+	ret = swnic_mr_init();
+	if (ret)
+		goto err_trig;
 
 	ret = swnic_device_init();
 	if (ret)
@@ -118,12 +124,19 @@ err_device:
 	swnic_device_exit();
 err_mr:
 	swnic_mr_exit();
+err_trig:
+	swnic_trig_exit();
 	return ret;
 }
 
 static void __exit swnic_exit(void)
 {
 	swnic_genl_exit();
+	/*
+	 * Out of order: every file is closed, so no triggered work can be
+	 * queued any more; what is queued runs (and drops its domain) now.
+	 */
+	swnic_trig_exit();
 	swnic_device_destroy_all();
 	swnic_udp_exit();
 	swnic_bind_exit();

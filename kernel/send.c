@@ -19,10 +19,11 @@
 #include "recv.h"
 #include "send.h"
 #include "transport.h"
+#include "trig.h"
 
 #define SWNIC_SQE_FLAGS	(SWNIC_SQE_COMPLETION | SWNIC_SQE_REMOTE_DATA | \
 			 SWNIC_SQE_INLINE | SWNIC_SQE_DELIVERY | \
-			 SWNIC_SQE_FENCE)
+			 SWNIC_SQE_FENCE | SWNIC_SQE_TRIGGER)
 
 static int swnic_sqe_check(const struct swnic_sqe *sqe)
 {
@@ -44,8 +45,12 @@ static int swnic_sqe_check(const struct swnic_sqe *sqe)
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (sqe->flags & SWNIC_SQE_INLINE)
+	if (sqe->flags & SWNIC_SQE_INLINE) {
+		/* A trigger's condition is where an inline payload would be. */
+		if (sqe->flags & SWNIC_SQE_TRIGGER)
+			return -EINVAL;
 		return sqe->len <= SWNIC_INLINE_MAX ? 0 : -EINVAL;
+	}
 	if (sqe->len > SWNIC_MAX_MSG_SIZE ||
 	    !access_ok(u64_to_user_ptr(sqe->addr), sqe->len))
 		return -EINVAL;
@@ -121,8 +126,17 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 			ret = -ECANCELED;
 		else
 			ret = swnic_sqe_check(&sqe);
-		if (!ret)
+		if (!ret && (sqe.flags & SWNIC_SQE_TRIGGER)) {
+			/* Kept by the kernel with its CQ slot (trig.c). */
+			ret = swnic_trig_queue_sqe(ep, &sqe);
+			if (!ret) {
+				swnic_ring_consume(&ep->sq);
+				done++;
+				continue;
+			}
+		} else if (!ret) {
 			ret = swnic_send_exec(ep, &sqe);
+		}
 		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
 			swnic_cq_unreserve(ep->tx_cq);
 			break;
@@ -144,6 +158,38 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 }
 
 /**
+ * swnic_send_run_one() - run a triggered SQE whose threshold was met
+ * @ep: the poster; the SQE's TX CQ slot is reserved
+ * @sqe: the SQE, without SWNIC_SQE_TRIGGER
+ * @status: 0 to run it, or the error to complete it with unrun
+ * @trig: the triggered work (its completion counter, trig.c)
+ *
+ * In the trigger workqueue with the poster's mm (trig.c), through the
+ * same checks, transports and completion as the SQ's entries.
+ */
+void swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
+			int status, struct swnic_trig *trig)
+{
+	int ret = status;
+
+	mutex_lock(&ep->sq_lock);
+	ep->trig_running = trig;
+	if (!ret)
+		ret = swnic_sqe_check(sqe);
+	if (!ret)
+		ret = swnic_send_exec(ep, sqe);
+	ep->tx_ops++;
+	if (ret < 0)
+		ep->tx_errors++;
+	else
+		ep->tx_bytes += sqe->len;
+	if (ret != SWNIC_DELIVER_DEFERRED)
+		swnic_complete_send(ep, sqe, ret);
+	ep->trig_running = NULL;
+	mutex_unlock(&ep->sq_lock);
+}
+
+/**
  * swnic_send_cancel() - SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND
  * @ep: the endpoint, in its owner's context
  * @context: the SQE's context
@@ -159,6 +205,9 @@ int swnic_send_cancel(struct swnic_ep *ep, u64 context)
 	struct swnic_sqe sqe;
 	int avail, i, ret = -ENOENT;
 
+	/* A triggered SQE the kernel keeps completes with ECANCELED soon. */
+	if (!swnic_trig_cancel_sqe(ep, context))
+		return 0;
 	mutex_lock(&ep->sq_lock);
 	avail = swnic_ring_avail(&ep->sq);
 	if (avail < 0)

@@ -42,6 +42,10 @@ static uint64_t swnic_comm_caps(const struct swnic_dev *dev)
 	       (wire || swnic_params.remote_comm ? FI_REMOTE_COMM : 0);
 }
 
+/*
+ * FI_TRIGGER: triggered sends, tagged sends and RMA, which the kernel
+ * starts when a counter reaches a threshold (SWNIC_FEAT_TRIGGER, trigger.c).
+ */
 uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 {
 	uint64_t caps = swnic_type_caps(type);
@@ -51,6 +55,8 @@ uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 	/* The kernel stops its send queue at a fenced work request. */
 	if (dev->attr.features & SWNIC_FEAT_FENCE)
 		caps |= FI_FENCE;
+	if (dev->attr.features & SWNIC_FEAT_TRIGGER)
+		caps |= FI_TRIGGER;
 	return caps | swnic_comm_caps(dev);
 }
 

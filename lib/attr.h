@@ -52,7 +52,7 @@
 /* Which capabilities belong to the transmit and the receive side. */
 #define SWNIC_TX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 FI_SEND | FI_READ | FI_WRITE | FI_FENCE | \
-				 FI_LOCAL_COMM | FI_REMOTE_COMM)
+				 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_TRIGGER)
 #define SWNIC_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 FI_RECV | \
 				 FI_REMOTE_READ | FI_REMOTE_WRITE | \

@@ -4,9 +4,10 @@
  * counter (SWNIC_IOCTL_CNTR_CREATE) whose two words, success and error,
  * are mapped read-only; the kernel increments them where operations
  * complete, including peers' RMA into this process's memory (FI_RMA_EVENT),
- * so fi_cntr_read is a load. fi_cntr_add/set and adderr/seterr move an
- * offset of the provider's own (an atomic), which keeps every counter
- * operation lock-free for all threading models.
+ * so fi_cntr_read is a load. fi_cntr_add/set and adderr/seterr change the
+ * kernel's words (SWNIC_IOCTL_CNTR_UPDATE), so that triggered work waiting
+ * on the counter sees them; a kernel without SWNIC_FEAT_TRIGGER has no
+ * such call, and they move an offset of the provider's own (an atomic).
  *
  * Every change the provider sees (its own, and completions its CQ progress
  * moves) signals the wait object, so fi_cntr_wait() (and a poll() on the
@@ -34,7 +35,8 @@ struct swnic_cntr {
 	_Atomic uint64_t err_gen;	/* bumped on every error change */
 	struct swnic_wait wait;
 	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
-	atomic_uint binds;		/* objects counting into it */
+	atomic_uint binds;		/* objects counting into it, poll sets */
+	_Atomic uint64_t poll_seen;	/* value + err at the last fi_poll/add/set */
 
 	/*
 	 * CQs whose progress moves completions that this counter counts:
@@ -87,6 +89,8 @@ static uint64_t swnic_cntr_errval(struct swnic_cntr *cntr)
 	return swnic_cntr_kerr(cntr) + atomic_load(&cntr->err_adj);
 }
 
+static uint64_t swnic_cntr_sum(struct swnic_cntr *cntr);
+
 static uint64_t swnic_cntr_read(struct fid_cntr *cntr_fid)
 {
 	swnic_cntr_progress(swnic_cntr(cntr_fid));
@@ -99,11 +103,40 @@ static uint64_t swnic_cntr_readerr(struct fid_cntr *cntr_fid)
 	return swnic_cntr_errval(swnic_cntr(cntr_fid));
 }
 
+/*
+ * Change the kernel's word (SWNIC_CNTR_UPD_*). Return: 1 if the kernel has
+ * no such call (the offset is used instead), 0, or a negative error.
+ */
+static int swnic_cntr_kupdate(struct swnic_cntr *cntr, uint32_t flags,
+			      uint64_t value)
+{
+	struct swnic_cntr_update u = {
+		.size = sizeof(u),
+		.flags = flags,
+		.cntr_id = cntr->id,
+		.value = value,
+	};
+
+	if (!(cntr->domain->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return 1;
+	if (ioctl(cntr->domain->fd, SWNIC_IOCTL_CNTR_UPDATE, &u)) {
+		SWNIC_WARN(FI_LOG_CNTR, "counter update: %s\n",
+			   strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, 0, value);
 
-	atomic_fetch_add(&cntr->value_adj, value);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cntr->value_adj, value);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -112,8 +145,13 @@ static int swnic_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_SET, value);
 
-	atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_store(&cntr->value_adj, value - swnic_cntr_kvalue(cntr));
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -121,9 +159,14 @@ static int swnic_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_ERR, value);
 
-	atomic_fetch_add(&cntr->err_adj, value);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cntr->err_adj, value);
 	atomic_fetch_add(&cntr->err_gen, 1);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -131,9 +174,15 @@ static int swnic_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret = swnic_cntr_kupdate(cntr, SWNIC_CNTR_UPD_ERR |
+				     SWNIC_CNTR_UPD_SET, value);
 
-	atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_store(&cntr->err_adj, value - swnic_cntr_kerr(cntr));
 	atomic_fetch_add(&cntr->err_gen, 1);
+	atomic_store(&cntr->poll_seen, swnic_cntr_sum(cntr));
 	swnic_wait_set(&cntr->wait);
 	return 0;
 }
@@ -236,6 +285,28 @@ void swnic_cntr_signal(struct swnic_cntr *cntr)
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr)
 {
 	return cntr->id;
+}
+
+struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr)
+{
+	return cntr->domain;
+}
+
+static uint64_t swnic_cntr_sum(struct swnic_cntr *cntr)
+{
+	swnic_cntr_progress(cntr);
+	return swnic_cntr_value(cntr) + swnic_cntr_errval(cntr);
+}
+
+/*
+ * fi_poll(3): has the counter changed since the last fi_poll, fi_cntr_add
+ * or fi_cntr_set (and adderr/seterr)?
+ */
+bool swnic_cntr_poll_changed(struct swnic_cntr *cntr)
+{
+	uint64_t sum = swnic_cntr_sum(cntr);
+
+	return atomic_exchange(&cntr->poll_seen, sum) != sum;
 }
 
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)
@@ -373,7 +444,8 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		ret = -FI_ENOMEM;
 		goto err_reserved;
 	}
-	ret = swnic_wait_init(&cntr->wait, attr->wait_obj);
+	ret = swnic_wait_init_attr(&cntr->wait, attr->wait_obj,
+				   attr->wait_set);
 	if (ret)
 		goto err_free;
 	cntr->domain = dom;
@@ -391,6 +463,8 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &swnic_cntr_fi_ops;
 	cntr->cntr_fid.ops = &swnic_cntr_ops;
+	atomic_init(&cntr->poll_seen, 0);
+	swnic_wait_member(&cntr->wait, &cntr->cntr_fid.fid);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 

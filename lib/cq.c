@@ -487,6 +487,33 @@ struct swnic_cq *swnic_cq_of(struct fid *fid)
 	return swnic_cq_from_fid(fid);
 }
 
+struct swnic_domain *swnic_cq_domain(const struct swnic_cq *cq)
+{
+	return cq->domain;
+}
+
+/* A poll set holds @cq (fi_close is -FI_EBUSY meanwhile). */
+void swnic_cq_hold(struct swnic_cq *cq, int delta)
+{
+	if (delta > 0)
+		atomic_fetch_add(&cq->binds, 1);
+	else
+		atomic_fetch_sub(&cq->binds, 1);
+}
+
+/* fi_poll: progressed, has @cq a completion or an error to read? */
+bool swnic_cq_poll_ready(struct swnic_cq *cq)
+{
+	bool ready;
+
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	ready = swnic_cq_avail(cq) || cq->nerrors ||
+		swnic_cq_kernel_pending(cq);
+	swnic_lock_release(&cq->lock);
+	return ready;
+}
+
 /* The kernel CQ behind @cq, made on first use. */
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id)
 {
@@ -774,7 +801,7 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		ret = -FI_ENOMEM;
 		goto err_free;
 	}
-	ret = swnic_wait_init(&cq->wait, attr->wait_obj);
+	ret = swnic_wait_init_attr(&cq->wait, attr->wait_obj, attr->wait_set);
 	if (ret)
 		goto err_ring;
 	cq->domain = dom;
@@ -793,6 +820,7 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.ops = &swnic_cq_fi_ops;
 	cq->cq_fid.ops = &swnic_cq_ops;
 	attr->format = cq->format;
+	swnic_wait_member(&cq->wait, &cq->cq_fid.fid);
 	*cq_fid = &cq->cq_fid;
 	return 0;
 

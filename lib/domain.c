@@ -20,6 +20,7 @@ static const char *const swnic_child_names[SWNIC_CHILD_MAX] = {
 	[SWNIC_CHILD_CQ] = "completion queue",
 	[SWNIC_CHILD_CNTR] = "counter",
 	[SWNIC_CHILD_EP] = "endpoint",
+	[SWNIC_CHILD_POLL] = "poll set",
 };
 
 struct swnic_domain *swnic_domain_registered(const struct fid_domain *fid)
@@ -155,9 +156,16 @@ out:
  */
 static int swnic_domain_control(struct fid *fid, int command, void *arg)
 {
+	struct swnic_domain *dom =
+		swnic_container_of(fid, struct swnic_domain, domain_fid.fid);
 	struct fi_mr_map_raw *map = arg;
 
 	switch (command) {
+	case FI_QUEUE_WORK:
+	case FI_CANCEL_WORK:
+	case FI_FLUSH_WORK:
+		/* Deferred work (trigger.c). */
+		return swnic_trig_domain_control(dom, command, arg);
 	case FI_MAP_RAW_MR:
 		if (!map || !map->raw_key || !map->key)
 			return -FI_EINVAL;
@@ -300,13 +308,6 @@ ssize_t swnic_copy_to_iface(struct swnic_domain *dom,
 
 /* ---- open ------------------------------------------------------------------ */
 
-static int swnic_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-			   struct fid_poll **pollset)
-{
-	SWNIC_WARN(FI_LOG_DOMAIN, "poll sets are not supported\n");
-	return -FI_ENOSYS;
-}
-
 static int swnic_query_collective(struct fid_domain *domain,
 				  enum fi_collective_op coll,
 				  struct fi_collective_attr *attr,
@@ -343,7 +344,7 @@ static struct fi_ops_domain swnic_domain_ops = {
 	.endpoint = swnic_endpoint,
 	.scalable_ep = swnic_scalable_ep,
 	.cntr_open = swnic_cntr_open,
-	.poll_open = swnic_poll_open,
+	.poll_open = swnic_pollset_open,
 	.stx_ctx = swnic_stx_ctx,
 	.srx_ctx = swnic_srx_ctx,
 	.query_atomic = swnic_query_atomic,

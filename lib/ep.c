@@ -164,6 +164,16 @@ static struct swnic_ep *swnic_ep_of(struct fid *fid)
 	return swnic_container_of(fid, struct swnic_ep, ep_fid.fid);
 }
 
+static struct fi_ops swnic_ep_fi_ops;
+
+/* @fid as a swnic endpoint, or NULL if it is none. */
+struct swnic_ep *swnic_ep_checked(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EP || fid->ops != &swnic_ep_fi_ops)
+		return NULL;
+	return swnic_ep_of(fid);
+}
+
 static int swnic_ep_close(struct fid *fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);

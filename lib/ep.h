@@ -148,6 +148,12 @@ int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 extern struct fi_ops_msg swnic_msg_ops;
 extern struct fi_ops_tagged swnic_tagged_ops;
 extern struct fi_ops_rma swnic_rma_ops;
+ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
+				const struct iovec *iov, size_t count,
+				fi_addr_t dest, uint64_t tag, uint64_t data,
+				uint64_t raddr, uint64_t rkey, void *context,
+				uint64_t flags, void **desc,
+				const struct swnic_sqe_trigger *trig);
 ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 			   const struct iovec *iov, size_t count,
 			   fi_addr_t dest, uint64_t tag, uint64_t data,
@@ -166,6 +172,10 @@ struct swnic_cq *swnic_cq_of(struct fid *fid);
 int swnic_cq_open_discard(struct swnic_domain *dom, size_t size,
 			  struct swnic_cq **out);
 void swnic_cq_close_discard(struct swnic_cq *cq);
+struct swnic_domain *swnic_cq_domain(const struct swnic_cq *cq);
+void swnic_cq_hold(struct swnic_cq *cq, int delta);
+bool swnic_cq_poll_ready(struct swnic_cq *cq);
+bool swnic_cntr_poll_changed(struct swnic_cntr *cntr);
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
 void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
@@ -181,6 +191,12 @@ struct swnic_cntr *swnic_cntr_of(struct fid *fid);
 struct swnic_ep *swnic_ep_of_fid(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
+struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr);
+
+/* trigger.c: FI_TRIGGER and deferred work */
+int swnic_trig_from_context(struct swnic_ep *ep, void *context,
+			    struct swnic_sqe_trigger *trig);
+struct swnic_ep *swnic_ep_checked(struct fid *fid);
 void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);

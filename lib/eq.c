@@ -443,7 +443,7 @@ int swnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	ret = swnic_wait_init(&eq->wait, attr->wait_obj);
+	ret = swnic_wait_init_attr(&eq->wait, attr->wait_obj, attr->wait_set);
 	if (ret) {
 		free(eq);
 		return ret;
@@ -460,6 +460,7 @@ int swnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq->eq_fid.fid.ops = &swnic_eq_fi_ops;
 	eq->eq_fid.ops = &swnic_eq_ops;
 	swnic_fabric_child(fab, &fab->neqs, 1);
+	swnic_wait_member(&eq->wait, &eq->eq_fid.fid);
 	*eq_fid = &eq->eq_fid;
 	return 0;
 }

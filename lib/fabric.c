@@ -57,10 +57,10 @@ static int swnic_fabric_close(struct fid *fid)
 		swnic_container_of(fid, struct swnic_fabric, fabric_fid.fid);
 
 	pthread_mutex_lock(&fab->lock);
-	if (fab->ndomains || fab->neqs) {
+	if (fab->ndomains || fab->neqs || fab->nwaits) {
 		SWNIC_WARN(FI_LOG_FABRIC,
-			   "fabric %p still has %u domain(s) and %u EQ(s) open\n",
-			   (void *)fid, fab->ndomains, fab->neqs);
+			   "fabric %p still has %u domain(s), %u EQ(s) and %u wait set(s) open\n",
+			   (void *)fid, fab->ndomains, fab->neqs, fab->nwaits);
 		pthread_mutex_unlock(&fab->lock);
 		return -FI_EBUSY;
 	}
@@ -72,13 +72,6 @@ static int swnic_fabric_close(struct fid *fid)
 	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	return 0;
-}
-
-static int swnic_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-			   struct fid_wait **waitset)
-{
-	SWNIC_WARN(FI_LOG_FABRIC, "wait sets are not supported\n");
-	return -FI_ENOSYS;
 }
 
 /*
@@ -101,6 +94,9 @@ static int swnic_trywait(struct fid_fabric *fabric, struct fid **fids,
 			break;
 		case FI_CLASS_CNTR:
 			ret = swnic_cntr_trywait(fids[i]);
+			break;
+		case FI_CLASS_WAIT:
+			ret = swnic_waitset_trywait(fids[i]);
 			break;
 		default:
 			ret = -FI_EINVAL;
@@ -127,7 +123,7 @@ static struct fi_ops_fabric swnic_fabric_ops = {
 	.domain = swnic_domain_open,
 	.passive_ep = swnic_passive_ep,
 	.eq_open = swnic_eq_open,
-	.wait_open = swnic_wait_open,
+	.wait_open = swnic_waitset_open,
 	.trywait = swnic_trywait,
 	.domain2 = swnic_domain_open2,
 };

@@ -63,18 +63,22 @@ static uint8_t swnic_send_kind(uint8_t opcode)
 }
 
 /**
- * swnic_ep_post_send() - post a send, tagged send, RMA write or RMA read
+ * swnic_ep_post_send_trig() - post a send, tagged send, RMA write or read
  *
  * @flags are the operation's flags (fi_*msg) or the endpoint's defaults;
  * FI_INJECT carries the payload in the SQE (len <= inject_size) and, as
  * fi_inject(3), generates no completion when it comes from an inject call
  * (the callers pass FI_INJECT without FI_COMPLETION for those).
+ * @trig: a triggered operation's condition (trigger.c), or NULL. Its SQE
+ * cannot carry the payload (the condition is there), so an FI_INJECT one
+ * is copied to a buffer the op owns until it completes.
  */
-ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
-			   const struct iovec *iov, size_t count,
-			   fi_addr_t dest, uint64_t tag, uint64_t data,
-			   uint64_t raddr, uint64_t rkey, void *context,
-			   uint64_t flags, void **desc)
+ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
+				const struct iovec *iov, size_t count,
+				fi_addr_t dest, uint64_t tag, uint64_t data,
+				uint64_t raddr, uint64_t rkey, void *context,
+				uint64_t flags, void **desc,
+				const struct swnic_sqe_trigger *trig)
 {
 	struct swnic_sqe sqe = {
 		.opcode = opcode,
@@ -85,7 +89,9 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		.rkey = rkey,
 	};
 	size_t len = swnic_iov_len(iov, count);
-	bool inline_ok = opcode != SWNIC_OP_READ && len <= SWNIC_INLINE_MAX;
+	bool inline_ok = !trig && opcode != SWNIC_OP_READ &&
+			 len <= SWNIC_INLINE_MAX;
+	bool copy = trig && (flags & FI_INJECT);
 	struct swnic_op op = { 0 };
 	struct swnic_hmem hmem;
 	struct sockaddr_in sin;
@@ -99,7 +105,9 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	swnic_desc_hmem(desc, count, &hmem);
-	if ((flags & FI_INJECT) && !inline_ok)
+	if ((flags & FI_INJECT) &&
+	    (trig ? opcode == SWNIC_OP_READ || len > SWNIC_INLINE_MAX :
+		    !inline_ok))
 		return -FI_EINVAL;
 	ret = swnic_ep_dest(ep, dest, &sin, &sqe.key_index);
 	if (ret)
@@ -153,7 +161,7 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 	} else if (inline_ok && ((flags & FI_INJECT) || count != 1)) {
 		sqe.flags |= SWNIC_SQE_INLINE;
 		swnic_iov_gather(sqe.inline_data, iov, count);
-	} else if (count == 1) {
+	} else if (count == 1 && !copy) {
 		sqe.addr = (uintptr_t)iov[0].iov_base;
 	} else {
 		/* Gathered (sends, writes) or scattered at completion (reads). */
@@ -176,6 +184,10 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		return swnic_post_sq(ep, &sqe, NULL);
 	}
 
+	if (trig) {
+		sqe.flags |= SWNIC_SQE_TRIGGER;
+		memcpy(sqe.inline_data, trig, sizeof(*trig));
+	}
 	op.context = context;
 	op.kind = swnic_send_kind(opcode);
 	op.flags = swnic_send_cflags(opcode);
@@ -190,6 +202,27 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 		op.hmem = hmem;
 	}
 	return swnic_post_sq(ep, &sqe, &op);
+}
+
+ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
+			   const struct iovec *iov, size_t count,
+			   fi_addr_t dest, uint64_t tag, uint64_t data,
+			   uint64_t raddr, uint64_t rkey, void *context,
+			   uint64_t flags, void **desc)
+{
+	struct swnic_sqe_trigger trig;
+	int ret;
+
+	if (!(flags & FI_TRIGGER))
+		return swnic_ep_post_send_trig(ep, opcode, iov, count, dest,
+					       tag, data, raddr, rkey, context,
+					       flags, desc, NULL);
+	ret = swnic_trig_from_context(ep, context, &trig);
+	if (ret)
+		return ret;
+	return swnic_ep_post_send_trig(ep, opcode, iov, count, dest, tag, data,
+				       raddr, rkey, context, flags, desc,
+				       &trig);
 }
 
 /*
@@ -251,6 +284,9 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	/* Triggered receives are not offered (lib/trigger.c). */
+	if (flags & FI_TRIGGER)
+		return -FI_ENOSYS;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
 		return -FI_EINVAL;
 	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {

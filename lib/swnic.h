@@ -193,6 +193,7 @@ struct swnic_wait {
 	atomic_uint signals;		/* set, not yet cleared */
 	atomic_uint seq;		/* bumped by each set */
 	atomic_uint waiters;		/* provider threads in wait */
+	struct swnic_waitset *set;	/* FI_WAIT_SET: the set, or NULL */
 };
 
 int swnic_wait_init(struct swnic_wait *w, enum fi_wait_obj type);
@@ -203,6 +204,17 @@ void swnic_wait_clear(struct swnic_wait *w);
 /* Block until signalled or timeout (ms, <0 forever); 0 or -FI_ETIMEDOUT. */
 int swnic_wait_wait(struct swnic_wait *w, unsigned int seen_seq, int timeout);
 int swnic_wait_control(struct swnic_wait *w, int command, void *arg);
+/* waitset.c: wait sets and poll sets */
+int swnic_wait_init_attr(struct swnic_wait *w, enum fi_wait_obj type,
+			 struct fid_wait *set);
+void swnic_wait_member(struct swnic_wait *w, struct fid *fid);
+void swnic_wait_leave(struct swnic_wait *w);
+void swnic_wait_set_parent(struct swnic_wait *w);
+int swnic_waitset_trywait(struct fid *fid);
+int swnic_waitset_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		       struct fid_wait **waitset);
+int swnic_pollset_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		       struct fid_poll **pollset);
 int swnic_eq_trywait(struct fid *fid);
 int swnic_cq_trywait(struct fid *fid);
 int swnic_cntr_trywait(struct fid *fid);
@@ -276,6 +288,7 @@ struct swnic_fabric {
 	pthread_mutex_t lock;		/* protects the counts below */
 	unsigned int ndomains;
 	unsigned int neqs;
+	unsigned int nwaits;		/* wait sets */
 	struct swnic_list node;		/* on the registry, swnic_registry_lock */
 };
 
@@ -323,6 +336,7 @@ enum swnic_child {
 	SWNIC_CHILD_CQ,
 	SWNIC_CHILD_CNTR,
 	SWNIC_CHILD_EP,
+	SWNIC_CHILD_POLL,
 	SWNIC_CHILD_MAX
 };
 
@@ -450,6 +464,9 @@ int swnic_domain_inval_page(struct fid_domain *domain,
 
 int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
+/* trigger.c: fi_control(domain, FI_QUEUE_WORK, ...) and co */
+int swnic_trig_domain_control(struct swnic_domain *dom, int command,
+			      void *arg);
 int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr, void *context);
 int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

@@ -61,6 +61,7 @@ int swnic_wait_init(struct swnic_wait *w, enum fi_wait_obj type)
 
 	w->epfd = -1;
 	w->evfd = -1;
+	w->set = NULL;
 	atomic_init(&w->signals, 0);
 	atomic_init(&w->seq, 0);
 	atomic_init(&w->waiters, 0);
@@ -91,8 +92,8 @@ int swnic_wait_init(struct swnic_wait *w, enum fi_wait_obj type)
 	case FI_WAIT_MUTEX_COND:
 		break;
 	case FI_WAIT_SET:
-		SWNIC_WARN(FI_LOG_CORE, "wait sets are not supported\n");
-		return -FI_ENOSYS;
+		/* Only through swnic_wait_init_attr(), with the set. */
+		return -FI_EINVAL;
 	default:
 		SWNIC_WARN(FI_LOG_CORE, "unknown wait object %d\n", type);
 		return -FI_EINVAL;
@@ -114,6 +115,7 @@ err_evfd:
 
 void swnic_wait_fini(struct swnic_wait *w)
 {
+	swnic_wait_leave(w);
 	if (w->type == FI_WAIT_FD) {
 		close(w->epfd);
 		close(w->evfd);
@@ -153,6 +155,7 @@ void swnic_wait_set(struct swnic_wait *w)
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->mutex);
 	}
+	swnic_wait_set_parent(w);
 }
 
 void swnic_wait_clear(struct swnic_wait *w)
@@ -229,7 +232,7 @@ int swnic_wait_control(struct swnic_wait *w, int command, void *arg)
 	case FI_GETWAITOBJ:
 		if (!arg)
 			return -FI_EINVAL;
-		*(enum fi_wait_obj *)arg = w->type;
+		*(enum fi_wait_obj *)arg = w->set ? FI_WAIT_SET : w->type;
 		return 0;
 	case FI_GETWAIT:
 		if (!arg)

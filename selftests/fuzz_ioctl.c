@@ -571,6 +571,40 @@ static void fill_cntr_create(struct fz *f, void *p, int dom)
 	c->__reserved = maybe(f, 0);
 }
 
+static void fill_cntr_update(struct fz *f, void *p, int dom)
+{
+	struct swnic_cntr_update *u = p;
+
+	u->flags = pick_flags(f, SWNIC_CNTR_UPD_SET | SWNIC_CNTR_UPD_ERR);
+	u->cntr_id = pick_cntr_id(f, dom);
+	u->__reserved = maybe(f, 0);
+	u->value = fz_chance(&f->r, 50) ? fz_below(&f->r, 16) : pick_id(f);
+}
+
+static void fill_trig_cntr(struct fz *f, void *p, int dom)
+{
+	struct swnic_trig_cntr *c = p;
+
+	c->flags = pick_flags(f, SWNIC_CNTR_UPD_SET | SWNIC_CNTR_UPD_ERR);
+	c->cntr_id = pick_cntr_id(f, dom);
+	c->target = pick_cntr_id(f, dom);
+	c->threshold = fz_chance(&f->r, 70) ? fz_below(&f->r, 32) : pick_id(f);
+	c->value = fz_below(&f->r, 8);
+	c->cookie = fz_below(&f->r, 8);
+	c->trig_flags = pick_flags(f, SWNIC_TRIG_F_SUM);
+	c->__reserved = maybe(f, 0);
+}
+
+static void fill_trig_cancel(struct fz *f, void *p, int dom)
+{
+	struct swnic_trig_cancel *c = p;
+
+	c->flags = pick_flags(f, SWNIC_TRIG_CANCEL_CNTR |
+			      SWNIC_TRIG_CANCEL_COOKIE);
+	c->cntr_id = pick_cntr_id(f, dom);
+	c->cookie = fz_below(&f->r, 8);
+}
+
 static void fill_doorbell(struct fz *f, void *p, int dom)
 {
 	struct swnic_ep_doorbell *d = p;
@@ -644,6 +678,9 @@ static struct cmd cmds[] = {
 	CMD(EP_PEEK, K_EP, swnic_ep_peek, fill_peek),
 	CMD(CNTR_CREATE, K_DOM, swnic_cntr_create, fill_cntr_create),
 	CMD(EP_AUTH_KEY, K_EP, swnic_ep_auth_key, fill_ep_auth_key),
+	CMD(CNTR_UPDATE, K_DOM, swnic_cntr_update, fill_cntr_update),
+	CMD(TRIG_CNTR, K_DOM, swnic_trig_cntr, fill_trig_cntr),
+	CMD(TRIG_CANCEL, K_DOM, swnic_trig_cancel, fill_trig_cancel),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -690,6 +727,12 @@ static void init_cmds(void)
 	cmd_by_nr(SWNIC_CMD_EP_AUTH_KEY)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOKEY, EKEYREVOKED, EDQUOT, ENOSPC,
 			EINTR);
+	cmd_by_nr(SWNIC_CMD_CNTR_UPDATE)->errs =
+		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT);
+	cmd_by_nr(SWNIC_CMD_TRIG_CNTR)->errs =
+		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT, ENOSPC, ENOMEM);
+	cmd_by_nr(SWNIC_CMD_TRIG_CANCEL)->errs =
+		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }

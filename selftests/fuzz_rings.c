@@ -208,6 +208,22 @@ static void make_sqe(struct fz_rng *r, struct side *s, const struct peer_info *t
 	}
 	if (q->dest_port == s->ep.port && q->rkey)
 		q->rkey = s->key;
+	if (fz_chance(r, 5)) {
+		/* Triggered: maybe not a counter, maybe met, maybe never. */
+		struct swnic_sqe_trigger t = {
+			.threshold = fz_below(r, 8),
+			.cntr_id = fz_below(r, 4),
+			.flags = fz_below(r, 8),
+			.comp_cntr = fz_below(r, 3),
+			.__reserved = fz_chance(r, 95) ? 0 : 1,
+		};
+
+		q->flags |= SWNIC_SQE_TRIGGER;
+		if (!(q->flags & SWNIC_SQE_INLINE) || fz_chance(r, 50)) {
+			q->flags &= ~SWNIC_SQE_INLINE;
+			memcpy(q->inline_data, &t, sizeof(t));
+		}
+	}
 	if (fz_chance(r, 5))
 		q->flags |= 1U << fz_below(r, 32);	/* an unknown flag, maybe */
 }
@@ -246,7 +262,8 @@ static const struct fz_errset *cqe_errs(void)
 	if (!init) {
 		e = FZ_ERRS(EINVAL, EOPNOTSUPP, EFAULT, ECONNREFUSED, EACCES,
 			    EAGAIN, ENOKEY, EKEYREVOKED, EKEYREJECTED, ERANGE,
-			    EMSGSIZE, ECANCELED, ENOMSG, ECONNABORTED, ENOMEM);
+			    EMSGSIZE, ECANCELED, ENOMSG, ECONNABORTED, ENOMEM,
+			    ENOENT, ENOSPC);
 		init = true;
 	}
 	return &e;

@@ -17,12 +17,16 @@
  *      came back), so the write completes first and the read sees its data;
  *   8. writes from three local iovs and reads back into three others
  *      (gathered and scattered by the provider, iov_limit);
+ *   9. a triggered write (FI_TRIGGER, fi_trigger(3)), if the provider
+ *      offers it: held by the initiator's kernel until a local counter
+ *      reaches its threshold, then sent over the wire like any write;
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 3 (the
- * failed writes counted nothing), that the counter bound to its
- * read-write MR (fi_mr_bind, FI_MR_RMA_EVENT) counted the 3 writes and 3
- * reads once each, and that its memory holds the last pattern.
+ * remote CQ data completion and that its remote-write counter is 3, or 4
+ * with the triggered write (the failed writes counted nothing), that the
+ * counter bound to its read-write MR (fi_mr_bind, FI_MR_RMA_EVENT)
+ * counted each write and the 3 reads once, and that its memory holds the
+ * last pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * With -t DSCP first, the endpoint's traffic class is that DSCP
  * (FI_TC_DSCP), which its wire packets carry (test_wire.sh checks).
@@ -44,6 +48,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_trigger.h>
 
 #define OOB_PORT	47990
 #define LEN		(1 << 20)
@@ -64,6 +69,7 @@ static struct fid_cntr *wcntr;
 static struct fid_cntr *mcntr;	/* the read-write MR's (FI_MR_RMA_EVENT) */
 static struct fi_info *info;
 static int failures;
+static int triggered;		/* FI_TRIGGER offered (both sides alike) */
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -101,7 +107,14 @@ static void setup(const char *node, int target)
 				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
 	hints->tx_attr->tclass = tclass;
+	hints->caps |= FI_TRIGGER;
 	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
+	triggered = !ret;
+	if (ret == -FI_ENODATA) {
+		hints->caps &= ~FI_TRIGGER;
+		ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints,
+				 &info);
+	}
 	if (ret)
 		die("fi_getinfo", ret);
 	fi_freeinfo(hints);
@@ -225,13 +238,14 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	/* Steps 1, 7 and 8 wrote; the failed writes counted nothing. */
-	CHECK(fi_cntr_read(wcntr) == 3,
-	      "target: remote-write counter is 3 (%llu)",
+	/* Steps 1, 7, 8 (and 9) wrote; the failed writes counted nothing. */
+	CHECK(fi_cntr_read(wcntr) == 3 + (uint64_t)triggered,
+	      "target: remote-write counter is %d (%llu)", 3 + triggered,
 	      (unsigned long long)fi_cntr_read(wcntr));
-	/* Per MR: 3 writes and 3 reads (1 MiB ones too), each counted once. */
-	CHECK(fi_cntr_read(mcntr) == 6,
-	      "target: the MR's counter (FI_MR_RMA_EVENT) is 6 (%llu)",
+	/* Per MR: 3 (4) writes and 3 reads (1 MiB ones too), each once. */
+	CHECK(fi_cntr_read(mcntr) == 6 + (uint64_t)triggered,
+	      "target: the MR's counter (FI_MR_RMA_EVENT) is %d (%llu)",
+	      6 + triggered,
 	      (unsigned long long)fi_cntr_read(mcntr));
 	for (i = 0; i < LEN && rw[i] == (char)(i * 5 + 11); i++)
 		;
@@ -318,6 +332,48 @@ static int iov_write_read(char *buf, char *back, fi_addr_t peer,
 	return 0;
 }
 
+/*
+ * 9. A triggered write of the pattern's first 4 KiB (the pattern of step
+ * 7 again, which the target checks at the end): nothing completes
+ * before the counter reaches 1; after fi_cntr_add it goes over the wire.
+ */
+static void triggered_write(char *buf, void *desc, fi_addr_t peer,
+			    const struct target_info *ti)
+{
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_triggered_context tc = {
+		.event_type = FI_TRIGGER_THRESHOLD,
+	};
+	struct fi_rma_iov rma = {
+		.addr = ti->addr_rw, .len = 4096, .key = ti->key_rw,
+	};
+	struct iovec iov = { .iov_base = buf, .iov_len = 4096 };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = peer,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = &tc,
+	};
+	struct fi_cq_data_entry e;
+	struct fid_cntr *c;
+	int ret, i;
+
+	for (i = 0; i < 4096; i++)
+		buf[i] = (char)(i * 5 + 11);
+	ret = fi_cntr_open(domain, &cntr_attr, &c, NULL);
+	if (ret)
+		die("fi_cntr_open", ret);
+	tc.trigger.threshold.cntr = c;
+	tc.trigger.threshold.threshold = 1;
+	ret = fi_writemsg(ep, &msg, FI_TRIGGER | FI_COMPLETION);
+	usleep(200000);
+	CHECK(!ret && fi_cq_read(cq, &e, 1) == -FI_EAGAIN,
+	      "triggered write posted, held below its threshold (%d)", ret);
+	ret = fi_cntr_add(c, 1);
+	ret = ret ?: wait_comp(&e);
+	CHECK(!ret && e.op_context == &tc,
+	      "triggered write ran once the counter reached it (%d)", ret);
+	fi_close(&c->fid);
+}
+
 static int run_initiator(const char *node)
 {
 	char *buf = malloc(LEN), *back = malloc(LEN), done = 0;
@@ -382,6 +438,9 @@ static int run_initiator(const char *node)
 	      ret);
 	ret = iov_write_read(buf, back, peer, &ti);
 	CHECK(!ret, "a write from 3 iovs, a read into 3 iovs (%d)", ret);
+
+	if (triggered)
+		triggered_write(buf, desc, peer, &ti);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);

@@ -51,6 +51,9 @@ enum {
 	SWNIC_CMD_CNTR_CREATE,		/* swnic_queue.h */
 	SWNIC_CMD_EP_AUTH_KEY,		/* swnic_queue.h, on an endpoint fd */
 	SWNIC_CMD_MR_BIND_CNTR,		/* an MR's remote-access counter */
+	SWNIC_CMD_CNTR_UPDATE,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
+	SWNIC_CMD_TRIG_CNTR,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
+	SWNIC_CMD_TRIG_CANCEL,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -78,6 +81,12 @@ enum {
 #define SWNIC_FEAT_FENCE	(1ULL << 11)
 /* SWNIC_IOCTL_MR_BIND_CNTR: counters of peers' accesses to one MR */
 #define SWNIC_FEAT_MR_CNTR	(1ULL << 12)
+/*
+ * Triggered work (swnic_queue.h): SWNIC_SQE_TRIGGER, CNTR_UPDATE,
+ * TRIG_CNTR and TRIG_CANCEL; the kernel starts work when a counter
+ * reaches a threshold.
+ */
+#define SWNIC_FEAT_TRIGGER	(1ULL << 13)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
 

@@ -221,6 +221,15 @@ struct swnic_cntr_create {
  * buffered at their target), and goes on at a later doorbell.
  */
 #define SWNIC_SQE_FENCE		(1U << 4)
+/*
+ * Triggered (SWNIC_FEAT_TRIGGER): @inline_data holds a struct
+ * swnic_sqe_trigger instead of a payload (so not with INLINE). Consuming
+ * the SQE validates it and keeps it in the kernel, holding its CQ slot,
+ * until the counter it names reaches the threshold; then the kernel runs
+ * it as it runs any SQE (same checks, same transports, local or wire) and
+ * completes it on the transmit CQ. See struct swnic_sqe_trigger.
+ */
+#define SWNIC_SQE_TRIGGER	(1U << 6)
 
 #define SWNIC_INLINE_MAX	56
 
@@ -332,6 +341,51 @@ struct swnic_sqe {
 	 */
 	__u16 key_index;
 	__u8 inline_data[SWNIC_INLINE_MAX]; /* INLINE: the payload */
+};
+
+/* struct swnic_sqe_trigger.flags */
+/* Compare the threshold with value + err, not value alone. */
+#define SWNIC_TRIG_F_SUM	(1U << 0)
+/*
+ * Count the work's completion into @comp_cntr (0: nowhere) instead of the
+ * endpoint's counter for the operation (libfabric's deferred work).
+ */
+#define SWNIC_TRIG_F_CNTR	(1U << 1)
+
+/*
+ * Per domain, triggered work requests waiting for their counter or to be
+ * run; more complete with ENOSPC (SQEs) or fail with ENOSPC (TRIG_CNTR).
+ */
+#define SWNIC_TRIG_MAX		4096
+
+/**
+ * struct swnic_sqe_trigger - the condition of a SWNIC_SQE_TRIGGER SQE
+ *
+ * The SQE runs once counter @cntr_id of the endpoint's domain has value
+ * (or value + err, SWNIC_TRIG_F_SUM) >= @threshold: at once if it
+ * already has. Counters change from completions, peers' RMA events,
+ * SWNIC_IOCTL_CNTR_UPDATE and triggered counter work, and every change
+ * is checked. Work whose thresholds are met runs in the order they were
+ * met (by threshold, then by submission), on the kernel's workqueue with
+ * the poster's mm, one at a time per domain.
+ *
+ * Completion (transmit CQ, with the SQE's context): as the SQE's flags
+ * ask, or with err ECANCELED, without running, when it is cancelled
+ * (SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND and its context,
+ * SWNIC_IOCTL_TRIG_CANCEL), or when the counter's fd or the domain's is
+ * closed first. If the endpoint's fd is closed (or its owner exits)
+ * first, it is dropped without a completion (its CQ slot is given back),
+ * since no one is left to read it. An RM_ENABLED target
+ * out of resources completes it with EAGAIN (it is not retried). A bad
+ * condition completes it with EINVAL (unknown flags, reserved not 0, or
+ * INLINE) or ENOENT (no such counter); ENOSPC: SWNIC_TRIG_MAX wait.
+ */
+struct swnic_sqe_trigger {
+	__aligned_u64 threshold;
+	__u32 cntr_id;			/* the triggering counter */
+	__u32 flags;			/* SWNIC_TRIG_F_* */
+	__u32 comp_cntr;		/* TRIG_F_CNTR: counter id, or 0 */
+	__u32 __reserved;		/* 0 */
 };
 
 /* RQE flags */
@@ -501,6 +555,68 @@ struct swnic_ep_auth_key {
 	__u32 index;			/* out: its key_index for SQEs */
 };
 
+/* struct swnic_cntr_update.flags */
+#define SWNIC_CNTR_UPD_SET	(1U << 0)	/* set, not add */
+#define SWNIC_CNTR_UPD_ERR	(1U << 1)	/* the err word, not value */
+
+/**
+ * struct swnic_cntr_update - SWNIC_IOCTL_CNTR_UPDATE on a domain fd
+ *
+ * Adds @value to (or with SET sets to @value) a word of counter @cntr_id
+ * (libfabric's fi_cntr_add/set/adderr/seterr), and starts the triggered
+ * work whose threshold that meets. ENOENT: no such counter.
+ */
+struct swnic_cntr_update {
+	__u32 size;			/* in: sizeof(struct swnic_cntr_update) */
+	__u32 flags;			/* in: SWNIC_CNTR_UPD_* */
+	__u32 cntr_id;			/* in */
+	__u32 __reserved;		/* must be 0 */
+	__aligned_u64 value;		/* in */
+};
+
+/**
+ * struct swnic_trig_cntr - SWNIC_IOCTL_TRIG_CNTR on a domain fd
+ *
+ * Triggered counter work (libfabric's deferred FI_OP_CNTR_SET/ADD): once
+ * counter @cntr_id reaches @threshold (as struct swnic_sqe_trigger, with
+ * @trig_flags SWNIC_TRIG_F_SUM or 0), counter @target is updated as
+ * SWNIC_IOCTL_CNTR_UPDATE with @flags would. @cookie names it for
+ * SWNIC_IOCTL_TRIG_CANCEL. Nothing completes; cancelling drops it.
+ * ENOENT: no such counter; ENOSPC: SWNIC_TRIG_MAX wait.
+ */
+struct swnic_trig_cntr {
+	__u32 size;			/* in: sizeof(struct swnic_trig_cntr) */
+	__u32 flags;			/* in: SWNIC_CNTR_UPD_* */
+	__u32 cntr_id;			/* in: the triggering counter */
+	__u32 target;			/* in: the counter to update */
+	__aligned_u64 threshold;	/* in */
+	__aligned_u64 value;		/* in */
+	__aligned_u64 cookie;		/* in */
+	__u32 trig_flags;		/* in: SWNIC_TRIG_F_SUM or 0 */
+	__u32 __reserved;		/* must be 0 */
+};
+
+/* struct swnic_trig_cancel.flags: which waiting work to cancel */
+#define SWNIC_TRIG_CANCEL_CNTR	(1U << 0)	/* triggered by @cntr_id only */
+#define SWNIC_TRIG_CANCEL_COOKIE (1U << 1)	/* counter work with @cookie */
+
+/**
+ * struct swnic_trig_cancel - SWNIC_IOCTL_TRIG_CANCEL on a domain fd
+ *
+ * Cancels the domain's triggered work that waits for its threshold: all
+ * of it, that of one triggering counter (CANCEL_CNTR), or the counter
+ * work named @cookie (CANCEL_COOKIE). Cancelled SQEs complete with
+ * ECANCELED (struct swnic_sqe_trigger); counter work is dropped.
+ * @count: out, how many were cancelled; ENOENT if COOKIE found none.
+ */
+struct swnic_trig_cancel {
+	__u32 size;			/* in: sizeof(struct swnic_trig_cancel) */
+	__u32 flags;			/* in: SWNIC_TRIG_CANCEL_* */
+	__u32 cntr_id;			/* in: CANCEL_CNTR */
+	__u32 count;			/* out */
+	__aligned_u64 cookie;		/* in: CANCEL_COOKIE */
+};
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
@@ -508,5 +624,8 @@ struct swnic_ep_auth_key {
 #define SWNIC_IOCTL_EP_PEEK		_IO(SWNIC_TYPE, SWNIC_CMD_EP_PEEK)
 #define SWNIC_IOCTL_CNTR_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_CREATE)
 #define SWNIC_IOCTL_EP_AUTH_KEY		_IO(SWNIC_TYPE, SWNIC_CMD_EP_AUTH_KEY)
+#define SWNIC_IOCTL_CNTR_UPDATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_UPDATE)
+#define SWNIC_IOCTL_TRIG_CNTR		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CNTR)
+#define SWNIC_IOCTL_TRIG_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CANCEL)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */

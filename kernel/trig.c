@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Triggered work: work requests the kernel keeps until a counter reaches a
+ * threshold (libfabric's FI_TRIGGER and deferred work, include/uapi/linux/
+ * swnic_queue.h struct swnic_sqe_trigger). Entries wait on their counter's
+ * list, sorted by threshold then submission; every change of a counter
+ * (swnic_cntr_inc(), CNTR_UPDATE, triggered counter work) checks the head
+ * of that list against the counter and moves what is met, in order, to the
+ * domain's ready list. A work item runs the ready list: an SQE through the
+ * endpoint's normal send path (send.c) on the poster's mm and memory
+ * cgroup, as the engine thread does; counter work by updating its target.
+ *
+ * Lifetimes: an entry holds references to its endpoint and counters; the
+ * queued work item holds one to the domain. Closing a counter's fd, an
+ * endpoint's fd or the domain's cancels what waits on it: SQEs complete
+ * with ECANCELED on the endpoint's transmit CQ (their slot was reserved
+ * when they were consumed), counter work is dropped.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kthread.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "cntr.h"
+#include "cq.h"
+#include "domain.h"
+#include "ep.h"
+#include "send.h"
+#include "trig.h"
+
+struct swnic_trig {
+	struct list_head node;		/* cntr->trigs, or dom ready list */
+	struct swnic_domain *dom;
+	struct swnic_cntr *cntr;	/* triggering; referenced */
+	u64 threshold;
+	u64 seq;
+	u32 tflags;			/* SWNIC_TRIG_F_* */
+	/* 0, -ECANCELED (complete unrun), -ESHUTDOWN (drop: no one left) */
+	int status;
+	/* An SQE (@ep != NULL) or counter work (@ep == NULL). */
+	struct swnic_ep *ep;		/* referenced */
+	struct swnic_cntr *comp;	/* SQE: TRIG_F_CNTR's; work: target */
+	struct swnic_sqe sqe;
+	u32 upd_flags;			/* counter work: SWNIC_CNTR_UPD_* */
+	u64 value;
+	u64 cookie;
+};
+
+static struct workqueue_struct *swnic_trig_wq;
+
+int swnic_trig_init(void)
+{
+	swnic_trig_wq = alloc_workqueue("swnic-trig", WQ_UNBOUND, 0);
+	return swnic_trig_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: every domain is gone, so every item ran (holds a ref). */
+void swnic_trig_exit(void)
+{
+	destroy_workqueue(swnic_trig_wq);
+}
+
+static void swnic_trig_work(struct work_struct *work);
+
+void swnic_trig_domain_init(struct swnic_domain *dom)
+{
+	struct swnic_trig_domain *td = &dom->trig;
+
+	spin_lock_init(&td->lock);
+	INIT_LIST_HEAD(&td->ready);
+	INIT_WORK(&td->work, swnic_trig_work);
+}
+
+void swnic_trig_cntr_init(struct swnic_cntr *cntr)
+{
+	INIT_LIST_HEAD(&cntr->trigs);
+	atomic64_set(&cntr->trig_min, S64_MAX);
+}
+
+static void swnic_trig_free(struct swnic_trig *t)
+{
+	if (t->ep)
+		swnic_ep_put(t->ep);
+	if (t->comp)
+		swnic_cntr_put(t->comp);
+	swnic_cntr_put(t->cntr);
+	kfree(t);
+}
+
+/* The lowest threshold waiting on @cntr, for swnic_cntr_inc()'s check. */
+static void swnic_trig_update_min(struct swnic_cntr *cntr)
+{
+	struct swnic_trig *t;
+
+	t = list_first_entry_or_null(&cntr->trigs, struct swnic_trig, node);
+	atomic64_set(&cntr->trig_min,
+		     t ? (s64)min_t(u64, t->threshold, S64_MAX) : S64_MAX);
+}
+
+/* Queue the domain's work item (td->lock held); it holds a domain ref. */
+static void swnic_trig_kick(struct swnic_domain *dom)
+{
+	swnic_domain_get(dom);
+	if (!queue_work(swnic_trig_wq, &dom->trig.work))
+		swnic_domain_put(dom);
+}
+
+static bool swnic_trig_met(const struct swnic_trig *t, u64 value, u64 sum)
+{
+	return t->threshold <= ((t->tflags & SWNIC_TRIG_F_SUM) ? sum : value);
+}
+
+/* Move what @cntr now meets to the ready list, in order; td->lock held. */
+static void swnic_trig_scan(struct swnic_cntr *cntr)
+{
+	struct swnic_domain *dom = cntr->dom;
+	struct swnic_trig *t, *tmp;
+	u64 value, sum;
+	bool moved = false;
+
+	value = atomic64_read(cntr->value);
+	sum = value + atomic64_read(cntr->err);
+	list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
+		/* Sorted: nothing later can be met by value + err either. */
+		if (t->threshold > max(value, sum))
+			break;
+		if (!swnic_trig_met(t, value, sum))
+			continue;
+		list_move_tail(&t->node, &dom->trig.ready);
+		moved = true;
+	}
+	swnic_trig_update_min(cntr);
+	if (moved)
+		swnic_trig_kick(dom);
+}
+
+/**
+ * swnic_trig_check() - a counter changed: start what it now triggers
+ * @cntr: the counter; after the change, ordered by a full barrier
+ *
+ * Called from swnic_cntr_inc() when the counter may have reached the
+ * lowest threshold waiting on it, in any context.
+ */
+void swnic_trig_check(struct swnic_cntr *cntr)
+{
+	struct swnic_trig_domain *td = &cntr->dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	swnic_trig_scan(cntr);
+	spin_unlock_irqrestore(&td->lock, irqflags);
+}
+
+/*
+ * Add @t to its counter's list (sorted by threshold; equal thresholds in
+ * submission order), then look at the counter once more: a change that
+ * read the old minimum before the entry was there is not missed (the
+ * barrier pairs with the one in swnic_cntr_inc()).
+ */
+static int swnic_trig_add(struct swnic_trig *t)
+{
+	struct swnic_trig_domain *td = &t->dom->trig;
+	struct swnic_cntr *cntr = t->cntr;
+	struct swnic_trig *pos;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	if (cntr->trig_closed) {
+		/* Its fd was closed after the lookup. */
+		spin_unlock_irqrestore(&td->lock, irqflags);
+		return -ENOENT;
+	}
+	if (td->count >= SWNIC_TRIG_MAX) {
+		spin_unlock_irqrestore(&td->lock, irqflags);
+		return -ENOSPC;
+	}
+	td->count++;
+	t->seq = td->seq++;
+	list_for_each_entry_reverse(pos, &cntr->trigs, node)
+		if (pos->threshold <= t->threshold)
+			break;
+	list_add(&t->node, &pos->node);
+	swnic_trig_update_min(cntr);
+	/* Minimum store before the counter loads; pairs with cntr.h's. */
+	smp_mb();
+	swnic_trig_scan(cntr);
+	spin_unlock_irqrestore(&td->lock, irqflags);
+	return 0;
+}
+
+static struct swnic_trig *swnic_trig_alloc(struct swnic_domain *dom,
+					   u32 cntr_id, u64 threshold,
+					   u32 tflags, int *err)
+{
+	struct swnic_trig *t;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->dom = dom;
+	t->threshold = threshold;
+	t->tflags = tflags;
+	t->cntr = swnic_cntr_lookup(dom, cntr_id);
+	if (!t->cntr) {
+		kfree(t);
+		*err = -ENOENT;
+		return NULL;
+	}
+	return t;
+}
+
+/**
+ * swnic_trig_queue_sqe() - keep a SWNIC_SQE_TRIGGER SQE until its threshold
+ * @ep: the poster (sq_lock held); the SQE's TX CQ slot is reserved and
+ *	stays so until the SQE completes
+ * @sqe: the SQE, checked but for its trigger
+ *
+ * Return: 0 (the kernel owns it now), or the error it completes with.
+ */
+int swnic_trig_queue_sqe(struct swnic_ep *ep, const struct swnic_sqe *sqe)
+{
+	struct swnic_sqe_trigger trig;
+	struct swnic_trig *t;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(trig) > sizeof(sqe->inline_data));
+	memcpy(&trig, sqe->inline_data, sizeof(trig));
+	if ((sqe->flags & SWNIC_SQE_INLINE) || trig.__reserved ||
+	    (trig.flags & ~(SWNIC_TRIG_F_SUM | SWNIC_TRIG_F_CNTR)) ||
+	    (!(trig.flags & SWNIC_TRIG_F_CNTR) && trig.comp_cntr))
+		return -EINVAL;
+	t = swnic_trig_alloc(ep->dom, trig.cntr_id, trig.threshold, trig.flags,
+			     &ret);
+	if (!t)
+		return ret;
+	if ((trig.flags & SWNIC_TRIG_F_CNTR) && trig.comp_cntr) {
+		t->comp = swnic_cntr_lookup(ep->dom, trig.comp_cntr);
+		if (!t->comp) {
+			swnic_trig_free(t);
+			return -ENOENT;
+		}
+	}
+	t->sqe = *sqe;
+	t->sqe.flags &= ~SWNIC_SQE_TRIGGER;
+	memset(t->sqe.inline_data, 0, sizeof(t->sqe.inline_data));
+	kref_get(&ep->ref);
+	t->ep = ep;
+	ret = swnic_trig_add(t);
+	if (ret)
+		swnic_trig_free(t);
+	return ret;
+}
+
+/* Cancel the waiting entries @match picks: to the ready list, ECANCELED. */
+static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
+				      struct swnic_cntr *only,
+				      bool (*match)(struct swnic_trig *t,
+						    const void *arg),
+				      const void *arg, bool first)
+{
+	struct swnic_trig_domain *td = &dom->trig;
+	struct swnic_cntr *cntr;
+	struct swnic_trig *t, *tmp;
+	unsigned long irqflags, id;
+	unsigned int n = 0;
+
+	/*
+	 * Walk the counters of the domain, or just @only (the xarray's lock
+	 * nests outside ours, never the other way). A counter whose fd is
+	 * closing may be gone from it already: swnic_trig_cntr_closed()
+	 * cancels its work.
+	 */
+	xa_lock_irqsave(&dom->cntrs, irqflags);
+	spin_lock(&td->lock);
+	xa_for_each(&dom->cntrs, id, cntr) {
+		if (only && cntr != only)
+			continue;
+		list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
+			if (match && !match(t, arg))
+				continue;
+			if (!t->status)
+				t->status = -ECANCELED;
+			list_move_tail(&t->node, &td->ready);
+			n++;
+			if (first)
+				break;
+		}
+		swnic_trig_update_min(cntr);
+		if (first && n)
+			break;
+	}
+	if (n)
+		swnic_trig_kick(dom);
+	spin_unlock(&td->lock);
+	xa_unlock_irqrestore(&dom->cntrs, irqflags);
+	return n;
+}
+
+static bool swnic_trig_match_ep(struct swnic_trig *t, const void *arg)
+{
+	if (t->ep != arg)
+		return false;
+	t->status = -ESHUTDOWN;		/* cancelled without a completion */
+	return true;
+}
+
+struct swnic_trig_sqe_match {
+	struct swnic_ep *ep;
+	u64 context;
+};
+
+static bool swnic_trig_match_sqe(struct swnic_trig *t, const void *arg)
+{
+	const struct swnic_trig_sqe_match *m = arg;
+
+	return t->ep == m->ep && t->sqe.context == m->context;
+}
+
+static bool swnic_trig_match_cookie(struct swnic_trig *t, const void *arg)
+{
+	return !t->ep && t->cookie == *(const u64 *)arg;
+}
+
+/* SWNIC_IOCTL_EP_CANCEL of a triggered SQE. Return: 0 or -ENOENT. */
+int swnic_trig_cancel_sqe(struct swnic_ep *ep, u64 context)
+{
+	struct swnic_trig_sqe_match m = { .ep = ep, .context = context };
+
+	return swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_sqe, &m,
+				 true) ? 0 : -ENOENT;
+}
+
+/*
+ * The counter's fd is closed (it is no longer in dom->cntrs): what waits
+ * on it is cancelled, and nothing can wait on it any more.
+ */
+void swnic_trig_cntr_closed(struct swnic_cntr *cntr)
+{
+	struct swnic_trig_domain *td = &cntr->dom->trig;
+	struct swnic_trig *t, *tmp;
+	unsigned long irqflags;
+	bool moved = false;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	cntr->trig_closed = true;
+	list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
+		t->status = -ECANCELED;
+		list_move_tail(&t->node, &td->ready);
+		moved = true;
+	}
+	swnic_trig_update_min(cntr);
+	if (moved)
+		swnic_trig_kick(cntr->dom);
+	spin_unlock_irqrestore(&td->lock, irqflags);
+}
+
+/* The endpoint's fd is closed: its SQEs are dropped, CQ slots returned. */
+void swnic_trig_ep_closed(struct swnic_ep *ep)
+{
+	swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_ep, ep, false);
+}
+
+/* The domain's file is closed: everything it waits for is cancelled. */
+void swnic_trig_domain_closed(struct swnic_domain *dom)
+{
+	swnic_trig_cancel(dom, NULL, NULL, NULL, false);
+}
+
+/*
+ * Counter the SQE being run counts into, for complete.c: the endpoint's
+ * own (@idx) unless a triggered SQE with TRIG_F_CNTR runs (sq_lock held).
+ */
+struct swnic_cntr *swnic_trig_sqe_cntr(struct swnic_ep *ep, unsigned int idx)
+{
+	if (ep->trig_running && (ep->trig_running->tflags & SWNIC_TRIG_F_CNTR))
+		return ep->trig_running->comp;
+	return ep->cntr[idx];
+}
+
+static void swnic_cntr_apply(struct swnic_cntr *cntr, u32 flags, u64 value)
+{
+	atomic64_t *word = (flags & SWNIC_CNTR_UPD_ERR) ? cntr->err : cntr->value;
+
+	if (flags & SWNIC_CNTR_UPD_SET)
+		atomic64_set(word, value);
+	else
+		atomic64_add(value, word);
+	/* Pairs with the barrier in swnic_trig_add(). */
+	smp_mb();
+	if ((u64)atomic64_read(cntr->value) + (u64)atomic64_read(cntr->err) >=
+	    (u64)atomic64_read(&cntr->trig_min))
+		swnic_trig_check(cntr);
+}
+
+/* Run one SQE whose threshold was met (or that was cancelled). */
+static void swnic_trig_run_sqe(struct swnic_trig *t)
+{
+	struct swnic_ep *ep = t->ep;
+	struct mm_struct *mm = ep->dom->mm;
+	struct mem_cgroup *memcg, *old_memcg;
+	int status = t->status;
+
+	/*
+	 * The endpoint's file is closed, or its owner gone: nobody is left
+	 * to read a completion (fi_close discards what is outstanding).
+	 */
+	if (status == -ESHUTDOWN || READ_ONCE(ep->dead) ||
+	    !mmget_not_zero(mm)) {
+		swnic_cq_unreserve(ep->tx_cq);
+		return;
+	}
+	if (status) {
+		swnic_send_run_one(ep, &t->sqe, status, t);
+		mmput(mm);
+		return;
+	}
+	memcg = get_mem_cgroup_from_mm(mm);
+	old_memcg = set_active_memcg(memcg);
+	kthread_use_mm(mm);
+	swnic_send_run_one(ep, &t->sqe, 0, t);
+	kthread_unuse_mm(mm);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
+	mmput(mm);
+}
+
+static void swnic_trig_work(struct work_struct *work)
+{
+	struct swnic_domain *dom = container_of(work, struct swnic_domain,
+						trig.work);
+	struct swnic_trig_domain *td = &dom->trig;
+	struct swnic_trig *t;
+	unsigned long irqflags;
+
+	for (;;) {
+		spin_lock_irqsave(&td->lock, irqflags);
+		t = list_first_entry_or_null(&td->ready, struct swnic_trig,
+					     node);
+		if (t) {
+			list_del(&t->node);
+			td->count--;
+		}
+		spin_unlock_irqrestore(&td->lock, irqflags);
+		if (!t)
+			break;
+		if (t->ep)
+			swnic_trig_run_sqe(t);
+		else if (!t->status)
+			swnic_cntr_apply(t->comp, t->upd_flags, t->value);
+		swnic_trig_free(t);
+		cond_resched();
+	}
+	swnic_domain_put(dom);
+}
+
+/* SWNIC_IOCTL_CNTR_UPDATE */
+int swnic_trig_ioctl_cntr_update(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_cntr_update *u = arg;
+	struct swnic_cntr *cntr;
+
+	if (u->flags & ~(SWNIC_CNTR_UPD_SET | SWNIC_CNTR_UPD_ERR))
+		return -EOPNOTSUPP;
+	if (u->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+	cntr = swnic_cntr_lookup(dom, u->cntr_id);
+	if (!cntr)
+		return -ENOENT;
+	swnic_cntr_apply(cntr, u->flags, u->value);
+	swnic_cntr_put(cntr);
+	return 0;
+}
+
+/* SWNIC_IOCTL_TRIG_CNTR */
+int swnic_trig_ioctl_cntr(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_trig_cntr *c = arg;
+	struct swnic_trig *t;
+	int ret;
+
+	if (c->flags & ~(SWNIC_CNTR_UPD_SET | SWNIC_CNTR_UPD_ERR) ||
+	    c->trig_flags & ~SWNIC_TRIG_F_SUM)
+		return -EOPNOTSUPP;
+	if (c->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+	t = swnic_trig_alloc(dom, c->cntr_id, c->threshold, c->trig_flags,
+			     &ret);
+	if (!t)
+		return ret;
+	t->comp = swnic_cntr_lookup(dom, c->target);
+	if (!t->comp) {
+		swnic_trig_free(t);
+		return -ENOENT;
+	}
+	t->upd_flags = c->flags;
+	t->value = c->value;
+	t->cookie = c->cookie;
+	ret = swnic_trig_add(t);
+	if (ret)
+		swnic_trig_free(t);
+	return ret;
+}
+
+/* SWNIC_IOCTL_TRIG_CANCEL */
+int swnic_trig_ioctl_cancel(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_trig_cancel *c = arg;
+	struct swnic_cntr *only = NULL;
+	u64 cookie = c->cookie;
+
+	if (c->flags & ~(SWNIC_TRIG_CANCEL_CNTR | SWNIC_TRIG_CANCEL_COOKIE))
+		return -EOPNOTSUPP;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+	if (c->flags & SWNIC_TRIG_CANCEL_CNTR) {
+		only = swnic_cntr_lookup(dom, c->cntr_id);
+		if (!only)
+			return -ENOENT;
+	}
+	c->count = swnic_trig_cancel(dom, only,
+				     (c->flags & SWNIC_TRIG_CANCEL_COOKIE) ?
+				     swnic_trig_match_cookie : NULL,
+				     &cookie,
+				     c->flags & SWNIC_TRIG_CANCEL_COOKIE);
+	if (only)
+		swnic_cntr_put(only);
+	if ((c->flags & SWNIC_TRIG_CANCEL_COOKIE) && !c->count)
+		return -ENOENT;
+	return 0;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Triggered operations (fi_trigger(3)): the kernel keeps a triggered
+ * operation and starts it when a counter reaches its threshold
+ * (include/uapi/linux/swnic_queue.h, struct swnic_sqe_trigger), so nothing
+ * here polls. What is offered:
+ *
+ *  - FI_TRIGGER on sends, tagged sends and RMA reads/writes (fi_*msg with
+ *    a struct fi_triggered_context of event FI_TRIGGER_THRESHOLD as the
+ *    context): the threshold is compared with the counter's success value
+ *    (fi_cntr_read). FI_TRIGGER_XPU and triggered receives are
+ *    -FI_ENOSYS; an endpoint without FI_TRIGGER gets -FI_EINVAL.
+ *  - Deferred work (fi_control(domain, FI_QUEUE_WORK/FI_CANCEL_WORK/
+ *    FI_FLUSH_WORK)): FI_OP_SEND, FI_OP_TSEND, FI_OP_READ, FI_OP_WRITE,
+ *    FI_OP_CNTR_SET and FI_OP_CNTR_ADD; the threshold is compared with
+ *    success + error values, as fi_trigger(3) says. FI_OP_RECV,
+ *    FI_OP_TRECV and the atomic ops are -FI_ENOSYS.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <rdma/fi_trigger.h>
+
+#include "ep.h"
+
+static int swnic_trig_errno(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return -FI_EINVAL;	/* a counter closed meanwhile */
+	case ENOSPC:
+		return -FI_EAGAIN;
+	default:
+		return -err;
+	}
+}
+
+/* The kernel id of @fid, a counter of @dom. */
+static int swnic_trig_cntr_id(struct swnic_domain *dom, struct fid_cntr *fid,
+			      uint32_t *id)
+{
+	struct swnic_cntr *cntr = fid ? swnic_cntr_of(&fid->fid) : NULL;
+
+	if (!cntr || swnic_cntr_domain(cntr) != dom)
+		return -FI_EINVAL;
+	*id = swnic_cntr_kernel_id(cntr);
+	return 0;
+}
+
+/**
+ * swnic_trig_from_context() - the condition of an FI_TRIGGER operation
+ * @ep: the endpoint it is posted to
+ * @context: the operation's context, a struct fi_triggered_context
+ * @trig: filled in
+ */
+int swnic_trig_from_context(struct swnic_ep *ep, void *context,
+			    struct swnic_sqe_trigger *trig)
+{
+	const struct fi_triggered_context *tc = context;
+
+	if (!(ep->caps & FI_TRIGGER) ||
+	    !(ep->domain->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return -FI_EINVAL;
+	if (!tc)
+		return -FI_EINVAL;
+	if (tc->event_type == FI_TRIGGER_XPU)
+		return -FI_ENOSYS;
+	if (tc->event_type != FI_TRIGGER_THRESHOLD)
+		return -FI_EINVAL;
+	memset(trig, 0, sizeof(*trig));
+	trig->threshold = tc->trigger.threshold.threshold;
+	return swnic_trig_cntr_id(ep->domain, tc->trigger.threshold.cntr,
+				  &trig->cntr_id);
+}
+
+/* The endpoint of a deferred operation: one of @dom's. */
+static struct swnic_ep *swnic_trig_ep(struct swnic_domain *dom,
+				      struct fid_ep *fid)
+{
+	struct swnic_ep *ep;
+
+	if (!fid)
+		return NULL;
+	ep = swnic_ep_checked(&fid->fid);
+	return ep && ep->domain == dom ? ep : NULL;
+}
+
+/* FI_OP_CNTR_SET / FI_OP_CNTR_ADD */
+static int swnic_trig_queue_cntr(struct swnic_domain *dom,
+				 const struct fi_deferred_work *work)
+{
+	struct swnic_trig_cntr c = {
+		.size = sizeof(c),
+		.threshold = work->threshold,
+		.cookie = (uintptr_t)work,
+		.trig_flags = SWNIC_TRIG_F_SUM,
+	};
+	int ret;
+
+	/* fi_trigger(3): counter work updates no completion counter. */
+	if (!work->op.cntr || work->completion_cntr)
+		return -FI_EINVAL;
+	ret = swnic_trig_cntr_id(dom, work->triggering_cntr, &c.cntr_id);
+	if (!ret)
+		ret = swnic_trig_cntr_id(dom, work->op.cntr->cntr, &c.target);
+	if (ret)
+		return ret;
+	c.flags = work->op_type == FI_OP_CNTR_SET ? SWNIC_CNTR_UPD_SET : 0;
+	c.value = work->op.cntr->value;
+	if (ioctl(dom->fd, SWNIC_IOCTL_TRIG_CNTR, &c))
+		return swnic_trig_errno(errno);
+	return 0;
+}
+
+/* A deferred data transfer: posted as a triggered SQE. */
+static int swnic_trig_queue_xfer(struct swnic_domain *dom,
+				 const struct fi_deferred_work *work)
+{
+	struct swnic_sqe_trigger trig = {
+		.threshold = work->threshold,
+		.flags = SWNIC_TRIG_F_SUM | SWNIC_TRIG_F_CNTR,
+	};
+	const struct fi_msg_tagged *tm;
+	const struct fi_msg_rma *rm;
+	const struct fi_msg *m;
+	struct fid_ep *fid;
+	struct swnic_ep *ep;
+	uint64_t flags;
+	int ret;
+
+	switch (work->op_type) {
+	case FI_OP_SEND:
+		if (!work->op.msg)
+			return -FI_EINVAL;
+		fid = work->op.msg->ep;
+		flags = work->op.msg->flags;
+		break;
+	case FI_OP_TSEND:
+		if (!work->op.tagged)
+			return -FI_EINVAL;
+		fid = work->op.tagged->ep;
+		flags = work->op.tagged->flags;
+		break;
+	default:
+		if (!work->op.rma)
+			return -FI_EINVAL;
+		fid = work->op.rma->ep;
+		flags = work->op.rma->flags;
+		break;
+	}
+	ep = swnic_trig_ep(dom, fid);
+	if (!ep)
+		return -FI_EINVAL;
+	if (!(ep->domain->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return -FI_ENOSYS;
+	ret = swnic_trig_cntr_id(dom, work->triggering_cntr, &trig.cntr_id);
+	if (ret)
+		return ret;
+	/* The completion counter instead of the endpoint's (0: none). */
+	if (work->completion_cntr) {
+		ret = swnic_trig_cntr_id(dom, work->completion_cntr,
+					 &trig.comp_cntr);
+		if (ret)
+			return ret;
+	}
+	/* No completion at the endpoint unless asked (fi_trigger(3)). */
+	flags |= FI_TRIGGER;
+	if (!(flags & FI_COMPLETION))
+		flags |= SWNIC_OP_NO_COMPLETION;
+
+	switch (work->op_type) {
+	case FI_OP_SEND:
+		m = &work->op.msg->msg;
+		return swnic_ep_post_send_trig(ep, SWNIC_OP_SEND, m->msg_iov,
+					       m->iov_count, m->addr, 0,
+					       m->data, 0, 0, m->context,
+					       flags, m->desc, &trig);
+	case FI_OP_TSEND:
+		tm = &work->op.tagged->msg;
+		return swnic_ep_post_send_trig(ep, SWNIC_OP_TSEND,
+					       tm->msg_iov, tm->iov_count,
+					       tm->addr, tm->tag, tm->data, 0,
+					       0, tm->context, flags, tm->desc,
+					       &trig);
+	default:
+		rm = &work->op.rma->msg;
+		if (rm->rma_iov_count != 1 || !rm->rma_iov)
+			return -FI_EINVAL;
+		return swnic_ep_post_send_trig(ep, work->op_type == FI_OP_READ ?
+					       SWNIC_OP_READ : SWNIC_OP_WRITE,
+					       rm->msg_iov, rm->iov_count,
+					       rm->addr, 0, rm->data,
+					       rm->rma_iov[0].addr,
+					       rm->rma_iov[0].key, rm->context,
+					       flags, rm->desc, &trig);
+	}
+}
+
+static int swnic_trig_queue_work(struct swnic_domain *dom,
+				 const struct fi_deferred_work *work)
+{
+	if (!work)
+		return -FI_EINVAL;
+	if (!(dom->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return -FI_ENOSYS;
+	switch (work->op_type) {
+	case FI_OP_SEND:
+	case FI_OP_TSEND:
+	case FI_OP_READ:
+	case FI_OP_WRITE:
+		return swnic_trig_queue_xfer(dom, work);
+	case FI_OP_CNTR_SET:
+	case FI_OP_CNTR_ADD:
+		return swnic_trig_queue_cntr(dom, work);
+	default:
+		/* FI_OP_RECV, FI_OP_TRECV, the atomics: not offered. */
+		return -FI_ENOSYS;
+	}
+}
+
+/* The deferred operation's endpoint and context, for FI_CANCEL_WORK. */
+static int swnic_trig_work_op(const struct fi_deferred_work *work,
+			      struct fid_ep **ep, void **context)
+{
+	switch (work->op_type) {
+	case FI_OP_SEND:
+		if (!work->op.msg)
+			return -FI_EINVAL;
+		*ep = work->op.msg->ep;
+		*context = work->op.msg->msg.context;
+		return 0;
+	case FI_OP_TSEND:
+		if (!work->op.tagged)
+			return -FI_EINVAL;
+		*ep = work->op.tagged->ep;
+		*context = work->op.tagged->msg.context;
+		return 0;
+	case FI_OP_READ:
+	case FI_OP_WRITE:
+		if (!work->op.rma)
+			return -FI_EINVAL;
+		*ep = work->op.rma->ep;
+		*context = work->op.rma->msg.context;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int swnic_trig_cancel_work(struct swnic_domain *dom,
+				  const struct fi_deferred_work *work)
+{
+	struct swnic_trig_cancel c = {
+		.size = sizeof(c),
+		.flags = SWNIC_TRIG_CANCEL_COOKIE,
+		.cookie = (uintptr_t)work,
+	};
+	struct fid_ep *ep;
+	void *context;
+	int ret;
+
+	if (!work)
+		return -FI_EINVAL;
+	if (!(dom->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return -FI_ENOSYS;
+	if (work->op_type == FI_OP_CNTR_SET || work->op_type == FI_OP_CNTR_ADD) {
+		if (ioctl(dom->fd, SWNIC_IOCTL_TRIG_CANCEL, &c))
+			return errno == ENOENT ? -FI_ENOENT : -errno;
+		return 0;
+	}
+	ret = swnic_trig_work_op(work, &ep, &context);
+	if (ret)
+		return ret;
+	if (!swnic_trig_ep(dom, ep))
+		return -FI_EINVAL;
+	/* As fi_cancel: it completes with FI_ECANCELED. */
+	return (int)fi_cancel(&ep->fid, context);
+}
+
+/* FI_FLUSH_WORK: all of it (NULL), or what waits on work->triggering_cntr. */
+static int swnic_trig_flush_work(struct swnic_domain *dom,
+				 const struct fi_deferred_work *work)
+{
+	struct swnic_trig_cancel c = { .size = sizeof(c) };
+	int ret;
+
+	if (!(dom->dev.attr.features & SWNIC_FEAT_TRIGGER))
+		return -FI_ENOSYS;
+	if (work && work->triggering_cntr) {
+		ret = swnic_trig_cntr_id(dom, work->triggering_cntr,
+					 &c.cntr_id);
+		if (ret)
+			return ret;
+		c.flags = SWNIC_TRIG_CANCEL_CNTR;
+	}
+	if (ioctl(dom->fd, SWNIC_IOCTL_TRIG_CANCEL, &c))
+		return swnic_trig_errno(errno);
+	return 0;
+}
+
+/* fi_control(domain, FI_QUEUE_WORK / FI_CANCEL_WORK / FI_FLUSH_WORK) */
+int swnic_trig_domain_control(struct swnic_domain *dom, int command,
+			      void *arg)
+{
+	switch (command) {
+	case FI_QUEUE_WORK:
+		return swnic_trig_queue_work(dom, arg);
+	case FI_CANCEL_WORK:
+		return swnic_trig_cancel_work(dom, arg);
+	case FI_FLUSH_WORK:
+		return swnic_trig_flush_work(dom, arg);
+	default:
+		return -FI_ENOSYS;
+	}
+}

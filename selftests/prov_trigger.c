@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Triggered operations and deferred work (fi_trigger(3)) through the
+ * public libfabric API: the kernel keeps a triggered send, tagged send or
+ * RMA and starts it when a counter reaches the threshold - counters
+ * changed by fi_cntr_add/set, by completions and by peers' RMA - in the
+ * order of the thresholds; cancelling, closing the counter or the
+ * endpoint, and the requests swnic refuses (with the documented errors).
+ * Every wait is bounded.
+ */
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
+
+#include "kselftest_harness.h"
+#include "prov_util.h"
+
+struct side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t peer;
+};
+
+FIXTURE(trig)
+{
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_cntr *c;		/* the triggering counter */
+	struct side a, b;
+};
+
+static struct fi_info *trig_hints(uint64_t caps)
+{
+	struct fi_info *hints = prov_hints();
+
+	if (!hints)
+		return NULL;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = caps;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return hints;
+}
+
+static void side_open(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(trig) *self, struct fi_info *info,
+		      struct side *s)
+{
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_TAGGED, .size = 64,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	ASSERT_EQ(0, fi_endpoint(self->domain, info, &s->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &s->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->av->fid, 0));
+}
+
+static void side_close(struct side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	memset(s, 0, sizeof(*s));
+}
+
+static void connect_to(struct __test_metadata *_metadata, struct side *from,
+		       struct side *to)
+{
+	char name[64];
+	size_t len = sizeof(name);
+
+	ASSERT_EQ(0, fi_getname(&to->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(from->av, name, 1, &from->peer, 0, NULL));
+}
+
+static struct fid_cntr *cntr_open(struct __test_metadata *_metadata,
+				  struct fid_domain *domain)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fid_cntr *c = NULL;
+
+	EXPECT_EQ(0, fi_cntr_open(domain, &attr, &c, NULL));
+	return c;
+}
+
+FIXTURE_SETUP(trig)
+{
+	struct fi_info *hints;
+
+	PROV_REQUIRE_DEVICE();
+	hints = trig_hints(FI_MSG | FI_TAGGED | FI_RMA | FI_RMA_EVENT |
+			   FI_TRIGGER);
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	self->c = cntr_open(_metadata, self->domain);
+	ASSERT_NE(NULL, self->c);
+	side_open(_metadata, self, self->info, &self->a);
+	side_open(_metadata, self, self->info, &self->b);
+	ASSERT_EQ(0, fi_enable(self->a.ep));
+	ASSERT_EQ(0, fi_enable(self->b.ep));
+	connect_to(_metadata, &self->a, &self->b);
+	connect_to(_metadata, &self->b, &self->a);
+}
+
+FIXTURE_TEARDOWN(trig)
+{
+	side_close(&self->a);
+	side_close(&self->b);
+	if (self->c)
+		fi_close(&self->c->fid);
+	if (self->domain)
+		EXPECT_EQ(0, fi_close(&self->domain->fid));
+	if (self->fabric)
+		fi_close(&self->fabric->fid);
+	fi_freeinfo(self->info);
+}
+
+/* RMA address of an MR's start (fi_mr(3) FI_MR_VIRT_ADDR or offsets). */
+static uint64_t rma_base(const struct fi_info *info, const void *base)
+{
+	return info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uintptr_t)base : 0;
+}
+
+/* One completion within 5 s: 1, -FI_EAVAIL (an error) or -FI_ETIMEDOUT. */
+static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
+{
+	for (int i = 0; i < 5000; i++) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+
+		if (n != -FI_EAGAIN)
+			return n;
+		usleep(1000);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+/* No completion for @ms: what a triggered operation not yet due shows. */
+static bool cq_quiet(struct fid_cq *cq, int ms)
+{
+	struct fi_cq_tagged_entry e;
+
+	for (int i = 0; i < ms; i++) {
+		if (fi_cq_read(cq, &e, 1) != -FI_EAGAIN)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* The error completion waiting on @cq (after cq_get gave -FI_EAVAIL). */
+static int cq_err(struct fid_cq *cq, void **context)
+{
+	struct fi_cq_err_entry err = { 0 };
+
+	if (fi_cq_readerr(cq, &err, 0) != 1)
+		return -1;
+	*context = err.op_context;
+	return err.err;
+}
+
+static void tctx_init(struct fi_triggered_context *t, struct fid_cntr *c,
+		      size_t threshold)
+{
+	memset(t, 0, sizeof(*t));
+	t->event_type = FI_TRIGGER_THRESHOLD;
+	t->trigger.threshold.cntr = c;
+	t->trigger.threshold.threshold = threshold;
+}
+
+static ssize_t trig_send(struct fid_ep *ep, const void *buf, size_t len,
+			 fi_addr_t dest, struct fi_triggered_context *t,
+			 uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = dest, .context = t,
+	};
+
+	return fi_sendmsg(ep, &msg, flags | FI_TRIGGER | FI_COMPLETION);
+}
+
+static ssize_t trig_tsend(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t tag,
+			  struct fi_triggered_context *t)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_msg_tagged msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = dest, .tag = tag,
+		.context = t,
+	};
+
+	return fi_tsendmsg(ep, &msg, FI_TRIGGER | FI_COMPLETION);
+}
+
+/* fi_getinfo reports FI_TRIGGER (a transmit capability) when asked. */
+TEST_F(trig, trigger_cap_reported)
+{
+	EXPECT_TRUE(self->info->caps & FI_TRIGGER);
+	EXPECT_TRUE(self->info->tx_attr->caps & FI_TRIGGER);
+	EXPECT_FALSE(self->info->rx_attr->caps & FI_TRIGGER);
+}
+
+/* A secondary capability: not reported unless asked for. */
+TEST_F(trig, trigger_cap_only_when_asked)
+{
+	struct fi_info *hints = trig_hints(FI_MSG), *info;
+
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	for (struct fi_info *cur = info; cur; cur = cur->next) {
+		EXPECT_FALSE(cur->caps & FI_TRIGGER);
+		EXPECT_FALSE(cur->tx_attr->caps & FI_TRIGGER);
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/* Held by the kernel until fi_cntr_add brings the counter to 2. */
+TEST_F(trig, send_waits_for_threshold)
+{
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	char out[32] = "triggered", in[32] = "";
+
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     in));
+	tctx_init(&t, self->c, 2);
+	ASSERT_EQ(0, trig_send(self->a.ep, out, sizeof(out), self->a.peer, &t,
+			       0));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 100));
+	EXPECT_EQ(0, fi_cntr_add(self->c, 1));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 100));
+	EXPECT_TRUE(cq_quiet(self->a.cq, 1));
+	EXPECT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_EQ((void *)in, e.op_context);
+	EXPECT_STREQ("triggered", in);
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&t, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+	EXPECT_EQ(2, fi_cntr_read(self->c));
+}
+
+/* A threshold already met starts at once; FI_INJECT data is copied. */
+TEST_F(trig, met_threshold_and_inject)
+{
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	char out[16] = "now", in[16] = "";
+
+	ASSERT_EQ(0, fi_cntr_set(self->c, 5));
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	tctx_init(&t, self->c, 0);
+	ASSERT_EQ(0, trig_send(self->a.ep, out, sizeof(out), self->a.peer, &t,
+			       FI_INJECT));
+	/* Reusable at once (FI_INJECT), though it ran later. */
+	strcpy(out, "changed");
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_STREQ("now", in);
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&t, e.op_context);
+}
+
+/*
+ * Thresholds 3, 1, 2, 2 met by one fi_cntr_set: they run by threshold,
+ * equal ones in the order they were posted.
+ */
+TEST_F(trig, thresholds_run_in_order)
+{
+	static const size_t thr[4] = { 3, 1, 2, 2 };
+	static const uint64_t want[4] = { 1, 2, 3, 0 };
+	struct fi_triggered_context t[4];
+	struct fi_cq_tagged_entry e;
+	uint64_t out[4], in[4];
+
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, fi_trecv(self->b.ep, &in[i], sizeof(in[i]), NULL,
+				      FI_ADDR_UNSPEC, 0, ~0ULL, &in[i]));
+	for (int i = 0; i < 4; i++) {
+		out[i] = i;
+		tctx_init(&t[i], self->c, thr[i]);
+		ASSERT_EQ(0, trig_tsend(self->a.ep, &out[i], sizeof(out[i]),
+					self->a.peer, 100 + i, &t[i]));
+	}
+	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
+	ASSERT_EQ(0, fi_cntr_set(self->c, 10));
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(1, cq_get(self->b.cq, &e));
+		EXPECT_EQ(&in[i], e.op_context);
+		EXPECT_EQ(want[i], in[i]);
+		EXPECT_EQ(100 + want[i], e.tag);
+	}
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(1, cq_get(self->a.cq, &e));
+}
+
+/* A completion counted by the kernel triggers: a chain of two sends. */
+TEST_F(trig, completion_counter_triggers)
+{
+	struct fid_cntr *sent = cntr_open(_metadata, self->domain);
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	struct side s = { 0 };
+	char in[2][8] = { "", "" };
+
+	ASSERT_NE(NULL, sent);
+	side_open(_metadata, self, self->info, &s);
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &sent->fid, FI_SEND));
+	ASSERT_EQ(0, fi_enable(s.ep));
+	connect_to(_metadata, &s, &self->b);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, in[i], sizeof(in[i]), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	tctx_init(&t, sent, 1);
+	ASSERT_EQ(0, trig_send(s.ep, "second", 7, s.peer, &t, 0));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
+	ASSERT_EQ(0, fi_send(s.ep, "first", 6, NULL, s.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_STREQ("first", in[0]);
+	EXPECT_STREQ("second", in[1]);
+	EXPECT_EQ(0, fi_cntr_wait(sent, 2, 5000));
+	side_close(&s);
+	fi_close(&sent->fid);
+}
+
+/*
+ * A peer's RMA write counted at the target (FI_RMA_EVENT) triggers the
+ * target's send: the target process does nothing in between.
+ */
+TEST_F(trig, remote_write_triggers)
+{
+	static char target[64];
+	struct fid_cntr *rw = cntr_open(_metadata, self->domain);
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	struct side s = { 0 };
+	struct fid_mr *mr;
+	char in[8] = "";
+
+	ASSERT_NE(NULL, rw);
+	side_open(_metadata, self, self->info, &s);
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &rw->fid, FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_enable(s.ep));
+	connect_to(_metadata, &s, &self->a);
+	connect_to(_metadata, &self->a, &s);
+	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+			       FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(0, fi_recv(self->a.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	tctx_init(&t, rw, 1);
+	ASSERT_EQ(0, trig_send(s.ep, "ack", 4, s.peer, &t, 0));
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	ASSERT_EQ(0, fi_write(self->a.ep, "data", 5, NULL, self->a.peer,
+			      rma_base(self->info, target), fi_mr_key(mr),
+			      NULL));
+	/* The write's completion and the triggered send's arrival. */
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_STREQ("ack", in);
+	EXPECT_STREQ("data", target);
+	ASSERT_EQ(1, cq_get(s.cq, &e));
+	EXPECT_EQ(&t, e.op_context);
+	fi_close(&mr->fid);
+	side_close(&s);
+	fi_close(&rw->fid);
+}
+
+/* Triggered RMA write and read: nothing moves before the threshold. */
+TEST_F(trig, triggered_rma)
+{
+	static char target[64] = "old", back[64];
+	struct fi_triggered_context tw, tr;
+	struct fi_cq_tagged_entry e;
+	struct fi_rma_iov rma;
+	struct iovec iov;
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .iov_count = 1, .rma_iov = &rma,
+		.rma_iov_count = 1,
+	};
+	struct fid_mr *mr;
+
+	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL));
+	rma.addr = rma_base(self->info, target);
+	rma.len = 4;
+	rma.key = fi_mr_key(mr);
+	msg.addr = self->a.peer;
+
+	iov.iov_base = "new";
+	iov.iov_len = 4;
+	tctx_init(&tw, self->c, 1);
+	msg.context = &tw;
+	ASSERT_EQ(0, fi_writemsg(self->a.ep, &msg, FI_TRIGGER | FI_COMPLETION));
+	iov.iov_base = back;
+	tctx_init(&tr, self->c, 2);
+	msg.context = &tr;
+	ASSERT_EQ(0, fi_readmsg(self->a.ep, &msg, FI_TRIGGER | FI_COMPLETION));
+
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_STREQ("old", target);
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&tw, e.op_context);
+	EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+	EXPECT_STREQ("new", target);
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_STREQ("", back);
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&tr, e.op_context);
+	EXPECT_STREQ("new", back);
+	fi_close(&mr->fid);
+}
+
+/* What swnic refuses, with the documented errors. */
+TEST_F(trig, bad_requests)
+{
+	struct fid_domain *other_dom;
+	struct fid_cntr *foreign;
+	struct fi_triggered_context t;
+	struct fi_info *info;
+	struct side plain = { 0 };
+	char buf[8];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.context = &t,
+	};
+
+	/* No counter; an unknown event; XPU triggers. */
+	tctx_init(&t, NULL, 1);
+	EXPECT_EQ(-FI_EINVAL, trig_send(self->a.ep, buf, 8, self->a.peer, &t,
+					0));
+	tctx_init(&t, self->c, 1);
+	t.event_type = 77;
+	EXPECT_EQ(-FI_EINVAL, trig_send(self->a.ep, buf, 8, self->a.peer, &t,
+					0));
+	t.event_type = FI_TRIGGER_XPU;
+	EXPECT_EQ(-FI_ENOSYS, trig_send(self->a.ep, buf, 8, self->a.peer, &t,
+					0));
+	/* A counter of another domain. */
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &other_dom, NULL));
+	foreign = cntr_open(_metadata, other_dom);
+	ASSERT_NE(NULL, foreign);
+	tctx_init(&t, foreign, 1);
+	EXPECT_EQ(-FI_EINVAL, trig_send(self->a.ep, buf, 8, self->a.peer, &t,
+					0));
+	fi_close(&foreign->fid);
+	fi_close(&other_dom->fid);
+	/* Triggered receives are not offered. */
+	tctx_init(&t, self->c, 1);
+	EXPECT_EQ(-FI_ENOSYS, fi_recvmsg(self->b.ep, &msg, FI_TRIGGER));
+	/* An endpoint opened without FI_TRIGGER. */
+	info = fi_dupinfo(self->info);
+	ASSERT_NE(NULL, info);
+	info->caps &= ~FI_TRIGGER;
+	info->tx_attr->caps &= ~FI_TRIGGER;
+	side_open(_metadata, self, info, &plain);
+	ASSERT_EQ(0, fi_enable(plain.ep));
+	connect_to(_metadata, &plain, &self->b);
+	EXPECT_EQ(-FI_EINVAL, trig_send(plain.ep, buf, 8, plain.peer, &t, 0));
+	side_close(&plain);
+	fi_freeinfo(info);
+	/* Nothing was queued: nothing runs. */
+	ASSERT_EQ(0, fi_cntr_add(self->c, 10));
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+}
+
+/* fi_cancel: a waiting triggered send completes with FI_ECANCELED. */
+TEST_F(trig, cancel_waiting)
+{
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	void *ctx = NULL;
+	char in[8] = "";
+
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	/* The largest threshold: never met here. */
+	tctx_init(&t, self->c, (size_t)-1);
+	ASSERT_EQ(0, trig_send(self->a.ep, "x", 2, self->a.peer, &t, 0));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1000));
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	ASSERT_EQ(0, fi_cancel(&self->a.ep->fid, &t));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+	EXPECT_EQ(FI_ECANCELED, cq_err(self->a.cq, &ctx));
+	EXPECT_EQ(&t, ctx);
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->a.ep->fid, &t));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
+}
+
+/*
+ * Closing the triggering counter cancels what waits on it (FI_ECANCELED
+ * completions); closing the endpoint discards its waiting operations.
+ */
+TEST_F(trig, close_with_pending_work)
+{
+	struct fid_cntr *c2 = cntr_open(_metadata, self->domain);
+	struct fi_triggered_context t[3];
+	struct fi_cq_tagged_entry e;
+	struct side s = { 0 };
+	void *ctx = NULL;
+	char in[8] = "";
+
+	ASSERT_NE(NULL, c2);
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	tctx_init(&t[0], c2, 5);
+	ASSERT_EQ(0, trig_send(self->a.ep, "c2", 3, self->a.peer, &t[0], 0));
+	tctx_init(&t[1], c2, 6);
+	ASSERT_EQ(0, trig_send(self->a.ep, "c2", 3, self->a.peer, &t[1], 0));
+	ASSERT_EQ(0, fi_close(&c2->fid));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+		EXPECT_EQ(FI_ECANCELED, cq_err(self->a.cq, &ctx));
+		EXPECT_EQ(&t[i], ctx);
+	}
+
+	side_open(_metadata, self, self->info, &s);
+	ASSERT_EQ(0, fi_enable(s.ep));
+	connect_to(_metadata, &s, &self->b);
+	tctx_init(&t[2], self->c, 3);
+	ASSERT_EQ(0, trig_send(s.ep, "gone", 5, s.peer, &t[2], 0));
+	side_close(&s);
+	ASSERT_EQ(0, fi_cntr_add(self->c, 3));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 100));
+	EXPECT_STREQ("", in);
+}
+
+/* Deferred work: a send and counter updates queued on the domain. */
+TEST_F(trig, deferred_work)
+{
+	struct fid_cntr *done = cntr_open(_metadata, self->domain);
+	struct fid_cntr *tgt = cntr_open(_metadata, self->domain);
+	struct fi_deferred_work wsend = { 0 }, wadd = { 0 }, wset = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_op_cntr opa = { 0 }, ops = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = "work", .iov_len = 5 };
+	char in[8] = "";
+
+	ASSERT_NE(NULL, done);
+	ASSERT_NE(NULL, tgt);
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	opm.ep = self->a.ep;
+	opm.msg.msg_iov = &iov;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = self->a.peer;
+	opm.msg.context = &wsend;
+	wsend.threshold = 2;
+	wsend.triggering_cntr = self->c;
+	wsend.completion_cntr = done;
+	wsend.op_type = FI_OP_SEND;
+	wsend.op.msg = &opm;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wsend));
+
+	opa.cntr = tgt;
+	opa.value = 5;
+	wadd.threshold = 3;
+	wadd.triggering_cntr = self->c;
+	wadd.op_type = FI_OP_CNTR_ADD;
+	wadd.op.cntr = &opa;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wadd));
+	ops.cntr = tgt;
+	ops.value = 100;
+	wset.threshold = 4;
+	wset.triggering_cntr = self->c;
+	wset.op_type = FI_OP_CNTR_SET;
+	wset.op.cntr = &ops;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wset));
+
+	/* Success plus error values count for deferred work. */
+	ASSERT_EQ(0, fi_cntr_adderr(self->c, 1));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_STREQ("work", in);
+	/* The completion counter counts it; the endpoint reports nothing. */
+	EXPECT_EQ(0, fi_cntr_wait(done, 1, 5000));
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_EQ(0, fi_cntr_read(tgt));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	EXPECT_EQ(0, fi_cntr_wait(tgt, 5, 5000));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	EXPECT_EQ(0, fi_cntr_wait(tgt, 100, 5000));
+	EXPECT_EQ(100, fi_cntr_read(tgt));
+	fi_close(&done->fid);
+	fi_close(&tgt->fid);
+}
+
+/* Deferred work refused, cancelled and flushed. */
+TEST_F(trig, deferred_work_errors_cancel_flush)
+{
+	struct fid_cntr *tgt = cntr_open(_metadata, self->domain);
+	struct fi_deferred_work w = { 0 }, ws = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_op_cntr opc = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = "x", .iov_len = 2 };
+	void *ctx = NULL;
+	char in[8] = "";
+
+	ASSERT_NE(NULL, tgt);
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 NULL));
+	/* Receives and atomics are not offered as deferred work. */
+	opm.ep = self->b.ep;
+	opm.msg.msg_iov = &iov;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = FI_ADDR_UNSPEC;
+	w.threshold = 1;
+	w.triggering_cntr = self->c;
+	w.op_type = FI_OP_RECV;
+	w.op.msg = &opm;
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+	w.op_type = FI_OP_TRECV;
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+	w.op_type = FI_OP_ATOMIC;
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+	/* Counter work takes no completion counter; it needs a trigger. */
+	opc.cntr = tgt;
+	opc.value = 7;
+	w.op_type = FI_OP_CNTR_ADD;
+	w.op.cntr = &opc;
+	w.completion_cntr = tgt;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+	w.completion_cntr = NULL;
+	w.triggering_cntr = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+
+	/* Cancelled counter work never runs; a second cancel finds none. */
+	w.triggering_cntr = self->c;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &w));
+	EXPECT_EQ(0, fi_control(&self->domain->fid, FI_CANCEL_WORK, &w));
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &w));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	usleep(50000);
+	EXPECT_EQ(0, fi_cntr_read(tgt));
+
+	/* A flushed send completes with FI_ECANCELED, never sent. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	opm.ep = self->a.ep;
+	opm.msg.addr = self->a.peer;
+	opm.msg.context = &ws;
+	ws.threshold = 10;
+	ws.triggering_cntr = self->c;
+	ws.op_type = FI_OP_SEND;
+	ws.op.msg = &opm;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &ws));
+	w.threshold = 15;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &w));
+	EXPECT_EQ(0, fi_control(&self->domain->fid, FI_FLUSH_WORK, NULL));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+	EXPECT_EQ(FI_ECANCELED, cq_err(self->a.cq, &ctx));
+	EXPECT_EQ(&ws, ctx);
+	ASSERT_EQ(0, fi_cntr_set(self->c, 20));
+	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
+	EXPECT_EQ(0, fi_cntr_read(tgt));
+	fi_close(&tgt->fid);
+}
+
+TEST_HARNESS_MAIN
