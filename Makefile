@@ -11,6 +11,9 @@
 #                   host, beside tcp across two): tables, then Markdown,
 #                   JSON and SVG plots in $(BENCH_OUT)
 #   make style      checkpatch on the kernel code
+#   make deb        Debian packages (swnic-dkms, libfabric-swnic,
+#                   swnic-tools) with dpkg-buildpackage, checked by
+#                   lintian, in $(DEB_OUT)
 #   make install    install module, provider, tool and man pages on this host
 #
 # Kernel trees: `tools/testing/setup.sh` unpacks Debian's 6.1 and 6.12
@@ -66,7 +69,7 @@ MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
-	bench style \
+	bench style deb \
 	install install-module install-user uninstall clean
 
 all: module lib tool selftests
@@ -164,6 +167,30 @@ tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 
 style: setup-host
 	tools/testing/checkpatch.sh
+
+# ---- Debian packages -------------------------------------------------------
+
+# The tree as git sees it (tracked and new files, no build output) is
+# copied to $(DEB_OUT)/swnic-VERSION and built there by dpkg-buildpackage
+# (debian/ at the top of the tree): the .debs, .dsc, .changes and the
+# lintian report land in $(DEB_OUT). Lintian errors fail the build.
+DEB_OUT     ?= build/deb
+DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+DEB_SRC      = $(DEB_OUT)/swnic-$(DEB_VERSION)
+
+deb:
+	@test -n "$(DEB_VERSION)" || { echo "no dpkg-parsechangelog: run tools/testing/setup.sh" >&2; exit 1; }
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 tar -cf - --no-recursion --ignore-failed-read | \
+		tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc > ../build.log 2>&1 || \
+		{ tail -30 ../build.log >&2; exit 1; }
+	rm -rf $(DEB_SRC)
+	lintian --fail-on error --info $(DEB_OUT)/swnic_$(DEB_VERSION)_*.changes \
+		> $(DEB_OUT)/lintian.txt 2>&1; st=$$?; \
+		grep -E '^[EW]:' $(DEB_OUT)/lintian.txt; exit $$st
+	@ls $(DEB_OUT)/*.deb
 
 # ---- install on a real host ----------------------------------------------
 
