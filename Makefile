@@ -124,6 +124,9 @@ selftests/out/%: selftests/%.c $(TEST_HDRS)
 # What the VM needs built (parts with no sources yet are left out).
 VM_BUILD := modules $(if $(LIB_SRCS),lib) $(if $(TOOL_SRCS),tool) selftests
 
+# check: the suite also installs the packages (selftests/test_deb.sh).
+CHECK_BUILD := $(VM_BUILD) deb
+
 # setup-host: what this machine's own lanes need; setup: every lane's.
 setup-host:
 	tools/testing/setup.sh
@@ -132,7 +135,7 @@ setup: setup-host
 	$(if $(filter %-trixie,$(KERNELS)),tools/testing/setup-trixie.sh)
 
 check: setup
-	$(MAKE) --no-print-directory $(VM_BUILD)
+	$(MAKE) --no-print-directory $(CHECK_BUILD)
 	tools/testing/check.sh $(KERNELS)
 
 # Not part of `check`: the first run builds a kernel (17 CPU-minutes, 3 GB
