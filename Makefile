@@ -61,9 +61,10 @@ TEST_SRCS := $(wildcard selftests/*.c)
 TEST_HDRS := $(wildcard selftests/*.h include/uapi/linux/*.h include/rdma/*.h)
 TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 
-# Open MPI's real-client test program (test_mpi.sh), if mpicc is there.
+# Open MPI's real-client test program (test_mpi.sh) and benchmark
+# (bench.sh), if mpicc is there.
 MPICC     := $(shell command -v mpicc 2>/dev/null)
-MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
+MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic selftests/mpi/out/mpi_bench)
 # Programs the wire's tests (test_wire.sh, test_wire_fuzz.sh) run on two
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz
@@ -180,12 +181,19 @@ style: setup-host
 DEB_OUT     ?= build/deb
 DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 DEB_SRC      = $(DEB_OUT)/swnic-$(DEB_VERSION)
+# The source files: git's list, or (a copy without .git, as the Debian 13
+# lane's) every file but the build output .gitignore names.
+DEB_FILES    = $(if $(wildcard .git),git ls-files -z --cached --others --exclude-standard,\
+	find . \( -path ./build -o -path ./selftests/out -o -path ./selftests/mpi/out \
+	-o -path ./selftests/wire/out -o -path ./tools/swnic/swnic \
+	-o -path ./tools/testing/memcpy_bw -o -name '*.o' -o -name '*.so' -o -name '*.ko' \
+	-o -name '*.mod' -o -name '*.mod.c' -o -name '*.cmd' -o -name '*.d' \
+	-o -name modules.order -o -name Module.symvers \) -prune -o ! -type d -print0)
 
 deb:
 	@test -n "$(DEB_VERSION)" || { echo "no dpkg-parsechangelog: run tools/testing/setup.sh" >&2; exit 1; }
 	rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
-	git ls-files -z --cached --others --exclude-standard | \
-		xargs -0 tar -cf - --no-recursion --ignore-failed-read | \
+	$(DEB_FILES) | xargs -0 tar -cf - --no-recursion --ignore-failed-read | \
 		tar -xf - -C $(DEB_SRC)
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc > ../build.log 2>&1 || \
 		{ tail -30 ../build.log >&2; exit 1; }
