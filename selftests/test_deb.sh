@@ -249,12 +249,12 @@ else
 	ok "modprobe no longer finds swnic"
 fi
 # Every change to the system is in the upper layer: what is new there
-# since before the install, but dpkg's records of what it did and the
-# signing key dkms made for its first build (dkms's, kept for all its
-# modules: /var/lib/dkms/mok.*).
+# since before the install, but dpkg's records of what it did, depmod's
+# indexes and the signing key dkms made for its first build (dkms's, kept
+# for all its modules: /var/lib/dkms/mok.*).
 snapshot > "$W/after"
 left=$(comm -13 "$W/before" "$W/after" | grep -vE \
-	'^\./var/lib/dkms/mok\.(key|pub)$|^\./var/lib/dpkg(/|$)|^\./var/log(/|$)|^\./var/log/dpkg\.log$|^\./var/cache/(man|debconf|ldconfig)(/|$)|^\./etc/ld\.so\.cache$|^\./var(/lib|/cache)?$|^\./lib$|^\./lib/modules(/|$)' |
+	'^\./var/lib/dkms/mok\.(key|pub)$|^\./var/lib/dpkg(/|$)|^\./var/log(/|$)|^\./var/log/dpkg\.log$|^\./var/cache/(man|debconf|ldconfig)(/|$)|^\./etc/ld\.so\.cache$|^\./var(/lib|/cache)?$|^\./(usr/)?lib/modules/[^/]+/modules\.[a-z.]+$' |
 	while read -r f; do
 		# Directories left empty are what dpkg leaves (dkms's too).
 		[ -d "$W/upper/$f" ] && [ -z "$(ls -A "$W/upper/$f")" ] && continue

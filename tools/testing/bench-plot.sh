@@ -211,7 +211,7 @@ summary=$dir/summary.md
 		return sec
 	}
 	function num(v) { return v != "-" && v != "" }
-	function cmp(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" (swnic x%.2f)", a / b) : "" }
+	function cmp(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" [swnic/peer %.2f]", a / b) : "" }
 	NR == 1 || $4 == "memcpy" { next }
 	$1 == "loss" {
 		if (!($3 in lseen)) { lseen[$3] = 1; losses[++nl] = $3 }
@@ -262,7 +262,7 @@ summary=$dir/summary.md
 			print line
 		}
 	}' "$tsv"
-	printf '\nLatency one-way in usec, bandwidth in MB/s (medians); "swnic xR" is swnic over that peer.\n'
+	printf '\nLatency one-way in usec, bandwidth in MB/s (medians); [swnic/peer R]: swnic's figure over that peer's (latency: below 1 is faster; bandwidth: above 1 is more).\n'
 	printf 'Full tables: bench.md; plots: bench-*.svg; every figure: bench.json.\n'
 } > "$summary"
 cat "$summary"
