@@ -262,7 +262,8 @@ summary=$dir/summary.md
 			print line
 		}
 	}' "$tsv"
-	printf '\nLatency one-way in usec, bandwidth in MB/s (medians); [swnic/peer R]: swnic's figure over that peer's (latency: below 1 is faster; bandwidth: above 1 is more).\n'
+	printf '\nLatency one-way in usec, bandwidth in MB/s (medians). [swnic/peer R]: swnic over that peer\n'
+	printf '(latency: below 1 is faster; bandwidth: above 1 is more).\n'
 	printf 'Full tables: bench.md; plots: bench-*.svg; every figure: bench.json.\n'
 } > "$summary"
 cat "$summary"
