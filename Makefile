@@ -11,6 +11,9 @@
 #                   host, beside tcp across two): tables, then Markdown,
 #                   JSON and SVG plots in $(BENCH_OUT)
 #   make style      checkpatch on the kernel code
+#   make deb        Debian packages (swnic-dkms, libfabric-swnic,
+#                   swnic-tools) with dpkg-buildpackage, checked by
+#                   lintian, in $(DEB_OUT)
 #   make install    install module, provider, tool and man pages on this host
 #
 # Kernel trees: `tools/testing/setup.sh` unpacks Debian's 6.1 and 6.12
@@ -58,16 +61,17 @@ TEST_SRCS := $(wildcard selftests/*.c)
 TEST_HDRS := $(wildcard selftests/*.h include/uapi/linux/*.h include/rdma/*.h)
 TESTS     := $(patsubst selftests/%.c,selftests/out/%,$(TEST_SRCS))
 
-# Open MPI's real-client test program (test_mpi.sh), if mpicc is there.
+# Open MPI's real-client test program (test_mpi.sh) and benchmark
+# (bench.sh), if mpicc is there.
 MPICC     := $(shell command -v mpicc 2>/dev/null)
-MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
+MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic selftests/mpi/out/mpi_bench)
 # Programs the wire's tests (test_wire*.sh) run on two
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
 	      selftests/wire/out/wire_atomic
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
-	bench style \
+	bench style deb \
 	install install-module install-user uninstall clean
 
 all: module lib tool selftests
@@ -122,6 +126,9 @@ selftests/out/%: selftests/%.c $(TEST_HDRS)
 # What the VM needs built (parts with no sources yet are left out).
 VM_BUILD := modules $(if $(LIB_SRCS),lib) $(if $(TOOL_SRCS),tool) selftests
 
+# check: the suite also installs the packages (selftests/test_deb.sh).
+CHECK_BUILD := $(VM_BUILD) deb
+
 # setup-host: what this machine's own lanes need; setup: every lane's.
 setup-host:
 	tools/testing/setup.sh
@@ -130,7 +137,7 @@ setup: setup-host
 	$(if $(filter %-trixie,$(KERNELS)),tools/testing/setup-trixie.sh)
 
 check: setup
-	$(MAKE) --no-print-directory $(VM_BUILD)
+	$(MAKE) --no-print-directory $(CHECK_BUILD)
 	tools/testing/check.sh $(KERNELS)
 
 # Not part of `check`: the first run builds a kernel (17 CPU-minutes, 3 GB
@@ -165,6 +172,37 @@ tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 
 style: setup-host
 	tools/testing/checkpatch.sh
+
+# ---- Debian packages -------------------------------------------------------
+
+# The tree as git sees it (tracked and new files, no build output) is
+# copied to $(DEB_OUT)/swnic-VERSION and built there by dpkg-buildpackage
+# (debian/ at the top of the tree): the .debs, .dsc, .changes and the
+# lintian report land in $(DEB_OUT). Lintian errors fail the build.
+DEB_OUT     ?= build/deb
+DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+DEB_SRC      = $(DEB_OUT)/swnic-$(DEB_VERSION)
+# The source files: git's list, or (a copy without .git, as the Debian 13
+# lane's) every file but the build output .gitignore names.
+DEB_FILES    = $(if $(wildcard .git),git ls-files -z --cached --others --exclude-standard,\
+	find . \( -path ./build -o -path ./selftests/out -o -path ./selftests/mpi/out \
+	-o -path ./selftests/wire/out -o -path ./tools/swnic/swnic \
+	-o -path ./tools/testing/memcpy_bw -o -name '*.o' -o -name '*.so' -o -name '*.ko' \
+	-o -name '*.mod' -o -name '*.mod.c' -o -name '*.cmd' -o -name '*.d' \
+	-o -name modules.order -o -name Module.symvers \) -prune -o ! -type d -print0)
+
+deb:
+	@test -n "$(DEB_VERSION)" || { echo "no dpkg-parsechangelog: run tools/testing/setup.sh" >&2; exit 1; }
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
+	$(DEB_FILES) | xargs -0 tar -cf - --no-recursion --ignore-failed-read | \
+		tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc > ../build.log 2>&1 || \
+		{ tail -30 ../build.log >&2; exit 1; }
+	rm -rf $(DEB_SRC)
+	lintian --fail-on error --info $(DEB_OUT)/swnic_$(DEB_VERSION)_*.changes \
+		> $(DEB_OUT)/lintian.txt 2>&1; st=$$?; \
+		grep -E '^[EW]:' $(DEB_OUT)/lintian.txt; exit $$st
+	@ls $(DEB_OUT)/*.deb
 
 # ---- install on a real host ----------------------------------------------
 

@@ -11,6 +11,13 @@
 #                       (solid 1500, dashed 9000)
 #   DIR/bench-loss.svg  two hosts under netem loss: 1 MiB goodput kept in %
 #                       of lossless, with issue 14's targets
+#   DIR/bench-mpi-host.svg, DIR/bench-mpi-wire.svg  Open MPI on one host and
+#                       across two: NetPIPE (solid), mpi_bench ping-pong and
+#                       windowed bandwidth (dashed), allreduce (dotted), swnic
+#                       beside tcp (OFI MTL over tcp;ofi_rxm, ob1's TCP BTL)
+#   DIR/summary.md      a short summary to paste: swnic's small-message
+#                       latency and large-message bandwidth beside every peer,
+#                       per section (also printed)
 #
 # A plot whose section did not run is not drawn. The plots drawn are linked
 # at the end of DIR/bench.md (once).
@@ -40,6 +47,7 @@ colour()
 	shm) echo "#1f77b4" ;;
 	tcp) echo "#2ca02c" ;;
 	"tcp;ofi_rxm") echo "#ff7f0e" ;;
+	ob1-tcp) echo "#8c564b" ;;
 	memcpy) echo "#000000" ;;
 	*) echo "#9467bd" ;;
 	esac
@@ -117,7 +125,15 @@ size_plots()
 			name="$name MTU $mtu"
 			[ "$mtu" -gt 1500 ] && dt=2
 		fi
+		# MPI: the dash tells the program apart.
+		case $sec:$ep in
+		mpi-*:NPmpi) dt=1 ;;
+		mpi-*:mpi_bench) dt=2 ;;
+		mpi-*:allreduce) dt=3 ;;
+		esac
 		lat="$lat${lat:+, }$(q "$file") using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$name")"
+		# allreduce has no bandwidth.
+		[ "$ep" = allreduce ] && continue
 		bw="$bw${bw:+, }$(q "$file") using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$name")"
 	done <<< "$idx"
 	{
@@ -142,6 +158,8 @@ extra=
 	extra=", $memcpy with lines lw 1 lc rgb \"#000000\" dt 3 title 'memcpy 1 MiB (ceiling)'"
 size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "bottom right" "$extra"
 size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" "top left" ""
+size_plots mpi-host "swnic bench, Open MPI on one host (NetPIPE solid, mpi_bench dashed, allreduce dotted)" "top left" ""
+size_plots mpi-wire "swnic bench, Open MPI across two hosts (namespaces over veth; NetPIPE solid, mpi_bench dashed, allreduce dotted)" "top left" ""
 
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
@@ -177,10 +195,83 @@ if [ -n "$loss_idx" ]; then
 	echo "$out"
 fi
 
+# The summary: per section (and MTU, and MPI program), swnic's latency at
+# the smallest size and bandwidth at the largest beside every peer's, with
+# swnic's ratio; under loss, the goodput kept.
+summary=$dir/summary.md
+{
+	printf '## swnic bench: summary\n\n'
+	grep -m1 '^kernel ' "$dir/bench.md" 2>/dev/null | sed 's/$/\n/'
+	awk -F'\t' '
+	function title(sec, mtu, ep) {
+		if (sec == "host") return "One host, fi_pingpong (rdm)"
+		if (sec == "wire") return "Two hosts (veth, MTU " mtu "), fi_pingpong"
+		if (sec == "mpi-host") return "Open MPI, one host, " ep
+		if (sec == "mpi-wire") return "Open MPI, two hosts (veth, MTU " mtu "), " ep
+		return sec
+	}
+	function num(v) { return v != "-" && v != "" }
+	function cmp(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" [swnic/peer %.2f]", a / b) : "" }
+	NR == 1 || $4 == "memcpy" { next }
+	$1 == "loss" {
+		if (!($3 in lseen)) { lseen[$3] = 1; losses[++nl] = $3 }
+		kept[$3, $4] = $9; bwl[$3, $4] = $8
+		if (!($4 in lp)) { lp[$4] = 1; lprov[++nlp] = $4 }
+		next
+	}
+	{
+		g = $1 SUBSEP ($1 ~ /^mpi/ ? $2 SUBSEP $5 : $2)
+		if (!(g in seen)) { seen[g] = 1; grp[++ng] = g; gsec[g] = $1; gmtu[g] = $2
+				    gep[g] = $1 ~ /^mpi/ ? $5 : "" }
+		if (!((g, $4) in hp)) { hp[g, $4] = 1; prov[g, ++np[g]] = $4 }
+		if (!(g in lo) || $6 + 0 < lo[g]) lo[g] = $6 + 0
+		if (!(g in hi) || $6 + 0 > hi[g]) hi[g] = $6 + 0
+		lat[g, $4, $6 + 0] = $7; bw[g, $4, $6 + 0] = $8
+	}
+	function size(n) { return n % 1048576 == 0 ? n / 1048576 " MiB" : n % 1024 == 0 ? n / 1024 " KiB" : n " B" }
+	END {
+		for (i = 1; i <= ng; i++) {
+			g = grp[i]
+			sw = (g, "swnic") in hp
+			l = ""; b = ""
+			for (j = 1; j <= np[g]; j++) {
+				p = prov[g, j]
+				if (p == "swnic") continue
+				lv = lat[g, p, lo[g]]; bv = bw[g, p, hi[g]]
+				l = l sprintf("%s %s%s; ", p, lv, cmp(lat[g, "swnic", lo[g]], lv))
+				b = b sprintf("%s %s%s; ", p, bv, cmp(bw[g, "swnic", hi[g]], bv))
+			}
+			sub(/; $/, "", l); sub(/; $/, "", b)
+			line = "- **" title(gsec[g], gmtu[g], gep[g]) "**: "
+			if (num(lat[g, "swnic", lo[g]]))
+				line = line size(lo[g]) " latency swnic " lat[g, "swnic", lo[g]] " usec" (l != "" ? " (" l ")" : "")
+			if (num(bw[g, "swnic", hi[g]]))
+				line = line "; " size(hi[g]) " bandwidth swnic " bw[g, "swnic", hi[g]] " MB/s" (b != "" ? " (" b ")" : "")
+			if (sw) print line
+		}
+		if (nl) {
+			line = "- **Two hosts under netem loss, 1 MiB goodput kept (% of lossless)**: "
+			for (i = 1; i <= nl; i++) {
+				if (losses[i] == 0) continue
+				line = line losses[i] "% loss:"
+				for (j = 1; j <= nlp; j++)
+					line = line " " lprov[j] " " kept[losses[i], lprov[j]] "%"
+				line = line "; "
+			}
+			sub(/; $/, "", line)
+			print line
+		}
+	}' "$tsv"
+	printf '\nLatency one-way in usec, bandwidth in MB/s (medians). [swnic/peer R]: swnic over that peer\n'
+	printf '(latency: below 1 is faster; bandwidth: above 1 is more).\n'
+	printf 'Full tables: bench.md; plots: bench-*.svg; every figure: bench.json.\n'
+} > "$summary"
+cat "$summary"
+
 md=$dir/bench.md
 if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
 	printf '\n### Plots\n\n' >> "$md"
-	for sec in host wire loss; do
+	for sec in host wire loss mpi-host mpi-wire; do
 		[ -f "$dir/bench-$sec.svg" ] &&
 			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
 	done

@@ -16,6 +16,15 @@
 #         super-packet whole), netem loss on both ends: 1 MiB goodput of
 #         swnic and tcp;ofi_rxm at each loss rate, and what it keeps of the
 #         lossless goodput measured the same way.
+#   mpi   Open MPI as users run it, 2 ranks: Debian's NetPIPE (NPopenmpi,
+#         package netpipe-openmpi: ping-pong latency and bandwidth) and
+#         selftests/mpi/mpi_bench (ping-pong latency, windowed bandwidth,
+#         allreduce), each over the OFI MTL with swnic (--mca pml cm --mca
+#         mtl ofi, FI_PROVIDER=swnic) beside the same runs over tcp: the
+#         OFI MTL with tcp;ofi_rxm and Open MPI's own TCP BTL (ob1-tcp).
+#         On one host, then across the wire's two namespaces (veth at
+#         MPI_MTU), mpirun in the first starting the other rank through
+#         selftests/wire/netns-rsh as it would through ssh.
 #
 # Each section's table is printed as it ends. With SWNIC_BENCH_OUT=DIR (a
 # directory shared with the host: vm.sh --share DIR) it also writes there
@@ -35,6 +44,11 @@
 #   SWNIC_BENCH_MTUS                   "1500 9000"
 #   SWNIC_BENCH_LOSSES                 netem loss in % ("0.1 1 5")
 #   SWNIC_BENCH_LOSS_PEERS             "swnic:rdm tcp;ofi_rxm:rdm"
+#   SWNIC_BENCH_MPI_PEERS              "swnic tcp;ofi_rxm ob1-tcp"
+#   SWNIC_BENCH_MPI_SIZES              "8 64 4096 65536 1048576"
+#   SWNIC_BENCH_MPI_MTU                MTU of the mpi section's wire (9000)
+#   SWNIC_BENCH_MPI_RUNS               mpirun runs per figure (1: each
+#                                      run already averages many iterations)
 #   SWNIC_BENCH_ITERS                  iterations of every run (default:
 #                                      by size, bounded for the slow guest)
 #   SWNIC_BENCH_OUT                    results directory (none)
@@ -42,7 +56,7 @@
 set -u
 
 RUNS=${SWNIC_BENCH_RUNS:-${RUNS:-3}}
-SECTIONS=${SWNIC_BENCH_SECTIONS:-"host wire loss"}
+SECTIONS=${SWNIC_BENCH_SECTIONS:-"host wire loss mpi"}
 SIZES=${SWNIC_BENCH_SIZES:-${SIZES:-"8 4096 65536 1048576"}}
 PROVIDERS=${SWNIC_BENCH_PROVIDERS:-${PROVIDERS:-"swnic shm tcp"}}
 WIRE_SIZES=${SWNIC_BENCH_WIRE_SIZES:-"8 64 4096 65536 1048576 16777216"}
@@ -51,6 +65,10 @@ MTUS=${SWNIC_BENCH_MTUS:-"1500 9000"}
 LOSSES=${SWNIC_BENCH_LOSSES:-"0.1 1 5"}
 LOSS_PEERS=${SWNIC_BENCH_LOSS_PEERS:-"swnic:rdm tcp;ofi_rxm:rdm"}
 LOSS_SIZE=1048576
+MPI_PEERS=${SWNIC_BENCH_MPI_PEERS:-"swnic tcp;ofi_rxm ob1-tcp"}
+MPI_SIZES=${SWNIC_BENCH_MPI_SIZES:-"8 64 4096 65536 1048576"}
+MPI_MTU=${SWNIC_BENCH_MPI_MTU:-9000}
+MPI_RUNS=${SWNIC_BENCH_MPI_RUNS:-1}
 ITERS=${SWNIC_BENCH_ITERS:-}
 OUT=${SWNIC_BENCH_OUT:-}
 
@@ -383,6 +401,154 @@ section_loss()
 		"targets (issue 14): kept >= 90 / 70 / 40 % at 0.1 / 1 / 5 % loss, bw/tcp;ofi_rxm > 1 at each"
 }
 
+# ---- mpi: Open MPI, NetPIPE and mpi_bench ----------------------------------
+
+# mpirun PLACE PEER OUT PROGRAM ARGS...: one 2-rank job, its output in OUT.
+# PLACE host: both ranks here; wire: one in each namespace (mpirun in A).
+mpi_run()
+{
+	local place=$1 peer=$2 out=$3 ns=() args=()
+	shift 3
+
+	args=(--allow-run-as-root -np 2)
+	case $peer in
+	swnic)
+		args+=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include swnic
+		       -x FI_PROVIDER=swnic) ;;
+	"tcp;ofi_rxm")
+		args+=(--mca pml cm --mca mtl ofi
+		       --mca mtl_ofi_provider_include "tcp;ofi_rxm") ;;
+	ob1-tcp)
+		args+=(--mca pml ob1 --mca btl "self,tcp") ;;
+	*) echo "bench: no MPI peer '$peer'" >&2; return 1 ;;
+	esac
+	if [ "$place" = host ]; then
+		# One host: swnic's FI_REMOTE_COMM is opt-in (the OFI MTL
+		# asks for it), Open MPI's TCP uses lo. Ranks on CPUs of their
+		# own, as fi_pingpong's.
+		args+=(--bind-to core --map-by core -x FI_SWNIC_REMOTE_COMM=1)
+		[ "$peer" = ob1-tcp ] && args+=(--mca btl_tcp_if_include lo)
+	else
+		ns=(ip netns exec "$NS_A")
+		args+=(--bind-to none --host "$ADDR_A:1,$ADDR_B:1"
+		       --mca plm_rsh_agent "$SWNIC_REPO/selftests/wire/netns-rsh"
+		       --mca oob_tcp_if_include 10.78.0.0/24
+		       -x PATH -x FI_PROVIDER_PATH)
+		[ "$peer" = ob1-tcp ] && args+=(--mca btl_tcp_if_include 10.78.0.0/24)
+	fi
+	[ "$peer" = ob1-tcp ] || args+=(--mca btl self)
+	"${ns[@]}" timeout 900 mpirun "${args[@]}" "$@" > "$out" 2>&1
+}
+
+# mpi_measure PLACE MTU PEER: NetPIPE and mpi_bench, MPI_RUNS runs each;
+# the medians go to lat[]/bw[] under "mpi-PLACE,MTU,0,PEER/PROGRAM,SIZE"
+# and lines to the TSV (provider PEER, endpoint the program).
+mpi_measure()
+{
+	local place=$1 mtu=$2 peer=$3 sec=mpi-$1 out=/tmp/bench-mpi.out r size
+	local -A mlat mbw
+
+	for r in $(seq "$MPI_RUNS"); do
+		if mpi_run "$place" "$peer" "$out" NPopenmpi -l 8 \
+			-u "$(echo "$MPI_SIZES" | tr ' ' '\n' | sort -n | tail -1)" \
+			-p 0 -n "${SWNIC_BENCH_NP_REPEAT:-20}" -o /tmp/bench-np.out; then
+			# NetPIPE's file: bytes, Mbit/s, one-way seconds.
+			while read -r size mbps secs; do
+				mlat[NPmpi,$size]="${mlat[NPmpi,$size]:-} $(awk -v s="$secs" 'BEGIN { printf "%.2f", s * 1e6 }')"
+				mbw[NPmpi,$size]="${mbw[NPmpi,$size]:-} $(awk -v m="$mbps" 'BEGIN { printf "%.2f", m / 8 }')"
+			done < /tmp/bench-np.out
+		else
+			echo "bench: NPopenmpi over $peer ($place) failed: $(tail -3 "$out" | tr '\n' ' ')" >&2
+		fi
+		if mpi_run "$place" "$peer" "$out" "$SWNIC_REPO/selftests/mpi/out/mpi_bench" \
+			-s "$(echo "$MPI_SIZES" | tr ' ' ,)"; then
+			while read -r what size us mbs; do
+				case $what in
+				pingpong) mlat[mpi_bench,$size]="${mlat[mpi_bench,$size]:-} $us" ;;
+				bw) mbw[mpi_bench,$size]="${mbw[mpi_bench,$size]:-} $mbs" ;;
+				allreduce) mlat[allreduce,$size]="${mlat[allreduce,$size]:-} $us" ;;
+				esac
+			done < "$out"
+		else
+			echo "bench: mpi_bench over $peer ($place) failed: $(tail -3 "$out" | tr '\n' ' ')" >&2
+		fi
+	done
+	local prog key ls bs
+	for prog in NPmpi mpi_bench allreduce; do
+		for size in $MPI_SIZES; do
+			key="$sec,$mtu,0,$peer/$prog,$size"
+			ls=${mlat[$prog,$size]:-} bs=${mbw[$prog,$size]:-}
+			lat[$key]=$(echo "$ls" | median)
+			bw[$key]=$(echo "$bs" | median)
+			[ "$prog" = allreduce ] && bw[$key]=-
+			echo "# $sec mtu $mtu $peer $prog $size: usec$ls  MB/s$bs" >&2
+			ls=${ls# } bs=${bs# }
+			printf '%s\t%s\t0\t%s\t%s\t%s\t%s\t%s\t-\t%s\t%s\n' "$sec" "$mtu" \
+				"$peer" "$prog" "$size" "${lat[$key]}" "${bw[$key]}" \
+				"${ls// /,}" "${bs// /,}" >> "$tsv"
+		done
+	done
+}
+
+section_mpi()
+{
+	local place mtu peer size hdr row p title where
+
+	if [ ! -x "$SWNIC_REPO/selftests/mpi/out/mpi_bench" ] ||
+	   ! command -v NPopenmpi >/dev/null || ! command -v mpirun >/dev/null; then
+		echo "bench: mpi: needs mpirun, NPopenmpi (netpipe-openmpi) and mpi_bench" >&2
+		return 0
+	fi
+	for place in host wire; do
+		mtu=-
+		if [ "$place" = wire ]; then
+			mtu=$MPI_MTU
+			wire_up "$mtu" || continue
+		fi
+		for peer in $MPI_PEERS; do
+			mpi_measure "$place" "$mtu" "$peer"
+		done
+		[ "$place" = wire ] && wire_down
+
+		where="one host"
+		[ "$place" = wire ] && where="two hosts (namespaces over veth, MTU $mtu)"
+		k() { echo "mpi-$place,$mtu,0,$1/$2,$3"; }
+		hdr=size
+		for p in $MPI_PEERS; do hdr="$hdr	$p-us	$p-MB/s"; done
+		for p in $MPI_PEERS; do [ "$p" = swnic ] || hdr="$hdr	lat/$p	bw/$p"; done
+		{
+			echo "$hdr"
+			for size in $MPI_SIZES; do
+				row=$size
+				for p in $MPI_PEERS; do
+					row="$row	${lat[$(k "$p" NPmpi "$size")]:--}	${bw[$(k "$p" NPmpi "$size")]:--}"
+				done
+				for p in $MPI_PEERS; do
+					[ "$p" = swnic ] && continue
+					row="$row	$(ratio "${lat[$(k swnic NPmpi "$size")]:--}" "${lat[$(k "$p" NPmpi "$size")]:--}")"
+					row="$row	$(ratio "${bw[$(k swnic NPmpi "$size")]:--}" "${bw[$(k "$p" NPmpi "$size")]:--}")"
+				done
+				echo "$row"
+			done
+		} | table "Open MPI, $where: NetPIPE (NPopenmpi), one-way latency (usec) and bandwidth (MB/s)" \
+			"swnic: --mca pml cm --mca mtl ofi, FI_PROVIDER=swnic; tcp;ofi_rxm: the same MTL over libfabric's tcp; ob1-tcp: Open MPI's TCP BTL" \
+			"lat/P and bw/P are swnic's over P's; median of $MPI_RUNS run(s), NetPIPE's repeat count ${SWNIC_BENCH_NP_REPEAT:-20}"
+		hdr=size
+		for p in $MPI_PEERS; do hdr="$hdr	$p-pp-us	$p-bw-MB/s	$p-allreduce-us"; done
+		{
+			echo "$hdr"
+			for size in $MPI_SIZES; do
+				row=$size
+				for p in $MPI_PEERS; do
+					row="$row	${lat[$(k "$p" mpi_bench "$size")]:--}	${bw[$(k "$p" mpi_bench "$size")]:--}	${lat[$(k "$p" allreduce "$size")]:--}"
+				done
+				echo "$row"
+			done
+		} | table "Open MPI, $where: mpi_bench, ping-pong one-way latency (usec), windowed bandwidth (MB/s, 16 in flight) and allreduce time (usec, 2 ranks)" \
+			"median of $MPI_RUNS run(s); each run averages its iterations (selftests/mpi/mpi_bench.c)"
+	done
+}
+
 # ---- JSON ------------------------------------------------------------------
 
 write_json()
@@ -414,7 +580,8 @@ for s in $SECTIONS; do
 	host) section_host ;;
 	wire) section_wire ;;
 	loss) section_loss ;;
-	*) echo "bench: no section '$s' (host, wire, loss)" >&2; exit 2 ;;
+	mpi) section_mpi ;;
+	*) echo "bench: no section '$s' (host, wire, loss, mpi)" >&2; exit 2 ;;
 	esac
 	write_json
 done

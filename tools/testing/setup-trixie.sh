@@ -8,7 +8,9 @@
 #
 #  - $SWNIC_CACHE/root/trixie: `debootstrap --variant=minbase trixie` with
 #    Debian 13's kernel (image, headers, kbuild, gcc-14), libfabric 2.x,
-#    Open MPI 5, the build dependencies and the tools the selftests call.
+#    Open MPI 5, the build dependencies and the tools the selftests call,
+#    and Debian 13's packaging tools (build-essential, debhelper, dh-dkms,
+#    dkms, lintian).
 #    The mirror is the one this machine's apt configuration names for
 #    Debian (its sources files); nothing else is downloaded.
 #  - $SWNIC_CACHE/k/<kver>: that kernel as setup.sh lays out its trees
@@ -38,6 +40,9 @@ BASE_PACKAGES="libfabric-dev libfabric-bin gcc make libc6-dev pkg-config
 	       ethtool util-linux"
 APT_PACKAGES="linux-image-amd64 linux-headers-amd64 openmpi-bin
 	      libopenmpi-dev"
+# Added to a root made before them (no new debootstrap): Debian 13's
+# packaging tools, for `make deb` in the root and test_deb.sh (dkms).
+EXTRA_PACKAGES="build-essential debhelper dh-dkms dkms lintian xz-utils"
 
 log() { printf 'setup-trixie: %s\n' "$*" >&2; }
 die() { printf 'setup-trixie: error: %s\n' "$*" >&2; exit 1; }
@@ -107,6 +112,31 @@ make_root()
 	trap - EXIT
 }
 
+# EXTRA_PACKAGES into the root, those it lacks.
+root_extras()
+{
+	local have missing="" p
+
+	# shellcheck disable=SC2086
+	have=" $(chroot "$ROOT" dpkg-query -W -f '${Package} ${db:Status-Abbrev}\n' \
+		 $EXTRA_PACKAGES 2>/dev/null | awk '$2 == "ii" { printf "%s ", $1 }') " || true
+	for p in $EXTRA_PACKAGES; do
+		case $have in
+		*" $p "*) ;;
+		*) missing="$missing $p" ;;
+		esac
+	done
+	[ -z "$missing" ] && return 0
+	log "apt-get install in the root:$missing"
+	{ chroot "$ROOT" apt-get -o APT::Sandbox::User=root -qq update &&
+	  # shellcheck disable=SC2086
+	  chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive \
+		apt-get -o APT::Sandbox::User=root -y --no-install-recommends \
+		install $missing && chroot "$ROOT" apt-get clean; } \
+		> "$CACHE/root/.extras.log" 2>&1 ||
+		{ tail -20 "$CACHE/root/.extras.log" >&2; die "apt-get in the root failed"; }
+}
+
 # $CACHE/k/<kver>: the root's kernel in setup.sh's layout, by symlinks.
 make_kernel_tree()
 {
@@ -146,4 +176,5 @@ mkdir -p "$CACHE/k"
 exec 9> "$CACHE/.setup-trixie.lock"
 flock 9
 make_root
+root_extras
 make_kernel_tree

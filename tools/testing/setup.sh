@@ -5,7 +5,9 @@
 #
 # Idempotent; a second run with everything in place takes about a second.
 #
-#  - installs the Debian packages the build and the VM need (apt-get, only
+#  - installs the Debian packages the build, `make deb` (debhelper,
+#    dh-dkms, lintian), the VM (dkms for test_deb.sh) and `make bench`
+#    (netpipe-openmpi) need (apt-get, only
 #    when dpkg says something is missing);
 #  - unpacks Debian's current 6.1 and 6.12 kernels (image, headers, kbuild)
 #    into $SWNIC_CACHE/k/<kver>/ and points the tags $SWNIC_CACHE/k/6.1 and
@@ -38,7 +40,8 @@ PACKAGES="build-essential gcc-12 pkg-config perl pahole libelf1 libssl3 zlib1g
 	  libopenmpi-dev
 	  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 jq
 	  procps util-linux coreutils debootstrap iputils-ping ethtool
-	  gnuplot-nox"
+	  gnuplot-nox
+	  debhelper dh-dkms dkms lintian netpipe-openmpi"
 
 KSFT_FILES="tools/testing/selftests/kselftest_harness.h
 	    tools/testing/selftests/kselftest.h"

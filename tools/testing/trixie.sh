@@ -8,8 +8,9 @@
 #   tools/testing/trixie.sh build
 #       On the build machine (root): copy this tree's sources to
 #       $ROOT/src/swnic and build module (for the root's kernel), provider,
-#       tool and selftests there, with Debian 13's gcc, libfabric 2.x and
-#       Open MPI: as a user of Debian 13 builds them.
+#       tool, selftests and the Debian packages (make deb) there, with
+#       Debian 13's gcc, libfabric 2.x, Open MPI and debhelper: as a user
+#       of Debian 13 builds them.
 #   tools/testing/trixie.sh run CMD [ARGS...]
 #       In the VM booted with `vm.sh --kernel 6.12-trixie --no-module`:
 #       load the module built above, make the root a system (proc, sys,
@@ -57,7 +58,7 @@ build()
 	mv "$ROOT$SRC.new" "$ROOT$SRC"
 	chroot "$ROOT" sh -c "cd $SRC && make --no-print-directory \
 		SWNIC_CACHE=/ K=$TAG KDIR=/usr/src/linux-headers-$kver \
-		module lib tool selftests"
+		module lib tool selftests deb"
 }
 
 run()
