@@ -69,6 +69,9 @@ MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic selftests/mpi/out/mpi_ben
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
 	      selftests/wire/out/wire_atomic
+# The streaming bandwidth program (test_stream.sh, make bench's stream
+# section).
+STREAM     := tools/testing/fi_stream
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style deb \
@@ -105,7 +108,7 @@ $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 	$(CC) $(USER_CFLAGS) $(shell pkg-config --cflags json-c) -o $@ \
 		$(TOOL_SRCS) -lmnl $(shell pkg-config --libs json-c)
 
-selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS)
+selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS) $(STREAM)
 
 selftests/wire/out/%: selftests/wire/%.c
 	@mkdir -p selftests/wire/out
@@ -160,7 +163,8 @@ demo: setup-host
 BENCH_OUT ?= build/bench
 
 bench: setup-host
-	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw
+	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw \
+		$(STREAM)
 	@mkdir -p $(BENCH_OUT)
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
 		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
@@ -169,6 +173,9 @@ bench: setup-host
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
+
+$(STREAM): tools/testing/fi_stream.c
+	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
 
 style: setup-host
 	tools/testing/checkpatch.sh
@@ -234,4 +241,5 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/swnic
 
 clean:
-	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw
+	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw \
+		$(STREAM)

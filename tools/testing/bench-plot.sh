@@ -9,6 +9,8 @@
 #                       (memcpy bandwidth as the ceiling)
 #   DIR/bench-wire.svg  two hosts over veth: the same, each peer at each MTU
 #                       (solid 1500, dashed 9000)
+#   DIR/bench-stream.svg  two hosts, fi_stream: streaming bandwidth vs size,
+#                       each peer at each MTU (solid 1500, dashed 9000)
 #   DIR/bench-loss.svg  two hosts under netem loss: 1 MiB goodput kept in %
 #                       of lossless, with issue 14's targets
 #   DIR/bench-mpi-host.svg, DIR/bench-mpi-wire.svg  Open MPI on one host and
@@ -161,6 +163,35 @@ size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medi
 size_plots mpi-host "swnic bench, Open MPI on one host (NetPIPE solid, mpi_bench dashed, allreduce dotted)" "top left" ""
 size_plots mpi-wire "swnic bench, Open MPI across two hosts (namespaces over veth; NetPIPE solid, mpi_bench dashed, allreduce dotted)" "top left" ""
 
+# Stream: bandwidth vs size only (fi_stream measures no latency).
+stream_idx=$(series stream)
+if [ -n "$stream_idx" ]; then
+	out=$dir/bench-stream.svg
+	plots=
+	while IFS=$'\t' read -r file prov ep mtu; do
+		dt=1
+		[ "$mtu" -gt 1500 ] && dt=2
+		plots="$plots${plots:+, }$(q "$file") using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$prov ($ep) MTU $mtu")"
+	done <<< "$stream_idx"
+	cat > "$tmp/stream.gp" <<-EOF
+	set terminal svg size 800,480 dynamic noenhanced font "sans,12" background "white"
+	set output $(q "$out")
+	set datafile missing "-"
+	set grid
+	set key top left
+	set title "swnic bench, two hosts (namespaces over veth): fi_stream, many messages in flight, medians"
+	set logscale x 2
+	set logscale y
+	set xlabel "message size (bytes)"
+	set ylabel "bandwidth (MB/s)"
+	set xtics $(xtics stream)
+	set offsets graph 0.05, graph 0.05, 0, 0
+	plot $plots
+	EOF
+	gnuplot "$tmp/stream.gp"
+	echo "$out"
+fi
+
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
 	NR > 1 && $1 == "loss" {
@@ -271,7 +302,7 @@ cat "$summary"
 md=$dir/bench.md
 if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
 	printf '\n### Plots\n\n' >> "$md"
-	for sec in host wire loss mpi-host mpi-wire; do
+	for sec in host wire stream loss mpi-host mpi-wire; do
 		[ -f "$dir/bench-$sec.svg" ] &&
 			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
 	done
