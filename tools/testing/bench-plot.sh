@@ -11,6 +11,8 @@
 #                       (solid 1500, dashed 9000)
 #   DIR/bench-loss.svg  two hosts under netem loss: 1 MiB goodput kept in %
 #                       of lossless, with issue 14's targets
+#   DIR/bench-twovm.svg two VMs (two-vm.sh --bench): swnic, tcp;ofi_rxm and
+#                       verbs;ofi_rxm on soft-RoCE
 #
 # A plot whose section did not run is not drawn. The plots drawn are linked
 # at the end of DIR/bench.md (once).
@@ -40,6 +42,7 @@ colour()
 	shm) echo "#1f77b4" ;;
 	tcp) echo "#2ca02c" ;;
 	"tcp;ofi_rxm") echo "#ff7f0e" ;;
+	"verbs;ofi_rxm") echo "#8c564b" ;;
 	memcpy) echo "#000000" ;;
 	*) echo "#9467bd" ;;
 	esac
@@ -142,6 +145,7 @@ extra=
 	extra=", $memcpy with lines lw 1 lc rgb \"#000000\" dt 3 title 'memcpy 1 MiB (ceiling)'"
 size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "bottom right" "$extra"
 size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" "top left" ""
+size_plots twovm "swnic bench, two VMs (virtio-net over loopback, fi_pingpong; verbs on soft-RoCE)" "top left" ""
 
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
@@ -180,7 +184,7 @@ fi
 md=$dir/bench.md
 if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
 	printf '\n### Plots\n\n' >> "$md"
-	for sec in host wire loss; do
+	for sec in host wire loss twovm; do
 		[ -f "$dir/bench-$sec.svg" ] &&
 			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
 	done
