@@ -159,8 +159,11 @@ demo: setup-host
 # The results directory, shared with the VM: bench.sh writes bench.md,
 # bench.json and bench.tsv there, bench-plot.sh then draws the SVGs on this
 # machine. Settings reach the guest as SWNIC_BENCH_* (see bench.sh), e.g.
-# `make bench SWNIC_BENCH_RUNS=1`.
+# `make bench SWNIC_BENCH_RUNS=1`. Then two VMs (two-vm.sh --bench) add
+# swnic beside tcp;ofi_rxm and verbs;ofi_rxm on soft-RoCE between two
+# kernels (BENCH_TWOVM=0 leaves them out).
 BENCH_OUT ?= build/bench
+BENCH_TWOVM ?= 1
 
 bench: setup-host
 	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw \
@@ -169,6 +172,8 @@ bench: setup-host
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
 		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
 		-- tools/testing/bench.sh
+	$(if $(filter 1,$(BENCH_TWOVM)),tools/testing/two-vm.sh --kernel $(K) \
+		--timeout 1800 --bench $(BENCH_OUT))
 	tools/testing/bench-plot.sh $(BENCH_OUT)
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c

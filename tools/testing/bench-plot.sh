@@ -20,6 +20,8 @@
 #   DIR/summary.md      a short summary to paste: swnic's small-message
 #                       latency and large-message bandwidth beside every peer,
 #                       per section (also printed)
+#   DIR/bench-twovm.svg two VMs (two-vm.sh --bench): swnic, tcp;ofi_rxm and
+#                       verbs;ofi_rxm on soft-RoCE
 #
 # A plot whose section did not run is not drawn. The plots drawn are linked
 # at the end of DIR/bench.md (once).
@@ -50,6 +52,7 @@ colour()
 	tcp) echo "#2ca02c" ;;
 	"tcp;ofi_rxm") echo "#ff7f0e" ;;
 	ob1-tcp) echo "#8c564b" ;;
+	"verbs;ofi_rxm") echo "#e377c2" ;;
 	memcpy) echo "#000000" ;;
 	*) echo "#9467bd" ;;
 	esac
@@ -192,6 +195,8 @@ if [ -n "$stream_idx" ]; then
 	echo "$out"
 fi
 
+size_plots twovm "swnic bench, two VMs (virtio-net over loopback, fi_pingpong; verbs on soft-RoCE)" "top left" ""
+
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
 	NR > 1 && $1 == "loss" {
@@ -302,7 +307,7 @@ cat "$summary"
 md=$dir/bench.md
 if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
 	printf '\n### Plots\n\n' >> "$md"
-	for sec in host wire stream loss mpi-host mpi-wire; do
+	for sec in host wire stream loss mpi-host mpi-wire twovm; do
 		[ -f "$dir/bench-$sec.svg" ] &&
 			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
 	done

@@ -12,7 +12,15 @@
 # in VM 1 through the shared directory, where ssh would be used. VM 2
 # reports TAP; VM 1's side is checked through the shared directory.
 #
-# Usage: tools/testing/two-vm.sh [--kernel TAG] [--timeout SECS]
+# With --bench DIR (make bench) the VMs measure instead: fi_pingpong's
+# one-way latency and bandwidth of swnic (rdm) beside tcp;ofi_rxm (rdm) and
+# verbs;ofi_rxm on rdma_rxe (soft-RoCE, Debian's module, on the same
+# virtio NIC: rxe works in a network namespace only from kernel 7.1, so
+# the two-VM path is where the three share a path), lossless and at 1 %
+# netem loss on both NICs (GSO off); the table goes to DIR/bench.md, the
+# figures to DIR/bench.tsv (section "twovm"), as bench.sh's do.
+#
+# Usage: tools/testing/two-vm.sh [--kernel TAG] [--timeout SECS] [--bench DIR]
 #        tools/testing/two-vm.sh guest server|client DIR   (in the VMs)
 #        tools/testing/two-vm.sh rsh DIR HOST CMD...   (mpirun's agent)
 #
@@ -30,11 +38,21 @@ ADDR_SERVER=10.99.0.1
 
 pp_port=47900
 
+# Bench: soft-RoCE on the same NIC, for verbs;ofi_rxm.
+guest_rxe()
+{
+	export FI_UNIVERSE_SIZE=64
+	modprobe rdma_rxe &&
+		rdma link add rxe0 type rxe netdev "$SWNIC_VM_NETDEV" ||
+		echo "two-vm.sh: no rxe: verbs;ofi_rxm will not run" >&2
+}
+
 guest_server()
 {
 	local dir=$1 n=0 rc pid lport
 
 	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	[ -e "$dir/bench" ] && guest_rxe
 	: > "$dir/server-ready"
 	# One server per client run, in the order the client runs them;
 	# and the commands Open MPI's launcher "logs in" to run here.
@@ -48,10 +66,25 @@ guest_server()
 		[ -e "$dir/run-$n" ] || { sleep 0.2; continue; }
 		read -r -a args < "$dir/run-$n"
 		pp_port=$((pp_port + 1))
+		if [ "${args[0]}" = impair ]; then
+			# netem on this end too (bench), GSO off for precise loss
+			{ ethtool -K "$SWNIC_VM_NETDEV" gso off tso off
+			  tc qdisc replace dev "$SWNIC_VM_NETDEV" root netem \
+				"${args[@]:1}"; } > "$dir/srv-$n.out" 2>&1
+			echo $? > "$dir/srv-$n.rc.tmp"
+			: > "$dir/srv-$n.listening"
+			mv "$dir/srv-$n.rc.tmp" "$dir/srv-$n.rc"
+			n=$((n + 1))
+			continue
+		fi
 		if [ "${args[0]}" = wire_rma ]; then
 			timeout 120 "$REPO/selftests/wire/out/wire_rma" -s \
 				> "$dir/srv-$n.out" 2>&1 &
 			lport=47990
+		elif [ "${args[0]}" = -p ]; then	# bench: any provider
+			timeout 150 fi_pingpong "${args[@]}" -B $pp_port \
+				> "$dir/srv-$n.out" 2>&1 &
+			lport=$pp_port
 		else
 			timeout 120 fi_pingpong -p swnic "${args[@]}" -B $pp_port \
 				> "$dir/srv-$n.out" 2>&1 &
@@ -153,6 +186,101 @@ guest_client()
 	tap_done
 }
 
+# The client's side of --bench: fi_pingpong runs through the server VM's
+# loop (run-N files), parsed as bench.sh does.
+guest_bench()
+{
+	local dir=$1 n=0 prov ep out r
+	local peers=("swnic:rdm" "tcp;ofi_rxm:rdm" "verbs;ofi_rxm:rdm")
+	local sizes=(8 64 4096 65536 1048576)
+	declare -A lat bw
+
+	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	guest_rxe
+	for _ in $(seq 600); do
+		[ -e "$dir/server-ready" ] && ping -c 1 -W 1 $ADDR_SERVER \
+			>/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	# run ARGS...: one request to the server's loop; waits for its end.
+	run()
+	{
+		echo "$*" > "$dir/run-$n.tmp" && mv "$dir/run-$n.tmp" "$dir/run-$n"
+		pp_port=$((pp_port + 1))
+		for _ in $(seq 600); do
+			[ -e "$dir/srv-$n.listening" ] && break
+			sleep 0.2
+		done
+	}
+	reap()
+	{
+		for _ in $(seq 800); do
+			[ -e "$dir/srv-$n.rc" ] && break
+			sleep 0.2
+		done
+		n=$((n + 1))
+	}
+	# one PROV EP SIZE ITERS: "usec MBps" (or "- -")
+	one()
+	{
+		run -p "$1" -e "$2" -S "$3" -I "$4"
+		out=$(timeout 120 fi_pingpong -p "$1" -e "$2" -S "$3" -I "$4" \
+			-P $pp_port $ADDR_SERVER 2>/dev/null)
+		reap
+		echo "$out" | awk -v s="$3" '
+			function h(b) { return b % 1048576 == 0 ? b / 1048576 "m" :
+				b % 1024 == 0 ? b / 1024 "k" : b }
+			$1 == h(s) && NF >= 8 { print $7, $6; f = 1 }
+			END { if (!f) print "- -" }'
+	}
+	iters() { case $1 in 8|64) echo 200 ;; 4096) echo 100 ;;
+		  65536) echo 20 ;; *) echo 5 ;; esac; }
+	row() # LOSS PEER SIZE ITERS
+	{
+		prov=${2%:*} ep=${2##*:}
+		r=$(one "$prov" "$ep" "$3" "$4")
+		lat[$1,$prov,$3]=${r% *} bw[$1,$prov,$3]=${r#* }
+		echo "# twovm loss $1 $prov ($ep) $3 x$4: usec ${r% *} MB/s ${r#* }"
+		printf 'twovm\t1500\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s\t%s\n' \
+			"$1" "$prov" "$ep" "$3" "${r% *}" "${r#* }" "${r% *}" \
+			"${r#* }" >> "$dir/twovm.tsv"
+	}
+	: > "$dir/twovm.tsv"
+	for p in "${peers[@]}"; do
+		for s in "${sizes[@]}"; do
+			row 0 "$p" "$s" "$(iters "$s")"
+		done
+	done
+	run impair loss 1%
+	reap
+	ethtool -K "$SWNIC_VM_NETDEV" gso off tso off >/dev/null 2>&1
+	tc qdisc replace dev "$SWNIC_VM_NETDEV" root netem loss 1%
+	for p in "${peers[@]}"; do
+		row 1 "$p" 1048576 5
+	done
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+	{
+		echo "## Two VMs (1 vCPU each, virtio-net over the build machine's loopback, MTU 1500)"
+		echo
+		echo "fi_pingpong one-way latency (usec) and bandwidth (MB/s), one run each; verbs;ofi_rxm runs on rdma_rxe (soft-RoCE) on the same NIC."
+		echo
+		echo "| size | swnic us | swnic MB/s | tcp;ofi_rxm us | tcp;ofi_rxm MB/s | rxe us | rxe MB/s | lat/tcp | lat/rxe | bw/tcp | bw/rxe |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		for s in "${sizes[@]}"; do
+			echo "| $s | ${lat[0,swnic,$s]} | ${bw[0,swnic,$s]} | ${lat[0,tcp;ofi_rxm,$s]} | ${bw[0,tcp;ofi_rxm,$s]} | ${lat[0,verbs;ofi_rxm,$s]} | ${bw[0,verbs;ofi_rxm,$s]} | $(ratio "${lat[0,swnic,$s]}" "${lat[0,tcp;ofi_rxm,$s]}") | $(ratio "${lat[0,swnic,$s]}" "${lat[0,verbs;ofi_rxm,$s]}") | $(ratio "${bw[0,swnic,$s]}" "${bw[0,tcp;ofi_rxm,$s]}") | $(ratio "${bw[0,swnic,$s]}" "${bw[0,verbs;ofi_rxm,$s]}") |"
+		done
+		echo
+		echo "At 1 % netem loss on both NICs (GSO off), 1 MiB: swnic ${bw[1,swnic,1048576]} MB/s, tcp;ofi_rxm ${bw[1,tcp;ofi_rxm,1048576]}, rxe ${bw[1,verbs;ofi_rxm,1048576]} (\"-\": no result within the time bound); swnic/rxe $(ratio "${bw[1,swnic,1048576]}" "${bw[1,verbs;ofi_rxm,1048576]}")."
+		echo
+		echo "Targets (issue 14): latency <= 0.4x rxe, 1 MiB >= 2.5x rxe, >= 10x rxe at 1 % loss."
+		echo
+	} > "$dir/twovm.md"
+	cat "$dir/twovm.md"
+	: > "$dir/client-done"
+	exit 0
+}
+
 # rsh DIR HOST CMD...: the launcher agent (in the client VM): the words of
 # CMD, joined as ssh does, run by the server VM's loop; waits for them.
 guest_rsh()
@@ -178,6 +306,7 @@ if [ "${1:-}" = guest ]; then
 	case ${2:-} in
 	server) guest_server "$3" ;;
 	client) guest_client "$3" ;;
+	bench) guest_bench "$3" ;;
 	esac
 	echo "two-vm.sh: guest server|client DIR" >&2
 	exit 2
@@ -187,11 +316,14 @@ fi
 
 tag=6.1
 timeout=900
+bench=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) tag=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
-	*) echo "usage: $0 [--kernel TAG] [--timeout SECS]" >&2; exit 2 ;;
+	--bench) bench=$2; shift 2 ;;
+	*) echo "usage: $0 [--kernel TAG] [--timeout SECS] [--bench DIR]" >&2
+	   exit 2 ;;
 	esac
 done
 
@@ -201,16 +333,27 @@ trap 'rm -rf "$dir"' EXIT
 vm=("$REPO/tools/testing/vm.sh" --kernel "$tag" --smp 1 --mem 2048
     --timeout "$timeout" --share "$dir")
 
+role=client
+if [ -n "$bench" ]; then
+	role=bench
+	: > "$dir/bench"	# before the server VM looks
+fi
 "${vm[@]}" --net "$PORT_A:$PORT_B:1" -- "$REPO/tools/testing/two-vm.sh" \
 	guest server "$dir" > "$dir/vm1.log" 2>&1 &
 vm1=$!
 "${vm[@]}" --net "$PORT_B:$PORT_A:2" -- "$REPO/tools/testing/two-vm.sh" \
-	guest client "$dir"
+	guest $role "$dir"
 rc=$?
 : > "$dir/client-done"
 if ! wait "$vm1"; then
 	echo "not ok - the server VM failed:"
 	sed 's/^/# /' "$dir/vm1.log" | tail -30
 	[ "$rc" = 0 ] && rc=1
+fi
+if [ -n "$bench" ]; then
+	mkdir -p "$bench"
+	cat "$dir/twovm.md" >> "$bench/bench.md" 2>/dev/null
+	cat "$dir/twovm.tsv" >> "$bench/bench.tsv" 2>/dev/null
+	[ -s "$dir/twovm.tsv" ] || rc=1
 fi
 exit "$rc"
