@@ -64,6 +64,9 @@ MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic)
 # Programs the wire's tests (test_wire.sh, test_wire_fuzz.sh) run on two
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz
+# The streaming bandwidth program (test_stream.sh, make bench's stream
+# section).
+STREAM     := tools/testing/fi_stream
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style \
@@ -100,7 +103,7 @@ $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 	$(CC) $(USER_CFLAGS) $(shell pkg-config --cflags json-c) -o $@ \
 		$(TOOL_SRCS) -lmnl $(shell pkg-config --libs json-c)
 
-selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS)
+selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS) $(STREAM)
 
 selftests/wire/out/%: selftests/wire/%.c
 	@mkdir -p selftests/wire/out
@@ -155,7 +158,8 @@ BENCH_OUT ?= build/bench
 BENCH_TWOVM ?= 1
 
 bench: setup-host
-	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw
+	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw \
+		$(STREAM)
 	@mkdir -p $(BENCH_OUT)
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
 		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
@@ -166,6 +170,9 @@ bench: setup-host
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
+
+$(STREAM): tools/testing/fi_stream.c
+	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
 
 style: setup-host
 	tools/testing/checkpatch.sh
@@ -200,4 +207,5 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/swnic
 
 clean:
-	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw
+	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw \
+		$(STREAM)
