@@ -9,6 +9,8 @@
 #                       (memcpy bandwidth as the ceiling)
 #   DIR/bench-wire.svg  two hosts over veth: the same, each peer at each MTU
 #                       (solid 1500, dashed 9000)
+#   DIR/bench-stream.svg  two hosts, fi_stream: streaming bandwidth vs size,
+#                       each peer at each MTU (solid 1500, dashed 9000)
 #   DIR/bench-loss.svg  two hosts under netem loss: 1 MiB goodput kept in %
 #                       of lossless, with issue 14's targets
 #   DIR/bench-twovm.svg two VMs (two-vm.sh --bench): swnic, tcp;ofi_rxm and
@@ -147,6 +149,35 @@ size_plots host "swnic bench, one host (fi_pingpong over 127.0.0.1, medians)" "b
 size_plots wire "swnic bench, two hosts (namespaces over veth, fi_pingpong, medians)" "top left" ""
 size_plots twovm "swnic bench, two VMs (virtio-net over loopback, fi_pingpong; verbs on soft-RoCE)" "top left" ""
 
+# Stream: bandwidth vs size only (fi_stream measures no latency).
+stream_idx=$(series stream)
+if [ -n "$stream_idx" ]; then
+	out=$dir/bench-stream.svg
+	plots=
+	while IFS=$'\t' read -r file prov ep mtu; do
+		dt=1
+		[ "$mtu" -gt 1500 ] && dt=2
+		plots="$plots${plots:+, }$(q "$file") using 1:3 with linespoints lw 2 pt 7 ps 0.6 lc rgb \"$(colour "$prov")\" dt $dt title $(q "$prov ($ep) MTU $mtu")"
+	done <<< "$stream_idx"
+	cat > "$tmp/stream.gp" <<-EOF
+	set terminal svg size 800,480 dynamic noenhanced font "sans,12" background "white"
+	set output $(q "$out")
+	set datafile missing "-"
+	set grid
+	set key top left
+	set title "swnic bench, two hosts (namespaces over veth): fi_stream, many messages in flight, medians"
+	set logscale x 2
+	set logscale y
+	set xlabel "message size (bytes)"
+	set ylabel "bandwidth (MB/s)"
+	set xtics $(xtics stream)
+	set offsets graph 0.05, graph 0.05, 0, 0
+	plot $plots
+	EOF
+	gnuplot "$tmp/stream.gp"
+	echo "$out"
+fi
+
 # Loss: kept % of lossless per loss rate, one line per provider.
 loss_idx=$(awk -F'\t' -v d="$tmp" '
 	NR > 1 && $1 == "loss" {
@@ -184,7 +215,7 @@ fi
 md=$dir/bench.md
 if [ -f "$md" ] && ! grep -q '^### Plots' "$md"; then
 	printf '\n### Plots\n\n' >> "$md"
-	for sec in host wire loss twovm; do
+	for sec in host wire stream loss twovm; do
 		[ -f "$dir/bench-$sec.svg" ] &&
 			printf '![%s](bench-%s.svg)\n\n' "$sec" "$sec" >> "$md"
 	done

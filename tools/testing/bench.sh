@@ -12,6 +12,10 @@
 #         device bound to each end, fi_pingpong's server in one and client
 #         in the other; swnic (rdm) beside tcp;ofi_rxm (rdm) and tcp (msg),
 #         at each MTU in MTUS (set on both ends); swnic's ratios to each.
+#   stream the same two hosts, tools/testing/fi_stream instead of
+#         fi_pingpong: streaming bandwidth (MB/s) with WINDOW messages in
+#         flight, the receiver's acknowledgement of the last one ending the
+#         clock; the same peers, at each MTU in MTUS; swnic's ratios to each.
 #   loss  the same pair at MTU 1500, GSO/TSO off (netem drops a GSO
 #         super-packet whole), netem loss on both ends: 1 MiB goodput of
 #         swnic and tcp;ofi_rxm at each loss rate, and what it keeps of the
@@ -26,13 +30,17 @@
 # Environment (SWNIC_BENCH_* reach the guest through vm.sh; the short
 # names are read too when the script is run by hand):
 #   SWNIC_BENCH_RUNS (RUNS)            runs per figure (3)
-#   SWNIC_BENCH_SECTIONS               "host wire loss"
+#   SWNIC_BENCH_SECTIONS               "host wire stream loss"
 #   SWNIC_BENCH_SIZES (SIZES)          host sizes ("8 4096 65536 1048576")
 #   SWNIC_BENCH_PROVIDERS (PROVIDERS)  host providers ("swnic shm tcp")
 #   SWNIC_BENCH_WIRE_SIZES             "8 64 4096 65536 1048576 16777216"
 #   SWNIC_BENCH_WIRE_PEERS             PROVIDER:EP list
 #                                      ("swnic:rdm tcp;ofi_rxm:rdm tcp:msg")
 #   SWNIC_BENCH_MTUS                   "1500 9000"
+#   SWNIC_BENCH_STREAM_SIZES           "65536 1048576 16777216"
+#   SWNIC_BENCH_STREAM_WINDOW          messages in flight (16)
+#   SWNIC_BENCH_STREAM_SECS            seconds of every stream run (5; with
+#                                      SWNIC_BENCH_ITERS: that many messages)
 #   SWNIC_BENCH_LOSSES                 netem loss in % ("0.1 1 5")
 #   SWNIC_BENCH_LOSS_PEERS             "swnic:rdm tcp;ofi_rxm:rdm"
 #   SWNIC_BENCH_ITERS                  iterations of every run (default:
@@ -42,7 +50,7 @@
 set -u
 
 RUNS=${SWNIC_BENCH_RUNS:-${RUNS:-3}}
-SECTIONS=${SWNIC_BENCH_SECTIONS:-"host wire loss"}
+SECTIONS=${SWNIC_BENCH_SECTIONS:-"host wire stream loss"}
 SIZES=${SWNIC_BENCH_SIZES:-${SIZES:-"8 4096 65536 1048576"}}
 PROVIDERS=${SWNIC_BENCH_PROVIDERS:-${PROVIDERS:-"swnic shm tcp"}}
 WIRE_SIZES=${SWNIC_BENCH_WIRE_SIZES:-"8 64 4096 65536 1048576 16777216"}
@@ -336,6 +344,88 @@ section_wire()
 	done
 }
 
+# ---- stream: fi_stream across the same wire ---------------------------------
+
+STREAM_SIZES=${SWNIC_BENCH_STREAM_SIZES:-"65536 1048576 16777216"}
+STREAM_WINDOW=${SWNIC_BENCH_STREAM_WINDOW:-16}
+STREAM_SECS=${SWNIC_BENCH_STREAM_SECS:-5}
+
+# stream_one SERVER-NS CLIENT-NS SERVER-ADDR PROVIDER EP SIZE: one run of
+# fi_stream, prints its MB/s, or "-" if it failed (the reason on stderr).
+stream_one()
+{
+	local sns=(ip netns exec "$1") cns=(ip netns exec "$2") addr=$3
+	local prov=$4 ep=$5 size=$6 len out srv
+
+	if [ -n "$ITERS" ]; then len=(-I "$ITERS"); else len=(-T "$STREAM_SECS"); fi
+	port=$((port + 1))
+	"${sns[@]}" timeout 180 taskset -c 0 "$SWNIC_REPO/tools/testing/fi_stream" \
+		-p "$prov" -e "$ep" -B "$port" >/dev/null 2>/tmp/bench-stream.srv &
+	srv=$!
+	wait_listen "$1" "$port"
+	out=$("${cns[@]}" timeout 180 taskset -c "$client_cpu" \
+		"$SWNIC_REPO/tools/testing/fi_stream" -p "$prov" -e "$ep" \
+		-S "$size" -W "$STREAM_WINDOW" "${len[@]}" -P "$port" "$addr" \
+		2>/tmp/bench-stream.cli)
+	# fi_stream's own timeouts (60 s without progress) end a failed pair.
+	wait "$srv"
+	# stream size=S window=W msgs=N bytes=B secs=T MBps=X ...
+	echo "$out" | awk '$1 == "stream" {
+			for (i = 2; i <= NF; i++) if ($i ~ /^MBps=/) { print substr($i, 6); f = 1 } }
+		END { if (!f) print "-" }'
+	[ -n "$out" ] || sed "s/^/# stream $prov ($ep) $size: /" \
+		/tmp/bench-stream.cli /tmp/bench-stream.srv >&2
+}
+
+section_stream()
+{
+	local mtu peer prov ep size hdr row provs="" p key bs r n
+
+	for peer in $WIRE_PEERS; do provs="$provs ${peer%:*}"; done
+	n=${ITERS:+"x$ITERS"}
+	for mtu in $MTUS; do
+		wire_up "$mtu" || continue
+		for peer in $WIRE_PEERS; do
+			prov=${peer%:*} ep=${peer##*:}
+			for size in $STREAM_SIZES; do
+				key="stream,$mtu,0,$prov,$size" bs=""
+				for _ in $(seq "$RUNS"); do
+					r=$(stream_one "$NS_A" "$NS_B" "$ADDR_A" \
+						"$prov" "$ep" "$size")
+					bs="$bs $r"
+				done
+				bw[$key]=$(echo "$bs" | median)
+				echo "# stream mtu $mtu $prov ($ep) $size window $STREAM_WINDOW ${n:-${STREAM_SECS}s}: MB/s$bs" >&2
+				bs=${bs# }
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+					stream "$mtu" 0 "$prov" "$ep" "$size" - \
+					"${bw[$key]}" - - "${bs// /,}" >> "$tsv"
+			done
+		done
+		wire_down
+
+		hdr=size
+		for p in $provs; do hdr="$hdr	$p-MB/s"; done
+		for p in $provs; do [ "$p" = swnic ] || hdr="$hdr	bw/$p"; done
+		{
+			echo "$hdr"
+			for size in $STREAM_SIZES; do
+				row=$size
+				for p in $provs; do
+					row="$row	${bw[stream,$mtu,0,$p,$size]:--}"
+				done
+				for p in $provs; do
+					[ "$p" = swnic ] && continue
+					row="$row	$(ratio "${bw[stream,$mtu,0,swnic,$size]:--}" "${bw[stream,$mtu,0,$p,$size]:--}")"
+				done
+				echo "$row"
+			done
+		} | table "Two hosts (namespaces over veth, MTU $mtu): fi_stream, bandwidth (MB/s) with $STREAM_WINDOW messages in flight, median of $RUNS runs" \
+			"each run ${n:-${STREAM_SECS} s} of sends, timed to the receiver's acknowledgement of the last; endpoints: $WIRE_PEERS; bw/P is swnic's over P's" \
+			"targets (issue 14, for bandwidth): 1 MiB bw/tcp;ofi_rxm >= 1.5 at MTU 1500, bw/tcp >= 2 at 9000"
+	done
+}
+
 # ---- loss: the same wire under netem loss ----------------------------------
 
 section_loss()
@@ -413,8 +503,9 @@ for s in $SECTIONS; do
 	case $s in
 	host) section_host ;;
 	wire) section_wire ;;
+	stream) section_stream ;;
 	loss) section_loss ;;
-	*) echo "bench: no section '$s' (host, wire, loss)" >&2; exit 2 ;;
+	*) echo "bench: no section '$s' (host, wire, stream, loss)" >&2; exit 2 ;;
 	esac
 	write_json
 done

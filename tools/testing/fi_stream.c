@@ -36,7 +36,8 @@
  *
  * Options: -p PROV (default swnic), -e rdm|msg (rdm), -S SIZE (1048576,
  * suffixes k, m), -W WINDOW (16), -I ITERS (1000) or -T SECONDS, -c,
- * -t TIMEOUT, -B/-P PORT.
+ * -t TIMEOUT, -B/-P PORT; -X SEQ (client, a test of -c): flip a byte of
+ * message SEQ before it is sent, which the server must count as wrong.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -98,6 +99,7 @@ static double seconds;
 static int check;
 static int timeout_s = 60;
 static int is_server;
+static uint64_t corrupt_seq = UINT64_MAX;
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -807,6 +809,8 @@ static int run_client(const char *node, int port)
 
 			if (check)
 				fill(slot_buf(op->slot), posted);
+			if (corrupt_seq == posted)
+				slot_buf(op->slot)[size / 2] ^= 0x5a;
 			ret = fi_send(ep, slot_buf(op->slot), size, desc, peer,
 				      &op->ctx);
 			if (ret == -FI_EAGAIN)
@@ -904,7 +908,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fi_stream [-p PROV] [-e rdm|msg] [-S SIZE] [-W WINDOW]\n"
-		"                 [-I ITERS | -T SECONDS] [-c] [-t TIMEOUT]\n"
+		"                 [-I ITERS | -T SECONDS] [-c [-X SEQ]] [-t TIMEOUT]\n"
 		"                 [-B PORT (server) | -P PORT SERVER-IPV4 (client)]\n");
 	exit(2);
 }
@@ -913,7 +917,7 @@ int main(int argc, char **argv)
 {
 	int c, src_port = 47595, dst_port = 47595, rc;
 
-	while ((c = getopt(argc, argv, "p:e:S:W:I:T:B:P:ct:h")) != -1) {
+	while ((c = getopt(argc, argv, "p:e:S:W:I:T:B:P:ct:X:h")) != -1) {
 		switch (c) {
 		case 'p': prov = optarg; break;
 		case 'e':
@@ -932,6 +936,7 @@ int main(int argc, char **argv)
 		case 'P': dst_port = atoi(optarg); break;
 		case 'c': check = 1; break;
 		case 't': timeout_s = atoi(optarg); break;
+		case 'X': corrupt_seq = strtoull(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
