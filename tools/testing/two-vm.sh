@@ -190,7 +190,7 @@ guest_client()
 # loop (run-N files), parsed as bench.sh does.
 guest_bench()
 {
-	local dir=$1 n=0 prov ep out r
+	local dir=$1 n=0 prov ep out r h
 	local peers=("swnic:rdm" "tcp;ofi_rxm:rdm" "verbs;ofi_rxm:rdm")
 	local sizes=(8 64 4096 65536 1048576)
 	declare -A lat bw
@@ -227,10 +227,13 @@ guest_bench()
 		out=$(timeout 120 fi_pingpong -p "$1" -e "$2" -S "$3" -I "$4" \
 			-P $pp_port $ADDR_SERVER 2>/dev/null)
 		reap
-		echo "$out" | awk -v s="$3" '
-			function h(b) { return b % 1048576 == 0 ? b / 1048576 "m" :
-				b % 1024 == 0 ? b / 1024 "k" : b }
-			$1 == h(s) && NF >= 8 { print $7, $6; f = 1 }
+		# fi_pingpong names the size 8, 4k, 64k, 1m
+		if [ $(($3 % 1048576)) = 0 ]; then h=$(($3 / 1048576))m
+		elif [ $(($3 % 1024)) = 0 ]; then h=$(($3 / 1024))k
+		else h=$3
+		fi
+		echo "$out" | awk -v s="$h" \
+			'$1 == s && NF >= 8 { print $7, $6; f = 1 }
 			END { if (!f) print "- -" }'
 	}
 	iters() { case $1 in 8|64) echo 200 ;; 4096) echo 100 ;;
