@@ -39,10 +39,12 @@
 #include <net/inet_ecn.h>
 #include <linux/inetdevice.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/random.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -138,7 +140,8 @@ struct swnic_wnet {
 	struct mutex lock;		/* everything below but @rxq */
 	struct socket *sock;		/* NULL until first needed */
 	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
-	struct work_struct work;
+	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
+	struct kthread_work work;
 	struct hrtimer timer;		/* the next RTO, probe or tick */
 	struct list_head peers;
 	u32 npeers;
@@ -256,11 +259,17 @@ struct swnic_peer {
 static unsigned int swnic_udp_net_id;
 
 /*
- * The namespaces' workers. High priority: applications busy-poll their
- * CQs, and a normal worker would wait for the next tick to run beside
- * them - a packet's latency would be a tick.
+ * Each namespace's wire has a worker thread of its own, at the lowest
+ * real-time priority (sched_set_fifo_low): applications busy-poll their
+ * CQs on every CPU, and a worker of normal priority, even at nice -20,
+ * waits for the spinning task's time slice to end before it runs
+ * (EEVDF's run-to-parity: ~1.5 ms at two CPUs) - every packet's
+ * latency would be that. A real-time thread preempts at once.
  */
-static struct workqueue_struct *swnic_wire_wq;
+static void swnic_wire_kick(struct swnic_wnet *wn)
+{
+	kthread_queue_work(wn->worker, &wn->work);
+}
 
 static struct swnic_wnet *swnic_wnet(struct net *net)
 {
@@ -1862,7 +1871,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 		swnic_arm(wn, next);
 }
 
-static void swnic_udp_work(struct work_struct *work)
+static void swnic_udp_work(struct kthread_work *work)
 {
 	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
 	struct swnic_peer *p;
@@ -1883,14 +1892,14 @@ static void swnic_udp_work(struct work_struct *work)
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
 	mutex_unlock(&wn->lock);
 	if (!skb_queue_empty(&wn->rxq))
-		queue_work(swnic_wire_wq, &wn->work);
+		swnic_wire_kick(wn);
 }
 
 static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
 {
 	struct swnic_wnet *wn = container_of(t, struct swnic_wnet, timer);
 
-	queue_work(swnic_wire_wq, &wn->work);
+	swnic_wire_kick(wn);
 	return HRTIMER_NORESTART;
 }
 
@@ -1908,7 +1917,7 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	}
 	skb_pull(skb, sizeof(struct udphdr));
 	skb_queue_tail(&wn->rxq, skb);
-	queue_work(swnic_wire_wq, &wn->work);
+	swnic_wire_kick(wn);
 	return 0;
 }
 
@@ -1939,6 +1948,17 @@ int swnic_udp_open(struct net *net)
 	mutex_lock(&wn->lock);
 	if (wn->sock || wn->dead)
 		goto out;
+	if (!wn->worker) {
+		struct kthread_worker *w;
+
+		w = kthread_create_worker(0, "swnic-wire/%u", net->ns.inum);
+		if (IS_ERR(w)) {
+			ret = PTR_ERR(w);
+			goto out;
+		}
+		sched_set_fifo_low(w->task);
+		wn->worker = w;	/* before any packet can come in */
+	}
 	ret = udp_sock_create4(net, &ucfg, &sock);
 	if (ret) {
 		pr_warn_ratelimited("wire: UDP port %u: error %d\n", udp_port,
@@ -2087,7 +2107,7 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	wn->net = net;
 	mutex_init(&wn->lock);
 	skb_queue_head_init(&wn->rxq);
-	INIT_WORK(&wn->work, swnic_udp_work);
+	kthread_init_work(&wn->work, swnic_udp_work);
 	hrtimer_init(&wn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	wn->timer.function = swnic_udp_timer;
 	INIT_LIST_HEAD(&wn->peers);
@@ -2112,8 +2132,12 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	synchronize_rcu();
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
-	cancel_work_sync(&wn->work);
+	if (wn->worker)
+		kthread_cancel_work_sync(&wn->work);
 	hrtimer_cancel(&wn->timer);
+	if (wn->worker)
+		kthread_destroy_worker(wn->worker);
+	wn->worker = NULL;
 	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
 	wn->sock = NULL;
@@ -2131,23 +2155,13 @@ static struct pernet_operations swnic_udp_net_ops = {
 
 int __init swnic_udp_init(void)
 {
-	int ret;
-
 	swnic_wire_build_bug_on();
 	if (!udp_port || udp_port > U16_MAX)
 		return -EINVAL;
-	swnic_wire_wq = alloc_workqueue("swnic_wire", WQ_UNBOUND | WQ_HIGHPRI,
-					0);
-	if (!swnic_wire_wq)
-		return -ENOMEM;
-	ret = register_pernet_subsys(&swnic_udp_net_ops);
-	if (ret)
-		destroy_workqueue(swnic_wire_wq);
-	return ret;
+	return register_pernet_subsys(&swnic_udp_net_ops);
 }
 
 void swnic_udp_exit(void)
 {
 	unregister_pernet_subsys(&swnic_udp_net_ops);
-	destroy_workqueue(swnic_wire_wq);
 }

@@ -48,8 +48,12 @@ build()
 	(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 tar -cf - --no-recursion --ignore-failed-read) |
 		tar -xf - -C "$ROOT$SRC.new"
-	# Keep the old build output: make rebuilds only what changed.
-	if [ -d "$ROOT$SRC" ]; then
+	# Keep the old build output: make rebuilds only what changed - if it
+	# was built from this very tree. Another checkout's build can be newer
+	# than our sources (tar keeps their times), and make would keep it.
+	echo "$REPO" > "$ROOT$SRC.new/.trixie-origin"
+	if [ -d "$ROOT$SRC" ] &&
+	   [ "$(cat "$ROOT$SRC/.trixie-origin" 2>/dev/null)" = "$REPO" ]; then
 		(cd "$ROOT$SRC" && tar -cf - build/$TAG selftests/out \
 			selftests/mpi/out lib/*.so tools/swnic/swnic 2>/dev/null) |
 			tar -xpf - -C "$ROOT$SRC.new" 2>/dev/null || true
