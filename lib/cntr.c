@@ -45,6 +45,7 @@ struct swnic_cntr {
 	 */
 	pthread_mutex_t cq_lock;
 	struct swnic_cq *cqs[SWNIC_CNTR_MAX_CQS];
+	unsigned int refs[SWNIC_CNTR_MAX_CQS];	/* endpoints' adds of each */
 	unsigned int ncqs;
 };
 
@@ -323,26 +324,39 @@ int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
 	int ret = 0;
 
 	pthread_mutex_lock(&cntr->cq_lock);
-	for (unsigned int i = 0; i < cntr->ncqs; i++)
-		if (cntr->cqs[i] == cq)
+	for (unsigned int i = 0; i < cntr->ncqs; i++) {
+		if (cntr->cqs[i] == cq) {
+			cntr->refs[i]++;
 			goto out;
-	if (cntr->ncqs == SWNIC_CNTR_MAX_CQS)
+		}
+	}
+	if (cntr->ncqs == SWNIC_CNTR_MAX_CQS) {
 		ret = -FI_ENOSPC;
-	else
+	} else {
+		cntr->refs[cntr->ncqs] = 1;
 		cntr->cqs[cntr->ncqs++] = cq;
+	}
 out:
 	pthread_mutex_unlock(&cntr->cq_lock);
 	return ret;
 }
 
-/* @cq goes away (a counters-only endpoint's): stop progressing it. */
+/*
+ * An endpoint that added @cq closes: once no endpoint needs it, reading
+ * @cntr stops progressing @cq, which may then close before @cntr (an
+ * entry left behind would be a freed CQ).
+ */
 void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
 {
 	pthread_mutex_lock(&cntr->cq_lock);
 	for (unsigned int i = 0; i < cntr->ncqs; i++) {
 		if (cntr->cqs[i] != cq)
 			continue;
-		cntr->cqs[i] = cntr->cqs[--cntr->ncqs];
+		if (--cntr->refs[i])
+			break;
+		cntr->ncqs--;
+		cntr->cqs[i] = cntr->cqs[cntr->ncqs];
+		cntr->refs[i] = cntr->refs[cntr->ncqs];
 		break;
 	}
 	pthread_mutex_unlock(&cntr->cq_lock);

@@ -196,12 +196,17 @@ static int swnic_ep_close(struct fid *fid)
 		swnic_uring_unmap(&ep->rq);
 		close(ep->fd);
 	}
-	if (ep->own_cq) {
-		for (int i = 0; i < SWNIC_CNTR_MAX; i++)
-			if (ep->cntr[i])
-				swnic_cntr_del_cq(ep->cntr[i], ep->own_cq);
-		swnic_cq_close_discard(ep->own_cq);
+	/*
+	 * Its counters stop progressing its CQs, which may close after it
+	 * (before the counters) - or, its own, now.
+	 */
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
+		for (int j = 0; j < 2 && ep->cntr[i]; j++)
+			if (ep->cntr_cq[j])
+				swnic_cntr_del_cq(ep->cntr[i], ep->cntr_cq[j]);
 	}
+	if (ep->own_cq)
+		swnic_cq_close_discard(ep->own_cq);
 	swnic_op_pool_fini(&ep->tx_pool);
 	swnic_op_pool_fini(&ep->rx_pool);
 	swnic_lock_destroy(&ep->lock);
@@ -423,6 +428,8 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	ep->addr.sin_port = htons(c.port);
 	ep->addr.sin_addr.s_addr = c.addr;
 	/* Counters progress the CQs their completions arrive on. */
+	ep->cntr_cq[0] = tx;
+	ep->cntr_cq[1] = rx;
 	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
 		if (!ep->cntr[i])
 			continue;

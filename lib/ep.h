@@ -58,6 +58,8 @@ struct swnic_ep {
 	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on the tx CQ */
 	bool rx_selective;
 	struct swnic_cq *own_cq;	/* counters only: tx and rx, discarding */
+	/* the CQs its counters progress (swnic_cntr_add_cq), from fi_enable */
+	struct swnic_cq *cntr_cq[2];
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
 	struct swnic_av *av;
 

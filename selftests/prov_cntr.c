@@ -4,8 +4,10 @@
  * fi_cntr_wait (threshold met, timeout, woken by another thread, ended by
  * an error), wait objects (FD with poll() and fi_trywait, MUTEX_COND),
  * operation flags, attribute checks, cntr_cnt from the kernel, and exact
- * sums from concurrent threads.
+ * sums from concurrent threads, and a counter outliving the endpoints and
+ * CQs it counted from.
  */
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -255,3 +257,50 @@ TEST_F(cntr, concurrent_adds)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * A counter outlives the endpoint that counted into it and that
+ * endpoint's CQ: reading and waiting on it afterwards must not touch the
+ * closed CQ (freed memory, filled with junk here by M_PERTURB so that
+ * touching it crashes), and the counter keeps its value.
+ */
+TEST_F(cntr, outlives_its_endpoint_and_cq)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_cq *cq, *cq2;
+	struct fid_av *av;
+	struct fid_ep *ep, *ep2;
+
+	ASSERT_EQ(1, mallopt(M_PERTURB, 0xa5));
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_UNSPEC));
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &cq_attr, &cq2, NULL));
+	/* Two endpoints count into it, one CQ each. */
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &ep, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &ep2, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &cq2->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->cntr->fid, FI_SEND | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &self->cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_enable(ep2));
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 3));
+
+	/* The first endpoint and its CQ go; the counter still works. */
+	ASSERT_EQ(0, fi_close(&ep->fid));
+	ASSERT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(3, fi_cntr_read(self->cntr));
+	EXPECT_EQ(0, fi_cntr_wait(self->cntr, 3, 100));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(self->cntr, 4, 50));
+
+	/* And the second: nothing left to progress. */
+	ASSERT_EQ(0, fi_close(&ep2->fid));
+	ASSERT_EQ(0, fi_close(&cq2->fid));
+	EXPECT_EQ(3, fi_cntr_read(self->cntr));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(self->cntr, 4, 50));
+	EXPECT_EQ(0, fi_close(&av->fid));
+}
