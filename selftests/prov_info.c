@@ -210,7 +210,7 @@ TEST_F(info, unsupported_caps)
 #if !SWNIC_FI_HAVE_2	/* 0 since 2.0 */
 		FI_VARIABLE_MSG | FI_MSG,
 #endif
-		FI_MSG | FI_RMA_EVENT, FI_MSG | FI_TRIGGER,
+		FI_MSG | FI_RMA_EVENT,
 		FI_MSG | FI_SHARED_AV, FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
 		FI_RMA | FI_RMA_PMEM,
 	};
@@ -224,6 +224,10 @@ TEST_F(info, unsupported_caps)
 	/* FI_FENCE: offered with the kernel's fence. */
 	self->hints->caps = FI_MSG | FI_FENCE;
 	EXPECT_EQ(self->q.features & SWNIC_FEAT_FENCE ? 0 : -FI_ENODATA,
+		  GETINFO(NULL, NULL, 0));
+	/* FI_TRIGGER: offered with the kernel's triggered work. */
+	self->hints->caps = FI_MSG | FI_TRIGGER;
+	EXPECT_EQ(self->q.features & SWNIC_FEAT_TRIGGER ? 0 : -FI_ENODATA,
 		  GETINFO(NULL, NULL, 0));
 	/* Tagged and RMA are RDM (and RMA MSG) only. */
 	self->hints->caps = FI_TAGGED;
@@ -704,10 +708,19 @@ TEST_F(info, tx_rx_attr)
 	BAD(rx->comp_order = SWNIC_ORDER_DATA, rx->comp_order = 0);
 #undef BAD
 
-	/* An order not kept (atomics) is answered with what is kept. */
+	/*
+	 * An order not kept (atomic orders without FI_ATOMIC) is answered
+	 * with what is kept; with FI_ATOMIC both are.
+	 */
+	self->hints->caps = FI_MSG | FI_RMA;
 	tx->msg_order = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW;
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(FI_ORDER_RAW, self->info->tx_attr->msg_order);
+	self->hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW,
+		  self->info->tx_attr->msg_order);
+	self->hints->caps = 0;
 	tx->msg_order = 0;
 
 	/* A side's caps narrow that side. */
