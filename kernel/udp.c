@@ -807,6 +807,7 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 		tm->msg_id = p->next_msg_id++;
 		tm->m.msg_id = cpu_to_be32(tm->msg_id);
 		tm->pos = 0;
+		tm->last = false;	/* every packet is made again */
 		tm->got = 0;
 		tm->err = 0;
 	}
