@@ -276,6 +276,29 @@ check "the peer's namespace made again (same address, new device)" sh -c "
 pingpong "a restarted peer is talked to again (rdm 4 KiB, data checked)" \
 	-e rdm -c -I 20 -S 4096
 
+# Whether the client's context kept the old incarnation above depends on
+# how the vanished peer's reads failed (a timeout forgets it). Now it
+# knows this one for sure: restart the peer while idle, and the client's
+# first packets must go through the RESET and be sent again, whole.
+$A swnic dev del swnicwa force >/dev/null 2>&1
+ip netns del swnicwa
+ip netns add swnicwa
+check "the peer's namespace made again, while idle" sh -c "
+	ip link add swwa type veth peer name swwc &&
+	ip link set swwa netns swnicwa && ip link set swwc netns swnicwb &&
+	$A ip addr add $ADDR_A/24 dev swwa &&
+	$B ip addr add $ADDR_B/24 dev swwc &&
+	$A ip link set swwa up && $B ip link set swwc up &&
+	$A ip link set lo up &&
+	swnic dev del swnicwb force && $B swnic dev add swnicwb netdev swwc &&
+	$A swnic dev add swnicwa netdev swwa"
+pingpong "a peer restarted while idle is talked to again, through a RESET (rdm 64 KiB, data checked)" \
+	-e rdm -c -I 10 -S 65536
+$A swnic -j peer show | jq -e '.[0].counters.drop_stale > 0' >/dev/null &&
+	ok "the restarted peer refused the old incarnation's packets (drop_stale)" ||
+	not_ok "the restarted peer refused the old incarnation's packets (drop_stale)" \
+		"$($A swnic -j peer show | jq -c '.[0].counters')"
+
 $A swnic dev del swnicwa force >/dev/null 2>&1
 ip netns del swnicwa
 $B swnic dev del swnicwb force >/dev/null 2>&1
