@@ -220,7 +220,8 @@ guest_bench()
 		done
 		n=$((n + 1))
 	}
-	# one PROV EP SIZE ITERS: "usec MBps" (or "- -")
+	# one PROV EP SIZE ITERS: $r = "usec MBps" (or "- -"). Not in a
+	# subshell: n and pp_port must move on here.
 	one()
 	{
 		run -p "$1" -e "$2" -S "$3" -I "$4"
@@ -232,16 +233,16 @@ guest_bench()
 		elif [ $(($3 % 1024)) = 0 ]; then h=$(($3 / 1024))k
 		else h=$3
 		fi
-		echo "$out" | awk -v s="$h" \
+		r=$(echo "$out" | awk -v s="$h" \
 			'$1 == s && NF >= 8 { print $7, $6; f = 1 }
-			END { if (!f) print "- -" }'
+			END { if (!f) print "- -" }')
 	}
 	iters() { case $1 in 8|64) echo 200 ;; 4096) echo 100 ;;
 		  65536) echo 20 ;; *) echo 5 ;; esac; }
 	row() # LOSS PEER SIZE ITERS
 	{
 		prov=${2%:*} ep=${2##*:}
-		r=$(one "$prov" "$ep" "$3" "$4")
+		one "$prov" "$ep" "$3" "$4"
 		lat[$1,$prov,$3]=${r% *} bw[$1,$prov,$3]=${r#* }
 		echo "# twovm loss $1 $prov ($ep) $3 x$4: usec ${r% *} MB/s ${r#* }"
 		printf 'twovm\t1500\t%s\t%s\t%s\t%s\t%s\t%s\t-\t%s\t%s\n' \
