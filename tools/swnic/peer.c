@@ -30,56 +30,41 @@ struct peer_show {
 	size_t peers;		/* rows printed */
 };
 
+static void peer_save_one(const char *name, uint64_t value, void *arg)
+{
+	struct peer_show *ps = arg;
+	void *p = realloc(ps->c, (ps->n + 1) * sizeof(*ps->c));
+
+	if (p) {
+		ps->c = p;
+		ps->c[ps->n].name = strdup(name);
+	}
+	if (!p || !ps->c[ps->n].name) {
+		perror("swnic");
+		exit(1);
+	}
+	ps->c[ps->n++].value = value;
+}
+
 static void peer_save_counters(struct peer_show *ps, const struct nlattr *stats)
 {
-	const struct nlattr *entry, *a;
-
 	/* One such message a dump: a restarted dump's replaces it. */
 	while (ps->n)
 		free(ps->c[--ps->n].name);
-	mnl_attr_for_each_nested(entry, stats) {
-		const char *name = NULL;
-		uint64_t value;
-		bool has_value = false;
-		void *p;
+	stat_for_each(stats, peer_save_one, ps);
+}
 
-		if (mnl_attr_get_type(entry) != SWNIC_A_STATS_ENTRY)
-			continue;
-		mnl_attr_for_each_nested(a, entry) {
-			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
-				name = attr_str(a);
-			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE)
-				has_value = attr_u64(a, &value);
-		}
-		if (!name || !has_value)
-			continue;
-		p = realloc(ps->c, (ps->n + 1) * sizeof(*ps->c));
-		if (p) {
-			ps->c = p;
-			ps->c[ps->n].name = strdup(name);
-		}
-		if (!p || !ps->c[ps->n].name) {
-			perror("swnic");
-			exit(1);
-		}
-		ps->c[ps->n++].value = value;
-	}
+static void peer_add_one(const char *name, uint64_t value, void *arg)
+{
+	*(uint64_t *)arg += value;
 }
 
 /* The sum of a peer's drop counters. */
 static uint64_t peer_drops(const struct nlattr *stats)
 {
-	const struct nlattr *entry, *a;
-	uint64_t sum = 0, value;
+	uint64_t sum = 0;
 
-	mnl_attr_for_each_nested(entry, stats) {
-		if (mnl_attr_get_type(entry) != SWNIC_A_STATS_ENTRY)
-			continue;
-		mnl_attr_for_each_nested(a, entry)
-			if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE &&
-			    attr_u64(a, &value))
-				sum += value;
-	}
+	stat_for_each(stats, peer_add_one, &sum);
 	return sum;
 }
 

@@ -16,12 +16,13 @@ static void stat_usage(void)
 		"zeroes counters, not gauges (objects alive now).\n");
 }
 
-/* The counters of SWNIC_A_STATS as a map "counter" -> value. */
-void stat_print_entries(const struct nlattr *stats)
+/* Call @fn for each counter (name and value) of a SWNIC_A_STATS nest. */
+void stat_for_each(const struct nlattr *stats,
+		   void (*fn)(const char *name, uint64_t value, void *arg),
+		   void *arg)
 {
 	const struct nlattr *entry, *a;
 
-	pr_map_begin("counters", "counter", "value");
 	mnl_attr_for_each_nested(entry, stats) {
 		const char *name = NULL;
 		uint64_t value;
@@ -36,8 +37,20 @@ void stat_print_entries(const struct nlattr *stats)
 				has_value = attr_u64(a, &value);
 		}
 		if (name && has_value)
-			pr_map_u64(name, value);
+			fn(name, value, arg);
 	}
+}
+
+static void stat_print_one(const char *name, uint64_t value, void *arg)
+{
+	pr_map_u64(name, value);
+}
+
+/* The counters of SWNIC_A_STATS as a map "counter" -> value. */
+void stat_print_entries(const struct nlattr *stats)
+{
+	pr_map_begin("counters", "counter", "value");
+	stat_for_each(stats, stat_print_one, NULL);
 	pr_map_end();
 }
 

@@ -121,6 +121,9 @@ void mr_print(const struct sw_attrs *a);
 const char *dev_state_name(uint32_t state);
 
 /* stat.c: the counters of a SWNIC_A_STATS nest, as a map (stat, peer). */
+void stat_for_each(const struct nlattr *stats,
+		   void (*fn)(const char *name, uint64_t value, void *arg),
+		   void *arg);
 void stat_print_entries(const struct nlattr *stats);
 
 #endif /* SWNIC_TOOL_H */
