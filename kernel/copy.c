@@ -19,18 +19,23 @@
 #define SWNIC_COPY_CHUNK	64	/* pages pinned at a time */
 
 /*
- * How many of @pages (at most @n) follow the first in the direct map, so
- * that one copy covers them. Without a direct map for every page
- * (HIGHMEM) each page is mapped on its own.
+ * How many of @pages (at most @n) follow the first within its folio (a
+ * transparent or hugetlb huge page), so that one copy covers them. Never
+ * across folios, even physically adjacent ones: hardened usercopy allows
+ * a copy from user space to span one folio only. Without a direct map
+ * for every page (HIGHMEM) each page is mapped on its own.
  */
 static long swnic_copy_run(struct page **pages, long n)
 {
+	struct folio *folio = page_folio(pages[0]);
+	unsigned long pfn = page_to_pfn(pages[0]);
 	long i;
 
-	if (IS_ENABLED(CONFIG_HIGHMEM))
+	if (IS_ENABLED(CONFIG_HIGHMEM) || !folio_test_large(folio))
 		return 1;
 	for (i = 1; i < n; i++)
-		if (page_to_pfn(pages[i]) != page_to_pfn(pages[0]) + i)
+		if (page_folio(pages[i]) != folio ||
+		    page_to_pfn(pages[i]) != pfn + i)
 			break;
 	return i;
 }
@@ -116,10 +121,9 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			void *kaddr;
 
 			/*
-			 * Pages that follow each other in the direct map (a
-			 * huge page, or neighbours the allocator handed out in
-			 * order) are copied in one go: one call per run, not
-			 * one per page.
+			 * The pages of one huge page that follow each other
+			 * are copied in one go: one call per run, not one per
+			 * 4 KiB page.
 			 */
 			run = swnic_copy_run(pages + i, pinned - i);
 			n = min_t(size_t, len, (size_t)run * PAGE_SIZE - off);

@@ -141,7 +141,7 @@ static void large_copy(struct __test_metadata *_metadata,
 TEST_F(dp, large_copy_across_page_runs)
 {
 	size_t len = 1 << 21;
-	unsigned char *dst;
+	unsigned char *dst, *raw;
 	int had = -1;
 	FILE *nr;
 
@@ -154,6 +154,22 @@ TEST_F(dp, large_copy_across_page_runs)
 	large_copy(_metadata, self, dst, len, 4095, len - 4095 - 4097);
 	large_copy(_metadata, self, dst, len, 1, 70001);
 	munmap(dst, len);
+
+	/*
+	 * Transparent huge pages, several in a row: copies cross from one
+	 * to the next, which may well be its physical neighbour, and a run
+	 * must end at the folio (hardened usercopy stops a copy that spans
+	 * two with a kernel BUG).
+	 */
+	raw = mmap(NULL, 5 * len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	dst = (unsigned char *)(((uintptr_t)raw + len - 1) & ~(len - 1));
+	madvise(dst, 4 * len, MADV_HUGEPAGE);
+	memset(dst, 1, 4 * len);
+	large_copy(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777);
+	large_copy(_metadata, self, dst, 4 * len, 0, 4 * len);
+	munmap(raw, 5 * len);
 
 	/* A huge page: one run of 512 pages (reserved here if none is). */
 	nr = fopen("/proc/sys/vm/nr_hugepages", "r+");
