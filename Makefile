@@ -69,6 +69,9 @@ MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic selftests/mpi/out/mpi_ben
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
 	      selftests/wire/out/wire_atomic
+# make bench's registration cost program (swnic beside rdma_rxe), if
+# libibverbs' headers are there (setup.sh installs libibverbs-dev).
+REG_BENCH  := $(if $(wildcard /usr/include/infiniband/verbs.h),tools/testing/reg_bench)
 # The streaming bandwidth program (test_stream.sh, make bench's stream
 # section).
 STREAM     := tools/testing/fi_stream
@@ -167,7 +170,7 @@ BENCH_TWOVM ?= 1
 
 bench: setup-host
 	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw \
-		$(STREAM)
+		$(STREAM) $(REG_BENCH)
 	@mkdir -p $(BENCH_OUT)
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
 		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
@@ -175,6 +178,9 @@ bench: setup-host
 	$(if $(filter 1,$(BENCH_TWOVM)),tools/testing/two-vm.sh --kernel $(K) \
 		--timeout 1800 --bench $(BENCH_OUT))
 	tools/testing/bench-plot.sh $(BENCH_OUT)
+
+$(REG_BENCH): tools/testing/reg_bench.c
+	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric -libverbs
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
@@ -247,4 +253,4 @@ uninstall:
 
 clean:
 	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw \
-		$(STREAM)
+		$(STREAM) tools/testing/reg_bench

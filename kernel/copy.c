@@ -19,6 +19,28 @@
 #define SWNIC_COPY_CHUNK	64	/* pages pinned at a time */
 
 /*
+ * How many of @pages (at most @n) follow the first within its folio (a
+ * transparent or hugetlb huge page), so that one copy covers them. Never
+ * across folios, even physically adjacent ones: hardened usercopy allows
+ * a copy from user space to span one folio only. Without a direct map
+ * for every page (HIGHMEM) each page is mapped on its own.
+ */
+static long swnic_copy_run(struct page **pages, long n)
+{
+	struct folio *folio = page_folio(pages[0]);
+	unsigned long pfn = page_to_pfn(pages[0]);
+	long i;
+
+	if (IS_ENABLED(CONFIG_HIGHMEM) || !folio_test_large(folio))
+		return 1;
+	for (i = 1; i < n; i++)
+		if (page_folio(pages[i]) != folio ||
+		    page_to_pfn(pages[i]) != pfn + i)
+			break;
+	return i;
+}
+
+/*
  * From this size on, a copy from user memory uses streaming stores
  * (copy_from_iter_nocache): the data is for another process, most likely
  * on another CPU, and a large message only evicts the sender's working
@@ -67,7 +89,7 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		unsigned long off = dst & ~PAGE_MASK;
 		unsigned long nr = min_t(unsigned long, SWNIC_COPY_CHUNK,
 					 DIV_ROUND_UP(off + len, PAGE_SIZE));
-		long pinned, i;
+		long pinned, i, run;
 
 		if (nofault) {
 			if (!mmap_read_trylock(mm)) {
@@ -94,9 +116,20 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 
 		if (nofault && usrc)
 			pagefault_disable();
-		for (i = 0; i < pinned && len; i++) {
-			size_t n = min_t(size_t, len, PAGE_SIZE - off);
-			void *kaddr = kmap_local_page(pages[i]);
+		for (i = 0; i < pinned && len; i += run) {
+			size_t n;
+			void *kaddr;
+
+			/*
+			 * The pages of one huge page that follow each other
+			 * are copied in one go: one call per run, not one per
+			 * 4 KiB page.
+			 */
+			run = swnic_copy_run(pages + i, pinned - i);
+			n = min_t(size_t, len, (size_t)run * PAGE_SIZE - off);
+			run = DIV_ROUND_UP(off + n, PAGE_SIZE);
+			kaddr = run > 1 ? page_address(pages[i]) :
+				kmap_local_page(pages[i]);
 
 			if (nt) {
 				if (copy_from_iter_nocache(kaddr + off, n,
@@ -110,7 +143,8 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 				memcpy(kaddr + off, ksrc, n);
 				ksrc += n;
 			}
-			kunmap_local(kaddr);
+			if (run == 1)
+				kunmap_local(kaddr);
 			if (ret)
 				break;
 			dst += n;

@@ -174,7 +174,13 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 	umem->addr = start;
 	umem->writable = writable;
 
-	pages = (struct page **)__get_free_page(GFP_KERNEL);
+	/*
+	 * The batch's page vector, as long as the batch: a small region
+	 * needs a few words, not a page (which the allocator may zero on
+	 * every registration: init_on_alloc).
+	 */
+	pages = kmalloc_array(min_t(unsigned long, npages, SWNIC_UMEM_BATCH),
+			      sizeof(*pages), GFP_KERNEL);
 	if (!pages) {
 		ret = -ENOMEM;
 		goto err_umem;
@@ -205,7 +211,7 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 		}
 		cond_resched();
 	}
-	free_page((unsigned long)pages);
+	kfree(pages);
 	swnic_umem_ext_trim(umem, cap);
 
 	swnic_mr_domain_get(mrd);
@@ -216,7 +222,7 @@ err_unpin:
 	swnic_umem_unpin(umem);
 	swnic_umem_uncharge(mrd, npages);
 err_pages:
-	free_page((unsigned long)pages);
+	kfree(pages);
 err_umem:
 	kvfree(umem->ext);
 	kfree(umem);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +98,101 @@ TEST_F(dp, send_recv_one_copy)
 	EXPECT_EQ(0, memcmp(src, dst, sizeof(src)));
 	EXPECT_EQ(0, dst[sizeof(src)]);
 	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+}
+
+/*
+ * One large send into @dst at @off: every byte lands, the ones around it
+ * stay. The kernel copies runs of physically contiguous pages in one go
+ * (a huge page is one run; ordinary pages make runs of every length), so
+ * unaligned starts and ends inside a run must be exact.
+ */
+static void large_copy(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(dp) *self, unsigned char *dst,
+		       size_t dst_len, size_t off, size_t len)
+{
+	unsigned char *src = malloc(len);
+	struct swnic_rqe r = t_recv(dst + off, len, 0xb0b);
+	struct swnic_sqe s = t_send(src, len, &self->b, 0xa11ce);
+	struct swnic_cqe c;
+	size_t i;
+
+	ASSERT_NE(NULL, src);
+	for (i = 0; i < len; i++)
+		src[i] = (unsigned char)(i * 131 + (i >> 12) + 7);
+	memset(dst, 0x5a, dst_len);
+	exchange(_metadata, self, &s, &r);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(len, c.len);
+	EXPECT_EQ(0, memcmp(src, dst + off, len));
+	for (i = 0; i < off; i++)
+		if (dst[i] != 0x5a)
+			break;
+	EXPECT_EQ(off, i);
+	for (i = off + len; i < dst_len; i++)
+		if (dst[i] != 0x5a)
+			break;
+	EXPECT_EQ(dst_len, i);
+	free(src);
+}
+
+TEST_F(dp, large_copy_across_page_runs)
+{
+	size_t len = 1 << 21;
+	unsigned char *dst, *raw;
+	int had = -1;
+	FILE *nr;
+
+	/* Ordinary pages, touched in reverse so that few neighbour. */
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, dst);
+	for (size_t i = len; i; i -= 4096)
+		dst[i - 1] = 1;
+	large_copy(_metadata, self, dst, len, 4095, len - 4095 - 4097);
+	large_copy(_metadata, self, dst, len, 1, 70001);
+	munmap(dst, len);
+
+	/*
+	 * Transparent huge pages, several in a row: copies cross from one
+	 * to the next, which may well be its physical neighbour, and a run
+	 * must end at the folio (hardened usercopy stops a copy that spans
+	 * two with a kernel BUG).
+	 */
+	raw = mmap(NULL, 5 * len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	dst = (unsigned char *)(((uintptr_t)raw + len - 1) & ~(len - 1));
+	madvise(dst, 4 * len, MADV_HUGEPAGE);
+	memset(dst, 1, 4 * len);
+	large_copy(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777);
+	large_copy(_metadata, self, dst, 4 * len, 0, 4 * len);
+	munmap(raw, 5 * len);
+
+	/* A huge page: one run of 512 pages (reserved here if none is). */
+	nr = fopen("/proc/sys/vm/nr_hugepages", "r+");
+	if (nr && fscanf(nr, "%d", &had) == 1 && !had) {
+		rewind(nr);
+		fprintf(nr, "1\n");
+		fflush(nr);
+	}
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (dst != MAP_FAILED) {
+		large_copy(_metadata, self, dst, len, 123, len - 123 - 5);
+		large_copy(_metadata, self, dst, len, 8191, 300000);
+		munmap(dst, len);
+	}
+	if (nr && !had) {
+		rewind(nr);
+		fprintf(nr, "0\n");
+	}
+	if (nr)
+		fclose(nr);
+	if (dst == MAP_FAILED)
+		SKIP(return, "no huge page: %s", strerror(errno));
 }
 
 TEST_F(dp, no_completion_unless_asked)

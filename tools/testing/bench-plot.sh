@@ -19,7 +19,8 @@
 #                       beside tcp (OFI MTL over tcp;ofi_rxm, ob1's TCP BTL)
 #   DIR/summary.md      a short summary to paste: swnic's small-message
 #                       latency and large-message bandwidth beside every peer,
-#                       per section (also printed)
+#                       per section; registration cost beside rdma_rxe's
+#                       (also printed)
 #   DIR/bench-twovm.svg two VMs (two-vm.sh --bench): swnic, tcp;ofi_rxm and
 #                       verbs;ofi_rxm on soft-RoCE
 #
@@ -247,8 +248,14 @@ summary=$dir/summary.md
 		return sec
 	}
 	function num(v) { return v != "-" && v != "" }
+	function cmp2(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" [rxe/swnic %.2f]", a / b) : "" }
 	function cmp(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" [swnic/peer %.2f]", a / b) : "" }
 	NR == 1 || $4 == "memcpy" { next }
+	$1 == "reg" {
+		if (!($6 in rseen)) { rseen[$6] = 1; rsize[++nr] = $6 }
+		reg[$6, $4] = $7
+		next
+	}
 	$1 == "loss" {
 		if (!($3 in lseen)) { lseen[$3] = 1; losses[++nl] = $3 }
 		kept[$3, $4] = $9; bwl[$3, $4] = $8
@@ -284,6 +291,15 @@ summary=$dir/summary.md
 			if (num(bw[g, "swnic", hi[g]]))
 				line = line "; " size(hi[g]) " bandwidth swnic " bw[g, "swnic", hi[g]] " MB/s" (b != "" ? " (" b ")" : "")
 			if (sw) print line
+		}
+		if (nr) {
+			line = "- **Registration, usec per register + deregister (rxe/swnic)**: "
+			for (i = 1; i <= nr; i++) {
+				s = rsize[i]
+				line = line size(s) " swnic " reg[s, "swnic"] " (cache hit " reg[s, "swnic-hit"] "), rxe " reg[s, "rxe"] cmp2(reg[s, "rxe"], reg[s, "swnic"]) "; "
+			}
+			sub(/; $/, "", line)
+			print line
 		}
 		if (nl) {
 			line = "- **Two hosts under netem loss, 1 MiB goodput kept (% of lossless)**: "

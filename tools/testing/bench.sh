@@ -20,6 +20,12 @@
 #         super-packet whole), netem loss on both ends: 1 MiB goodput of
 #         swnic and tcp;ofi_rxm at each loss rate, and what it keeps of the
 #         lossless goodput measured the same way.
+#   reg   registration cost on one host: fi_mr_reg + fi_close on swnic
+#         (remote access, so every pair pins in the kernel; and a hit of
+#         the provider's registration cache) beside ibv_reg_mr +
+#         ibv_dereg_mr on soft-RoCE (rdma_rxe's rxe0 over a veth end), in
+#         usec per pair (tools/testing/reg_bench, median of REG_ITERS), per
+#         size in REG_SIZES; swnic's speed-up over rxe.
 #   mpi   Open MPI as users run it, 2 ranks: Debian's NetPIPE (NPopenmpi,
 #         package netpipe-openmpi: ping-pong latency and bandwidth) and
 #         selftests/mpi/mpi_bench (ping-pong latency, windowed bandwidth,
@@ -39,8 +45,9 @@
 # Environment (SWNIC_BENCH_* reach the guest through vm.sh; the short
 # names are read too when the script is run by hand):
 #   SWNIC_BENCH_RUNS (RUNS)            runs per figure (3)
-#   SWNIC_BENCH_SECTIONS               "host wire stream loss"
-#   SWNIC_BENCH_SIZES (SIZES)          host sizes ("8 4096 65536 1048576")
+#   SWNIC_BENCH_SECTIONS               "host reg wire stream loss mpi"
+#   SWNIC_BENCH_SIZES (SIZES)          host sizes
+#                                      ("8 64 4096 65536 1048576 16777216")
 #   SWNIC_BENCH_PROVIDERS (PROVIDERS)  host providers ("swnic shm tcp")
 #   SWNIC_BENCH_WIRE_SIZES             "8 64 4096 65536 1048576 16777216"
 #   SWNIC_BENCH_WIRE_PEERS             PROVIDER:EP list
@@ -52,6 +59,8 @@
 #                                      SWNIC_BENCH_ITERS: that many messages)
 #   SWNIC_BENCH_LOSSES                 netem loss in % ("0.1 1 5")
 #   SWNIC_BENCH_LOSS_PEERS             "swnic:rdm tcp;ofi_rxm:rdm"
+#   SWNIC_BENCH_REG_SIZES              "4096 1048576 67108864"
+#   SWNIC_BENCH_REG_ITERS              pairs per figure (200)
 #   SWNIC_BENCH_MPI_PEERS              "swnic tcp;ofi_rxm ob1-tcp"
 #   SWNIC_BENCH_MPI_SIZES              "8 64 4096 65536 1048576"
 #   SWNIC_BENCH_MPI_MTU                MTU of the mpi section's wire (9000)
@@ -64,8 +73,8 @@
 set -u
 
 RUNS=${SWNIC_BENCH_RUNS:-${RUNS:-3}}
-SECTIONS=${SWNIC_BENCH_SECTIONS:-"host wire stream loss mpi"}
-SIZES=${SWNIC_BENCH_SIZES:-${SIZES:-"8 4096 65536 1048576"}}
+SECTIONS=${SWNIC_BENCH_SECTIONS:-"host reg wire stream loss mpi"}
+SIZES=${SWNIC_BENCH_SIZES:-${SIZES:-"8 64 4096 65536 1048576 16777216"}}
 PROVIDERS=${SWNIC_BENCH_PROVIDERS:-${PROVIDERS:-"swnic shm tcp"}}
 WIRE_SIZES=${SWNIC_BENCH_WIRE_SIZES:-"8 64 4096 65536 1048576 16777216"}
 WIRE_PEERS=${SWNIC_BENCH_WIRE_PEERS:-"swnic:rdm tcp;ofi_rxm:rdm tcp:msg"}
@@ -279,7 +288,83 @@ section_host()
 		done
 	} | table "One host: fi_pingpong -e rdm over 127.0.0.1, one-way latency (usec) and bandwidth (MB/s), median of $RUNS runs" \
 		"memcpy 1 MiB in the guest: $memcpy MB/s" \
-		"targets: 8 B latency lat/shm <= 1.00; 1 MiB bandwidth bw/shm >= 1.00 and bw/memcpy >= 0.80"
+		"targets (issue 17): 8 B, 64 B and 4 KiB lat/shm <= 0.80; 1 MiB and 16 MiB bw/memcpy >= 0.80"
+}
+
+# ---- reg: registration cost, swnic beside rdma_rxe --------------------------
+
+REG_SIZES=${SWNIC_BENCH_REG_SIZES:-"4096 1048576 67108864"}
+REG_ITERS=${SWNIC_BENCH_REG_ITERS:-200}
+RXE_VETH=swrxa
+
+rxe_down()
+{
+	rdma link delete rxe0 >/dev/null 2>&1
+	ip link del "$RXE_VETH" >/dev/null 2>&1
+}
+
+# rxe0 over one end of a veth pair (rxe needs an Ethernet netdev).
+rxe_up()
+{
+	rxe_down
+	modprobe rdma_rxe 2>/dev/null &&
+		ip link add "$RXE_VETH" type veth peer name "${RXE_VETH%a}b" &&
+		ip link set "$RXE_VETH" up && ip link set "${RXE_VETH%a}b" up &&
+		rdma link add rxe0 type rxe netdev "$RXE_VETH"
+}
+
+# reg_measure MODE SIZE: RUNS runs of reg_bench, the median to reg[] and a
+# line to the TSV (lat_us: usec per register + deregister pair).
+declare -A reg
+reg_measure()
+{
+	local mode=$1 size=$2 prov rs="" r
+
+	prov=${mode%%:*}
+	[ "$prov" = verbs ] && prov=rxe
+	for _ in $(seq "$RUNS"); do
+		r=$("$SWNIC_REPO/tools/testing/reg_bench" "$mode" "$size" \
+			"$REG_ITERS" 2>/tmp/bench-reg.err) || r=-
+		rs="$rs $r"
+	done
+	reg[$prov,$size]=$(echo "$rs" | median)
+	echo "# reg $prov $size x$REG_ITERS: usec$rs" >&2
+	[ "$r" = - ] && sed "s/^/# reg $prov $size: /" /tmp/bench-reg.err >&2
+	rs=${rs# }
+	printf 'reg\t-\t0\t%s\t-\t%s\t%s\t-\t-\t%s\t-\n' "$prov" "$size" \
+		"${reg[$prov,$size]}" "${rs// /,}" >> "$tsv"
+}
+
+section_reg()
+{
+	local size rxe=1
+
+	if [ ! -x "$SWNIC_REPO/tools/testing/reg_bench" ]; then
+		echo "bench: no tools/testing/reg_bench (libibverbs-dev): reg skipped" >&2
+		return
+	fi
+	rxe_up || { echo "bench: no rdma_rxe device: rxe column empty" >&2; rxe=0; }
+	for size in $REG_SIZES; do
+		reg_measure swnic "$size"
+		reg_measure swnic-hit "$size"
+		if [ $rxe = 1 ]; then
+			reg_measure verbs:rxe0 "$size"
+		else
+			reg[rxe,$size]=-
+		fi
+	done
+	rxe_down
+	{
+		printf 'size\tswnic-us\tswnic-hit-us\trxe-us\trxe/swnic\trxe/swnic-hit\n'
+		for size in $REG_SIZES; do
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "${reg[swnic,$size]}" \
+				"${reg[swnic-hit,$size]}" "${reg[rxe,$size]}" \
+				"$(ratio "${reg[rxe,$size]}" "${reg[swnic,$size]}")" \
+				"$(ratio "${reg[rxe,$size]}" "${reg[swnic-hit,$size]}")"
+		done
+	} | table "One host: registration, usec per register + deregister pair (median of $REG_ITERS pairs; median of $RUNS runs)" \
+		"swnic: fi_mr_reg + fi_close, remote access (pinned in the kernel every time); swnic-hit: local access, served by the registration cache; rxe: ibv_reg_mr + ibv_dereg_mr on rdma_rxe" \
+		"targets (issue 17): rxe/swnic >= 2 at every size; swnic-hit <= 1 usec"
 }
 
 # ---- wire: two namespaces joined by veth -----------------------------------
@@ -668,11 +753,12 @@ trap 'wire_down; exit 130' INT TERM
 for s in $SECTIONS; do
 	case $s in
 	host) section_host ;;
+	reg) section_reg ;;
 	wire) section_wire ;;
 	stream) section_stream ;;
 	loss) section_loss ;;
 	mpi) section_mpi ;;
-	*) echo "bench: no section '$s' (host, wire, stream, loss, mpi)" >&2; exit 2 ;;
+	*) echo "bench: no section '$s' (host, reg, wire, stream, loss, mpi)" >&2; exit 2 ;;
 	esac
 	write_json
 done

@@ -7,7 +7,8 @@
 #
 #  - installs the Debian packages the build, `make deb` (debhelper,
 #    dh-dkms, lintian), the VM (dkms for test_deb.sh) and `make bench`
-#    (netpipe-openmpi) need (apt-get, only
+#    (netpipe-openmpi; libibverbs-dev and ibverbs-providers for its reg
+#    section) need (apt-get, only
 #    when dpkg says something is missing);
 #  - unpacks Debian's current 6.1 and 6.12 kernels (image, headers, kbuild)
 #    into $SWNIC_CACHE/k/<kver>/ and points the tags $SWNIC_CACHE/k/6.1 and
@@ -41,7 +42,8 @@ PACKAGES="build-essential gcc-12 pkg-config perl pahole libelf1 libssl3 zlib1g
 	  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 jq
 	  procps util-linux coreutils debootstrap iputils-ping ethtool
 	  gnuplot-nox
-	  debhelper dh-dkms dkms lintian netpipe-openmpi"
+	  debhelper dh-dkms dkms lintian netpipe-openmpi
+	  libibverbs-dev ibverbs-providers"
 
 KSFT_FILES="tools/testing/selftests/kselftest_harness.h
 	    tools/testing/selftests/kselftest.h"
