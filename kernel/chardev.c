@@ -67,7 +67,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	q->max_err_data = SWNIC_MAX_ERR_DATA;
 	q->mr_key_size = sizeof(u64);
 	q->cq_data_size = sizeof(u64);
-	q->mr_iov_limit = 1;
+	q->mr_iov_limit = SWNIC_MR_IOV_MAX;
 	q->max_auth_key_size = sizeof(u32);
 	q->max_msg_size = SWNIC_MAX_MSG_SIZE;
 	q->max_mr_size = SWNIC_MAX_MR_SIZE;

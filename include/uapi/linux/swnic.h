@@ -91,6 +91,11 @@ enum {
 #define SWNIC_FEAT_TRIGGER	(1ULL << 13)
 /* SWNIC_IOCTL_AV_OPEN: named address vectors held by the kernel */
 #define SWNIC_FEAT_SHARED_AV	(1ULL << 14)
+/*
+ * SWNIC_MR_REG_IOV: an MR that is the concatenation of other MRs of the
+ * domain (fi_mr_regv with several iovs); mr_iov_limit is its limit.
+ */
+#define SWNIC_FEAT_MR_IOV	(1ULL << 15)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
 
@@ -207,6 +212,30 @@ struct swnic_query_device {
  * auth key). The owning domain's own (local) accesses are not limited.
  */
 #define SWNIC_MR_REG_PEERS	(1U << 3)
+/*
+ * SWNIC_FEAT_MR_IOV: the MR is the concatenation, in order, of the
+ * @nsegs MRs (segments) whose handles are at @segs, registered by this
+ * domain before (neither REG_IOV MRs themselves nor being deregistered).
+ * The kernel sets its address to the first segment's and its length to
+ * their sum: a peer addresses byte i of the concatenation at offset i, or
+ * with SWNIC_MR_REG_VIRT_ADDR at the first segment's address + i; each
+ * piece of an access goes to its segment's pages, checked against that
+ * segment's bounds and state. The segments keep their own pins, notifier
+ * and key (their own rights: register them with local rights only);
+ * the MR holds them until it is deregistered, and an access to a segment
+ * that was revoked or deregistered fails as for that segment
+ * (EKEYREVOKED, ENOKEY). @addr and @length must be 0, REG_ODP is not
+ * allowed (the segments say how they are held); with
+ * SWNIC_MR_ACCESS_REMOTE_WRITE every segment must have pinned its pages
+ * writable (a right of SWNIC_MR_ACCESS_RECV, READ or REMOTE_WRITE).
+ * EINVAL: @nsegs 0 or above SWNIC_MR_IOV_MAX, a handle that is no
+ * segment as above (also ENOENT-free: a wrong handle is EINVAL), a sum
+ * above max_mr_size; @nsegs or @segs not 0 without REG_IOV.
+ */
+#define SWNIC_MR_REG_IOV	(1U << 4)
+
+/* Segments of a SWNIC_MR_REG_IOV MR (the device's mr_iov_limit). */
+#define SWNIC_MR_IOV_MAX	8
 
 /* Entries of struct swnic_mr_reg.peers. */
 #define SWNIC_MR_PEERS_MAX	4
@@ -260,6 +289,10 @@ struct swnic_mr_reg {
 	__u32 npeers;			/* in: REG_PEERS: entries of @peers */
 	__u32 __reserved2;		/* must be 0 */
 	struct swnic_mr_peer peers[SWNIC_MR_PEERS_MAX];	/* in: REG_PEERS */
+	/* Since SWNIC_FEAT_MR_IOV; older callers' size ends above. */
+	__u32 nsegs;			/* in: REG_IOV: handles at @segs */
+	__u32 __reserved3;		/* must be 0 */
+	__aligned_u64 segs;		/* in: REG_IOV: user pointer, __u32[] */
 };
 
 /**
