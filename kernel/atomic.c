@@ -407,7 +407,7 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 		.a = a,
 		.write = a->op != SWNIC_AOP_ATOMIC_READ,
 	};
-	u64 len = (u64)a->count * a->size, pos, n, va, edge;
+	u64 len = (u64)a->count * a->size, pos, n, va, edge, span;
 	struct swnic_mr_ref ref;
 	int ret;
 
@@ -428,9 +428,21 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 	 * boundary: at most two pages, which an ODP walk holds at once.
 	 */
 	for (pos = 0; pos < len && !ret; pos += n) {
-		va = ref.mr->addr + ref.start + pos;
+		span = swnic_mr_ref_span(&ref, pos, &va);
 		edge = PAGE_SIZE - offset_in_page(va);
 		n = min_t(u64, len - pos, round_up(edge, a->size));
+		/*
+		 * A REG_IOV MR: a walk stays in one segment, and an element
+		 * that would straddle two is refused (two segments' pages are
+		 * never held at once).
+		 */
+		if (n > span) {
+			if (span % a->size) {
+				ret = -ERANGE;
+				break;
+			}
+			n = span;
+		}
 		ret = swnic_mr_ref_walk(&ref, pos, n, swnic_atomic_page, &w);
 		w.part_len = 0;
 	}

@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "av.h"
 #include "chardev.h"
 #include "cntr.h"
 #include "cq.h"
@@ -39,6 +40,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
+		      SWNIC_FEAT_SHARED_AV |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -65,7 +67,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 	q->max_err_data = SWNIC_MAX_ERR_DATA;
 	q->mr_key_size = sizeof(u64);
 	q->cq_data_size = sizeof(u64);
-	q->mr_iov_limit = 1;
+	q->mr_iov_limit = SWNIC_MR_IOV_MAX;
 	q->max_auth_key_size = sizeof(u32);
 	q->max_msg_size = SWNIC_MAX_MSG_SIZE;
 	q->max_mr_size = SWNIC_MAX_MR_SIZE;
@@ -79,12 +81,14 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
  * @min_size: the struct's first released size; anything shorter is EINVAL
  * @handler: device fd: runs on the kernel's copy; its output is copied back
  * @ep_handler: the same, for a command on an endpoint fd
+ * @av_handler: the same, for a command on a shared AV's fd
  */
 struct swnic_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
 	int (*handler)(struct swnic_domain *dom, void *arg);
 	int (*ep_handler)(struct swnic_ep *ep, void *arg);
+	int (*av_handler)(struct swnic_av_file *av, void *arg);
 };
 
 #define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last)			\
@@ -99,6 +103,13 @@ struct swnic_ioctl_op {
 		.size = sizeof(_struct),				\
 		.min_size = offsetofend(_struct, _last),		\
 		.ep_handler = _fn,					\
+	}
+
+#define SWNIC_IOCTL_AV_OP(_cmd, _fn, _struct, _last)			\
+	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
+		.size = sizeof(_struct),				\
+		.min_size = offsetofend(_struct, _last),		\
+		.av_handler = _fn,					\
 	}
 
 /* Union of every command's struct: the kernel's copy lives on the stack. */
@@ -121,6 +132,8 @@ union swnic_ioctl_buf {
 	struct swnic_cntr_update cntr_update;
 	struct swnic_trig_cntr trig_cntr;
 	struct swnic_trig_cancel trig_cancel;
+	struct swnic_av_open av_open;
+	struct swnic_av_write av_write;
 };
 
 /*
@@ -219,20 +232,21 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_trig_cntr, __reserved),
 	SWNIC_IOCTL_OP(TRIG_CANCEL, swnic_trig_ioctl_cancel,
 		       struct swnic_trig_cancel, cookie),
+	SWNIC_IOCTL_OP(AV_OPEN, swnic_av_open_ioctl,
+		       struct swnic_av_open, mmap_size),
+	SWNIC_IOCTL_AV_OP(AV_WRITE, swnic_av_write_ioctl,
+			  struct swnic_av_write, entries),
 };
 
-/**
- * swnic_ioctl() - one ioctl on a device fd (@dom) or an endpoint fd (@ep)
- * @cmd: the command
- * @arg: its struct, in user space
- * @dom: the device fd's domain, or NULL
- * @ep: the endpoint fd's endpoint, or NULL
- *
- * Return: the handler's answer; -ENOTTY for a command of the other kind
- * of fd; -EINVAL, -E2BIG, -EFAULT for a struct that breaks the contract.
+/*
+ * One ioctl on a device fd (@dom), an endpoint fd (@ep) or a shared AV's
+ * fd (@av): exactly one is set. Return: the handler's answer; -ENOTTY for
+ * a command of another kind of fd; -EINVAL, -E2BIG, -EFAULT for a struct
+ * that breaks the contract.
  */
-long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
-		 struct swnic_ep *ep)
+static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
+			    struct swnic_domain *dom, struct swnic_ep *ep,
+			    struct swnic_av_file *av)
 {
 	void __user *uarg = (void __user *)arg;
 	const struct swnic_ioctl_op *op;
@@ -248,7 +262,7 @@ long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 	if (nr < SWNIC_CMD_BASE || nr >= SWNIC_CMD_BASE + ARRAY_SIZE(swnic_ioctl_ops))
 		return -ENOTTY;
 	op = &swnic_ioctl_ops[nr - SWNIC_CMD_BASE];
-	if (dom ? !op->handler : !op->ep_handler)
+	if (dom ? !op->handler : ep ? !op->ep_handler : !op->av_handler)
 		return -ENOTTY;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -259,7 +273,12 @@ long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 	if (ret)
 		return ret;
 
-	ret = dom ? op->handler(dom, &call.buf) : op->ep_handler(ep, &call.buf);
+	if (dom)
+		ret = op->handler(dom, &call.buf);
+	else if (ep)
+		ret = op->ep_handler(ep, &call.buf);
+	else
+		ret = op->av_handler(av, &call.buf);
 	if (ret)
 		return ret;
 	if (copy_to_user(uarg, &call.buf, min_t(u32, usize, op->size))) {
@@ -272,6 +291,36 @@ long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 	if (call.file)
 		fd_install(call.fd, call.file);
 	return 0;
+}
+
+/**
+ * swnic_ioctl() - one ioctl on a device fd (@dom) or an endpoint fd (@ep)
+ * @cmd: the command
+ * @arg: its struct, in user space
+ * @dom: the device fd's domain, or NULL
+ * @ep: the endpoint fd's endpoint, or NULL
+ *
+ * Return: the handler's answer; -ENOTTY for a command of the other kind
+ * of fd; -EINVAL, -E2BIG, -EFAULT for a struct that breaks the contract.
+ */
+long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
+		 struct swnic_ep *ep)
+{
+	return swnic_ioctl_run(cmd, arg, dom, ep, NULL);
+}
+
+/**
+ * swnic_ioctl_av() - one ioctl on a shared AV's fd
+ * @cmd: the command
+ * @arg: its struct, in user space
+ * @av: the fd's AV
+ *
+ * Return: as swnic_ioctl().
+ */
+long swnic_ioctl_av(unsigned int cmd, unsigned long arg,
+		    struct swnic_av_file *av)
+{
+	return swnic_ioctl_run(cmd, arg, NULL, NULL, av);
 }
 
 static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,

@@ -6,11 +6,14 @@
 
 struct swnic_domain;
 struct swnic_ep;
+struct swnic_av_file;
 
 extern const struct file_operations swnic_chardev_fops;
 
 long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 		 struct swnic_ep *ep);
+long swnic_ioctl_av(unsigned int cmd, unsigned long arg,
+		    struct swnic_av_file *av);
 
 void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file);
 int swnic_ioctl_new_file(void *arg, const char *name,

@@ -46,7 +46,7 @@ static void __init swnic_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct swnic_mr_query) != 216);
 	BUILD_BUG_ON(sizeof(struct swnic_mr_refresh) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_mr_peer) != 16);
-	BUILD_BUG_ON(sizeof(struct swnic_mr_reg) != 128);
+	BUILD_BUG_ON(sizeof(struct swnic_mr_reg) != 144);
 	/* The first released swnic_mr_reg, still accepted (chardev.c). */
 	BUILD_BUG_ON(offsetofend(struct swnic_mr_reg, __reserved) != 56);
 	BUILD_BUG_ON(sizeof(struct swnic_query_device) != 144);

@@ -28,7 +28,8 @@
 #include "umem.h"
 
 #define SWNIC_MR_REG_ALL	(SWNIC_MR_REG_ODP | SWNIC_MR_REG_USER_KEY | \
-				 SWNIC_MR_REG_VIRT_ADDR | SWNIC_MR_REG_PEERS)
+				 SWNIC_MR_REG_VIRT_ADDR | SWNIC_MR_REG_PEERS | \
+				 SWNIC_MR_REG_IOV)
 
 /* Pin attempts that may lose a race with an invalidation of the range. */
 #define SWNIC_MR_PIN_TRIES	8
@@ -83,7 +84,7 @@ void swnic_mr_device_counters(struct swnic_device *sdev,
 u64 swnic_mr_features(void)
 {
 	return SWNIC_FEAT_MR | SWNIC_FEAT_MR_ODP | SWNIC_FEAT_INVAL_PAGE |
-	       SWNIC_FEAT_MR_ACCESS | SWNIC_FEAT_MR_PEERS;
+	       SWNIC_FEAT_MR_ACCESS | SWNIC_FEAT_MR_PEERS | SWNIC_FEAT_MR_IOV;
 }
 
 /* ---- the MR domain ------------------------------------------------------- */
@@ -219,7 +220,11 @@ static void swnic_mr_release(struct kref *ref)
 {
 	struct swnic_mr *mr = container_of(ref, struct swnic_mr, ref);
 
+	u32 i;
+
 	WARN_ON(mr->umem);
+	for (i = 0; i < mr->nsegs; i++)
+		swnic_mr_put(mr->segs[i]);
 	if (mr->cntr)
 		swnic_cntr_put(mr->cntr);
 	swnic_mr_domain_put(mr->mrd);
@@ -290,7 +295,9 @@ static void swnic_mr_teardown(struct swnic_mr *mr)
 	mr->umem = NULL;
 	spin_unlock_bh(&mr->lock);
 
-	mmu_interval_notifier_remove(&mr->notifier);
+	/* A REG_IOV MR has no notifier: its segments have theirs. */
+	if (!mr->nsegs)
+		mmu_interval_notifier_remove(&mr->notifier);
 	/* Nothing can queue them any more: let the last ones finish. */
 	flush_work(&mr->verify_work);
 	flush_work(&mr->revoke_work);
@@ -334,17 +341,26 @@ static int swnic_mr_check_reg(struct swnic_domain *dom,
 	if (r->flags & ~SWNIC_MR_REG_ALL ||
 	    r->access & ~SWNIC_MR_ACCESS_ALL)
 		return -EOPNOTSUPP;
-	if (r->__reserved || r->__reserved2)
+	if (r->__reserved || r->__reserved2 || r->__reserved3)
 		return -EINVAL;
 	ret = swnic_mr_check_peers(r);
 	if (ret)
 		return ret;
 	if (!swnic_domain_is_owner(dom))
 		return -EACCES;
-	if (!r->access || !r->length || r->length > SWNIC_MAX_MR_SIZE ||
-	    r->addr + r->length < r->addr ||
-	    !access_ok(u64_to_user_ptr(r->addr), r->length))
+	if (r->flags & SWNIC_MR_REG_IOV) {
+		/* The segments say where and how; checked as they are taken. */
+		if (!r->access || r->addr || r->length ||
+		    (r->flags & SWNIC_MR_REG_ODP) ||
+		    !r->nsegs || r->nsegs > SWNIC_MR_IOV_MAX)
+			return -EINVAL;
+	} else if (r->nsegs || r->segs) {
 		return -EINVAL;
+	} else if (!r->access || !r->length || r->length > SWNIC_MAX_MR_SIZE ||
+		   r->addr + r->length < r->addr ||
+		   !access_ok(u64_to_user_ptr(r->addr), r->length)) {
+		return -EINVAL;
+	}
 	if (!(r->flags & SWNIC_MR_REG_USER_KEY) && r->requested_key)
 		return -EINVAL;
 	/*
@@ -401,6 +417,46 @@ static void swnic_mr_unreserve(struct swnic_mr_domain *mrd)
 	mutex_unlock(&mrd->lock);
 }
 
+/*
+ * REG_IOV: take the segments @r names into @mr (each referenced) and set
+ * its address and length from them. Return: 0, -EFAULT, -EINVAL.
+ */
+static int swnic_mr_take_segs(struct swnic_mr_domain *mrd, struct swnic_mr *mr,
+			      const struct swnic_mr_reg *r)
+{
+	u32 handles[SWNIC_MR_IOV_MAX];
+	struct swnic_mr *seg;
+	u64 total = 0;
+	u32 i, state;
+
+	if (copy_from_user(handles, u64_to_user_ptr(r->segs),
+			   r->nsegs * sizeof(handles[0])))
+		return -EFAULT;
+	for (i = 0; i < r->nsegs; i++) {
+		seg = swnic_mr_lookup_handle(mrd, handles[i]);
+		if (!seg)
+			return -EINVAL;
+		/* Held from here on: swnic_mr_release() puts it. */
+		mr->segs[mr->nsegs++] = seg;
+		spin_lock_bh(&seg->lock);
+		state = seg->state;
+		spin_unlock_bh(&seg->lock);
+		if (seg->nsegs || state == SWNIC_MR_STATE_DEAD)
+			return -EINVAL;
+		/* Peers' writes land in the segments' pages: writable pins. */
+		if ((r->access & SWNIC_MR_ACCESS_REMOTE_WRITE) &&
+		    !(seg->access & SWNIC_MR_ACCESS_WRITES))
+			return -EINVAL;
+		mr->seg_off[i] = total;
+		total += seg->length;
+		if (total > SWNIC_MAX_MR_SIZE)
+			return -EINVAL;
+	}
+	mr->addr = mr->segs[0]->addr;
+	mr->length = total;
+	return 0;
+}
+
 /**
  * swnic_mr_reg() - SWNIC_IOCTL_MR_REG
  * @dom: the caller's domain
@@ -445,6 +501,20 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 	mr->state = (r->flags & SWNIC_MR_REG_ODP) ? SWNIC_MR_STATE_VALID :
 						    SWNIC_MR_STATE_REVOKED;
 
+	if (r->flags & SWNIC_MR_REG_IOV) {
+		/* No pages of its own: valid while it is registered. */
+		mr->state = SWNIC_MR_STATE_VALID;
+		ret = swnic_mr_take_segs(mrd, mr, r);
+		if (ret) {
+			mr->state = SWNIC_MR_STATE_DEAD;
+			swnic_mr_put(mr);
+			goto err_reserve;
+		}
+		ret = swnic_mr_key_assign(mrd, mr, r->requested_key);
+		if (ret)
+			goto err_teardown;
+		goto publish;
+	}
 	ret = mmu_interval_notifier_insert(&mr->notifier, current->mm,
 					   r->addr, r->length,
 					   &swnic_mr_notifier_ops);
@@ -463,6 +533,7 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 		if (ret)
 			goto err_key;
 	}
+publish:
 	ret = swnic_mr_publish(mrd, mr);
 	if (ret)
 		goto err_key;
@@ -719,13 +790,36 @@ static int swnic_mr_odp_check(struct swnic_mr *mr)
 	return ret;
 }
 
+/* Pin (or fault) @mr's pages again; *@state: its state after. */
+static int swnic_mr_refresh_one(struct swnic_domain *dom, struct swnic_mr *mr,
+				u32 *state)
+{
+	int ret = 0;
+
+	if (mr->flags & SWNIC_MR_REG_ODP)
+		ret = swnic_mr_odp_check(mr);
+	else if (!mr->nsegs)
+		ret = swnic_mr_pin(mr, SWNIC_MR_STATE_REVOKED);
+	if (ret == -EDQUOT)
+		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_PINNED);
+	if (!ret) {
+		spin_lock_bh(&mr->lock);
+		*state = mr->state;
+		spin_unlock_bh(&mr->lock);
+		if (*state == SWNIC_MR_STATE_DEAD)
+			ret = -ENOENT;
+	}
+	return ret;
+}
+
 /**
  * swnic_mr_refresh() - SWNIC_IOCTL_MR_REFRESH
  * @dom: the caller's domain
  * @arg: struct swnic_mr_refresh
  *
  * Return: 0, -ENOENT, -EFAULT (range not mapped now), -EACCES, pinning's
- * errnos (EPERM, EDQUOT, ENOMEM), the generic errnos.
+ * errnos (EPERM, EDQUOT, ENOMEM), the generic errnos. A REG_IOV MR
+ * refreshes each segment and reports the state of the worst.
  */
 int swnic_mr_refresh(struct swnic_domain *dom, void *arg)
 {
@@ -742,18 +836,24 @@ int swnic_mr_refresh(struct swnic_domain *dom, void *arg)
 	mr = swnic_mr_lookup_handle(mrd, f->handle);
 	if (!mr)
 		return -ENOENT;
-	if (mr->flags & SWNIC_MR_REG_ODP)
-		ret = swnic_mr_odp_check(mr);
-	else
-		ret = swnic_mr_pin(mr, SWNIC_MR_STATE_REVOKED);
-	if (ret == -EDQUOT)
-		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_PINNED);
-	if (!ret) {
-		spin_lock_bh(&mr->lock);
-		f->state = mr->state;
-		spin_unlock_bh(&mr->lock);
-		if (f->state == SWNIC_MR_STATE_DEAD)
-			ret = -ENOENT;
+	if (mr->nsegs) {
+		/* REG_IOV: each segment, then the worst of their states. */
+		u32 i, state = SWNIC_MR_STATE_VALID, st;
+
+		for (i = 0, ret = 0; i < mr->nsegs && !ret; i++) {
+			ret = swnic_mr_refresh_one(dom, mr->segs[i], &st);
+			if (ret == -ENOENT) {
+				ret = -EFAULT;	/* the segment is gone */
+				break;
+			}
+			if (st != SWNIC_MR_STATE_VALID)
+				state = st;
+		}
+		if (!ret)
+			ret = swnic_mr_refresh_one(dom, mr, &st);
+		f->state = state;
+	} else {
+		ret = swnic_mr_refresh_one(dom, mr, &f->state);
 	}
 	swnic_mr_put(mr);
 	return ret;

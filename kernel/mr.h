@@ -91,6 +91,13 @@ struct swnic_mr {
 	u64 length;
 	struct swnic_mr_ukey ukey;	/* USER_KEY: the hashed key */
 	struct rhash_head ukey_node;	/* USER_KEY: in mrd->user_keys */
+	/*
+	 * REG_IOV: the segments, in order, each referenced, and the offset
+	 * of each in the concatenation. @nsegs 0: an MR of its own pages.
+	 */
+	u32 nsegs;
+	struct swnic_mr *segs[SWNIC_MR_IOV_MAX];
+	u64 seg_off[SWNIC_MR_IOV_MAX];
 	/* REG_PEERS: who may access it remotely; 0 = every peer */
 	u32 npeers;
 	struct swnic_mr_peer peers[SWNIC_MR_PEERS_MAX];	/* key 0 resolved */
@@ -239,6 +246,7 @@ int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
 int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 			   u64 len);
 void swnic_mr_ref_put(struct swnic_mr_ref *ref);
+u64 swnic_mr_ref_span(const struct swnic_mr_ref *ref, u64 pos, u64 *va);
 
 /* netlink: dumps and counters */
 int swnic_mr_next(struct swnic_domain *dom, unsigned long *handle,

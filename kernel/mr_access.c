@@ -39,6 +39,23 @@ static s64 swnic_mr_target_offset(const struct swnic_mr *mr,
 				  const struct swnic_mr_target *t)
 {
 	u64 start = t->addr;
+	u32 i;
+
+	/*
+	 * The owner's access to a REG_IOV MR names a virtual address: the
+	 * segment holding all of it, at its offset in the concatenation.
+	 */
+	if ((t->flags & SWNIC_MR_TARGET_LOCAL) && mr->nsegs) {
+		for (i = 0; i < mr->nsegs; i++) {
+			const struct swnic_mr *seg = mr->segs[i];
+
+			if (t->addr >= seg->addr &&
+			    t->addr - seg->addr <= seg->length &&
+			    t->len <= seg->length - (t->addr - seg->addr))
+				return mr->seg_off[i] + (t->addr - seg->addr);
+		}
+		return -ERANGE;
+	}
 
 	if ((t->flags & SWNIC_MR_TARGET_LOCAL) ||
 	    (mr->flags & SWNIC_MR_REG_VIRT_ADDR)) {
@@ -356,6 +373,80 @@ static int swnic_mr_walk_odp(struct swnic_mr_ref *ref, u64 off, u64 len,
 	return ret;
 }
 
+/*
+ * REG_IOV: walk [@off, @off + @len) of the concatenation, one segment at
+ * a time. Each piece takes what an access to that segment would: its
+ * state checked, its pins held while the piece is walked; the bounds are
+ * the segment's own (the piece never leaves it).
+ */
+static int swnic_mr_walk_segs(struct swnic_mr_ref *ref, u64 off, u64 len,
+			      swnic_mr_page_fn fn, void *ctx)
+{
+	const struct swnic_mr *mr = ref->mr;
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < mr->nsegs && len && !ret; i++) {
+		struct swnic_mr *seg = mr->segs[i];
+		struct swnic_mr_ref piece = { .mr = seg, .write = ref->write };
+		u64 so = mr->seg_off[i], n;
+
+		if (off >= so + seg->length)
+			continue;
+		n = min_t(u64, len, so + seg->length - off);
+		spin_lock_bh(&seg->lock);
+		if (seg->state == SWNIC_MR_STATE_VALID) {
+			piece.umem = seg->umem;
+			if (piece.umem)
+				swnic_umem_get(piece.umem);
+		} else {
+			ret = seg->state == SWNIC_MR_STATE_REVOKED ?
+			      -EKEYREVOKED : -ENOKEY;
+		}
+		spin_unlock_bh(&seg->lock);
+		if (ret)
+			break;
+		piece.start = off - so;
+		piece.len = n;
+		if (piece.umem)
+			ret = swnic_mr_walk_pinned(&piece, off - so, n, fn, ctx);
+		else
+			ret = swnic_mr_walk_odp(&piece, off - so, n, fn, ctx);
+		swnic_umem_put_async(piece.umem);
+		off += n;
+		len -= n;
+	}
+	if (!ret && len)	/* cannot be: the access was bounds checked */
+		ret = -ERANGE;
+	return ret;
+}
+
+/**
+ * swnic_mr_ref_span() - where part of an access is in its owner's memory
+ * @ref: from swnic_mr_ref_get()
+ * @pos: byte offset from the start of the access (< its length)
+ * @va: out: the virtual address (in the MR owner) of byte @pos
+ *
+ * Return: the bytes from @pos that are contiguous in the owner's memory:
+ * to the end of the access, or of the REG_IOV segment @pos is in.
+ */
+u64 swnic_mr_ref_span(const struct swnic_mr_ref *ref, u64 pos, u64 *va)
+{
+	const struct swnic_mr *mr = ref->mr;
+	u64 off = ref->start + pos, end = ref->start + ref->len, so;
+	u32 i;
+
+	for (i = mr->nsegs; i-- > 0;) {
+		so = mr->seg_off[i];
+		if (off < so)
+			continue;
+		*va = mr->segs[i]->addr + (off - so);
+		return min(end, so + mr->segs[i]->length) - off;
+	}
+	*va = mr->addr + off;
+	return end - off;
+}
+
 /**
  * swnic_mr_ref_walk() - call @fn for each page piece of part of an access
  * @ref: from swnic_mr_ref_get()
@@ -380,6 +471,8 @@ int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 {
 	if (pos > ref->len || len > ref->len - pos)
 		return -ERANGE;
+	if (ref->mr->nsegs)
+		return swnic_mr_walk_segs(ref, ref->start + pos, len, fn, ctx);
 	if (ref->umem)
 		return swnic_mr_walk_pinned(ref, ref->start + pos, len, fn, ctx);
 	return swnic_mr_walk_odp(ref, ref->start + pos, len, fn, ctx);

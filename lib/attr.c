@@ -42,6 +42,12 @@ static uint64_t swnic_comm_caps(const struct swnic_dev *dev)
 	       (wire || swnic_params.remote_comm ? FI_REMOTE_COMM : 0);
 }
 
+/* FI_SHARED_AV: named AVs held by the kernel (av.c). */
+static uint64_t swnic_shared_caps(const struct swnic_dev *dev)
+{
+	return dev->attr.features & SWNIC_FEAT_SHARED_AV ? FI_SHARED_AV : 0;
+}
+
 /*
  * FI_TRIGGER: triggered sends, tagged sends and RMA, which the kernel
  * starts when a counter reaches a threshold (SWNIC_FEAT_TRIGGER, trigger.c).
@@ -57,12 +63,13 @@ uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 		caps |= FI_FENCE;
 	if (dev->attr.features & SWNIC_FEAT_TRIGGER)
 		caps |= FI_TRIGGER;
-	return caps | swnic_comm_caps(dev);
+	return caps | swnic_shared_caps(dev) | swnic_comm_caps(dev);
 }
 
 uint64_t swnic_domain_caps(const struct swnic_dev *dev)
 {
-	return SWNIC_DOMAIN_CAPS | swnic_comm_caps(dev);
+	return SWNIC_DOMAIN_CAPS | swnic_shared_caps(dev) |
+	       swnic_comm_caps(dev);
 }
 
 /*

@@ -22,6 +22,15 @@
  * Endpoints take the AV's keys when enabled (ep.c); the kernel decides
  * whether they may and whether a peer holds the key a send names.
  *
+ * Named AVs (FI_SHARED_AV, SWNIC_FEAT_SHARED_AV): the kernel holds a
+ * table of count entries under the name (SWNIC_IOCTL_AV_OPEN) that every
+ * process with the AV maps read-only. The creator keeps its entries here
+ * as for any AV, preallocated to count entries, and writes each change to
+ * the kernel's table (SWNIC_IOCTL_AV_WRITE) at the entry's index. An
+ * opener (FI_READ) inserts nothing: before each lookup it copies the
+ * table again if its seqcount moved, and rebuilds its entries from it, so
+ * a TABLE index or a MAP address means the same in every process.
+ *
  * AV changes are control operations: always under the AV's mutex.
  * FI_EVENT makes inserts report to the bound EQ (errors with the index of
  * the failed address in data, then FI_AV_COMPLETE with the count).
@@ -29,13 +38,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ep.h"
 #include "swnic.h"
 
 #define SWNIC_AV_DEF_COUNT	64
+#define SWNIC_AV_SHARED_DEF_COUNT	1024	/* a named AV's, count 0 */
 #define SWNIC_AV_KEY_MASK	((1ULL << 48) - 1)
 #define SWNIC_AV_KSLOT_SHIFT	48
 #define SWNIC_AV_ENTRY_MASK	((1ULL << 56) - 1)	/* key and kslot */
@@ -76,6 +90,14 @@ struct swnic_av {
 	atomic_uint nkeys;
 	/* FI_AV_USER_ID: the keys' ids (fi_av_set_user_id with FI_AUTH_KEY) */
 	fi_addr_t key_user_id[SWNIC_EP_AUTH_KEYS_MAX];
+	/* Named AVs: the kernel's table (kfd -1 for a private AV) */
+	int kfd;
+	bool reader;			/* FI_READ: an opener, never writes */
+	const struct swnic_av_table *tab;	/* mapped read-only */
+	size_t map_size;
+	uint64_t *snap;			/* reader: the entries last copied */
+	uint64_t seen_seq;		/* reader: tab->seq they were copied at */
+	bool synced;
 };
 
 #define swnic_av(f) swnic_container_of(f, struct swnic_av, av_fid)
@@ -160,6 +182,8 @@ static int swnic_av_grow(struct swnic_av *av)
 	size_t n, i, old_size = av->hash_size;
 
 	if (av->lowest_free >= av->nentries) {
+		if (av->kfd >= 0)	/* a named AV has its count, no more */
+			return -FI_ENOSPC;
 		n = av->nentries ? av->nentries * 2 : SWNIC_AV_DEF_COUNT;
 		if (n >= SWNIC_AV_HASH_DEAD)
 			return -FI_ENOSPC;
@@ -203,6 +227,83 @@ static ssize_t swnic_av_entry_of(const struct swnic_av *av, fi_addr_t fi_addr)
 	return (ssize_t)fi_addr;
 }
 
+/* Named AVs: write entry @idx (0: empty) to the kernel's table. */
+static int swnic_av_publish(struct swnic_av *av, size_t idx, uint64_t val)
+{
+	struct swnic_av_write w = {
+		.size = sizeof(w),
+		.first = (uint32_t)idx,
+		.n = 1,
+		.entries = (uintptr_t)&val,
+	};
+
+	if (av->kfd < 0)
+		return 0;
+	if (val)
+		val = (val & SWNIC_AV_KEY_MASK) | SWNIC_AV_ENTRY_VALID;
+	if (ioctl(av->kfd, SWNIC_IOCTL_AV_WRITE, &w)) {
+		SWNIC_WARN(FI_LOG_AV, "AV_WRITE: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * An opener's view: copy the kernel's table again if the creator changed
+ * it since the last copy, and rebuild the entries and hash from it. The
+ * caller holds the lock. A creator that keeps writing may make the copy
+ * retry; after a bounded number of tries the last good copy stays.
+ */
+static void swnic_av_sync(struct swnic_av *av)
+{
+	const uint64_t *ent;
+	uint64_t s1, s2;
+	size_t i, n;
+	int tries;
+
+	if (!av->reader)
+		return;
+	ent = (const uint64_t *)((const char *)av->tab +
+				 av->tab->entries_offset);
+	n = av->nentries;
+	for (tries = 0; tries < 1000; tries++) {
+		s1 = __atomic_load_n(&av->tab->seq, __ATOMIC_ACQUIRE);
+		if (av->synced && s1 == av->seen_seq)
+			return;
+		if (s1 & 1) {
+			sched_yield();
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			av->snap[i] = __atomic_load_n(&ent[i],
+						      __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&av->tab->seq, __ATOMIC_RELAXED);
+		if (s1 == s2)
+			break;
+	}
+	if (tries == 1000)
+		return;
+	memset(av->entries, 0, n * sizeof(*av->entries));
+	memset(av->hash, 0, av->hash_size * sizeof(*av->hash));
+	av->used = 0;
+	av->lowest_free = n;
+	for (i = 0; i < n; i++) {
+		if (!(av->snap[i] & SWNIC_AV_ENTRY_VALID)) {
+			if (i < av->lowest_free)
+				av->lowest_free = i;
+			continue;
+		}
+		av->entries[i].key = av->snap[i] & SWNIC_AV_KEY_MASK;
+		av->entries[i].user_id = FI_ADDR_NOTAVAIL;
+		av->entries[i].refs = 1;
+		av->used++;
+		swnic_av_hash_put(av, av->entries[i].key, i);
+	}
+	av->seen_seq = s1;
+	av->synced = true;
+}
+
 /* Can the domain's device reach @sin? */
 static int swnic_av_check_addr(const struct swnic_av *av,
 			       const struct sockaddr_in *sin)
@@ -243,6 +344,9 @@ static int swnic_av_insert_one(struct swnic_av *av,
 	if (ret)
 		return ret;
 	idx = (ssize_t)av->lowest_free;
+	ret = swnic_av_publish(av, (size_t)idx, key);
+	if (ret)
+		return ret;
 	e = &av->entries[idx];
 	e->key = key;
 	e->user_id = user_id;
@@ -274,6 +378,10 @@ static uint64_t swnic_av_handle_kslot(struct swnic_av *av, fi_addr_t h)
 static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
 				fi_addr_t *fi_addr)
 {
+	if (av->reader) {
+		SWNIC_WARN(FI_LOG_AV, "AV opened read-only (FI_READ)\n");
+		return -FI_EACCES;
+	}
 #if SWNIC_FI_HAVE_2
 	if (flags & FI_AUTH_KEY) {
 		if (!av->domain->av_auth_key) {
@@ -525,6 +633,8 @@ static int swnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		return -FI_EBADFLAGS;
 	if (count && !fi_addr)
 		return -FI_EINVAL;
+	if (av->reader)
+		return -FI_EACCES;
 	pthread_mutex_lock(&av->lock);
 	for (i = 0; i < count; i++) {
 		idx = swnic_av_entry_of(av, fi_addr[i]);
@@ -536,6 +646,7 @@ static int swnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		if (--e->refs)
 			continue;
 		swnic_av_hash_del(av, e->key, (size_t)idx);
+		swnic_av_publish(av, (size_t)idx, 0);
 		av->used--;
 		if ((size_t)idx < av->lowest_free)
 			av->lowest_free = (size_t)idx;
@@ -578,6 +689,7 @@ static int swnic_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	if (!addrlen)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&av->lock);
+	swnic_av_sync(av);
 	idx = swnic_av_entry_of(av, fi_addr);
 	if (idx >= 0)
 		swnic_av_key_addr(av->entries[idx].key, &sin);
@@ -664,6 +776,7 @@ int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
 		return 0;
 	}
 	pthread_mutex_lock(&av->lock);
+	swnic_av_sync(av);
 	idx = swnic_av_entry_of(av, fi_addr);
 	if (idx >= 0) {
 		swnic_av_key_addr(av->entries[idx].key, sin);
@@ -715,6 +828,7 @@ fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin,
 	uint64_t k;
 
 	pthread_mutex_lock(&av->lock);
+	swnic_av_sync(av);
 	if (kslot >= 0) {
 		idx = swnic_av_find(av, swnic_av_key(sin) |
 					(uint64_t)kslot << SWNIC_AV_KSLOT_SHIFT);
@@ -755,6 +869,11 @@ static int swnic_av_close(struct fid *fid)
 	if (av->eq)
 		swnic_eq_bind_put(av->eq);
 	swnic_domain_child(av->domain, SWNIC_CHILD_AV, -1);
+	if (av->kfd >= 0) {
+		munmap((void *)av->tab, av->map_size);
+		close(av->kfd);
+	}
+	free(av->snap);
 	pthread_mutex_destroy(&av->lock);
 	free(av->entries);
 	free(av->hash);
@@ -788,6 +907,8 @@ static int swnic_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
 
 	if (flags & ~FI_AUTH_KEY)
 		return -FI_EBADFLAGS;
+	if (av->reader)
+		return -FI_EACCES;
 	if (!(av->flags & FI_AV_USER_ID)) {
 		SWNIC_WARN(FI_LOG_AV, "AV not opened with FI_AV_USER_ID\n");
 		return -FI_EINVAL;
@@ -894,6 +1015,87 @@ static struct fi_ops_av swnic_av_ops = {
 #endif
 };
 
+/* Undo swnic_av_shared_open(). */
+static void swnic_av_shared_free(struct swnic_av *av)
+{
+	if (av->tab)
+		munmap((void *)av->tab, av->map_size);
+	close(av->kfd);
+	free(av->entries);
+	free(av->hash);
+	free(av->snap);
+}
+
+/*
+ * A named AV: create the kernel's table (or open it with FI_READ), map
+ * it, and size the entries to its count. *@type: the AV's type; an
+ * opener's FI_AV_UNSPEC becomes the creator's, and another fails.
+ */
+static int swnic_av_shared_open(struct swnic_av *av, struct fi_av_attr *attr,
+				enum fi_av_type *type)
+{
+	struct swnic_av_open o = { .size = sizeof(o) };
+	size_t n, len = strlen(attr->name);
+	void *map;
+	int ret;
+
+	if (!len || len >= sizeof(o.name)) {
+		SWNIC_WARN(FI_LOG_AV, "AV name of %zu bytes\n", len);
+		return -FI_EINVAL;
+	}
+	memcpy(o.name, attr->name, len);
+	av->reader = attr->flags & FI_READ;
+	if (!av->reader) {
+		o.flags = SWNIC_AV_OPEN_CREATE;
+		o.count = attr->count ? (uint32_t)attr->count :
+					SWNIC_AV_SHARED_DEF_COUNT;
+		if (attr->count > SWNIC_AV_COUNT_MAX) {
+			SWNIC_WARN(FI_LOG_AV, "named AV of %zu entries: %u at most\n",
+				   attr->count, SWNIC_AV_COUNT_MAX);
+			return -FI_EINVAL;
+		}
+		o.type = *type;
+	}
+	if (ioctl(av->domain->fd, SWNIC_IOCTL_AV_OPEN, &o)) {
+		ret = -errno;
+		SWNIC_WARN(FI_LOG_AV, "AV_OPEN %s: %s\n", attr->name,
+			   strerror(errno));
+		/* One writer per name: a second creator is refused. */
+		return ret == -EEXIST ? -FI_EBUSY : ret;
+	}
+	av->kfd = o.fd;
+	if (av->reader && *type != FI_AV_UNSPEC && (uint32_t)*type != o.type) {
+		SWNIC_WARN(FI_LOG_AV, "AV %s is of type %u\n", attr->name,
+			   o.type);
+		close(av->kfd);
+		return -FI_EINVAL;
+	}
+	*type = (enum fi_av_type)o.type;
+	map = mmap(NULL, o.mmap_size, PROT_READ, MAP_SHARED, av->kfd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		close(av->kfd);
+		return ret;
+	}
+	av->tab = map;
+	av->map_size = o.mmap_size;
+	av->nentries = o.count;
+	for (n = SWNIC_AV_DEF_COUNT; n <= 2 * (size_t)o.count + 2; n *= 2)
+		;
+	av->hash_size = n;
+	av->entries = calloc(o.count, sizeof(*av->entries));
+	av->hash = calloc(n, sizeof(*av->hash));
+	av->snap = av->reader ? calloc(o.count, sizeof(*av->snap)) : NULL;
+	if (!av->entries || !av->hash || (av->reader && !av->snap)) {
+		swnic_av_shared_free(av);
+		return -FI_ENOMEM;
+	}
+	/* MAP addresses are the addresses: the same at any map_addr. */
+	if (!attr->map_addr)
+		attr->map_addr = map;
+	return 0;
+}
+
 int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		  struct fid_av **av_fid, void *context)
 {
@@ -901,6 +1103,7 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		swnic_container_of(domain, struct swnic_domain, domain_fid);
 	enum fi_av_type type;
 	struct swnic_av *av;
+	int ret;
 
 	if (!attr || !av_fid)
 		return -FI_EINVAL;
@@ -910,9 +1113,20 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 			   (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
-	if (attr->name || (attr->flags & FI_READ)) {
-		SWNIC_WARN(FI_LOG_AV, "named (shared) AVs are not supported\n");
+	if (attr->name &&
+	    !(dom->dev.attr.features & SWNIC_FEAT_SHARED_AV)) {
+		SWNIC_WARN(FI_LOG_AV, "named (shared) AVs need a newer kernel\n");
 		return -FI_ENOSYS;
+	}
+	if ((attr->flags & FI_READ) && !attr->name) {
+		SWNIC_WARN(FI_LOG_AV, "FI_READ: only a named AV is opened\n");
+		return -FI_EINVAL;
+	}
+	if (attr->name && (dom->av_auth_key ||
+			   (attr->flags & (FI_AV_USER_ID | FI_READ)) ==
+			   (FI_AV_USER_ID | FI_READ))) {
+		SWNIC_WARN(FI_LOG_AV, "named AVs hold no auth keys and openers no ids\n");
+		return -FI_EINVAL;
 	}
 	if ((attr->flags & FI_AV_USER_ID) && !(dom->caps & FI_AV_USER_ID)) {
 		SWNIC_WARN(FI_LOG_AV, "FI_AV_USER_ID AVs need the domain capability\n");
@@ -923,13 +1137,16 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		return -FI_EINVAL;
 	}
 	type = attr->type ? attr->type : dom->av_type;
-	if (!type)
+	if (!type && (attr->flags & FI_READ))
+		type = FI_AV_UNSPEC;	/* the creator's */
+	else if (!type)
 		type = FI_AV_TABLE;
-	if (type != FI_AV_MAP && type != FI_AV_TABLE) {
+	if (type != FI_AV_MAP && type != FI_AV_TABLE &&
+	    !(type == FI_AV_UNSPEC && (attr->flags & FI_READ))) {
 		SWNIC_WARN(FI_LOG_AV, "AV type %d unknown\n", attr->type);
 		return -FI_EINVAL;
 	}
-	if (dom->av_type && type != dom->av_type) {
+	if (dom->av_type && type != FI_AV_UNSPEC && type != dom->av_type) {
 		SWNIC_WARN(FI_LOG_AV, "domain %s was opened for AV type %d\n",
 			   dom->dev.name, dom->av_type);
 		return -FI_EINVAL;
@@ -944,11 +1161,25 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (!av)
 		return -FI_ENOMEM;
 	av->domain = dom;
-	av->type = type;
 	av->addr_format = dom->addr_format;
 	av->flags = attr->flags;
 	av->ids_later = (attr->flags & FI_AV_USER_ID) &&
 			!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 20));
+	av->kfd = -1;
+	if (attr->name) {
+		ret = swnic_av_shared_open(av, attr, &type);
+		if (!ret && dom->av_type && type != dom->av_type) {
+			SWNIC_WARN(FI_LOG_AV, "named AV of type %d, domain's %d\n",
+				   type, dom->av_type);
+			swnic_av_shared_free(av);
+			ret = -FI_EINVAL;
+		}
+		if (ret) {
+			free(av);
+			return ret;
+		}
+	}
+	av->type = type;	/* a named AV's: the creator's */
 	pthread_mutex_init(&av->lock, NULL);
 	atomic_init(&av->binds, 0);
 	atomic_init(&av->nkeys, 0);

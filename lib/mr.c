@@ -77,6 +77,8 @@ int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
 		.auth_key = kmr->auth_key,
 		.npeers = kmr->npeers,
 		.peers[0] = kmr->peer,
+		.nsegs = kmr->nsegs,
+		.segs = kmr->nsegs ? (uintptr_t)kmr->seg_handles : 0,
 	};
 	int ret;
 
@@ -114,6 +116,44 @@ int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr)
 	return (int)q.state;
 }
 
+static void swnic_mr_unregister_segs(struct swnic_mr *mr, size_t n)
+{
+	while (n--)
+		swnic_kmr_dereg(mr->domain, &mr->seg_kmrs[n]);
+}
+
+/*
+ * The segments of a multi-range MR: each range a kernel MR of local
+ * rights only (the kernel pins it writable if peers may write, RECV),
+ * held the way the whole MR asks (pinned or ODP).
+ */
+static int swnic_mr_register_segs(struct swnic_mr *mr)
+{
+	uint32_t access = mr->access & (SWNIC_MR_ACCESS_REMOTE_WRITE |
+					SWNIC_MR_ACCESS_RECV |
+					SWNIC_MR_ACCESS_READ) ?
+			  SWNIC_MR_ACCESS_RECV : SWNIC_MR_ACCESS_SEND;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < mr->nsegs; i++) {
+		struct swnic_kmr *k = &mr->seg_kmrs[i];
+
+		memset(k, 0, sizeof(*k));
+		k->addr = (uintptr_t)mr->segs[i].iov_base;
+		k->length = mr->segs[i].iov_len;
+		k->access = access;
+		k->reg_flags = mr->reg_flags & SWNIC_MR_REG_ODP;
+		k->auth_key = mr->auth_key;
+		ret = swnic_kmr_reg(mr->domain, k, 0);
+		if (ret) {
+			swnic_mr_unregister_segs(mr, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* Make the kernel registration of a (validated) MR. */
 static int swnic_mr_register(struct swnic_mr *mr)
 {
@@ -123,14 +163,26 @@ static int swnic_mr_register(struct swnic_mr *mr)
 
 	if (mr->cacheable)
 		return swnic_mr_cache_get(dom, mr, &mr->kmr);
+	if (mr->nsegs) {
+		ret = swnic_mr_register_segs(mr);
+		if (ret)
+			return ret;
+	}
 
 	kmr = calloc(1, sizeof(*kmr));
-	if (!kmr)
+	if (!kmr) {
+		swnic_mr_unregister_segs(mr, mr->nsegs);
 		return -FI_ENOMEM;
-	kmr->addr = mr->addr;
-	kmr->length = mr->length;
+	}
+	kmr->addr = mr->nsegs ? 0 : mr->addr;	/* REG_IOV: the kernel's */
+	kmr->length = mr->nsegs ? 0 : mr->length;
+	kmr->nsegs = (uint32_t)mr->nsegs;
+	for (size_t i = 0; i < mr->nsegs; i++)
+		kmr->seg_handles[i] = mr->seg_kmrs[i].handle;
 	kmr->access = mr->access;
-	kmr->reg_flags = mr->reg_flags;
+	kmr->reg_flags = mr->nsegs ?
+			 (mr->reg_flags & ~SWNIC_MR_REG_ODP) | SWNIC_MR_REG_IOV :
+			 mr->reg_flags;
 	kmr->auth_key = mr->auth_key;
 	kmr->npeers = mr->npeers;
 	kmr->peer = mr->peer;
@@ -140,6 +192,7 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	ret = swnic_kmr_reg(dom, kmr, mr->requested_key);
 	if (ret) {
 		free(kmr);
+		swnic_mr_unregister_segs(mr, mr->nsegs);
 		return ret;
 	}
 	mr->kmr = kmr;
@@ -155,6 +208,7 @@ static void swnic_mr_unregister(struct swnic_mr *mr)
 	} else {
 		swnic_kmr_dereg(mr->domain, mr->kmr);
 		free(mr->kmr);
+		swnic_mr_unregister_segs(mr, mr->nsegs);
 	}
 	mr->kmr = NULL;
 }
@@ -380,9 +434,17 @@ static int swnic_mr_refresh(struct swnic_mr *mr, struct fi_mr_modify *mod)
 		return -FI_EBADFLAGS;
 	for (i = 0; i < mod->attr.iov_count; i++) {
 		uint64_t a = (uintptr_t)mod->attr.mr_iov[i].iov_base;
+		uint64_t l = mod->attr.mr_iov[i].iov_len;
+		bool in = !mr->nsegs && a >= mr->addr &&
+			  a + l <= mr->addr + mr->length;
 
-		if (a < mr->addr ||
-		    a + mod->attr.mr_iov[i].iov_len > mr->addr + mr->length)
+		/* A multi-range MR: within one of its ranges. */
+		for (size_t j = 0; j < mr->nsegs && !in; j++) {
+			uint64_t b = (uintptr_t)mr->segs[j].iov_base;
+
+			in = a >= b && a + l <= b + mr->segs[j].iov_len;
+		}
+		if (!in)
 			return -FI_EINVAL;
 	}
 	if (mr->state != SWNIC_MR_READY)
@@ -526,8 +588,14 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   attr->iov_count, dom->dev.attr.mr_iov_limit);
 		return -FI_EINVAL;
 	}
-	if (!attr->mr_iov[0].iov_len)
-		return -FI_EINVAL;
+	for (size_t i = 0; i < attr->iov_count; i++)
+		if (!attr->mr_iov[i].iov_len)
+			return -FI_EINVAL;
+	if (attr->iov_count > 1 && attr->iface != FI_HMEM_SYSTEM &&
+	    !FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10))) {
+		SWNIC_WARN(FI_LOG_MR, "several iovs of device memory\n");
+		return -FI_EOPNOTSUPP;
+	}
 	if (attr->offset) {
 		SWNIC_WARN(FI_LOG_MR, "offset is reserved and must be 0\n");
 		return -FI_EINVAL;
@@ -586,6 +654,17 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	mr->domain = dom;
 	mr->addr = (uintptr_t)attr->mr_iov[0].iov_base;
 	mr->length = attr->mr_iov[0].iov_len;
+	if (attr->iov_count > 1) {
+		/* Peers address the concatenation (SWNIC_MR_REG_IOV). */
+		mr->nsegs = attr->iov_count;
+		memcpy(mr->segs, attr->mr_iov,
+		       attr->iov_count * sizeof(*attr->mr_iov));
+		for (size_t i = 1; i < attr->iov_count; i++) {
+			if (mr->length + attr->mr_iov[i].iov_len < mr->length)
+				return -FI_EINVAL;
+			mr->length += attr->mr_iov[i].iov_len;
+		}
+	}
 	mr->access = swnic_mr_access(attr->access);
 	mr->context = attr->context;
 	mr->auth_key = 0;		/* the kernel domain's key */
@@ -622,7 +701,7 @@ keyed:
 	}
 	if (odp)
 		mr->reg_flags |= SWNIC_MR_REG_ODP;
-	mr->cacheable = swnic_mr_cache_enabled(dom) && !odp &&
+	mr->cacheable = swnic_mr_cache_enabled(dom) && !odp && !mr->nsegs &&
 			!(mr->access & (SWNIC_MR_ACCESS_REMOTE_READ |
 					SWNIC_MR_ACCESS_REMOTE_WRITE)) &&
 			!mr->npeers &&

@@ -24,6 +24,9 @@ struct swnic_kmr {
 	uint32_t auth_key;
 	uint32_t npeers;		/* SWNIC_MR_REG_PEERS: 1, else 0 */
 	struct swnic_mr_peer peer;	/* the one peer that may access it */
+	/* SWNIC_MR_REG_IOV: the segments' kernel MRs (owned by the MR) */
+	uint32_t nsegs;
+	uint32_t seg_handles[SWNIC_MR_IOV_MAX];
 	/* Cache state, under the cache's lock (or owned by one MR). */
 	unsigned int refs;		/* swnic_mrs using it */
 	bool cached;			/* on the cache's list */
@@ -50,6 +53,15 @@ struct swnic_mr {
 	uint32_t npeers;		/* FI_DIRECTED_RECV: 1 peer, else 0 */
 	struct swnic_mr_peer peer;	/* the peer the region is limited to */
 	bool cacheable;
+	/*
+	 * Several iovs (fi_mr_regv): one kernel MR per range (segment, local
+	 * rights only, so its own key reaches nothing) and one SWNIC_MR_REG_IOV
+	 * MR over them whose key peers use. @addr is the first range's,
+	 * @length the sum.
+	 */
+	size_t nsegs;
+	struct iovec segs[SWNIC_MR_IOV_MAX];
+	struct swnic_kmr seg_kmrs[SWNIC_MR_IOV_MAX];
 	/*
 	 * Device memory (an iface other than FI_HMEM_SYSTEM, with the
 	 * domain's HMEM override): not registered with the kernel; the

@@ -723,6 +723,7 @@ TEST(rma_iov_limits_are_kept)
 	};
 	struct fi_rma_iov r2[2];
 	struct fi_msg_rma m = {};
+	struct iovec many[SWNIC_MR_IOV_MAX + 1];
 	struct fid_mr *mr;
 
 	PROV_REQUIRE_DEVICE();
@@ -730,7 +731,7 @@ TEST(rma_iov_limits_are_kept)
 	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA));
 	/* What is reported is what a work request carries. */
 	EXPECT_EQ(1, a.info->tx_attr->rma_iov_limit);
-	EXPECT_EQ(1, a.info->domain_attr->mr_iov_limit);
+	EXPECT_EQ(SWNIC_MR_IOV_MAX, a.info->domain_attr->mr_iov_limit);
 	ASSERT_LE(3, a.info->tx_attr->iov_limit);
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	ASSERT_EQ(0, fi_mr_reg(b.domain, dst, sizeof(dst),
@@ -760,8 +761,10 @@ TEST(rma_iov_limits_are_kept)
 	EXPECT_EQ(-FI_EINVAL, fi_writemsg(a.ep, &m, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_readmsg(a.ep, &m, 0));
 	/* More MR iovs than mr_iov_limit: -FI_EINVAL. */
-	EXPECT_EQ(-FI_EINVAL, fi_mr_regv(a.domain, wiov, 2, FI_SEND, 0, 0, 0,
-					 &mr, NULL));
+	for (size_t i = 0; i < SWNIC_MR_IOV_MAX + 1; i++)
+		many[i] = wiov[0];
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regv(a.domain, many, SWNIC_MR_IOV_MAX + 1,
+					 FI_SEND, 0, 0, 0, &mr, NULL));
 	fi_close(&dmr->fid);
 	node_close(&a);
 	node_close(&b);

@@ -211,7 +211,7 @@ TEST_F(info, unsupported_caps)
 		FI_VARIABLE_MSG | FI_MSG,
 #endif
 		FI_MSG | FI_RMA_EVENT,
-		FI_MSG | FI_SHARED_AV, FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
+		FI_MSG | FI_SOURCE | FI_SOURCE_ERR,
 		FI_RMA | FI_RMA_PMEM,
 	};
 	size_t i;
@@ -224,6 +224,10 @@ TEST_F(info, unsupported_caps)
 	/* FI_FENCE: offered with the kernel's fence. */
 	self->hints->caps = FI_MSG | FI_FENCE;
 	EXPECT_EQ(self->q.features & SWNIC_FEAT_FENCE ? 0 : -FI_ENODATA,
+		  GETINFO(NULL, NULL, 0));
+	/* FI_SHARED_AV: offered with the kernel's named AVs. */
+	self->hints->caps = FI_MSG | FI_SHARED_AV;
+	EXPECT_EQ(self->q.features & SWNIC_FEAT_SHARED_AV ? 0 : -FI_ENODATA,
 		  GETINFO(NULL, NULL, 0));
 	/* FI_TRIGGER: offered with the kernel's triggered work. */
 	self->hints->caps = FI_MSG | FI_TRIGGER;

@@ -20,6 +20,9 @@
  *   9. a triggered write (FI_TRIGGER, fi_trigger(3)), if the provider
  *      offers it: held by the initiator's kernel until a local counter
  *      reaches its threshold, then sent over the wire like any write;
+ *  10. if the target's mr_iov_limit is 3 or more: a write and reads across
+ *      the three ranges of a multi-range MR (fi_mr_regv), out of address
+ *      order, and a write past its end, which must fail;
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
  * remote CQ data completion and that its remote-write counter is 3, or 4
@@ -58,7 +61,25 @@ struct target_info {
 	char addr[64];
 	size_t addrlen;
 	uint64_t key_rw, addr_rw, key_ro, addr_ro;
+	uint64_t key_mv, addr_mv;	/* step 10; key_mv 0: none */
 };
+
+/* Step 10: the target's multi-range MR, its ranges in a 64 KiB buffer. */
+#define MV_BUF		65536
+#define MV_TOTAL	35000
+static const size_t mv_off[3] = { 40000, 100, 60000 };
+static const size_t mv_len[3] = { 10000, 20000, 5000 };
+
+/* Byte @i of the multi-range MR, in @mv. */
+static char *mv_at(char *mv, size_t i)
+{
+	for (int k = 0; k < 3; k++) {
+		if (i < mv_len[k])
+			return mv + mv_off[k] + i;
+		i -= mv_len[k];
+	}
+	return NULL;
+}
 
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
@@ -202,11 +223,13 @@ static int oob_accept(void)
 
 static int run_target(void)
 {
-	struct fid_mr *mr_rw, *mr_ro;
+	struct fid_mr *mr_rw, *mr_ro, *mr_mv = NULL;
 	struct target_info ti = {};
 	struct fi_cq_data_entry e;
 	char *rw = calloc(1, LEN), *ro = malloc(LEN), done;
-	int s, ret, i, virt;
+	char *mv = calloc(1, MV_BUF);
+	struct iovec mv_iov[3];
+	int s, ret, i, virt, k;
 
 	setup(NULL, 1);
 	for (i = 0; i < LEN; i++)
@@ -229,6 +252,17 @@ static int run_target(void)
 	ti.addr_rw = virt ? (uintptr_t)rw : 0;
 	ti.key_ro = fi_mr_key(mr_ro);
 	ti.addr_ro = virt ? (uintptr_t)ro : 0;
+	if (info->domain_attr->mr_iov_limit >= 3) {
+		for (k = 0; k < 3; k++)
+			mv_iov[k] = (struct iovec){ mv + mv_off[k], mv_len[k] };
+		ret = fi_mr_regv(domain, mv_iov, 3,
+				 FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				 &mr_mv, NULL);
+		if (ret)
+			die("fi_mr_regv", ret);
+		ti.key_mv = fi_mr_key(mr_mv);
+		ti.addr_mv = virt ? (uintptr_t)mv_iov[0].iov_base : 0;
+	}
 	s = oob_accept();
 	if (write(s, &ti, sizeof(ti)) != sizeof(ti) ||
 	    read(s, &done, 1) != 1)
@@ -238,10 +272,21 @@ static int run_target(void)
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
 	      "target: the write's remote CQ data arrived (%d, %#llx)", ret,
 	      (unsigned long long)e.data);
-	/* Steps 1, 7, 8 (and 9) wrote; the failed writes counted nothing. */
-	CHECK(fi_cntr_read(wcntr) == 3 + (uint64_t)triggered,
-	      "target: remote-write counter is %d (%llu)", 3 + triggered,
+	/* Steps 1, 7, 8 (9, 10) wrote; the failed writes counted nothing. */
+	CHECK(fi_cntr_read(wcntr) == 3 + (uint64_t)triggered + !!mr_mv,
+	      "target: remote-write counter is %d (%llu)",
+	      3 + triggered + !!mr_mv,
 	      (unsigned long long)fi_cntr_read(wcntr));
+	if (mr_mv) {
+		for (i = 0; i < MV_TOTAL &&
+		     *mv_at(mv, i) == (char)(i * 3 + 7); i++)
+			;
+		CHECK(i == MV_TOTAL && !mv[mv_off[1] - 1] &&
+		      !mv[mv_off[0] + mv_len[0]],
+		      "target: its multi-range MR holds what was written, around it nothing (%d)",
+		      i);
+		fi_close(&mr_mv->fid);
+	}
 	/* Per MR: 3 (4) writes and 3 reads (1 MiB ones too), each once. */
 	CHECK(fi_cntr_read(mcntr) == 6 + (uint64_t)triggered,
 	      "target: the MR's counter (FI_MR_RMA_EVENT) is %d (%llu)",
@@ -374,6 +419,37 @@ static void triggered_write(char *buf, void *desc, fi_addr_t peer,
 	fi_close(&c->fid);
 }
 
+/* 10. Across the three ranges of the target's multi-range MR. */
+static void multi_range(char *buf, char *back, void *desc, fi_addr_t peer,
+			const struct target_info *ti)
+{
+	int ret, i;
+
+	for (i = 0; i < MV_TOTAL; i++)
+		buf[i] = (char)(i * 3 + 7);
+	ret = fi_write(ep, buf, MV_TOTAL, desc, peer, ti->addr_mv, ti->key_mv,
+		       NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(!ret, "a write over the 3 ranges of a multi-range MR (%d)", ret);
+	memset(back, 0, MV_TOTAL);
+	ret = fi_read(ep, back, MV_TOTAL, NULL, peer, ti->addr_mv, ti->key_mv,
+		      NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(!ret && !memcmp(back, buf, MV_TOTAL),
+	      "read back over the 3 ranges, identical (%d)", ret);
+	memset(back, 0, 300);
+	ret = fi_read(ep, back, 300, NULL, peer, ti->addr_mv + 29900,
+		      ti->key_mv, NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(!ret && !memcmp(back, buf + 29900, 300),
+	      "a read across ranges 2 and 3 (%d)", ret);
+	ret = fi_write(ep, buf, 20, desc, peer, ti->addr_mv + MV_TOTAL - 10,
+		       ti->key_mv, NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret < 0, "a write past the multi-range MR's end: %d (%s)", ret,
+	      fi_strerror(-ret));
+}
+
 static int run_initiator(const char *node)
 {
 	char *buf = malloc(LEN), *back = malloc(LEN), done = 0;
@@ -441,6 +517,8 @@ static int run_initiator(const char *node)
 
 	if (triggered)
 		triggered_write(buf, desc, peer, &ti);
+	if (ti.key_mv)
+		multi_range(buf, back, desc, peer, &ti);
 
 	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
 		die("out-of-band end", -FI_EIO);

@@ -54,6 +54,8 @@ enum {
 	SWNIC_CMD_CNTR_UPDATE,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
 	SWNIC_CMD_TRIG_CNTR,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
 	SWNIC_CMD_TRIG_CANCEL,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
+	SWNIC_CMD_AV_OPEN,		/* a shared AV (SWNIC_FEAT_SHARED_AV) */
+	SWNIC_CMD_AV_WRITE,		/* on a shared AV's fd */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -87,6 +89,13 @@ enum {
  * reaches a threshold.
  */
 #define SWNIC_FEAT_TRIGGER	(1ULL << 13)
+/* SWNIC_IOCTL_AV_OPEN: named address vectors held by the kernel */
+#define SWNIC_FEAT_SHARED_AV	(1ULL << 14)
+/*
+ * SWNIC_MR_REG_IOV: an MR that is the concatenation of other MRs of the
+ * domain (fi_mr_regv with several iovs); mr_iov_limit is its limit.
+ */
+#define SWNIC_FEAT_MR_IOV	(1ULL << 15)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
 
@@ -203,6 +212,30 @@ struct swnic_query_device {
  * auth key). The owning domain's own (local) accesses are not limited.
  */
 #define SWNIC_MR_REG_PEERS	(1U << 3)
+/*
+ * SWNIC_FEAT_MR_IOV: the MR is the concatenation, in order, of the
+ * @nsegs MRs (segments) whose handles are at @segs, registered by this
+ * domain before (neither REG_IOV MRs themselves nor being deregistered).
+ * The kernel sets its address to the first segment's and its length to
+ * their sum: a peer addresses byte i of the concatenation at offset i, or
+ * with SWNIC_MR_REG_VIRT_ADDR at the first segment's address + i; each
+ * piece of an access goes to its segment's pages, checked against that
+ * segment's bounds and state. The segments keep their own pins, notifier
+ * and key (their own rights: register them with local rights only);
+ * the MR holds them until it is deregistered, and an access to a segment
+ * that was revoked or deregistered fails as for that segment
+ * (EKEYREVOKED, ENOKEY). @addr and @length must be 0, REG_ODP is not
+ * allowed (the segments say how they are held); with
+ * SWNIC_MR_ACCESS_REMOTE_WRITE every segment must have pinned its pages
+ * writable (a right of SWNIC_MR_ACCESS_RECV, READ or REMOTE_WRITE).
+ * EINVAL: @nsegs 0 or above SWNIC_MR_IOV_MAX, a handle that is no
+ * segment as above (also ENOENT-free: a wrong handle is EINVAL), a sum
+ * above max_mr_size; @nsegs or @segs not 0 without REG_IOV.
+ */
+#define SWNIC_MR_REG_IOV	(1U << 4)
+
+/* Segments of a SWNIC_MR_REG_IOV MR (the device's mr_iov_limit). */
+#define SWNIC_MR_IOV_MAX	8
 
 /* Entries of struct swnic_mr_reg.peers. */
 #define SWNIC_MR_PEERS_MAX	4
@@ -256,6 +289,10 @@ struct swnic_mr_reg {
 	__u32 npeers;			/* in: REG_PEERS: entries of @peers */
 	__u32 __reserved2;		/* must be 0 */
 	struct swnic_mr_peer peers[SWNIC_MR_PEERS_MAX];	/* in: REG_PEERS */
+	/* Since SWNIC_FEAT_MR_IOV; older callers' size ends above. */
+	__u32 nsegs;			/* in: REG_IOV: handles at @segs */
+	__u32 __reserved3;		/* must be 0 */
+	__aligned_u64 segs;		/* in: REG_IOV: user pointer, __u32[] */
 };
 
 /**
@@ -495,5 +532,93 @@ struct swnic_auth_key {
 };
 
 #define SWNIC_IOCTL_AUTH_KEY		_IO(SWNIC_TYPE, SWNIC_CMD_AUTH_KEY)
+
+/* ---- shared address vectors (SWNIC_FEAT_SHARED_AV) ------------------------
+ *
+ * A shared AV is a table of @count 64-bit entries held by the kernel under
+ * a name, so that several processes see one fi_addr_t -> address mapping
+ * (libfabric's named AVs, fi_av_attr.name). Names are private to the
+ * device, the creating user (euid) and the creating domain's auth key: a
+ * process of another user, or of a domain with another auth key, never
+ * finds the AV (ENOENT), nor learns whether it exists.
+ *
+ * SWNIC_IOCTL_AV_OPEN on a device fd creates (SWNIC_AV_OPEN_CREATE) or
+ * opens an AV and returns a new fd for it. Only the creator's fd writes
+ * (SWNIC_IOCTL_AV_WRITE); every fd maps the table read-only (mmap of
+ * @mmap_size bytes at offset 0). The AV and its name live while any fd or
+ * mapping of it does, the creator's or an opener's; once the creator's fd
+ * is closed the table no longer changes.
+ *
+ * The table starts with struct swnic_av_table. Writers follow a seqcount:
+ * @seq is odd while entries change, then even again (release). A reader
+ * copies the entries between two equal even loads of @seq (acquire).
+ *
+ * Errors of SWNIC_IOCTL_AV_OPEN, beyond the generic contract:
+ *   EINVAL   an empty name, one not NUL terminated within
+ *            SWNIC_AV_NAME_MAX, or with a character outside 0x21..0x7e;
+ *            CREATE with @count 0 or above SWNIC_AV_COUNT_MAX; @count,
+ *            @type not 0 without CREATE
+ *   EEXIST   CREATE and the name exists (for this user and auth key)
+ *   ENOENT   no such AV (for this user and auth key)
+ *   ENOSPC   the user has SWNIC_AV_SHARED_MAX shared AVs on the device
+ *   EACCES   the caller is not the process that opened the file
+ * SWNIC_IOCTL_AV_WRITE: EPERM on an fd that did not create the AV,
+ * EINVAL an entry with bits in SWNIC_AV_ENTRY_RSVD, or a range outside
+ * the table, EFAULT @entries.
+ */
+#define SWNIC_AV_NAME_MAX	64	/* name bytes incl. NUL */
+#define SWNIC_AV_COUNT_MAX	(1U << 16)	/* entries of one AV */
+#define SWNIC_AV_SHARED_MAX	16	/* shared AVs per user and device */
+#define SWNIC_AV_WRITE_MAX	1024	/* entries per AV_WRITE */
+
+/* An entry: 0 = empty, else SWNIC_AV_ENTRY_VALID | ip << 16 | port. */
+#define SWNIC_AV_ENTRY_VALID	(1ULL << 63)
+#define SWNIC_AV_ENTRY_RSVD	(~(SWNIC_AV_ENTRY_VALID | ((1ULL << 48) - 1)))
+
+/* struct swnic_av_open.flags */
+#define SWNIC_AV_OPEN_CREATE	(1U << 0)	/* create; else open existing */
+
+/**
+ * struct swnic_av_table - the start of a shared AV's mapping
+ */
+struct swnic_av_table {
+	__aligned_u64 seq;		/* seqcount of the entries */
+	__u32 count;			/* entries */
+	__u32 type;			/* the creator's @type */
+	__aligned_u64 entries_offset;	/* byte offset of entry 0 */
+	__aligned_u64 __pad[5];		/* rest of the cache line */
+};
+
+/**
+ * struct swnic_av_open - SWNIC_IOCTL_AV_OPEN: create or open a shared AV
+ */
+struct swnic_av_open {
+	__u32 size;			/* in: sizeof(struct swnic_av_open) */
+	__u32 flags;			/* in: SWNIC_AV_OPEN_* */
+	__u8 name[SWNIC_AV_NAME_MAX];	/* in: its name, NUL terminated */
+	__u32 count;			/* in: CREATE: entries; out: entries */
+	__u32 type;			/* in: CREATE: opaque to the kernel;
+					 * out: the creator's
+					 */
+	__s32 fd;			/* out: the AV's fd */
+	__u32 __reserved;		/* must be 0 */
+	__aligned_u64 mmap_size;	/* out: bytes to map at offset 0 */
+};
+
+/**
+ * struct swnic_av_write - SWNIC_IOCTL_AV_WRITE: set entries of a shared AV
+ *
+ * Entries @first .. @first + @n - 1 take the @n values at @entries.
+ */
+struct swnic_av_write {
+	__u32 size;			/* in: sizeof(struct swnic_av_write) */
+	__u32 flags;			/* in: must be 0 */
+	__u32 first;			/* in: first entry */
+	__u32 n;			/* in: entries, 1..SWNIC_AV_WRITE_MAX */
+	__aligned_u64 entries;		/* in: user pointer to __u64[@n] */
+};
+
+#define SWNIC_IOCTL_AV_OPEN		_IO(SWNIC_TYPE, SWNIC_CMD_AV_OPEN)
+#define SWNIC_IOCTL_AV_WRITE		_IO(SWNIC_TYPE, SWNIC_CMD_AV_WRITE)
 
 #endif /* _UAPI_LINUX_SWNIC_H */
