@@ -39,6 +39,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
+		      SWNIC_FEAT_PORT_BLOCK |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -121,6 +122,7 @@ union swnic_ioctl_buf {
 	struct swnic_cntr_update cntr_update;
 	struct swnic_trig_cntr trig_cntr;
 	struct swnic_trig_cancel trig_cancel;
+	struct swnic_port_block port_block;
 };
 
 /*
@@ -219,6 +221,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_trig_cntr, __reserved),
 	SWNIC_IOCTL_OP(TRIG_CANCEL, swnic_trig_ioctl_cancel,
 		       struct swnic_trig_cancel, cookie),
+	SWNIC_IOCTL_OP(PORT_BLOCK, swnic_port_block_ioctl,
+		       struct swnic_port_block, __reserved),
 };
 
 /**
