@@ -138,6 +138,7 @@ static inline u16 swnic_ep_src_port(const struct swnic_ep *ep)
 {
 	return ep->block ? ep->block->base : ep->port;
 }
+
 void swnic_ep_put(struct swnic_ep *ep);
 
 #endif /* _SWNIC_EP_H */
