@@ -278,6 +278,7 @@ static int swnic_port_block_join(struct swnic_ep *ep, u16 group, u16 port)
 				set_bit(port - b->base, b->used);
 			kref_get(&b->ref);
 			ep->block = b;
+			ep->src_port = b->base;
 			ret = 0;
 		}
 		break;
@@ -303,6 +304,7 @@ static void swnic_port_block_leave(struct swnic_ep *ep)
 	}
 	mutex_unlock(&dom->lock);
 	ep->block = NULL;
+	ep->src_port = 0;
 	swnic_port_block_put(b);
 }
 

@@ -69,8 +69,12 @@ struct swnic_ep {
 	u32 type;			/* immutable: SWNIC_EP_* */
 	u8 dscp;			/* immutable: its wire packets' DSCP */
 	u32 flags;			/* immutable: SWNIC_EP_F_* */
-	/* The port block it joined (its source port), or NULL: immutable */
+	/*
+	 * The port block it joined, or NULL: set before it is published,
+	 * dropped by its file's release (not to be followed after it).
+	 */
 	struct swnic_pblock *block;
+	u16 src_port;			/* immutable: its block's first port */
 	struct swnic_cq *tx_cq;		/* immutable, referenced */
 	struct swnic_cq *rx_cq;		/* immutable, referenced */
 	/* SWNIC_EP_CNTR_*: immutable, referenced, NULL if not counted */
@@ -136,7 +140,7 @@ void swnic_port_blocks_release(struct swnic_domain *dom);
  */
 static inline u16 swnic_ep_src_port(const struct swnic_ep *ep)
 {
-	return ep->block ? ep->block->base : ep->port;
+	return ep->src_port ?: ep->port;
 }
 
 void swnic_ep_put(struct swnic_ep *ep);
