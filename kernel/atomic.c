@@ -487,7 +487,8 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 	ret = swnic_ep_sqe_key(src, sqe, &t.auth_key);
 	if (ret)
 		return ret;
-	swnic_mr_target_from(&t, t.auth_key, src->addr, src->port);
+	swnic_mr_target_from(&t, t.auth_key, src->addr,
+			     swnic_ep_src_port(src));
 	if (t.auth_key != dkey) {
 		if (!swnic_ep_holds_key(dst, t.auth_key))
 			return -EACCES;

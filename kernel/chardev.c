@@ -41,6 +41,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
 		      SWNIC_FEAT_SHARED_AV |
+		      SWNIC_FEAT_PORT_BLOCK |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -134,6 +135,7 @@ union swnic_ioctl_buf {
 	struct swnic_trig_cancel trig_cancel;
 	struct swnic_av_open av_open;
 	struct swnic_av_write av_write;
+	struct swnic_port_block port_block;
 };
 
 /*
@@ -236,6 +238,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_av_open, mmap_size),
 	SWNIC_IOCTL_AV_OP(AV_WRITE, swnic_av_write_ioctl,
 			  struct swnic_av_write, entries),
+	SWNIC_IOCTL_OP(PORT_BLOCK, swnic_port_block_ioctl,
+		       struct swnic_port_block, __reserved),
 };
 
 /*

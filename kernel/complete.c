@@ -54,7 +54,7 @@ void swnic_complete_rma_target(struct swnic_ep *dst, struct swnic_ep *src,
 		.data = sqe->data,
 		.len = sqe->len,
 		.src_addr = (__force u32)src->addr,
-		.src_port = src->port,
+		.src_port = swnic_ep_src_port(src),
 	};
 
 	swnic_cntr_inc(dst->cntr[write ? SWNIC_EP_CNTR_REMOTE_WRITE :

@@ -17,6 +17,7 @@
 #include "bind.h"
 #include "device.h"
 #include "domain.h"
+#include "ep.h"
 #include "mr.h"
 #include "nl_events.h"
 #include "service.h"
@@ -70,6 +71,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	kref_init(&dom->ref);
 	mutex_init(&dom->lock);
 	INIT_LIST_HEAD(&dom->dev_node);
+	INIT_LIST_HEAD(&dom->port_blocks);
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
 	swnic_trig_domain_init(dom);
@@ -156,6 +158,7 @@ void swnic_domain_close(struct swnic_domain *dom)
 
 	swnic_mr_domain_destroy(dom);
 	swnic_trig_domain_closed(dom);
+	swnic_port_blocks_release(dom);
 	swnic_domain_put(dom);
 }
 

@@ -39,6 +39,8 @@ struct swnic_domain {
 	u32 ncq;			/* CQs alive, @lock */
 	u32 nep;			/* endpoints alive, @lock */
 	u32 ncntr;			/* counters alive, @lock */
+	struct list_head port_blocks;	/* struct swnic_port_block, @lock */
+	u32 nblocks;			/* on @port_blocks, @lock */
 	struct xarray cqs;		/* CQs by id (xa_lock) */
 	struct xarray cntrs;		/* counters by id (xa_lock) */
 	/* service.c: changed under @lock and sdev->lock */

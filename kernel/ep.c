@@ -85,6 +85,254 @@ struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port)
 	return ep;
 }
 
+/* ---- port blocks (SWNIC_IOCTL_PORT_BLOCK) ---------------------------- */
+
+static int swnic_ep_user_quota(struct swnic_domain *dom);
+
+/* Is @port one of @b's? */
+static bool swnic_port_block_has(const struct swnic_pblock *b, u16 port)
+{
+	return port >= b->base && port - b->base < b->count;
+}
+
+static void swnic_port_block_free(struct kref *ref)
+{
+	struct swnic_pblock *b = container_of(ref, struct swnic_pblock,
+						  ref);
+
+	/* No endpoint of the block is left: nor one that sends from here. */
+	xa_release(&b->sdev->ports, b->base);
+	kfree(b);
+}
+
+/* Drop a reference; process context (the last takes the xarray lock). */
+static void swnic_port_block_put(struct swnic_pblock *b)
+{
+	kref_put(&b->ref, swnic_port_block_free);
+}
+
+/*
+ * Reserve @count consecutive free ephemeral ports: the first from the
+ * device's cyclic allocator, the rest after it; a run that meets a taken
+ * port is given back and tried again further on. Return: 0 with *@base,
+ * or -EADDRNOTAVAIL (or -ENOMEM).
+ */
+static int swnic_port_block_reserve(struct swnic_device *sdev, u16 count,
+				    u16 *base)
+{
+	u32 first, i;
+	int tries, ret;
+
+	for (tries = 0; tries < 64; tries++) {
+		ret = xa_alloc_cyclic(&sdev->ports, &first, NULL,
+				      XA_LIMIT(SWNIC_PORT_EPHEMERAL_MIN,
+					       SWNIC_PORT_EPHEMERAL_MAX),
+				      &sdev->port_next, GFP_KERNEL_ACCOUNT);
+		if (ret < 0)
+			return ret == -EBUSY ? -EADDRNOTAVAIL : ret;
+		for (i = 1; i < count; i++) {
+			if (first + i > SWNIC_PORT_EPHEMERAL_MAX) {
+				ret = -EBUSY;
+				break;
+			}
+			ret = xa_insert(&sdev->ports, first + i, NULL,
+					GFP_KERNEL_ACCOUNT);
+			if (ret)
+				break;
+		}
+		if (i == count) {
+			*base = first;
+			return 0;
+		}
+		while (i--)
+			xa_release(&sdev->ports, first + i);
+		if (ret != -EBUSY)
+			return ret;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/*
+ * Release @b (dom->lock held): its free ports now, but the first, which
+ * the last reference gives back; endpoints in it give theirs when they
+ * close. Returns the list's reference for the caller to drop unlocked.
+ */
+static void swnic_port_block_kill(struct swnic_domain *dom,
+				  struct swnic_pblock *b)
+{
+	u16 i;
+
+	lockdep_assert_held(&dom->lock);
+	b->dead = true;
+	list_del_init(&b->node);
+	dom->nblocks--;
+	dom->nep -= b->count;
+	for (i = 1; i < b->count; i++)
+		if (!test_bit(i, b->used))
+			xa_release(&dom->sdev->ports, b->base + i);
+}
+
+/* SWNIC_IOCTL_PORT_BLOCK */
+int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_port_block *a = arg;
+	struct swnic_pblock *b;
+	struct swnic_device *sdev = dom->sdev;
+	int ret;
+
+	if (a->flags & ~SWNIC_PORT_BLOCK_RELEASE)
+		return -EOPNOTSUPP;
+	if (a->__reserved)
+		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
+	if (a->flags & SWNIC_PORT_BLOCK_RELEASE) {
+		mutex_lock(&dom->lock);
+		list_for_each_entry(b, &dom->port_blocks, node) {
+			if (b->base != a->base)
+				continue;
+			swnic_port_block_kill(dom, b);
+			mutex_unlock(&dom->lock);
+			swnic_port_block_put(b);
+			return 0;
+		}
+		mutex_unlock(&dom->lock);
+		return -ENOENT;
+	}
+	if (!a->count || a->count > SWNIC_PORT_BLOCK_MAX)
+		return -EINVAL;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return -ENOMEM;
+	kref_init(&b->ref);
+	INIT_LIST_HEAD(&b->node);
+	b->sdev = sdev;
+	b->count = a->count;
+
+	mutex_lock(&dom->lock);
+	if (dom->nblocks >= SWNIC_PORT_BLOCKS_MAX ||
+	    dom->nep + a->count > sdev->limits.max_ep) {
+		mutex_unlock(&dom->lock);
+		swnic_nl_limit_hit(sdev, dom, SWNIC_LIMIT_DEV_EP);
+		kfree(b);
+		return -ENOSPC;
+	}
+	dom->nep += a->count;
+	mutex_unlock(&dom->lock);
+
+	ret = swnic_ep_user_quota(dom);
+	if (!ret)
+		ret = swnic_port_block_reserve(sdev, a->count, &b->base);
+	mutex_lock(&dom->lock);
+	if (ret) {
+		dom->nep -= a->count;
+		mutex_unlock(&dom->lock);
+		kfree(b);
+		return ret;
+	}
+	list_add_tail(&b->node, &dom->port_blocks);
+	dom->nblocks++;
+	mutex_unlock(&dom->lock);
+	a->base = b->base;
+	return 0;
+}
+
+/* The domain's file is released: so are its blocks. */
+void swnic_port_blocks_release(struct swnic_domain *dom)
+{
+	struct swnic_pblock *b;
+
+	mutex_lock(&dom->lock);
+	while (!list_empty(&dom->port_blocks)) {
+		b = list_first_entry(&dom->port_blocks,
+				     struct swnic_pblock, node);
+		swnic_port_block_kill(dom, b);
+		mutex_unlock(&dom->lock);
+		swnic_port_block_put(b);
+		mutex_lock(&dom->lock);
+	}
+	mutex_unlock(&dom->lock);
+}
+
+/*
+ * Join @ep to the block at @group, taking @port from it (0: @ep has a
+ * port of its own). Return: 0, -ENOENT, -EINVAL or -EADDRINUSE.
+ */
+static int swnic_port_block_join(struct swnic_ep *ep, u16 group, u16 port)
+{
+	struct swnic_domain *dom = ep->dom;
+	struct swnic_pblock *b;
+	int ret = -ENOENT;
+
+	mutex_lock(&dom->lock);
+	list_for_each_entry(b, &dom->port_blocks, node) {
+		if (b->base != group)
+			continue;
+		if (port && !swnic_port_block_has(b, port)) {
+			ret = -EINVAL;
+		} else if (port && test_bit(port - b->base, b->used)) {
+			ret = -EADDRINUSE;
+		} else {
+			if (port)
+				set_bit(port - b->base, b->used);
+			kref_get(&b->ref);
+			ep->block = b;
+			ep->src_port = b->base;
+			ret = 0;
+		}
+		break;
+	}
+	mutex_unlock(&dom->lock);
+	return ret;
+}
+
+/* Undo swnic_port_block_join() of an endpoint never published. */
+static void swnic_port_block_leave(struct swnic_ep *ep)
+{
+	struct swnic_pblock *b = ep->block;
+	struct swnic_domain *dom = ep->dom;
+
+	if (!b)
+		return;
+	mutex_lock(&dom->lock);
+	if (swnic_port_block_has(b, ep->port)) {
+		clear_bit(ep->port - b->base, b->used);
+		/* A dead block's port goes, unless it is the first. */
+		if (b->dead && ep->port != b->base)
+			xa_release(&dom->sdev->ports, ep->port);
+	}
+	mutex_unlock(&dom->lock);
+	ep->block = NULL;
+	ep->src_port = 0;
+	swnic_port_block_put(b);
+}
+
+/*
+ * Take @ep out of the port table: its slot is freed, or, for a port of a
+ * live block (or a block's first port), kept reserved for the block.
+ */
+static void swnic_ep_unpublish(struct swnic_ep *ep)
+{
+	struct swnic_pblock *b = ep->block;
+	struct swnic_domain *dom = ep->dom;
+	struct xarray *ports = &dom->sdev->ports;
+
+	if (b && swnic_port_block_has(b, ep->port)) {
+		mutex_lock(&dom->lock);
+		clear_bit(ep->port - b->base, b->used);
+		if (!b->dead || ep->port == b->base) {
+			/* Reserved again: lookups find it empty. */
+			xa_cmpxchg(ports, ep->port, ep, XA_ZERO_ENTRY,
+				   GFP_KERNEL);
+			mutex_unlock(&dom->lock);
+			return;
+		}
+		mutex_unlock(&dom->lock);
+	}
+	xa_erase(ports, ep->port);
+}
+
 /* The endpoint fd's commands (the table is chardev.c's). */
 
 /* SWNIC_IOCTL_EP_DOORBELL */
@@ -232,7 +480,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	struct swnic_domain *dom = ep->dom;
 
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
-	xa_erase(&dom->sdev->ports, ep->port);
+	swnic_ep_unpublish(ep);
 	swnic_engine_remove(ep);
 	swnic_recv_flush(ep);
 	swnic_trig_ep_closed(ep);
@@ -241,6 +489,9 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	mutex_lock(&dom->lock);
 	dom->nep--;
 	mutex_unlock(&dom->lock);
+	/* It sends no more (engine and triggers are done with it). */
+	if (ep->block)
+		swnic_port_block_put(ep->block);
 	swnic_ep_put(ep);
 	return 0;
 }
@@ -325,7 +576,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 
 	if (c->flags & ~SWNIC_EP_FLAGS)
 		return -EOPNOTSUPP;
-	if (c->__reserved || c->__pad || c->dscp > 63)
+	if (c->__reserved || c->__pad || c->dscp > 63 || c->__pad2 ||
+	    c->__reserved2)
 		return -EINVAL;
 	if ((c->flags & SWNIC_EP_F_DB_SYSCALL) &&
 	    (c->flags & SWNIC_EP_F_DB_ENGINE))
@@ -402,15 +654,23 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
 		goto err_count;
 	}
-	ret = swnic_ep_reserve_port(ep, c->port);
+	if (c->group) {
+		/* A port of the block is reserved already: it is taken. */
+		ret = swnic_port_block_join(ep, c->group, c->port);
+		if (!ret && !c->port)
+			ret = swnic_ep_reserve_port(ep, 0);
+	} else {
+		ret = swnic_ep_reserve_port(ep, c->port);
+	}
 	if (ret)
-		goto err_count;
+		goto err_block;
 	/* From here the file's release undoes everything above. */
 	fd = swnic_ioctl_new_file(arg, "[swnic-ep]", &swnic_ep_fops, ep);
 	if (fd < 0) {
 		ret = fd;
-		xa_release(&dom->sdev->ports, ep->port);
-		goto err_count;
+		if (!ep->block || !swnic_port_block_has(ep->block, ep->port))
+			xa_release(&dom->sdev->ports, ep->port);
+		goto err_block;
 	}
 	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
 
@@ -426,6 +686,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	swnic_ep_publish(ep);
 	return 0;
 
+err_block:
+	swnic_port_block_leave(ep);
 err_count:
 	mutex_lock(&dom->lock);
 	dom->nep--;

@@ -2,12 +2,14 @@
 #ifndef _SWNIC_EP_H
 #define _SWNIC_EP_H
 
+#include <linux/bitmap.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
+#include <linux/swnic.h>
 #include <linux/swnic_queue.h>
 
 #include "ring.h"
@@ -18,6 +20,24 @@ struct swnic_device;
 struct swnic_domain;
 struct swnic_service;
 struct swnic_trig;
+
+/*
+ * A run of consecutive ports reserved for a domain (SWNIC_IOCTL_PORT_BLOCK):
+ * the endpoints that join it send from its first port. Referenced by its
+ * domain's list until released, and by each endpoint of it until that
+ * endpoint's file is released; the last reference (process context)
+ * gives the first port back.
+ */
+struct swnic_pblock {
+	struct kref ref;
+	struct list_head node;		/* on dom->port_blocks, dom->lock */
+	struct swnic_device *sdev;	/* the ports' device (members hold it) */
+	u16 base;			/* immutable */
+	u16 count;			/* immutable */
+	bool dead;			/* released, dom->lock */
+	/* ports taken by an endpoint, dom->lock */
+	DECLARE_BITMAP(used, SWNIC_PORT_BLOCK_MAX);
+};
 
 /* mmap page offsets on an endpoint's fd. */
 #define SWNIC_EP_MMAP_SQ	0
@@ -49,6 +69,12 @@ struct swnic_ep {
 	u32 type;			/* immutable: SWNIC_EP_* */
 	u8 dscp;			/* immutable: its wire packets' DSCP */
 	u32 flags;			/* immutable: SWNIC_EP_F_* */
+	/*
+	 * The port block it joined, or NULL: set before it is published,
+	 * dropped by its file's release (not to be followed after it).
+	 */
+	struct swnic_pblock *block;
+	u16 src_port;			/* immutable: its block's first port */
 	struct swnic_cq *tx_cq;		/* immutable, referenced */
 	struct swnic_cq *rx_cq;		/* immutable, referenced */
 	/* SWNIC_EP_CNTR_*: immutable, referenced, NULL if not counted */
@@ -105,6 +131,18 @@ u16 swnic_ep_key_index(const struct swnic_ep *ep, u32 auth_key);
 int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		     u32 *auth_key);
 struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port);
+int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg);
+void swnic_port_blocks_release(struct swnic_domain *dom);
+
+/*
+ * The source port of @ep's work requests: its block's first port, which
+ * stays reserved for the block while @ep's file is open, else its own.
+ */
+static inline u16 swnic_ep_src_port(const struct swnic_ep *ep)
+{
+	return ep->src_port ?: ep->port;
+}
+
 void swnic_ep_put(struct swnic_ep *ep);
 
 #endif /* _SWNIC_EP_H */

@@ -92,7 +92,7 @@ static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			    const void *kbuf)
 {
 	struct swnic_msg_src from = {
-		.ep = src, .addr = src->addr, .port = src->port,
+		.ep = src, .addr = src->addr, .port = swnic_ep_src_port(src),
 	};
 	struct swnic_ep *dst;
 	int ret = swnic_local_peer(src, sqe, &dst);

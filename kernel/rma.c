@@ -141,7 +141,8 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 	if (ret)
 		return ret;
 	/* Who asks, with the key it named: for MRs limited to some peers. */
-	swnic_mr_target_from(&t, t.auth_key, src->addr, src->port);
+	swnic_mr_target_from(&t, t.auth_key, src->addr,
+			     swnic_ep_src_port(src));
 	if (t.auth_key != dkey) {
 		if (!swnic_ep_holds_key(dst, t.auth_key))
 			return -EACCES;

@@ -997,7 +997,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 			 (sqe->flags & SWNIC_SQE_DELIVERY ?
 			  SWNIC_MSGF_DELIVERY : 0),
 		.ep_type = src->type,
-		.src_port = cpu_to_be16(src->port),
+		.src_port = cpu_to_be16(swnic_ep_src_port(src)),
 		.dst_port = cpu_to_be16(sqe->dest_port),
 		.auth_key = cpu_to_be32(key),
 		.uid = cpu_to_be32(from_kuid_munged(&init_user_ns,

@@ -63,6 +63,9 @@ uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 		caps |= FI_FENCE;
 	if (dev->attr.features & SWNIC_FEAT_TRIGGER)
 		caps |= FI_TRIGGER;
+	/* Receive contexts of scalable endpoints named by fi_rx_addr. */
+	if ((dev->attr.features & SWNIC_FEAT_PORT_BLOCK) && type != FI_EP_MSG)
+		caps |= FI_NAMED_RX_CTX;
 	return caps | swnic_shared_caps(dev) | swnic_comm_caps(dev);
 }
 
@@ -77,6 +80,17 @@ uint64_t swnic_domain_caps(const struct swnic_dev *dev)
  * FI_AV_AUTH_KEY (libfabric 2.x) as many of its AV's as the kernel gives
  * an endpoint.
  */
+/*
+ * Transmit and receive contexts of a scalable endpoint: a receive context
+ * is a kernel endpoint at the SEP's port block (SWNIC_FEAT_PORT_BLOCK)
+ * plus its index, so a block's size bounds both; an older module has none.
+ */
+size_t swnic_max_ep_ctx(const struct swnic_dev *dev)
+{
+	return dev->attr.features & SWNIC_FEAT_PORT_BLOCK ?
+	       SWNIC_PORT_BLOCK_MAX : 1;
+}
+
 size_t swnic_max_ep_auth_key(const struct swnic_dev *dev)
 {
 #if SWNIC_FI_HAVE_2
@@ -171,9 +185,10 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	dom->ep_cnt = q->max_ep;
 	dom->tx_ctx_cnt = q->max_ep;
 	dom->rx_ctx_cnt = q->max_ep;
-	dom->max_ep_tx_ctx = 1;
-	dom->max_ep_rx_ctx = 1;
-	dom->max_ep_stx_ctx = 0;
+	dom->max_ep_tx_ctx = swnic_max_ep_ctx(dev);
+	dom->max_ep_rx_ctx = swnic_max_ep_ctx(dev);
+	/* An endpoint uses at most one shared transmit context. */
+	dom->max_ep_stx_ctx = 1;
 	dom->max_ep_srx_ctx = 0;
 	dom->cntr_cnt = q->max_cntr;
 	dom->mr_iov_limit = q->mr_iov_limit;

@@ -52,12 +52,14 @@
 /* Which capabilities belong to the transmit and the receive side. */
 #define SWNIC_TX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 FI_SEND | FI_READ | FI_WRITE | FI_FENCE | \
-				 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_TRIGGER)
+				 FI_LOCAL_COMM | FI_REMOTE_COMM | FI_TRIGGER | \
+				 FI_NAMED_RX_CTX)
 #define SWNIC_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | \
 				 FI_RECV | \
 				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE | \
-				 FI_RMA_EVENT | FI_LOCAL_COMM | FI_REMOTE_COMM)
+				 FI_RMA_EVENT | FI_LOCAL_COMM | FI_REMOTE_COMM | \
+				 FI_NAMED_RX_CTX)
 
 /* Operation flags an endpoint accepts as defaults (fi_tx/rx_attr). */
 #define SWNIC_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT | \

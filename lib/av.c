@@ -54,6 +54,8 @@
 #define SWNIC_AV_KSLOT_SHIFT	48
 #define SWNIC_AV_ENTRY_MASK	((1ULL << 56) - 1)	/* key and kslot */
 #define SWNIC_AV_AUTH_HANDLE	(1ULL << 62)
+/* rx_ctx_bits: the bits above a MAP address's key and kslot */
+#define SWNIC_AV_RX_BITS_MAX	6
 #define SWNIC_AV_HASH_EMPTY	0
 #define SWNIC_AV_HASH_DEAD	UINT32_MAX
 
@@ -76,6 +78,7 @@ struct swnic_av {
 	 * ids are in fi_addr at every insert.
 	 */
 	bool ids_later;
+	int rx_ctx_bits;		/* fi_rx_addr's index bits (top of fi_addr) */
 	pthread_mutex_t lock;		/* protects everything below */
 	struct swnic_av_entry *entries;
 	size_t nentries;		/* array length */
@@ -760,8 +763,44 @@ struct swnic_av *swnic_av_of(struct fid *fid)
 }
 
 /* The address of @fi_addr: -FI_EINVAL if it names no entry. */
+static int swnic_av_addr_base(struct swnic_av *av, fi_addr_t fi_addr,
+			      struct sockaddr_in *sin, uint32_t *kslot);
+
+/*
+ * fi_rx_addr(3): split @fi_addr into the address and the index of a
+ * receive context of a scalable endpoint there (0 without rx_ctx_bits).
+ */
+fi_addr_t swnic_av_rx_split(const struct swnic_av *av, fi_addr_t fi_addr,
+			    uint32_t *rx_index)
+{
+	int bits = av->rx_ctx_bits;
+
+	*rx_index = 0;
+	if (!bits || fi_addr == FI_ADDR_UNSPEC || fi_addr == FI_ADDR_NOTAVAIL)
+		return fi_addr;
+	*rx_index = (uint32_t)(fi_addr >> (64 - bits));
+	return fi_addr & (~0ULL >> bits);
+}
+
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin, uint32_t *kslot)
+{
+	uint32_t rx_index;
+	int ret;
+
+	fi_addr = swnic_av_rx_split(av, fi_addr, &rx_index);
+	ret = swnic_av_addr_base(av, fi_addr, sin, kslot);
+	if (ret || !rx_index)
+		return ret;
+	/* Receive context i of a scalable endpoint: its port + i. */
+	if (ntohs(sin->sin_port) + rx_index > UINT16_MAX)
+		return -FI_EINVAL;
+	sin->sin_port = htons((uint16_t)(ntohs(sin->sin_port) + rx_index));
+	return 0;
+}
+
+static int swnic_av_addr_base(struct swnic_av *av, fi_addr_t fi_addr,
+			      struct sockaddr_in *sin, uint32_t *kslot)
 {
 	ssize_t idx;
 
@@ -1132,8 +1171,17 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		SWNIC_WARN(FI_LOG_AV, "FI_AV_USER_ID AVs need the domain capability\n");
 		return -FI_EINVAL;
 	}
-	if (attr->rx_ctx_bits) {
-		SWNIC_WARN(FI_LOG_AV, "rx_ctx_bits: no scalable endpoints\n");
+	/*
+	 * A receive context index is added to the address's port (the
+	 * kernel's port blocks): it takes the top bits a MAP address leaves.
+	 */
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > SWNIC_AV_RX_BITS_MAX ||
+	    (attr->rx_ctx_bits &&
+	     !(dom->dev.attr.features & SWNIC_FEAT_PORT_BLOCK))) {
+		SWNIC_WARN(FI_LOG_AV, "rx_ctx_bits %d: 0 to %d\n",
+			   attr->rx_ctx_bits,
+			   dom->dev.attr.features & SWNIC_FEAT_PORT_BLOCK ?
+			   SWNIC_AV_RX_BITS_MAX : 0);
 		return -FI_EINVAL;
 	}
 	type = attr->type ? attr->type : dom->av_type;
@@ -1163,6 +1211,7 @@ int swnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->domain = dom;
 	av->addr_format = dom->addr_format;
 	av->flags = attr->flags;
+	av->rx_ctx_bits = attr->rx_ctx_bits;
 	av->ids_later = (attr->flags & FI_AV_USER_ID) &&
 			!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 20));
 	av->kfd = -1;

@@ -5,8 +5,9 @@
  * the operations of msg.c and rma.c share (destination, completion
  * choice); those post through post.c. Every kind is a kernel endpoint;
  * an FI_EP_MSG endpoint also has a connection, which cm.c manages and
- * which gives its sends their destination. Shared contexts and scalable
- * endpoints are not offered, and say so.
+ * which gives its sends their destination. Scalable endpoints and shared
+ * transmit contexts are sep.c's; their contexts are endpoints of this
+ * file with a few hooks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -135,6 +136,12 @@ int swnic_ep_recv_src(struct swnic_ep *ep, fi_addr_t src, uint64_t flags,
 		return 0;
 	}
 #endif
+	/* A scalable endpoint sends from its address, whatever context. */
+	if (ep->av) {
+		uint32_t rx_index;
+
+		src = swnic_av_rx_split(ep->av, src, &rx_index);
+	}
 	ret = swnic_ep_dest(ep, src, &sin, &key_index);
 	if (ret)
 		return ret;
@@ -178,6 +185,10 @@ static int swnic_ep_close(struct fid *fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 
+	if (ep->sep)
+		swnic_sep_ctx_close(ep);
+	if (ep->stx)
+		swnic_stx_unbind(ep->stx);
 	if (ep->type == FI_EP_MSG)
 		swnic_cm_ep_close(ep);
 	if (ep->eq)
@@ -279,6 +290,7 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 	struct swnic_cntr *cntr;
+	struct swnic_stx *stx;
 	struct swnic_cq *cq;
 	struct swnic_av *av;
 	struct swnic_eq *eq;
@@ -296,7 +308,15 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR:
 		cntr = swnic_cntr_of(bfid);
 		return cntr ? swnic_ep_bind_cntr(ep, cntr, flags) : -FI_EINVAL;
+	case FI_CLASS_STX_CTX:
+		stx = swnic_stx_of(bfid);
+		if (!stx || flags)
+			return -FI_EINVAL;
+		return swnic_stx_bind(ep, stx);
 	case FI_CLASS_AV:
+		/* A context of a scalable endpoint uses the SEP's AV. */
+		if (ep->sep)
+			return -FI_EINVAL;
 		av = swnic_av_of(bfid);
 		if (!av || flags)
 			return -FI_EINVAL;
@@ -375,6 +395,18 @@ int swnic_ep_enable(struct swnic_ep *ep)
 
 	if (ep->enabled)
 		return 0;
+	/* fi_endpoint(3) tx_ctx_cnt: FI_SHARED_CONTEXT needs its context. */
+	if (ep->info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT && !ep->stx) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_enable: FI_SHARED_CONTEXT without a bound fi_stx_context\n");
+		return -FI_EINVAL;
+	}
+	/* A context of a scalable endpoint: a port of the SEP's block. */
+	if (ep->sep) {
+		ret = swnic_sep_ctx_enable(ep, &c.group, &c.port);
+		if (ret)
+			return ret;
+	}
 	if (!tx) {
 		ret = swnic_ep_counters_only(ep);
 		if (ret)
@@ -480,6 +512,12 @@ static struct fi_ops swnic_ep_fi_ops = {
 	.tostr = swnic_no_tostr,
 	.ops_set = swnic_no_ops_set,
 };
+
+/* The endpoints' fi_ops (a SEP's handle closes as an endpoint). */
+struct fi_ops *swnic_ep_fi_ops_get(void)
+{
+	return &swnic_ep_fi_ops;
+}
 
 /* A swnic endpoint's fid (fi_mr_bind), or NULL. */
 struct swnic_ep *swnic_ep_of_fid(struct fid *fid)
@@ -648,11 +686,44 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 {
 	struct swnic_domain *dom = swnic_domain_registered(domain);
 	struct swnic_ep *ep;
-	size_t tx_size, rx_size;
 	int ret;
 
 	if (!dom || !info || !info->ep_attr || !ep_out)
 		return -FI_EINVAL;
+	/*
+	 * fi_endpoint(3): a shared receive context is not offered
+	 * (max_ep_srx_ctx 0); a shared transmit one is (fi_stx_context);
+	 * several contexts are a scalable endpoint's (fi_scalable_ep).
+	 */
+	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "shared receive contexts: max_ep_srx_ctx is 0\n");
+		return -FI_ENOSYS;
+	}
+	if ((info->ep_attr->tx_ctx_cnt > 1 &&
+	     info->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+	    info->ep_attr->rx_ctx_cnt > 1) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "several contexts: open a scalable endpoint\n");
+		return -FI_EINVAL;
+	}
+	ret = swnic_ep_new(dom, info, FI_CLASS_EP, context, &ep);
+	if (ret)
+		return ret;
+	*ep_out = &ep->ep_fid;
+	return 0;
+}
+
+/*
+ * A new endpoint (or context, @fclass) of @dom for @info: not enabled.
+ */
+int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
+		 size_t fclass, void *context, struct swnic_ep **ep_out)
+{
+	struct swnic_ep *ep;
+	size_t tx_size, rx_size;
+	int ret;
+
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_DGRAM &&
 	    info->ep_attr->type != FI_EP_MSG) {
@@ -661,9 +732,6 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 			   fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_ENOSYS;
 	}
-	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT ||
-	    info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
-		return -FI_ENOSYS;
 	/* ep_cnt is the kernel's max_ep: it says no at fi_enable. */
 	ret = swnic_domain_reserve(dom, SWNIC_CHILD_EP, SWNIC_NO_LIMIT,
 				   FI_LOG_EP_CTRL, "ep_cnt", "endpoints");
@@ -675,7 +743,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err_reserved;
 	}
-	ep->info = fi_dupinfo(info);
+	ep->info = fi_dupinfo((struct fi_info *)info);
 	if (!ep->info) {
 		ret = -FI_ENOMEM;
 		goto err_free;
@@ -692,7 +760,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 		goto err_info;
 	}
 
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.fclass = fclass;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &swnic_ep_fi_ops;
 	ep->ep_fid.ops = &swnic_ep_ops;
@@ -732,7 +800,7 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		goto err_pools;
 
-	*ep_out = &ep->ep_fid;
+	*ep_out = ep;
 	return 0;
 
 err_pools:
@@ -746,25 +814,4 @@ err_free:
 err_reserved:
 	swnic_domain_child(dom, SWNIC_CHILD_EP, -1);
 	return ret;
-}
-
-int swnic_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-		      struct fid_ep **sep, void *context)
-{
-	SWNIC_WARN(FI_LOG_EP_CTRL, "scalable endpoints are not supported\n");
-	return -FI_ENOSYS;
-}
-
-int swnic_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		  struct fid_stx **stx, void *context)
-{
-	SWNIC_WARN(FI_LOG_EP_CTRL, "shared transmit contexts: max_ep_stx_ctx is 0\n");
-	return -FI_ENOSYS;
-}
-
-int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-		  struct fid_ep **rx_ep, void *context)
-{
-	SWNIC_WARN(FI_LOG_EP_CTRL, "shared receive contexts: max_ep_srx_ctx is 0\n");
-	return -FI_ENOSYS;
 }

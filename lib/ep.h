@@ -62,6 +62,10 @@ struct swnic_ep {
 	struct swnic_cq *cntr_cq[2];
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
 	struct swnic_av *av;
+	/* a context of this scalable endpoint (sep.c), or NULL */
+	struct swnic_sep *sep;
+	int sep_index;			/* its index there */
+	struct swnic_stx *stx;		/* bound shared transmit context */
 
 	struct sockaddr_in addr;	/* port 0 until enabled, unless set */
 	bool enabled;
@@ -214,5 +218,25 @@ fi_addr_t swnic_av_reverse(struct swnic_av *av, const struct sockaddr_in *sin,
 			   int kslot);
 uint32_t swnic_av_key_handle(struct swnic_av *av, fi_addr_t h);
 void swnic_av_bind_ep(struct swnic_av *av, int delta);
+fi_addr_t swnic_av_rx_split(const struct swnic_av *av, fi_addr_t fi_addr,
+			    uint32_t *rx_index);
+
+/*
+ * sep.c: scalable endpoints and shared transmit contexts. A context of
+ * a SEP is a struct swnic_ep of its own (fclass FI_CLASS_TX_CTX or
+ * FI_CLASS_RX_CTX) with @sep set; the SEP is one too, never enabled (it
+ * has no data path of its own, fi_endpoint(3)).
+ */
+struct swnic_sep;
+struct swnic_stx;
+int swnic_sep_ctx_enable(struct swnic_ep *ep, uint16_t *group,
+			 uint16_t *port);
+void swnic_sep_ctx_close(struct swnic_ep *ep);
+struct swnic_stx *swnic_stx_of(struct fid *fid);
+int swnic_stx_bind(struct swnic_ep *ep, struct swnic_stx *stx);
+void swnic_stx_unbind(struct swnic_stx *stx);
+int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
+		 size_t fclass, void *context, struct swnic_ep **out);
+struct fi_ops *swnic_ep_fi_ops_get(void);
 
 #endif /* SWNIC_PROV_EP_H */

@@ -341,9 +341,11 @@ int swnic_check_domain_attr(const struct swnic_dev *dev,
 	SWNIC_CHECK_MAX(attr->ep_cnt, q->max_ep, "ep_cnt");
 	SWNIC_CHECK_MAX(attr->tx_ctx_cnt, q->max_ep, "tx_ctx_cnt");
 	SWNIC_CHECK_MAX(attr->rx_ctx_cnt, q->max_ep, "rx_ctx_cnt");
-	SWNIC_CHECK_MAX(attr->max_ep_tx_ctx, 1, "max_ep_tx_ctx");
-	SWNIC_CHECK_MAX(attr->max_ep_rx_ctx, 1, "max_ep_rx_ctx");
-	SWNIC_CHECK_MAX(attr->max_ep_stx_ctx, 0, "max_ep_stx_ctx");
+	SWNIC_CHECK_MAX(attr->max_ep_tx_ctx, swnic_max_ep_ctx(dev),
+			"max_ep_tx_ctx");
+	SWNIC_CHECK_MAX(attr->max_ep_rx_ctx, swnic_max_ep_ctx(dev),
+			"max_ep_rx_ctx");
+	SWNIC_CHECK_MAX(attr->max_ep_stx_ctx, 1, "max_ep_stx_ctx");
 	SWNIC_CHECK_MAX(attr->max_ep_srx_ctx, 0, "max_ep_srx_ctx");
 	SWNIC_CHECK_MAX(attr->cntr_cnt, q->max_cntr, "cntr_cnt");
 	SWNIC_CHECK_MAX(attr->mr_iov_limit, q->mr_iov_limit, "mr_iov_limit");
@@ -446,11 +448,14 @@ static int swnic_check_ep_attr(const struct fi_info *fi,
 			"max_order_waw_size");
 	if (hint->mem_tag_format && !(fi->caps & FI_TAGGED))
 		return SWNIC_NOMATCH("mem_tag_format without FI_TAGGED\n");
-	if (hint->tx_ctx_cnt == FI_SHARED_CONTEXT ||
-	    hint->rx_ctx_cnt == FI_SHARED_CONTEXT)
-		return SWNIC_NOMATCH("shared contexts not supported\n");
-	SWNIC_CHECK_MAX(hint->tx_ctx_cnt, 1, "ep tx_ctx_cnt");
-	SWNIC_CHECK_MAX(hint->rx_ctx_cnt, 1, "ep rx_ctx_cnt");
+	/* Shared transmit contexts, not receive ones (max_ep_srx_ctx 0). */
+	if (hint->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		return SWNIC_NOMATCH("shared receive contexts not supported\n");
+	if (hint->tx_ctx_cnt != FI_SHARED_CONTEXT)
+		SWNIC_CHECK_MAX(hint->tx_ctx_cnt, fi->domain_attr->max_ep_tx_ctx,
+				"ep tx_ctx_cnt");
+	SWNIC_CHECK_MAX(hint->rx_ctx_cnt, fi->domain_attr->max_ep_rx_ctx,
+			"ep rx_ctx_cnt");
 	return swnic_check_auth_key(dev, hint->auth_key, hint->auth_key_size,
 				    version, false);
 }
@@ -465,6 +470,11 @@ static int swnic_alter_ep_attr(struct fi_info *fi,
 		attr->mem_tag_format = hint->mem_tag_format;
 	if (hint->max_msg_size)
 		attr->max_msg_size = hint->max_msg_size;
+	/* The contexts asked for (a scalable endpoint's), or shared. */
+	if (hint->tx_ctx_cnt)
+		attr->tx_ctx_cnt = hint->tx_ctx_cnt;
+	if (hint->rx_ctx_cnt)
+		attr->rx_ctx_cnt = hint->rx_ctx_cnt;
 	if (hint->auth_key_size && !FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		attr->auth_key = malloc(hint->auth_key_size);
 		if (!attr->auth_key)

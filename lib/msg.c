@@ -100,6 +100,9 @@ ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	/* A receive context of a scalable endpoint only receives. */
+	if (ep->ep_fid.fid.fclass == FI_CLASS_RX_CTX)
+		return -FI_EOPNOTSUPP;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
 		return -FI_EINVAL;
 	if (len > ep->info->ep_attr->max_msg_size)
@@ -251,6 +254,10 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	if (flags & FI_DISCARD)
 		p.flags |= SWNIC_PEEK_DISCARD;
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+		uint32_t rx_index;
+
+		if (ep->av)
+			src = swnic_av_rx_split(ep->av, src, &rx_index);
 		ret = swnic_ep_dest(ep, src, &sin, NULL);
 		if (ret)
 			return ret;
@@ -284,6 +291,9 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
+	/* A transmit context of a scalable endpoint only sends. */
+	if (ep->ep_fid.fid.fclass == FI_CLASS_TX_CTX)
+		return -FI_EOPNOTSUPP;
 	/* Triggered receives are not offered (lib/trigger.c). */
 	if (flags & FI_TRIGGER)
 		return -FI_ENOSYS;

@@ -52,6 +52,12 @@ int swnic_no_setopt(fid_t fid, int level, int optname, const void *optval,
 	return -FI_ENOPROTOOPT;
 }
 
+int swnic_no_getopt(fid_t fid, int level, int optname, void *optval,
+		    size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
 int swnic_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context)
 {

@@ -25,6 +25,8 @@ int swnic_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 ssize_t swnic_no_cancel(fid_t fid, void *context);
 int swnic_no_setopt(fid_t fid, int level, int optname, const void *optval,
 		    size_t optlen);
+int swnic_no_getopt(fid_t fid, int level, int optname, void *optval,
+		    size_t *optlen);
 int swnic_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context);
 int swnic_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,

@@ -1189,7 +1189,10 @@ TEST_F(av, open_errors)
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->ctx.domain, &attr, &av,
 					    NULL));
 	attr.flags = 0;
-	attr.rx_ctx_bits = 2;
+	/* Receive context bits: up to 6 (prov_sep tests them in use). */
+	attr.rx_ctx_bits = 7;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->ctx.domain, &attr, &av, NULL));
+	attr.rx_ctx_bits = -1;
 	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->ctx.domain, &attr, &av, NULL));
 	attr.rx_ctx_bits = 0;
 	attr.type = 7;

@@ -206,7 +206,6 @@ TEST_F(info, unsupported_caps)
 {
 	static const uint64_t bad[] = {
 		FI_HMEM, FI_MULTICAST | FI_MSG, FI_COLLECTIVE,
-		FI_NAMED_RX_CTX | FI_MSG,
 #if !SWNIC_FI_HAVE_2	/* 0 since 2.0 */
 		FI_VARIABLE_MSG | FI_MSG,
 #endif
@@ -228,6 +227,10 @@ TEST_F(info, unsupported_caps)
 	/* FI_SHARED_AV: offered with the kernel's named AVs. */
 	self->hints->caps = FI_MSG | FI_SHARED_AV;
 	EXPECT_EQ(self->q.features & SWNIC_FEAT_SHARED_AV ? 0 : -FI_ENODATA,
+		  GETINFO(NULL, NULL, 0));
+	/* FI_NAMED_RX_CTX: scalable endpoints on the kernel's port blocks. */
+	self->hints->caps = FI_MSG | FI_NAMED_RX_CTX;
+	EXPECT_EQ(self->q.features & SWNIC_FEAT_PORT_BLOCK ? 0 : -FI_ENODATA,
 		  GETINFO(NULL, NULL, 0));
 	/* FI_TRIGGER: offered with the kernel's triggered work. */
 	self->hints->caps = FI_MSG | FI_TRIGGER;
@@ -495,9 +498,10 @@ TEST_F(info, domain_limits)
 	OVER(max_err_data, q->max_err_data + 1);
 	OVER(tx_ctx_cnt, q->max_ep + 1);
 	OVER(rx_ctx_cnt, q->max_ep + 1);
-	OVER(max_ep_tx_ctx, 2);
-	OVER(max_ep_rx_ctx, 2);
-	OVER(max_ep_stx_ctx, 1);
+	/* Scalable endpoints: a port block's contexts; one shared tx. */
+	OVER(max_ep_tx_ctx, SWNIC_PORT_BLOCK_MAX + 1);
+	OVER(max_ep_rx_ctx, SWNIC_PORT_BLOCK_MAX + 1);
+	OVER(max_ep_stx_ctx, 2);
 	OVER(max_ep_srx_ctx, 1);
 #undef OVER
 }
@@ -638,10 +642,15 @@ TEST_F(info, ep_attr)
 	e->max_msg_size = self->q.max_msg_size + 1;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	e->max_msg_size = 0;
+	/* Contexts: up to a scalable endpoint's; shared transmit ones. */
+	e->tx_ctx_cnt = SWNIC_PORT_BLOCK_MAX + 1;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	e->tx_ctx_cnt = 2;
-	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(2, self->info->ep_attr->tx_ctx_cnt);
 	e->tx_ctx_cnt = FI_SHARED_CONTEXT;
-	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_SHARED_CONTEXT, self->info->ep_attr->tx_ctx_cnt);
 	e->tx_ctx_cnt = 0;
 	e->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));

@@ -56,6 +56,7 @@ enum {
 	SWNIC_CMD_TRIG_CANCEL,		/* swnic_queue.h (SWNIC_FEAT_TRIGGER) */
 	SWNIC_CMD_AV_OPEN,		/* a shared AV (SWNIC_FEAT_SHARED_AV) */
 	SWNIC_CMD_AV_WRITE,		/* on a shared AV's fd */
+	SWNIC_CMD_PORT_BLOCK,		/* SWNIC_FEAT_PORT_BLOCK */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -98,6 +99,13 @@ enum {
 #define SWNIC_FEAT_MR_IOV	(1ULL << 15)
 /* struct swnic_ep_create.dscp: the endpoint's wire packets' DSCP */
 #define SWNIC_FEAT_DSCP		(1ULL << 16)
+/*
+ * PORT_BLOCK, and struct swnic_ep_create.group: a run of consecutive
+ * ports reserved for a domain, whose endpoints share one address (the
+ * provider's scalable endpoints: receive context i at the block's first
+ * port + i, transmit contexts sending from the first port).
+ */
+#define SWNIC_FEAT_PORT_BLOCK	(1ULL << 17)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
@@ -620,5 +628,44 @@ struct swnic_av_write {
 
 #define SWNIC_IOCTL_AV_OPEN		_IO(SWNIC_TYPE, SWNIC_CMD_AV_OPEN)
 #define SWNIC_IOCTL_AV_WRITE		_IO(SWNIC_TYPE, SWNIC_CMD_AV_WRITE)
+/* Ports one block holds at most. */
+#define SWNIC_PORT_BLOCK_MAX		64
+/* Blocks one domain holds at most. */
+#define SWNIC_PORT_BLOCKS_MAX		64
+
+/**
+ * struct swnic_port_block - SWNIC_IOCTL_PORT_BLOCK (SWNIC_FEAT_PORT_BLOCK)
+ *
+ * Reserves @count (1..SWNIC_PORT_BLOCK_MAX) consecutive ephemeral ports of
+ * the device for the domain and reports the first in @base. Nothing is
+ * reachable there until the domain creates an endpoint at one of them
+ * with struct swnic_ep_create.group = @base; such an endpoint's work
+ * requests carry @base as their source port, whatever its own (so peers
+ * see every endpoint of the block as one address), and its port goes back
+ * to the block when it closes. The block counts @count endpoints against
+ * the domain's max_ep and the user's ports until released.
+ *
+ * With SWNIC_PORT_BLOCK_RELEASE, releases the block at @base: its free
+ * ports at once, the others as their endpoints close (the first port once
+ * the last endpoint of the block has closed, so no one else sends from it
+ * meanwhile). Closing the domain releases its blocks.
+ *
+ * Errors, beyond the generic contract: EINVAL (a @count out of range),
+ * ENOENT (RELEASE: no such block), ENOSPC (max_ep, or
+ * SWNIC_PORT_BLOCKS_MAX blocks), EDQUOT (the user's ports),
+ * EADDRNOTAVAIL (no run of free ports found), EPERM (not the process that
+ * opened the domain).
+ */
+struct swnic_port_block {
+	__u32 size;			/* in: sizeof(struct swnic_port_block) */
+	__u32 flags;			/* in: SWNIC_PORT_BLOCK_* */
+	__u16 count;			/* in: ports (not with RELEASE) */
+	__u16 base;			/* out: first port; in with RELEASE */
+	__u32 __reserved;		/* must be 0 */
+};
+
+#define SWNIC_PORT_BLOCK_RELEASE	(1U << 0)
+
+#define SWNIC_IOCTL_PORT_BLOCK		_IO(SWNIC_TYPE, SWNIC_CMD_PORT_BLOCK)
 
 #endif /* _UAPI_LINUX_SWNIC_H */

@@ -452,6 +452,17 @@ struct swnic_ep_create {
 	struct swnic_ring_info sq;	/* out: send queue */
 	struct swnic_ring_info rq;	/* out: receive queue */
 	__u32 cntr[SWNIC_EP_CNTR_MAX];	/* in: counter ids (0: none) */
+	/*
+	 * in (SWNIC_FEAT_PORT_BLOCK; before it the struct ended above): the
+	 * first port of a block of the domain (struct swnic_port_block), or
+	 * 0. The endpoint joins it: @port is one of the block's (taken from
+	 * it, EADDRINUSE if an endpoint has it) or 0 (an ephemeral port of
+	 * its own), and its work requests carry @group as their source port.
+	 * ENOENT: no such block; EINVAL: @port outside it.
+	 */
+	__u16 group;
+	__u16 __pad2;			/* 0 */
+	__u32 __reserved2;		/* must be 0 */
 };
 
 /**
