@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/ipv6.h>
 
 #include "chardev.h"
 #include "cntr.h"
@@ -24,6 +25,7 @@
 #include "mr.h"
 #include "service.h"
 #include "trig.h"
+#include "udp.h"
 
 static int swnic_query_device(struct swnic_domain *dom, void *arg)
 {
@@ -39,6 +41,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_EP_AUTH_KEYS | SWNIC_FEAT_RECV_KEY |
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
+		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -121,6 +124,7 @@ union swnic_ioctl_buf {
 	struct swnic_cntr_update cntr_update;
 	struct swnic_trig_cntr trig_cntr;
 	struct swnic_trig_cancel trig_cancel;
+	struct swnic_addr6 addr6;
 };
 
 /*
@@ -219,6 +223,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_trig_cntr, __reserved),
 	SWNIC_IOCTL_OP(TRIG_CANCEL, swnic_trig_ioctl_cancel,
 		       struct swnic_trig_cancel, cookie),
+	SWNIC_IOCTL_OP(ADDR6, swnic_udp_ioctl_addr6,
+		       struct swnic_addr6, name),
 };
 
 /**
