@@ -2134,9 +2134,40 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
- * The namespace's IPv6 socket, as vxlan and geneve open theirs: IPv6 only
- * (IPv4 has its own), checksums on both ways (IPv6 requires them; UDP GSO
- * needs them). A kernel without IPv6 (ipv6.disable=1) has IPv4 only.
+ * udp_sock_create6() (ip6_udp_tunnel.ko) for our one configuration, made
+ * here so that the module needs no more than udp_tunnel.ko: a kernel
+ * socket on [::]:udp_port, IPv6 only (IPv4 has its own), checksums on both
+ * ways (IPv6 requires them; UDP GSO needs them).
+ */
+static int swnic_udp_sock_create6(struct net *net, struct socket **sockp)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+		.sin6_port = htons(udp_port),
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = sock_create_kern(net, AF_INET6, SOCK_DGRAM, 0, &sock);
+	if (ret)
+		return ret;
+	ret = ip6_sock_set_v6only(sock->sk) ?:
+	      kernel_bind(sock, (struct sockaddr *)&sin6, sizeof(sin6));
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	udp_set_no_check6_tx(sock->sk, false);
+	udp_set_no_check6_rx(sock->sk, false);
+	*sockp = sock;
+	return 0;
+}
+
+/*
+ * The namespace's IPv6 socket, set up as vxlan and geneve set theirs up
+ * (setup_udp_tunnel_sock()). A kernel without IPv6 (ipv6.disable=1) has
+ * IPv4 only.
  */
 static void swnic_udp_open6(struct swnic_wnet *wn)
 {
@@ -2145,20 +2176,12 @@ static void swnic_udp_open6(struct swnic_wnet *wn)
 		.encap_type = 1,
 		.encap_rcv = swnic_udp_encap_recv,
 	};
-	struct udp_port_cfg ucfg = {
-		.family = AF_INET6,
-		.local_ip6 = IN6ADDR_ANY_INIT,
-		.local_udp_port = htons(udp_port),
-		.ipv6_v6only = 1,
-		.use_udp6_tx_checksums = true,
-		.use_udp6_rx_checksums = true,
-	};
 	struct socket *sock;
 	int ret;
 
 	if (wn->sock6 || !ipv6_mod_enabled())
 		return;
-	ret = udp_sock_create(wn->net, &ucfg, &sock);
+	ret = swnic_udp_sock_create6(wn->net, &sock);
 	if (ret) {
 		pr_warn_ratelimited("wire: UDP port %u (IPv6): error %d\n",
 				    udp_port, ret);
