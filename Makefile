@@ -68,7 +68,7 @@ MPI_TESTS := $(if $(MPICC),selftests/mpi/out/mpi_basic selftests/mpi/out/mpi_ben
 # Programs the wire's tests (test_wire*.sh) run on two
 # hosts.
 WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
-	      selftests/wire/out/wire_atomic
+	      selftests/wire/out/wire_atomic selftests/wire/out/wire_addr6
 # The streaming bandwidth program (test_stream.sh, make bench's stream
 # section).
 STREAM     := tools/testing/fi_stream

@@ -448,12 +448,22 @@ static int swnic_av_sym_node(const char *node, size_t i, char *buf,
 			     size_t len)
 {
 	struct in_addr ip;
+	struct in6_addr ip6;
 	size_t n = strlen(node), digits = 0;
 	unsigned long base;
+	uint32_t low;
 
 	if (inet_pton(AF_INET, node, &ip) == 1) {
 		ip.s_addr = htonl(ntohl(ip.s_addr) + (uint32_t)i);
 		return inet_ntop(AF_INET, &ip, buf, (socklen_t)len) ? 0 :
+		       -FI_EINVAL;
+	}
+	/* IPv6: counted up in its last 32 bits. */
+	if (inet_pton(AF_INET6, node, &ip6) == 1) {
+		memcpy(&low, &ip6.s6_addr[12], 4);
+		low = htonl(ntohl(low) + (uint32_t)i);
+		memcpy(&ip6.s6_addr[12], &low, 4);
+		return inet_ntop(AF_INET6, &ip6, buf, (socklen_t)len) ? 0 :
 		       -FI_EINVAL;
 	}
 	if (!i) {

@@ -6,14 +6,16 @@
 # swnic device in each bound to its end, Debian's fi_pingpong across with
 # the server's IPv6 address (RDM msg and tagged, MSG, DGRAM, data
 # checked); the endpoints' addresses are FI_SOCKADDR_IN6 / FI_ADDR_STR
-# "fi_swnic://[fd00:79::1]:PORT"; `swnic peer show` names the IPv6 peer;
-# malformed bracketed strings are refused.
+# "fi_swnic://[fd00:79::1]:PORT" (wire_addr6: getinfo, getname, the AV
+# calls and straddr round-trip, errors); wire_rma and wire_atomic across;
+# `swnic peer show` names the IPv6 peer; malformed strings are refused.
 #
 # swnic-timeout: 600
 
 . "$(dirname "$0")/lib.sh"
 
 require_cmd fi_pingpong fi_info ip ss swnic jq
+[ -x selftests/wire/out/wire_addr6 ] || skip_all "selftests/wire/out/wire_addr6 not built"
 ip netns add swnic6a 2>/dev/null || skip_all "cannot create network namespaces"
 ip netns add swnic6b
 
@@ -122,6 +124,19 @@ pingpong "rdm tagged 64 KiB across IPv6, data checked" -e rdm -m tagged -c \
 pingpong "msg (connected) 4 KiB across IPv6, data checked" -e msg -c -I 10 \
 	-S 4096
 pingpong "dgram 1 KiB across IPv6, data checked" -e dgram -c -I 10 -S 1024
+
+check "addresses: getinfo/getname/AV (sockaddr_in6, FI_ADDR_STR, insertsvc, insertsym, straddr), errors" \
+	$A selftests/wire/out/wire_addr6 swnic6a $ADDR_A $ADDR_B
+
+# The RMA and atomic helpers across, the target named by its IPv6 address.
+check "RMA write/read, remote CQ data, counters, key errors, a fenced read across IPv6" \
+	sh -c "$A timeout 120 selftests/wire/out/wire_rma -s & sleep 1;
+	       $B timeout 120 selftests/wire/out/wire_rma $ADDR_A; rc=\$?;
+	       wait \$! || rc=1; exit \$rc"
+check "atomics across IPv6: every op x datatype, errors, concurrent adds" \
+	sh -c "$A timeout 240 selftests/wire/out/wire_atomic -s & sleep 1;
+	       $B timeout 240 selftests/wire/out/wire_atomic $ADDR_A; rc=\$?;
+	       wait \$! || rc=1; exit \$rc"
 
 peers=$($B swnic -j peer show 2>&1)
 if printf '%s' "$peers" | jq -e --arg a "[$ADDR_A]:4793" \
