@@ -509,7 +509,8 @@ static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
 	if (!hints)
 		return -FI_ENOMEM;
 	hints->caps = FI_MSG;
-	hints->addr_format = FI_SOCKADDR_IN;
+	/* Any: the port speaks the provider's inner form (below). */
+	hints->addr_format = FI_FORMAT_UNSPEC;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->tx_attr->size = SWNIC_CM_QUEUE;
 	hints->rx_attr->size = SWNIC_CM_QUEUE;
@@ -523,12 +524,24 @@ static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
 	fi_freeinfo(hints);
 	if (ret)
 		return ret;
+	/*
+	 * The port's endpoint and AV take the provider's own sockaddr_in,
+	 * whose address is an IPv6 peer's name for an IPv6 device (addr.c):
+	 * FI_SOCKADDR_IN, read and written as is, never translated.
+	 */
 	free((*info)->src_addr);
 	(*info)->src_addr = NULL;
 	(*info)->src_addrlen = 0;
-	if (bind)
-		ret = swnic_addr_dup(FI_SOCKADDR_IN, bind, &(*info)->src_addr,
-				     &(*info)->src_addrlen);
+	(*info)->addr_format = FI_SOCKADDR_IN;
+	if (bind) {
+		(*info)->src_addr = malloc(sizeof(*bind));
+		if ((*info)->src_addr) {
+			memcpy((*info)->src_addr, bind, sizeof(*bind));
+			(*info)->src_addrlen = sizeof(*bind);
+		} else {
+			ret = -FI_ENOMEM;
+		}
+	}
 	if (ret) {
 		fi_freeinfo(*info);
 		*info = NULL;

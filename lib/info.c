@@ -612,9 +612,11 @@ static int swnic_info_addrs(struct fi_info *fi, const struct swnic_dev *dev,
 		fi->addr_format = FI_SOCKADDR_IN6;
 	ret = swnic_addr_dup(fi->addr_format, &src, &fi->src_addr,
 			     &fi->src_addrlen);
-	if (ret)
+	if (ret == -FI_EINVAL)	/* an IPv6 device, FI_SOCKADDR_IN asked */
 		return SWNIC_NOMATCH("%s: its address is not in format %u\n",
 				     dev->name, fi->addr_format);
+	if (ret)
+		return ret;
 	if (req->has_dest)
 		ret = swnic_addr_dup(fi->addr_format, &dest, &fi->dest_addr,
 				     &fi->dest_addrlen);

@@ -73,6 +73,8 @@ int main(int argc, char **argv)
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_ep *ep;
+	struct fid_cq *cq, *scq;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	struct fid_av *av, *sav;
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct sockaddr_in6 sin6, out;
@@ -122,6 +124,8 @@ int main(int argc, char **argv)
 	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
 	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
 	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
+	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
 	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
 	    (ret = fi_enable(ep))) {
 		CHECK(0, "endpoint setup: %s", fi_strerror(-ret));
@@ -177,6 +181,8 @@ int main(int argc, char **argv)
 
 		if ((ret = fi_endpoint(domain, sinfo, &sep, NULL)) ||
 		    (ret = fi_av_open(domain, &sattr, &sav, NULL)) ||
+		    (ret = fi_cq_open(domain, &cq_attr, &scq, NULL)) ||
+		    (ret = fi_ep_bind(sep, &scq->fid, FI_TRANSMIT | FI_RECV)) ||
 		    (ret = fi_ep_bind(sep, &sav->fid, 0)) ||
 		    (ret = fi_enable(sep))) {
 			CHECK(0, "FI_ADDR_STR endpoint: %s", fi_strerror(-ret));
@@ -211,9 +217,11 @@ int main(int argc, char **argv)
 		}
 		fi_close(&sep->fid);
 		fi_close(&sav->fid);
+		fi_close(&scq->fid);
 	}
 	fi_close(&ep->fid);
 	fi_close(&av->fid);
+	fi_close(&cq->fid);
 	fi_close(&domain->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);

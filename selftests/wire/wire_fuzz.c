@@ -126,6 +126,7 @@ static struct {
 	int v6;
 	struct in6_addr spoof6;	/* its /64 */
 	int raw;
+	unsigned long raw_err;	/* failed raw sends (the first is shown) */
 	uint32_t spoof_net;	/* host order, /24 */
 	int authed;
 	unsigned long sent, raw_sent, answers;
@@ -503,6 +504,7 @@ static void send_raw6(const uint8_t *buf, size_t len)
 	struct ip6_hdr *ip = (void *)pkt;
 	struct udphdr *udp = (void *)(ip + 1);
 	size_t ulen = sizeof(*udp) + len;
+	struct sockaddr_in6 to;
 
 	memset(ip, 0, sizeof(*ip));
 	ip->ip6_flow = htonl(6U << 28 | (uint32_t)below(256) << 20);
@@ -539,9 +541,14 @@ static void send_raw6(const uint8_t *buf, size_t len)
 	udp->check = udp6_csum(ip, (uint8_t *)udp, ulen);
 	if (chance(3))
 		udp->check ^= htons(0x0101);
-	if (sendto(g.raw, pkt, sizeof(*ip) + ulen, 0,
-		   (struct sockaddr *)&g.dst6, sizeof(g.dst6)) >= 0)
+	/* A raw IPv6 socket's destination has no port (or its protocol). */
+	to = g.dst6;
+	to.sin6_port = 0;
+	if (sendto(g.raw, pkt, sizeof(*ip) + ulen, 0, (struct sockaddr *)&to,
+		   sizeof(to)) >= 0)
 		g.raw_sent++;
+	else if (!g.raw_err++)
+		perror("wire_fuzz: raw IPv6 send");
 }
 
 static void usage(void)
