@@ -1801,7 +1801,7 @@ found:
  * (dropped and counted) or the name.
  */
 static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
-			     bool create)
+			     bool create, bool *limited)
 {
 	const struct in6_addr *saddr = &ipv6_hdr(skb)->saddr;
 	__be32 name;
@@ -1819,6 +1819,7 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return 0;
 	}
+	*limited = true;
 	name = swnic_name6_get(wn, saddr,
 			       swnic_addr6_scope(saddr, skb->skb_iif), true);
 	if (!name)
@@ -1837,7 +1838,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	u32 src_inc, dst_inc, psn;
 	__be32 saddr = v6 ? 0 : ip_hdr(skb)->saddr;
 	__be16 sport = udp_hdr(skb)->source;
-	bool ok = true, create;
+	bool ok = true, create, limited = false;
 
 	wn->rx_pkts++;
 	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
@@ -1863,12 +1864,12 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	/* Only requests may make a context; answers need ours. */
 	create = h.type == SWNIC_PKT_DATA || h.type == SWNIC_PKT_READ_REQ;
 	if (v6) {
-		saddr = swnic_rx_name6(wn, skb, create);
+		saddr = swnic_rx_name6(wn, skb, create, &limited);
 		if (!saddr)
 			return;
 	}
 	/* A new IPv6 name was rate-limited already: not twice. */
-	p = swnic_peer_get(wn, saddr, sport, create, !v6);
+	p = swnic_peer_get(wn, saddr, sport, create, !limited);
 	if (!p) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return;
