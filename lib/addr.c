@@ -492,6 +492,19 @@ int swnic_addr_resolve_node(const char *node, bool numeric, bool remote_ok,
 		return 0;
 	if (inet_pton(AF_INET6, node, &a6) == 1)
 		return swnic_addr6_name(-1, &a6, 0, ip) ? -FI_ENODATA : 0;
+	if (strchr(node, ':')) {
+		/* IPv6 with a scope (fe80::1%eth0): as in a string */
+		char str[SWNIC_ADDR_STRLEN + IF_NAMESIZE];
+		struct sockaddr_in sin;
+
+		if (strlen(node) > INET6_ADDRSTRLEN + IF_NAMESIZE)
+			return -FI_ENODATA;
+		snprintf(str, sizeof(str), SWNIC_ADDR_STR_PREFIX "[%s]", node);
+		if (swnic_addr_parse_str(str, &sin))
+			return -FI_ENODATA;
+		*ip = sin.sin_addr;
+		return 0;
+	}
 	if (numeric || !remote_ok)
 		return -FI_ENODATA;
 	ret = getaddrinfo(node, NULL, &hints, &res);

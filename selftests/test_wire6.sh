@@ -125,8 +125,11 @@ pingpong "msg (connected) 4 KiB across IPv6, data checked" -e msg -c -I 10 \
 	-S 4096
 pingpong "dgram 1 KiB across IPv6, data checked" -e dgram -c -I 10 -S 1024
 
-check "addresses: getinfo/getname/AV (sockaddr_in6, FI_ADDR_STR, insertsvc, insertsym, straddr), errors" \
-	$A selftests/wire/out/wire_addr6 swnic6a $ADDR_A $ADDR_B
+# B's link-local address (the veth has one once up): named in A's scope.
+LL_B=$($B ip -6 -o addr show dev sw6b scope link | awk '{ print $4 }' |
+	cut -d/ -f1 | head -1)
+check "addresses: getinfo/getname/AV (sockaddr_in6, FI_ADDR_STR, insertsvc, insertsym, straddr, link-local), errors" \
+	$A selftests/wire/out/wire_addr6 swnic6a $ADDR_A $ADDR_B ${LL_B:-fe80::2} sw6a
 
 # The RMA and atomic helpers across, the target named by its IPv6 address.
 check "RMA write/read, remote CQ data, counters, key errors, a fenced read across IPv6" \

@@ -3,7 +3,7 @@
  * wire_addr6 - the provider's IPv6 addresses, on a device bound to a
  * netdev with IPv6 addresses only (selftests/test_wire6.sh):
  *
- *   wire_addr6 DOMAIN OWN_IPV6 PEER_IPV6
+ *   wire_addr6 DOMAIN OWN_IPV6 PEER_IPV6 [LINK_LOCAL IFNAME]
  *
  * fi_getinfo reports FI_SOCKADDR_IN6 and the device's address; fi_getname
  * gives it back as a sockaddr_in6 and as "fi_swnic://[OWN]:PORT"
@@ -11,10 +11,13 @@
  * fi_av_insertsvc and fi_av_insertsym round-trip through fi_av_lookup
  * and fi_av_straddr; FI_SOURCE with the device's address matches and
  * with another does not; FI_SOCKADDR_IN (no IPv6) is -FI_ENODATA;
- * malformed strings are refused. One "ok"/"not ok" line per check; exit
+ * malformed strings are refused; with LINK_LOCAL (a peer's fe80:: address
+ * on IFNAME, the device's netdev) "[LINK_LOCAL%IFNAME]" is taken in the
+ * netdev's scope and one "%lo" refused. One "ok"/"not ok" line per check; exit
  * status 1 if any failed.
  */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@
 #include <rdma/fi_errno.h>
 
 static int failed;
-static const char *dom_name, *own, *peer;
+static const char *dom_name, *own, *peer, *ll, *ifname;
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -84,9 +87,13 @@ int main(int argc, char **argv)
 	fi_addr_t fa[4];
 	int ret, port;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: wire_addr6 DOMAIN OWN_IPV6 PEER_IPV6\n");
+	if (argc != 4 && argc != 6) {
+		fprintf(stderr, "usage: wire_addr6 DOMAIN OWN_IPV6 PEER_IPV6 [LINK_LOCAL IFNAME]\n");
 		return 2;
+	}
+	if (argc == 6) {
+		ll = argv[4];
+		ifname = argv[5];
 	}
 	dom_name = argv[1];
 	own = argv[2];
@@ -214,6 +221,23 @@ int main(int argc, char **argv)
 				n += fi_av_insert(sav, strs, 1, fa, 0, NULL);
 			}
 			CHECK(n == 0, "malformed fi_swnic://[...] refused by fi_av_insert (%d taken)", n);
+		}
+		if (ll) {
+			/* link-local: the netdev's scope, any other refused */
+			snprintf(want, sizeof(want), "fi_swnic://[%s%%%s]:9",
+				 ll, ifname);
+			strs[0] = want;
+			ret = fi_av_insert(sav, strs, 1, fa, 0, NULL);
+			len = sizeof(str);
+			snprintf(want, sizeof(want), "fi_swnic://[%s%%%u]:9",
+				 ll, if_nametoindex(ifname));
+			CHECK(ret == 1 && !fi_av_lookup(sav, fa[0], str, &len) &&
+			      !strcmp(str, want),
+			      "link-local with its netdev's scope: %s", str);
+			snprintf(want, sizeof(want), "fi_swnic://[%s%%lo]:9", ll);
+			ret = fi_av_insert(sav, strs, 1, fa, 0, NULL);
+			CHECK(ret == 0, "link-local of another interface (%s) refused",
+			      want);
 		}
 		fi_close(&sep->fid);
 		fi_close(&sav->fid);
