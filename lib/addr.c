@@ -102,10 +102,11 @@ static int swnic_addr6_ioctl(int fd, struct swnic_addr6 *a)
  * @fd: a device fd (its netdev's namespace names it), or -1: the first
  *	bound device's
  * @scope: link-local: the interface index (0: the device's netdev)
- * @name: out; an IPv4-mapped @a is its IPv4 address, ::1 is 127.0.0.1
+ * @name: out; an IPv4-mapped @a is its IPv4 address
  *
  * Return: 0, -FI_ENODATA (no device reaches IPv6 peers), or the kernel's
- * error (-FI_EADDRNOTAVAIL: not a unicast address or another scope).
+ * error (-FI_EADDRNOTAVAIL: not a unicast address - ::1 neither: a
+ * local-only device is 127.0.0.1 - or another scope).
  */
 int swnic_addr6_name(int fd, const struct in6_addr *a, uint32_t scope,
 		     struct in_addr *name)
@@ -116,10 +117,6 @@ int swnic_addr6_name(int fd, const struct in6_addr *a, uint32_t scope,
 
 	if (IN6_IS_ADDR_V4MAPPED(a)) {
 		memcpy(&name->s_addr, &a->s6_addr[12], 4);
-		return 0;
-	}
-	if (IN6_IS_ADDR_LOOPBACK(a)) {
-		name->s_addr = htonl(INADDR_LOOPBACK);
 		return 0;
 	}
 	pthread_mutex_lock(&swnic_name6_lock);

@@ -610,6 +610,12 @@ static int swnic_info_addrs(struct fi_info *fi, const struct swnic_dev *dev,
 				(req->has_dest &&
 				 swnic_addr_is_v6(dest.sin_addr))))
 		fi->addr_format = FI_SOCKADDR_IN6;
+	/* ... which only a device on the wire with IPv6 has. */
+	if (fi->addr_format == FI_SOCKADDR_IN6 &&
+	    (!dev->attr.ifindex ||
+	     !(dev->attr.features & SWNIC_FEAT_WIRE_IPV6)))
+		return SWNIC_NOMATCH("%s: no IPv6 (local-only device)\n",
+				     dev->name);
 	ret = swnic_addr_dup(fi->addr_format, &src, &fi->src_addr,
 			     &fi->src_addrlen);
 	if (ret == -FI_EINVAL)	/* an IPv6 device, FI_SOCKADDR_IN asked */
