@@ -570,10 +570,24 @@ static void swnic_av_format(const struct swnic_av *av,
 			((char *)addr)[n - 1] = '\0';
 		}
 	} else {
+		/* FI_SOCKADDR_IN6: the address (IPv6, or IPv4-mapped) */
+		struct sockaddr_in6 sin6;
+		const void *src = sin;
+		void *dup = NULL;
+
 		need = sizeof(*sin);
+		if (av->addr_format == FI_SOCKADDR_IN6 ||
+		    swnic_addr_is_v6(sin->sin_addr)) {
+			if (!swnic_addr_dup(FI_SOCKADDR_IN6, sin, &dup,
+					    &need)) {
+				memcpy(&sin6, dup, sizeof(sin6));
+				src = &sin6;
+			}
+			free(dup);
+		}
 		n = need < *addrlen ? need : *addrlen;
 		if (addr && n)
-			memcpy(addr, sin, n);
+			memcpy(addr, src, n);
 	}
 	*addrlen = need;
 }
@@ -610,7 +624,8 @@ static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
 		return NULL;
 	if (av->addr_format == FI_ADDR_STR ?
 	    swnic_addr_parse_str(addr, &sin) :
-	    swnic_addr_read(av->addr_format, addr, sizeof(sin), &sin))
+	    swnic_addr_read(av->addr_format, addr,
+			    swnic_addr_len(av->addr_format), &sin))
 		snprintf(tmp, sizeof(tmp), "(not an swnic address)");
 	else
 		swnic_addr_to_str(&sin, tmp, sizeof(tmp));

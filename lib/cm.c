@@ -901,7 +901,8 @@ static int swnic_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (!addr)
 		return -FI_EINVAL;
 	addrlen = ep->addr_format == FI_ADDR_STR ?
-		  strnlen(addr, SWNIC_ADDR_STRLEN) + 1 : sizeof(to);
+		  strnlen(addr, SWNIC_ADDR_STRLEN) + 1 :
+		  swnic_addr_len(ep->addr_format);
 	ret = swnic_addr_read(ep->addr_format, addr, addrlen, &to);
 	if (ret)
 		return ret;

@@ -10,11 +10,11 @@
 # calls and straddr round-trip, errors); wire_rma and wire_atomic across;
 # `swnic peer show` names the IPv6 peer; malformed strings are refused.
 #
-# swnic-timeout: 600
+# swnic-timeout: 900
 
 . "$(dirname "$0")/lib.sh"
 
-require_cmd fi_pingpong fi_info ip ss swnic jq
+require_cmd fi_pingpong fi_info ip ss swnic jq tc ethtool
 [ -x selftests/wire/out/wire_addr6 ] || skip_all "selftests/wire/out/wire_addr6 not built"
 ip netns add swnic6a 2>/dev/null || skip_all "cannot create network namespaces"
 ip netns add swnic6b
@@ -124,6 +124,58 @@ pingpong "rdm tagged 64 KiB across IPv6, data checked" -e rdm -m tagged -c \
 pingpong "msg (connected) 4 KiB across IPv6, data checked" -e msg -c -I 10 \
 	-S 4096
 pingpong "dgram 1 KiB across IPv6, data checked" -e dgram -c -I 10 -S 1024
+
+pingpong "rdm 16 MiB across IPv6, data checked" -e rdm -c -I 2 -S 16777216
+
+# Large messages go as UDP GSO sends over IPv6 too (the route looked up in
+# the namespace with ip6_route_output).
+gso=$($B swnic -j peer show | jq '[.[] | select(.peer == "*") |
+	.counters.gso_sends] | add // 0')
+if [ "${gso:-0}" -gt 0 ]; then
+	ok "large messages went as UDP GSO sends over IPv6 ($gso)"
+else
+	not_ok "large messages went as UDP GSO sends over IPv6" "gso_sends: ${gso:-none}"
+fi
+
+# Loss over IPv6 (GSO off: netem drops single packets): every byte.
+$A ethtool -K sw6a gso off tso off >/dev/null 2>&1
+$B ethtool -K sw6b gso off tso off >/dev/null 2>&1
+if $A tc qdisc replace dev sw6a root netem loss 5% &&
+   $B tc qdisc replace dev sw6b root netem loss 5%; then
+	pingpong "rdm 8 B..1 MiB across IPv6, netem loss 5%, data checked" \
+		-e rdm -c -I 3 -S all
+	$A tc qdisc del dev sw6a root
+	$B tc qdisc del dev sw6b root
+else
+	not_ok "netem loss 5% over IPv6" "tc qdisc failed"
+fi
+
+# The traffic class reaches the wire as the IPv6 traffic class (DSCP 46:
+# 0xb8), requests and answers: counted by a u32 filter on each ingress.
+ef_in()
+{
+	ip netns exec "$1" tc -s filter show dev "$2" ingress |
+		awk '/Sent/ { print $4; exit }'
+}
+if $A tc qdisc add dev sw6a clsact && $B tc qdisc add dev sw6b clsact &&
+   $A tc filter add dev sw6a ingress protocol ipv6 u32 \
+	match ip6 priority 0xb8 0xfc action pass &&
+   $B tc filter add dev sw6b ingress protocol ipv6 u32 \
+	match ip6 priority 0xb8 0xfc action pass; then
+	check "RMA across IPv6 with traffic class DSCP 46 (FI_TC_DSCP)" \
+		sh -c "$A timeout 120 selftests/wire/out/wire_rma -t 46 -s & sleep 1;
+		       $B timeout 120 selftests/wire/out/wire_rma -t 46 $ADDR_A;
+		       rc=\$?; wait \$! || rc=1; exit \$rc"
+	in=$(ef_in swnic6a sw6a) back=$(ef_in swnic6b sw6b)
+	if [ "${in:-0}" -gt 0 ] && [ "${back:-0}" -gt 0 ]; then
+		ok "its requests and answers carry traffic class DSCP 46 ($in in, $back back)"
+	else
+		not_ok "its requests and answers carry traffic class DSCP 46" \
+			"EF packets: ${in:-none} in, ${back:-none} back"
+	fi
+else
+	not_ok "a DSCP-counting filter on the veth ends" "tc failed"
+fi
 
 # B's link-local address (the veth has one once up): named in A's scope.
 LL_B=$($B ip -6 -o addr show dev sw6b scope link | awk '{ print $4 }' |

@@ -184,11 +184,14 @@ int main(int argc, char **argv)
 	      (char *)sinfo->src_addr);
 	{
 		struct fid_ep *sep;
+		struct fid_domain *sdom;
 		struct fi_av_attr sattr = { .type = FI_AV_MAP };
 
-		if ((ret = fi_endpoint(domain, sinfo, &sep, NULL)) ||
-		    (ret = fi_av_open(domain, &sattr, &sav, NULL)) ||
-		    (ret = fi_cq_open(domain, &cq_attr, &scq, NULL)) ||
+		/* A domain of its own: an AV takes its domain's format. */
+		if ((ret = fi_domain(fabric, sinfo, &sdom, NULL)) ||
+		    (ret = fi_endpoint(sdom, sinfo, &sep, NULL)) ||
+		    (ret = fi_av_open(sdom, &sattr, &sav, NULL)) ||
+		    (ret = fi_cq_open(sdom, &cq_attr, &scq, NULL)) ||
 		    (ret = fi_ep_bind(sep, &scq->fid, FI_TRANSMIT | FI_RECV)) ||
 		    (ret = fi_ep_bind(sep, &sav->fid, 0)) ||
 		    (ret = fi_enable(sep))) {
@@ -242,6 +245,7 @@ int main(int argc, char **argv)
 		fi_close(&sep->fid);
 		fi_close(&sav->fid);
 		fi_close(&scq->fid);
+		fi_close(&sdom->fid);
 	}
 	fi_close(&ep->fid);
 	fi_close(&av->fid);
