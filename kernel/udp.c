@@ -125,7 +125,7 @@ enum {
 	SWNIC_DROP_PEERS,	/* peer context limit or rate hit */
 	SWNIC_DROP_QUEUE,	/* worker queue full */
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
-	SWNIC_DROP_ADDR,	/* IPv6 source not a unicast peer's */
+	SWNIC_DROP_ADDR,	/* IPv6: not from a unicast peer, or to a group */
 	__SWNIC_DROP_NUM
 };
 
@@ -1806,7 +1806,9 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 	const struct in6_addr *saddr = &ipv6_hdr(skb)->saddr;
 	__be32 name;
 
-	if (!swnic_addr6_unicast(saddr)) {
+	/* From a peer's unicast address, to ours (not a group's). */
+	if (!swnic_addr6_unicast(saddr) ||
+	    ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)) {
 		swnic_drop(wn, SWNIC_DROP_ADDR);
 		return 0;
 	}
