@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/ipv6.h>
 
 #include "av.h"
 #include "chardev.h"
@@ -25,6 +26,7 @@
 #include "mr.h"
 #include "service.h"
 #include "trig.h"
+#include "udp.h"
 
 static int swnic_query_device(struct swnic_domain *dom, void *arg)
 {
@@ -42,6 +44,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
 		      SWNIC_FEAT_SHARED_AV |
 		      SWNIC_FEAT_PORT_BLOCK |
+		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
 	q->dev_index = sdev->index;
@@ -136,6 +139,7 @@ union swnic_ioctl_buf {
 	struct swnic_av_open av_open;
 	struct swnic_av_write av_write;
 	struct swnic_port_block port_block;
+	struct swnic_addr6 addr6;
 };
 
 /*
@@ -240,6 +244,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 			  struct swnic_av_write, entries),
 	SWNIC_IOCTL_OP(PORT_BLOCK, swnic_port_block_ioctl,
 		       struct swnic_port_block, __reserved),
+	SWNIC_IOCTL_OP(ADDR6, swnic_udp_ioctl_addr6,
+		       struct swnic_addr6, name),
 };
 
 /*

@@ -32,6 +32,8 @@ static bool swnic_local_reaches(struct swnic_device *sdev, __be32 addr)
 
 	if (!addr || ipv4_is_loopback(addr))
 		return true;
+	if (swnic_addr_is_name6((__force u32)addr))
+		return swnic_udp_name_local(sdev, addr);
 	rcu_read_lock();
 	ret = rcu_access_pointer(sdev->netdev) &&
 	      inet_addr_type(swnic_device_net(sdev), addr) == RTN_LOCAL;

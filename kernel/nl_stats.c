@@ -238,7 +238,9 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 	if (!hdr)
 		return -EMSGSIZE;
 	genl_dump_check_consistent(a->cb, hdr);
-	if (nla_put_in_addr(skb, SWNIC_A_PEER_ADDR, info->ip) ||
+	if ((info->v6 ? nla_put_in6_addr(skb, SWNIC_A_PEER_ADDR,
+					 &info->addr6) :
+	     nla_put_in_addr(skb, SWNIC_A_PEER_ADDR, info->ip)) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_PORT, info->port) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_LOCAL_INC, info->my_inc) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_REMOTE_INC, info->their_inc) ||

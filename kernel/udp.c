@@ -5,10 +5,14 @@
  * wire.rst has the packet formats, the peer state machine and the loss
  * recovery; in short:
  *
- * - One kernel UDP socket per network namespace (pernet), port udp_port,
- *   opened when the first endpoint of a bound device is created there.
- *   Its encap_rcv hook takes every packet in softirq and queues it for
- *   the namespace's worker, which does all the rest in process context.
+ * - One kernel UDP socket per network namespace (pernet) and family (IPv4,
+ *   and IPv6 when the kernel has it), port udp_port, opened when the
+ *   first endpoint of a bound device is created there. Their encap_rcv
+ *   hook takes every packet in softirq and queues it for the namespace's
+ *   worker, which does all the rest in process context. An IPv6 peer is
+ *   named by 32 bits, as an IPv4 one is by its address (uapi swnic.h,
+ *   struct swnic_addr6): the engine, the rings and the MRs' peer lists
+ *   see only names.
  * - A peer context per remote (address, port): reliable, unordered packet
  *   delivery with 32-bit PSNs, cumulative ACK + SACK, RACK-style loss
  *   detection (a packet sent a reordering window before one that arrived
@@ -35,7 +39,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/highmem.h>
+#include <linux/ipv6.h>
 #include <net/checksum.h>
+#include <net/addrconf.h>
 #include <net/inet_ecn.h>
 #include <linux/inetdevice.h>
 #include <linux/jiffies.h>
@@ -51,6 +57,8 @@
 #include <linux/udp.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include <net/sock.h>
 #include <net/udp_tunnel.h>
@@ -117,6 +125,7 @@ enum {
 	SWNIC_DROP_PEERS,	/* peer context limit or rate hit */
 	SWNIC_DROP_QUEUE,	/* worker queue full */
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
+	SWNIC_DROP_ADDR,	/* IPv6: not from a unicast peer, or to a group */
 	__SWNIC_DROP_NUM
 };
 
@@ -133,12 +142,27 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 	[SWNIC_DROP_PEERS] = "drop_peers",
 	[SWNIC_DROP_QUEUE] = "drop_queue",
 	[SWNIC_DROP_NO_DEV] = "drop_no_dev",
+	[SWNIC_DROP_ADDR] = "drop_addr",
+};
+
+/* An IPv6 peer's address; its name is its place in wn->names6, + 1. */
+struct swnic_name6 {
+	struct in6_addr addr;
+	int ifindex;			/* link-local: its netdev, else 0 */
 };
 
 struct swnic_wnet {
 	struct net *net;
 	struct mutex lock;		/* everything below but @rxq */
 	struct socket *sock;		/* NULL until first needed */
+	struct socket *sock6;		/* IPv6: NULL until then, or if none */
+	/*
+	 * IPv6 peers' names: only ever appended (under @lock), read without
+	 * it: @names6 is set before @nnames6 first grows, each entry before
+	 * @nnames6 covers it (release/acquire). Freed with the namespace.
+	 */
+	struct swnic_name6 *names6;
+	u32 nnames6;
 	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
@@ -223,8 +247,11 @@ struct swnic_rxmsg {
 
 struct swnic_peer {
 	struct list_head node;		/* wn->peers */
-	__be32 ip;
+	__be32 ip;			/* IPv4 address, or IPv6 name */
 	__be16 port;
+	bool v6;			/* @ip is the name of: */
+	struct in6_addr addr6;
+	int scope;			/* link-local: the netdev's ifindex */
 	int ifindex;			/* where its requests come in */
 	u32 my_inc, their_inc;
 	unsigned long heard;		/* jiffies: last valid packet */
@@ -335,13 +362,25 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		.sin_addr.s_addr = p->ip,
 		.sin_port = p->port,
 	};
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = p->addr6,
+		.sin6_port = p->port,
+		.sin6_scope_id = p->scope,
+	};
 	struct msghdr msg = {
 		.msg_name = &sin,
 		.msg_namelen = sizeof(sin),
 		.msg_flags = MSG_DONTWAIT,
 	};
+	struct socket *sock = wn->sock;
 
-	if (!wn->sock)
+	if (p->v6) {
+		msg.msg_name = &sin6;
+		msg.msg_namelen = sizeof(sin6);
+		sock = wn->sock6;
+	}
+	if (!sock)
 		return -ENOTCONN;
 	if (gso) {
 		cm->cmsg_level = SOL_UDP;
@@ -352,8 +391,8 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		cm = (void *)(ctl + clen);
 	}
 	if (tos) {	/* the traffic class of the endpoint's work */
-		cm->cmsg_level = SOL_IP;
-		cm->cmsg_type = IP_TOS;
+		cm->cmsg_level = p->v6 ? SOL_IPV6 : SOL_IP;
+		cm->cmsg_type = p->v6 ? IPV6_TCLASS : IP_TOS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		*(int *)CMSG_DATA(cm) = tos;
 		clen += CMSG_SPACE(sizeof(int));
@@ -362,7 +401,7 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		msg.msg_control = ctl;
 		msg.msg_controllen = clen;
 	}
-	return kernel_sendmsg(wn->sock, &msg, iov, n, len);
+	return kernel_sendmsg(sock, &msg, iov, n, len);
 }
 
 static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
@@ -623,6 +662,28 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 	return t;
 }
 
+/* swnic_peer_gso() for an IPv6 peer: its route in the namespace. */
+static bool swnic_peer_gso6(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct flowi6 fl6 = {
+		.daddr = p->addr6,
+		.flowi6_oif = p->scope,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+	netdev_features_t f;
+	bool ok = false;
+
+	dst = ip6_route_output(wn->net, NULL, &fl6);
+	if (!dst->error) {
+		f = dst->dev->features;
+		ok = (f & NETIF_F_GSO) && (f & NETIF_F_SG) &&
+		     (f & (NETIF_F_HW_CSUM | NETIF_F_IPV6_CSUM));
+	}
+	dst_release(dst);
+	return ok;
+}
+
 /*
  * Can packets to @p go as UDP GSO sends? When the route's device does
  * generic segmentation (not turned off: `ethtool -K DEV gso off` makes
@@ -642,6 +703,8 @@ static bool swnic_peer_gso(struct swnic_wnet *wn, struct swnic_peer *p)
 		return p->gso;
 	p->gso_when = jiffies ?: 1;
 	p->gso = false;
+	if (p->v6)
+		return p->gso = swnic_peer_gso6(wn, p);
 	rt = ip_route_output_key(wn->net, &fl4);
 	if (IS_ERR(rt))
 		return false;
@@ -814,6 +877,73 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_splice_tail(&again, &p->txq);
 }
 
+/* ---- IPv6 peers' names ---------------------------------------------------- */
+
+/*
+ * The address IPv6 name @name stands for (any context: under the lock or
+ * RCU, or with the namespace referenced). Return: false if none.
+ */
+static bool swnic_name6_addr(struct swnic_wnet *wn, __be32 name,
+			     struct in6_addr *addr, int *ifindex)
+{
+	/* Pairs with swnic_name6_get(): entries below it are written. */
+	u32 n = smp_load_acquire(&wn->nnames6), i = ntohl(name) - 1;
+
+	if (!swnic_addr_is_name6((__force u32)name) || i >= n)
+		return false;
+	*addr = wn->names6[i].addr;
+	*ifindex = wn->names6[i].ifindex;
+	return true;
+}
+
+/*
+ * The name of @addr (@ifindex: link-local, its netdev; else 0), made if
+ * @create and the namespace has room (under wn->lock). Return: 0 if none.
+ */
+static __be32 swnic_name6_get(struct swnic_wnet *wn,
+			      const struct in6_addr *addr, int ifindex,
+			      bool create)
+{
+	u32 i, n = wn->nnames6;
+
+	lockdep_assert_held(&wn->lock);
+	for (i = 0; i < n; i++)
+		if (ipv6_addr_equal(&wn->names6[i].addr, addr) &&
+		    wn->names6[i].ifindex == ifindex)
+			return htonl(i + 1);
+	if (!create || n >= SWNIC_MAX_ADDR6 || wn->dead)
+		return 0;
+	if (!wn->names6) {
+		wn->names6 = kvcalloc(SWNIC_MAX_ADDR6, sizeof(*wn->names6),
+				      GFP_KERNEL);
+		if (!wn->names6)
+			return 0;
+	}
+	wn->names6[n].addr = *addr;
+	wn->names6[n].ifindex = ifindex;
+	/* Pairs with swnic_name6_addr(): the entry before its count. */
+	smp_store_release(&wn->nnames6, n + 1);
+	return htonl(n + 1);
+}
+
+/*
+ * Can @addr be an IPv6 peer's address? Unicast, not this host's loopback
+ * nor IPv4-mapped (an IPv4 peer is named by its IPv4 address).
+ */
+static bool swnic_addr6_unicast(const struct in6_addr *addr)
+{
+	int type = ipv6_addr_type(addr);
+
+	return !(type & (IPV6_ADDR_MULTICAST | IPV6_ADDR_LOOPBACK |
+			 IPV6_ADDR_MAPPED)) && type != IPV6_ADDR_ANY;
+}
+
+/* The scope a packet's or a user's @addr is named in: see swnic_name6. */
+static int swnic_addr6_scope(const struct in6_addr *addr, int ifindex)
+{
+	return ipv6_addr_type(addr) & IPV6_ADDR_LINKLOCAL ? ifindex : 0;
+}
+
 static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 					  __be16 port)
 {
@@ -843,6 +973,13 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return NULL;
+	if (swnic_addr_is_name6((__force u32)ip)) {
+		if (!swnic_name6_addr(wn, ip, &p->addr6, &p->scope)) {
+			kfree(p);
+			return NULL;
+		}
+		p->v6 = true;
+	}
 	p->ip = ip;
 	p->port = port;
 	p->my_inc = swnic_new_inc();
@@ -871,7 +1008,7 @@ static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 /* ---- posting: the transport ops ---------------------------------------- */
 
 /* Payload bytes a packet of @kind carries on @sdev's netdev. */
-static u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen)
+static u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen, bool v6)
 {
 	struct net_device *nd;
 	u32 mtu = 1500;
@@ -882,8 +1019,8 @@ static u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen)
 		mtu = READ_ONCE(nd->mtu);
 	rcu_read_unlock();
 	mtu = max_t(u32, mtu, 576);
-	return mtu - sizeof(struct iphdr) - sizeof(struct udphdr) -
-	       sizeof(struct swnic_wire_hdr) - hlen;
+	return mtu - (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) -
+	       sizeof(struct udphdr) - sizeof(struct swnic_wire_hdr) - hlen;
 }
 
 /*
@@ -989,7 +1126,8 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	tm->kind = SWNIC_TX_REQ;
 	tm->tos = src->dscp << 2;
 	tm->len = sqe->opcode == SWNIC_OP_READ ? 0 : sqe->len;
-	tm->frag = swnic_udp_frag(src->dom->sdev, sizeof(tm->m));
+	tm->frag = swnic_udp_frag(src->dom->sdev, sizeof(tm->m),
+				  swnic_addr_is_name6(sqe->dest_addr));
 	tm->m = (struct swnic_wire_msg) {
 		.opcode = sqe->opcode,
 		.flags = (sqe->flags & SWNIC_SQE_REMOTE_DATA ?
@@ -1031,6 +1169,9 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	mutex_lock(&wn->lock);
 	ret = -ENETDOWN;
 	if (wn->dead || !wn->sock)
+		goto err;
+	ret = -EHOSTUNREACH;	/* an IPv6 name, but no IPv6 socket */
+	if (swnic_addr_is_name6(sqe->dest_addr) && !wn->sock6)
 		goto err;
 	ret = -EAGAIN;
 	p = swnic_peer_get(wn, (__force __be32)sqe->dest_addr,
@@ -1083,15 +1224,30 @@ static int swnic_udp_rma_read(struct swnic_ep *src,
 /**
  * swnic_udp_reaches() - is @addr a peer on another host, through @sdev?
  * @sdev: a device; bound to a netdev it reaches every other address
- * @addr: IPv4, network order (the local transport took this host's)
+ * @addr: IPv4 or an IPv6 peer's name, network order (the local
+ *	  transport took this host's)
  *
  * Return: true if the device is bound and @addr is a unicast address.
  */
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr)
 {
-	return rcu_access_pointer(sdev->netdev) && addr &&
-	       !ipv4_is_multicast(addr) && !ipv4_is_lbcast(addr) &&
-	       !ipv4_is_zeronet(addr);
+	struct net_device *nd;
+	struct in6_addr a6;
+	bool ret = false;
+	int ifindex;
+
+	if (!swnic_addr_is_name6((__force u32)addr))
+		return rcu_access_pointer(sdev->netdev) && addr &&
+		       !ipv4_is_multicast(addr) && !ipv4_is_lbcast(addr) &&
+		       !ipv4_is_zeronet(addr);
+	/* An IPv6 peer's name: one the namespace has. */
+	rcu_read_lock();
+	nd = rcu_dereference(sdev->netdev);
+	if (nd)
+		ret = swnic_name6_addr(swnic_wnet(dev_net(nd)), addr, &a6,
+				       &ifindex);
+	rcu_read_unlock();
+	return ret;
 }
 
 const struct swnic_transport swnic_transport_udp = {
@@ -1317,7 +1473,8 @@ static int swnic_rx_atomic(struct swnic_device *sdev, struct swnic_ep *dst,
 		tm->kind = SWNIC_TX_ATOMIC_DATA;
 		tm->abuf = a.result;
 		tm->len = len;
-		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp));
+		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp),
+					  p->v6);
 	}
 	return 0;
 }
@@ -1377,7 +1534,8 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		/* Its answer is the data, read from the MR as it is sent. */
 		tm->kind = SWNIC_TX_READ_DATA;
 		tm->len = be64_to_cpu(m->len);
-		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp));
+		tm->frag = swnic_udp_frag(sdev, sizeof(struct swnic_wire_resp),
+					  p->v6);
 		tm->raddr = be64_to_cpu(m->raddr);
 		tm->rkey = be64_to_cpu(m->rkey);
 		tm->auth_key = mr_key;
@@ -1457,6 +1615,14 @@ static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_peer_pump(wn, p);
 }
 
+/* The traffic class (DSCP) a packet came with: its answers get it too. */
+static u8 swnic_skb_tos(struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_get_dsfield(ipv6_hdr(skb)) & ~INET_ECN_MASK;
+	return ip_hdr(skb)->tos & ~INET_ECN_MASK;
+}
+
 /* A fragment of a request: into its message. Return: false to drop it. */
 static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 			      const struct swnic_wire_msg *m, struct sk_buff *skb,
@@ -1505,7 +1671,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->msg_id = id;
 	rm->m = *m;
 	rm->len = len;
-	rm->tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
+	rm->tos = swnic_skb_tos(skb);
 	wn->rx_mem += len;
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (psn_before(id, pos->msg_id))
@@ -1628,17 +1794,53 @@ found:
 	}
 }
 
+/*
+ * The name of an IPv6 packet's source, made if @create and a peer context
+ * may be made by a packet now (capped and rate-limited as those are: a
+ * flood of forged sources cannot fill the namespace's names). Return: 0
+ * (dropped and counted) or the name.
+ */
+static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
+			     bool create, bool *limited)
+{
+	const struct in6_addr *saddr = &ipv6_hdr(skb)->saddr;
+	__be32 name;
+
+	/* From a peer's unicast address, to ours (not a group's). */
+	if (!swnic_addr6_unicast(saddr) ||
+	    ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)) {
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		return 0;
+	}
+	name = swnic_name6_get(wn, saddr,
+			       swnic_addr6_scope(saddr, skb->skb_iif), false);
+	if (name)
+		return name;
+	if (!create || wn->npeers >= SWNIC_MAX_PEERS ||
+	    !__ratelimit(&wn->peer_limit)) {
+		swnic_drop(wn, SWNIC_DROP_PEERS);
+		return 0;
+	}
+	*limited = true;
+	name = swnic_name6_get(wn, saddr,
+			       swnic_addr6_scope(saddr, skb->skb_iif), true);
+	if (!name)
+		swnic_drop(wn, SWNIC_DROP_PEERS);
+	return name;
+}
+
 /* Take one packet (worker). */
 static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 {
 	unsigned int len = skb->len, off = sizeof(struct swnic_wire_hdr);
+	bool v6 = skb->protocol == htons(ETH_P_IPV6);
 	struct swnic_device *sdev = NULL;
 	struct swnic_wire_hdr h;
 	struct swnic_peer *p;
 	u32 src_inc, dst_inc, psn;
-	__be32 saddr = ip_hdr(skb)->saddr;
+	__be32 saddr = v6 ? 0 : ip_hdr(skb)->saddr;
 	__be16 sport = udp_hdr(skb)->source;
-	bool ok = true;
+	bool ok = true, create, limited = false;
 
 	wn->rx_pkts++;
 	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
@@ -1662,8 +1864,14 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		return;
 	}
 	/* Only requests may make a context; answers need ours. */
-	p = swnic_peer_get(wn, saddr, sport, h.type == SWNIC_PKT_DATA ||
-			   h.type == SWNIC_PKT_READ_REQ, true);
+	create = h.type == SWNIC_PKT_DATA || h.type == SWNIC_PKT_READ_REQ;
+	if (v6) {
+		saddr = swnic_rx_name6(wn, skb, create, &limited);
+		if (!saddr)
+			return;
+	}
+	/* A new IPv6 name was rate-limited already: not twice. */
+	p = swnic_peer_get(wn, saddr, sport, create, !limited);
 	if (!p) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return;
@@ -1767,7 +1975,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
 	p->ack_due = true;
 	if (h.type != SWNIC_PKT_RESP) {
-		p->ack_tos = ip_hdr(skb)->tos & ~INET_ECN_MASK;
+		p->ack_tos = swnic_skb_tos(skb);
 		p->ifindex = skb->skb_iif;
 		sdev = swnic_rx_device(wn->net, p->ifindex);
 		if (!sdev)
@@ -1822,8 +2030,14 @@ static void swnic_tick(struct swnic_wnet *wn)
 		/* Busy: looked at again, for its silence and its retries. */
 		next = min(next, ktime_add_us(now, SWNIC_TICK_US));
 		if (time_after(jiffies, p->heard + timeout)) {
-			pr_debug("peer %pI4:%u silent for %u ms: failed\n",
-				 &p->ip, ntohs(p->port), peer_timeout_ms);
+			if (p->v6)
+				pr_debug("peer [%pI6c]:%u silent for %u ms: failed\n",
+					 &p->addr6, ntohs(p->port),
+					 peer_timeout_ms);
+			else
+				pr_debug("peer %pI4:%u silent for %u ms: failed\n",
+					 &p->ip, ntohs(p->port),
+					 peer_timeout_ms);
 			swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
 			swnic_peer_reset_rx(wn, p);
 			p->their_inc = 0;
@@ -1922,9 +2136,71 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/*
+ * udp_sock_create6() (ip6_udp_tunnel.ko) for our one configuration, made
+ * here so that the module needs no more than udp_tunnel.ko: a kernel
+ * socket on [::]:udp_port, IPv6 only (IPv4 has its own), checksums on both
+ * ways (IPv6 requires them; UDP GSO needs them).
+ */
+static int swnic_udp_sock_create6(struct net *net, struct socket **sockp)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+		.sin6_port = htons(udp_port),
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = sock_create_kern(net, AF_INET6, SOCK_DGRAM, 0, &sock);
+	if (ret)
+		return ret;
+	ret = ip6_sock_set_v6only(sock->sk) ?:
+	      kernel_bind(sock, (struct sockaddr *)&sin6, sizeof(sin6));
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	udp_set_no_check6_tx(sock->sk, false);
+	udp_set_no_check6_rx(sock->sk, false);
+	*sockp = sock;
+	return 0;
+}
+
+/*
+ * The namespace's IPv6 socket, set up as vxlan and geneve set theirs up
+ * (setup_udp_tunnel_sock()). A kernel without IPv6 (ipv6.disable=1) has
+ * IPv4 only.
+ */
+static void swnic_udp_open6(struct swnic_wnet *wn)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data = wn,
+		.encap_type = 1,
+		.encap_rcv = swnic_udp_encap_recv,
+	};
+	struct socket *sock;
+	int ret;
+
+	if (wn->sock6 || !ipv6_mod_enabled())
+		return;
+	ret = swnic_udp_sock_create6(wn->net, &sock);
+	if (ret) {
+		pr_warn_ratelimited("wire: UDP port %u (IPv6): error %d\n",
+				    udp_port, ret);
+		return;
+	}
+	setup_udp_tunnel_sock(wn->net, sock, &tcfg);
+	wn->sock6 = sock;
+}
+
 /**
- * swnic_udp_open() - make sure @net has the wire's socket
+ * swnic_udp_open() - make sure @net has the wire's sockets
  * @net: the namespace of a bound device that gets an endpoint
+ *
+ * The IPv4 socket must open; the IPv6 one is opened beside it if it can
+ * be (else IPv6 peers are unreachable, and a device with only IPv6
+ * addresses gets no endpoints: swnic_udp_ep_addr()).
  *
  * Return: 0, or why the socket could not be opened (EADDRINUSE...).
  */
@@ -1947,8 +2223,12 @@ int swnic_udp_open(struct net *net)
 	int ret = 0;
 
 	mutex_lock(&wn->lock);
-	if (wn->sock || wn->dead)
+	if (wn->dead)
 		goto out;
+	if (wn->sock) {
+		swnic_udp_open6(wn);
+		goto out;
+	}
 	if (!wn->worker) {
 		struct kthread_worker *w;
 
@@ -1968,26 +2248,63 @@ int swnic_udp_open(struct net *net)
 	}
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	wn->sock = sock;
+	swnic_udp_open6(wn);
 out:
 	mutex_unlock(&wn->lock);
 	return ret;
+}
+
+/*
+ * @nd's first IPv6 address usable as a peer's (not tentative: DAD done),
+ * a global one before a link-local one. Return: false if it has none.
+ */
+static bool swnic_netdev_addr6(struct net_device *nd, struct in6_addr *addr,
+			       int *ifindex)
+{
+	struct inet6_ifaddr *ifp;
+	struct inet6_dev *idev;
+	bool found = false;
+
+	idev = in6_dev_get(nd);
+	if (!idev)
+		return false;
+	read_lock_bh(&idev->lock);
+	list_for_each_entry(ifp, &idev->addr_list, if_list) {
+		if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED) ||
+		    !swnic_addr6_unicast(&ifp->addr))
+			continue;
+		if (found && (!(ipv6_addr_type(addr) & IPV6_ADDR_LINKLOCAL) ||
+			      ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL))
+			continue;
+		*addr = ifp->addr;
+		found = true;
+	}
+	read_unlock_bh(&idev->lock);
+	*ifindex = swnic_addr6_scope(addr, nd->ifindex);
+	in6_dev_put(idev);
+	return found;
 }
 
 /**
  * swnic_udp_ep_addr() - the address of a new endpoint of @sdev
  * @sdev: its device
  * @addr: in: loopback; out: for a bound device, its netdev's (first)
- *	  IPv4 address, with the namespace's wire socket opened
+ *	  IPv4 address, else the name of its (first) IPv6 address, with
+ *	  the namespace's wire socket(s) opened
  *
- * Return: 0, or why the wire's socket could not be opened.
+ * Return: 0, or why the wire's socket could not be opened (ENETDOWN: a
+ * netdev with only IPv6 addresses, and no IPv6 socket).
  */
 int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr)
 {
+	struct in6_addr a6 = {};
 	struct in_device *in_dev;
 	struct net_device *nd;
 	struct in_ifaddr *ifa;
 	struct net *net = NULL;
-	int ret;
+	struct swnic_wnet *wn;
+	bool v6 = false;
+	int ret, scope = 0;
 
 	rcu_read_lock();
 	nd = rcu_dereference(sdev->netdev);
@@ -1997,11 +2314,104 @@ int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr)
 		ifa = in_dev ? rcu_dereference(in_dev->ifa_list) : NULL;
 		if (ifa)
 			*addr = ifa->ifa_local;
+		else
+			v6 = swnic_netdev_addr6(nd, &a6, &scope);
 	}
 	rcu_read_unlock();
 	if (!net)
 		return 0;
 	ret = swnic_udp_open(net);
+	if (!ret && v6) {
+		wn = swnic_wnet(net);
+		mutex_lock(&wn->lock);
+		if (!wn->sock6)
+			ret = -ENETDOWN;
+		else
+			*addr = swnic_name6_get(wn, &a6, scope, true);
+		mutex_unlock(&wn->lock);
+		if (!ret && !*addr)
+			ret = -ENOSPC;
+	}
+	put_net(net);
+	return ret;
+}
+
+/**
+ * swnic_udp_name_local() - is @name an IPv6 address of @sdev's namespace?
+ * @sdev: a device; bound to a netdev, its namespace is this host
+ * @name: an IPv6 peer's name (swnic_addr_is_name6())
+ *
+ * Return: true if the name's address is this host's (the local transport
+ * takes it, as it takes this host's IPv4 addresses).
+ */
+bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name)
+{
+	struct net_device *nd;
+	struct in6_addr a6;
+	bool ret = false;
+	int ifindex;
+
+	rcu_read_lock();
+	nd = rcu_dereference(sdev->netdev);
+	if (nd && swnic_name6_addr(swnic_wnet(dev_net(nd)), name, &a6,
+				   &ifindex))
+		ret = ipv6_chk_addr(dev_net(nd), &a6, NULL, 0);
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * swnic_udp_ioctl_addr6() - SWNIC_IOCTL_ADDR6 (struct swnic_addr6)
+ * @dom: the domain whose device's namespace names the address
+ * @arg: the kernel's copy of the struct
+ *
+ * Return: 0, or the error the uapi documents.
+ */
+int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
+{
+	struct swnic_addr6 *a = arg;
+	struct in6_addr a6 = {};
+	struct swnic_wnet *wn;
+	int ifindex = 0, ret = 0;
+	struct net *net;
+
+	if (a->flags & ~SWNIC_ADDR6_LOOKUP)
+		return -EINVAL;
+	if (!ipv6_mod_enabled())
+		return -EAFNOSUPPORT;
+	net = swnic_udp_get_net(dom->sdev);
+	if (!net)
+		return -ENETDOWN;
+	wn = swnic_wnet(net);
+	if (a->flags & SWNIC_ADDR6_LOOKUP) {
+		if (!swnic_name6_addr(wn, (__force __be32)a->name, &a6,
+				      &ifindex))
+			ret = -ENOENT;
+		memcpy(a->addr, &a6, sizeof(a->addr));
+		a->scope_id = ifindex;
+		goto out;
+	}
+	memcpy(&a6, a->addr, sizeof(a6));
+	if (ipv6_addr_v4mapped(&a6)) {
+		a->name = (__force u32)a6.s6_addr32[3];
+		a->scope_id = 0;
+		goto out;
+	}
+	ifindex = READ_ONCE(dom->sdev->ifindex);
+	if (!swnic_addr6_unicast(&a6) ||
+	    (ipv6_addr_type(&a6) & IPV6_ADDR_LINKLOCAL && a->scope_id &&
+	     a->scope_id != ifindex)) {
+		ret = -EADDRNOTAVAIL;
+		goto out;
+	}
+	ifindex = swnic_addr6_scope(&a6, ifindex);
+	mutex_lock(&wn->lock);
+	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, true);
+	mutex_unlock(&wn->lock);
+	a->scope_id = ifindex;
+	if (!a->name)
+		ret = -ENOSPC;
+out:
 	put_net(net);
 	return ret;
 }
@@ -2072,6 +2482,8 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			continue;
 		info = (struct swnic_peer_info) {
 			.ip = p->ip,
+			.v6 = p->v6,
+			.addr6 = p->addr6,
 			.port = ntohs(p->port),
 			.my_inc = p->my_inc,
 			.their_inc = p->their_inc,
@@ -2121,15 +2533,18 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 {
 	struct swnic_wnet *wn = swnic_wnet(net);
 	struct swnic_peer *p, *tmp;
-	struct socket *sock;
+	struct socket *sock, *sock6;
 
 	mutex_lock(&wn->lock);
 	wn->dead = true;
 	sock = wn->sock;
+	sock6 = wn->sock6;
 	mutex_unlock(&wn->lock);
 	/* No packet comes in after this, and no tick or work runs. */
 	if (sock)
 		udp_tunnel_sock_release(sock);
+	if (sock6)
+		udp_tunnel_sock_release(sock6);
 	synchronize_rcu();
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
@@ -2142,9 +2557,14 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
 	wn->sock = NULL;
+	wn->sock6 = NULL;
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
 	mutex_unlock(&wn->lock);
+	/* Readers look names up under RCU: gone after synchronize_rcu(). */
+	kvfree(wn->names6);
+	wn->names6 = NULL;
+	wn->nnames6 = 0;
 }
 
 static struct pernet_operations swnic_udp_net_ops = {

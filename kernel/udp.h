@@ -2,22 +2,28 @@
 #ifndef _SWNIC_UDP_H
 #define _SWNIC_UDP_H
 
+#include <linux/in6.h>
 #include <linux/types.h>
 
 struct net;
 struct swnic_device;
+struct swnic_domain;
 
 extern const struct swnic_transport swnic_transport_udp;
 
 int swnic_udp_open(struct net *net);
 int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr);
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr);
+bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name);
+int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg);
 
 /* A peer context as netlink shows it (swnic_udp_peers()). */
 #define SWNIC_PEER_DROPS_MAX	8
 
 struct swnic_peer_info {
-	__be32 ip;
+	__be32 ip;			/* IPv4, or @addr6's name */
+	bool v6;
+	struct in6_addr addr6;
 	u16 port;
 	u32 my_inc, their_inc;
 	u32 srtt_us, rttvar_us, rto_us;

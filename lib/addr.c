@@ -4,7 +4,11 @@
  * device (127.0.0.1 for a local-only device) and a 16-bit port on that
  * device, as a struct sockaddr_in (FI_SOCKADDR_IN, also accepted as
  * FI_SOCKADDR) or as the string "fi_swnic://A.B.C.D:PORT" (FI_ADDR_STR;
- * "fi_sockaddr_in://..." is read too).
+ * "fi_sockaddr_in://..." is read too). A device whose netdev has IPv6
+ * addresses only is named by one of those: a struct sockaddr_in6
+ * (FI_SOCKADDR_IN6, or FI_SOCKADDR) or "fi_swnic://[fd00::1]:PORT"; an
+ * IPv4 address reads as IPv4-mapped in FI_SOCKADDR_IN6. Inside, an IPv6
+ * address is its 32-bit name (swnic_addr6_name()).
  *
  * Name resolution never blocks on a name that cannot be swnic's: numeric
  * addresses, "localhost" and this host's own name are resolved locally;
@@ -12,12 +16,16 @@
  * a netdev could reach them and FI_NUMERICHOST is not set.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "swnic.h"
@@ -27,7 +35,178 @@
 static const char *const swnic_addr_prefixes[] = {
 	SWNIC_ADDR_STR_PREFIX,
 	"fi_sockaddr_in://",
+	"fi_sockaddr_in6://",
 };
+
+/* ---- IPv6 names: a process-wide cache of the kernel's (SWNIC_IOCTL_ADDR6) */
+
+#define SWNIC_NAME6_CACHE	256
+
+static struct {
+	uint32_t name;
+	struct in6_addr addr;
+	uint32_t scope;
+} swnic_name6_cache[SWNIC_NAME6_CACHE];
+static unsigned int swnic_name6_used, swnic_name6_next;
+static pthread_mutex_t swnic_name6_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void swnic_name6_remember(uint32_t name, const struct in6_addr *a,
+				 uint32_t scope)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&swnic_name6_lock);
+	for (i = 0; i < swnic_name6_used; i++)
+		if (swnic_name6_cache[i].name == name)
+			goto out;
+	i = swnic_name6_next++ % SWNIC_NAME6_CACHE;
+	if (swnic_name6_used < SWNIC_NAME6_CACHE)
+		swnic_name6_used++;
+	swnic_name6_cache[i].name = name;
+	swnic_name6_cache[i].addr = *a;
+	swnic_name6_cache[i].scope = scope;
+out:
+	pthread_mutex_unlock(&swnic_name6_lock);
+}
+
+/* SWNIC_IOCTL_ADDR6 on @fd, or on the first bound device with IPv6. */
+static int swnic_addr6_ioctl(int fd, struct swnic_addr6 *a)
+{
+	struct swnic_dev *devs;
+	size_t n, i;
+	int ret, dfd;
+
+	if (fd >= 0)
+		return ioctl(fd, SWNIC_IOCTL_ADDR6, a) ? -errno : 0;
+	ret = swnic_dev_scan(&devs, &n);
+	if (ret)
+		return ret;
+	ret = -FI_ENODATA;	/* no device reaches IPv6 peers */
+	for (i = 0; i < n; i++) {
+		if (!devs[i].attr.ifindex ||
+		    !(devs[i].attr.features & SWNIC_FEAT_WIRE_IPV6))
+			continue;
+		ret = swnic_dev_open(devs[i].name, &dfd);
+		if (ret)
+			continue;
+		ret = ioctl(dfd, SWNIC_IOCTL_ADDR6, a) ? -errno : 0;
+		close(dfd);
+		break;
+	}
+	free(devs);
+	return ret;
+}
+
+/**
+ * swnic_addr6_name() - the 32-bit name of IPv6 address @a
+ * @fd: a device fd (its netdev's namespace names it), or -1: the first
+ *	bound device's
+ * @scope: link-local: the interface index (0: the device's netdev)
+ * @name: out; an IPv4-mapped @a is its IPv4 address
+ *
+ * Return: 0, -FI_ENODATA (no device reaches IPv6 peers), or the kernel's
+ * error (-FI_EADDRNOTAVAIL: not a unicast address - ::1 neither: a
+ * local-only device is 127.0.0.1 - or another scope).
+ */
+int swnic_addr6_name(int fd, const struct in6_addr *a, uint32_t scope,
+		     struct in_addr *name)
+{
+	struct swnic_addr6 req = { .size = sizeof(req), .scope_id = scope };
+	unsigned int i;
+	int ret;
+
+	if (IN6_IS_ADDR_V4MAPPED(a)) {
+		memcpy(&name->s_addr, &a->s6_addr[12], 4);
+		return 0;
+	}
+	pthread_mutex_lock(&swnic_name6_lock);
+	for (i = 0; i < swnic_name6_used; i++)
+		if (!memcmp(&swnic_name6_cache[i].addr, a, sizeof(*a)) &&
+		    (!scope || scope == swnic_name6_cache[i].scope)) {
+			name->s_addr = swnic_name6_cache[i].name;
+			pthread_mutex_unlock(&swnic_name6_lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&swnic_name6_lock);
+	memcpy(req.addr, a, sizeof(req.addr));
+	ret = swnic_addr6_ioctl(fd, &req);
+	if (ret)
+		return ret;
+	name->s_addr = req.name;
+	if (swnic_addr_is_name6(req.name))
+		swnic_name6_remember(req.name, a, req.scope_id);
+	return 0;
+}
+
+/* The IPv6 address (port 0) an IPv6 name stands for. */
+int swnic_addr6_lookup(struct in_addr name, struct sockaddr_in6 *sin6)
+{
+	struct swnic_addr6 req = {
+		.size = sizeof(req),
+		.flags = SWNIC_ADDR6_LOOKUP,
+		.name = name.s_addr,
+	};
+	unsigned int i;
+	int ret;
+
+	memset(sin6, 0, sizeof(*sin6));
+	sin6->sin6_family = AF_INET6;
+	pthread_mutex_lock(&swnic_name6_lock);
+	for (i = 0; i < swnic_name6_used; i++)
+		if (swnic_name6_cache[i].name == name.s_addr) {
+			sin6->sin6_addr = swnic_name6_cache[i].addr;
+			sin6->sin6_scope_id = swnic_name6_cache[i].scope;
+			pthread_mutex_unlock(&swnic_name6_lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&swnic_name6_lock);
+	ret = swnic_addr6_ioctl(-1, &req);
+	if (ret)
+		return ret;
+	memcpy(&sin6->sin6_addr, req.addr, sizeof(req.addr));
+	sin6->sin6_scope_id = req.scope_id;
+	swnic_name6_remember(name.s_addr, &sin6->sin6_addr, req.scope_id);
+	return 0;
+}
+
+/* @sin (port included) as a sockaddr_in6: IPv4 ones IPv4-mapped. */
+static int swnic_addr_to_in6(const struct sockaddr_in *sin,
+			     struct sockaddr_in6 *sin6)
+{
+	int ret;
+
+	if (swnic_addr_is_v6(sin->sin_addr)) {
+		ret = swnic_addr6_lookup(sin->sin_addr, sin6);
+		if (ret)
+			return ret;
+	} else {
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr.s6_addr[10] = 0xff;
+		sin6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&sin6->sin6_addr.s6_addr[12], &sin->sin_addr, 4);
+	}
+	sin6->sin6_port = sin->sin_port;
+	return 0;
+}
+
+/* A sockaddr_in6 read into the provider's sockaddr_in (its name). */
+static int swnic_addr_from_in6(const struct sockaddr_in6 *sin6,
+			       struct sockaddr_in *sin)
+{
+	struct in_addr name;
+	int ret;
+
+	ret = swnic_addr6_name(-1, &sin6->sin6_addr, sin6->sin6_scope_id,
+			       &name);
+	if (ret)
+		return ret == -FI_ENODATA ? ret : -FI_EINVAL;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr = name;
+	sin->sin_port = sin6->sin6_port;
+	return 0;
+}
 
 bool swnic_addr_format_ok(uint32_t fmt)
 {
@@ -35,6 +214,7 @@ bool swnic_addr_format_ok(uint32_t fmt)
 	case FI_FORMAT_UNSPEC:
 	case FI_SOCKADDR:
 	case FI_SOCKADDR_IN:
+	case FI_SOCKADDR_IN6:
 	case FI_ADDR_STR:
 		return true;
 	default:
@@ -45,6 +225,7 @@ bool swnic_addr_format_ok(uint32_t fmt)
 size_t swnic_addr_len(uint32_t fmt)
 {
 	return fmt == FI_ADDR_STR ? SWNIC_ADDR_STRLEN :
+	       fmt == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6) :
 				    sizeof(struct sockaddr_in);
 }
 
@@ -64,11 +245,15 @@ int swnic_addr_parse_service(const char *service, uint16_t *port)
 	return 0;
 }
 
-/* Is @str "fi_swnic://A.B.C.D[:PORT]"? Fill @sin if so. */
+/*
+ * Is @str "fi_swnic://A.B.C.D[:PORT]" or "fi_swnic://[IPV6[%SCOPE]][:PORT]"?
+ * Fill @sin if so.
+ */
 int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin)
 {
-	char host[INET_ADDRSTRLEN];
-	const char *rest = NULL, *colon;
+	char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	const char *rest = NULL, *colon, *end, *pct;
 	size_t i, len;
 	uint16_t port = 0;
 
@@ -81,6 +266,39 @@ int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin)
 	}
 	if (!rest)
 		return -FI_EINVAL;
+	if (*rest == '[') {
+		/* IPv6: the brackets and the address are required. */
+		end = strchr(rest, ']');
+		if (!end || end == rest + 1 ||
+		    (size_t)(end - rest - 1) >= sizeof(host))
+			return -FI_EINVAL;
+		len = (size_t)(end - rest - 1);
+		memcpy(host, rest + 1, len);
+		host[len] = '\0';
+		if (end[1] && (end[1] != ':' ||
+			       swnic_addr_parse_service(end + 2, &port)))
+			return -FI_EINVAL;
+		pct = strchr(host, '%');
+		if (pct) {
+			host[pct - host] = '\0';
+			sin6.sin6_scope_id = if_nametoindex(pct + 1);
+			if (!sin6.sin6_scope_id) {
+				char *e;
+				unsigned long v;
+
+				errno = 0;
+				v = strtoul(pct + 1, &e, 10);
+				if (errno || *e || !v || v > UINT32_MAX ||
+				    !isdigit((unsigned char)pct[1]))
+					return -FI_EINVAL;
+				sin6.sin6_scope_id = (uint32_t)v;
+			}
+		}
+		if (inet_pton(AF_INET6, host, &sin6.sin6_addr) != 1)
+			return -FI_EINVAL;
+		sin6.sin6_port = htons(port);
+		return swnic_addr_from_in6(&sin6, sin);
+	}
 	colon = strchr(rest, ':');
 	len = colon ? (size_t)(colon - rest) : strlen(rest);
 	if (!len || len >= sizeof(host))
@@ -99,8 +317,24 @@ int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin)
 
 int swnic_addr_to_str(const struct sockaddr_in *sin, char *buf, size_t len)
 {
-	char host[INET_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN];
+	struct sockaddr_in6 sin6;
+	int ret;
 
+	if (swnic_addr_is_v6(sin->sin_addr)) {
+		ret = swnic_addr_to_in6(sin, &sin6);
+		if (ret)
+			return ret;
+		if (!inet_ntop(AF_INET6, &sin6.sin6_addr, host, sizeof(host)))
+			return -errno;
+		if (sin6.sin6_scope_id)
+			return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX
+					"[%s%%%u]:%u", host,
+					sin6.sin6_scope_id,
+					ntohs(sin->sin_port));
+		return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX "[%s]:%u",
+				host, ntohs(sin->sin_port));
+	}
 	if (!inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host)))
 		return -errno;
 	return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX "%s:%u", host,
@@ -117,15 +351,25 @@ int swnic_addr_read(uint32_t fmt, const void *addr, size_t addrlen,
 		    struct sockaddr_in *sin)
 {
 	const struct sockaddr_in *in = addr;
+	const struct sockaddr_in6 *in6 = addr;
 	const char *str = addr;
 
 	if (!addr || !addrlen)
 		return -FI_EINVAL;
 	if (fmt == FI_FORMAT_UNSPEC)
 		fmt = addrlen >= sizeof(*in) && in->sin_family == AF_INET ?
-		      FI_SOCKADDR_IN : FI_ADDR_STR;
+		      FI_SOCKADDR_IN :
+		      addrlen >= sizeof(*in6) && in6->sin6_family == AF_INET6 ?
+		      FI_SOCKADDR_IN6 : FI_ADDR_STR;
+	if (fmt == FI_SOCKADDR && addrlen >= sizeof(*in6) &&
+	    in6->sin6_family == AF_INET6)
+		fmt = FI_SOCKADDR_IN6;
 
 	switch (fmt) {
+	case FI_SOCKADDR_IN6:
+		if (addrlen < sizeof(*in6) || in6->sin6_family != AF_INET6)
+			return -FI_EINVAL;
+		return swnic_addr_from_in6(in6, sin);
 	case FI_SOCKADDR:
 	case FI_SOCKADDR_IN:
 		if (addrlen < sizeof(*in) || in->sin_family != AF_INET)
@@ -156,6 +400,19 @@ int swnic_addr_dup(uint32_t fmt, const struct sockaddr_in *sin,
 			return len;
 		*addr = strdup(buf);
 		*addrlen = (size_t)len + 1;
+	} else if (fmt == FI_SOCKADDR_IN6 ||
+		   (fmt != FI_SOCKADDR_IN && swnic_addr_is_v6(sin->sin_addr))) {
+		struct sockaddr_in6 sin6;
+
+		len = swnic_addr_to_in6(sin, &sin6);
+		if (len < 0)
+			return len;
+		*addr = malloc(sizeof(sin6));
+		if (*addr)
+			memcpy(*addr, &sin6, sizeof(sin6));
+		*addrlen = sizeof(sin6);
+	} else if (swnic_addr_is_v6(sin->sin_addr)) {
+		return -FI_EINVAL;	/* FI_SOCKADDR_IN: no IPv6 */
 	} else {
 		*addr = malloc(sizeof(*sin));
 		if (*addr)
@@ -224,11 +481,27 @@ int swnic_addr_resolve_node(const char *node, bool numeric, bool remote_ok,
 			    struct in_addr *ip)
 {
 	struct addrinfo hints = { .ai_family = AF_INET };
+	struct in6_addr a6;
 	struct addrinfo *res;
 	int ret;
 
 	if (inet_pton(AF_INET, node, ip) == 1)
 		return 0;
+	if (inet_pton(AF_INET6, node, &a6) == 1)
+		return swnic_addr6_name(-1, &a6, 0, ip) ? -FI_ENODATA : 0;
+	if (strchr(node, ':')) {
+		/* IPv6 with a scope (fe80::1%eth0): as in a string */
+		char str[SWNIC_ADDR_STRLEN + IF_NAMESIZE];
+		struct sockaddr_in sin;
+
+		if (strlen(node) > INET6_ADDRSTRLEN + IF_NAMESIZE)
+			return -FI_ENODATA;
+		snprintf(str, sizeof(str), SWNIC_ADDR_STR_PREFIX "[%s]", node);
+		if (swnic_addr_parse_str(str, &sin))
+			return -FI_ENODATA;
+		*ip = sin.sin_addr;
+		return 0;
+	}
 	if (numeric || !remote_ok)
 		return -FI_ENODATA;
 	ret = getaddrinfo(node, NULL, &hints, &res);

@@ -559,12 +559,22 @@ static int swnic_av_sym_node(const char *node, size_t i, char *buf,
 			     size_t len)
 {
 	struct in_addr ip;
+	struct in6_addr ip6;
 	size_t n = strlen(node), digits = 0;
 	unsigned long base;
+	uint32_t low;
 
 	if (inet_pton(AF_INET, node, &ip) == 1) {
 		ip.s_addr = htonl(ntohl(ip.s_addr) + (uint32_t)i);
 		return inet_ntop(AF_INET, &ip, buf, (socklen_t)len) ? 0 :
+		       -FI_EINVAL;
+	}
+	/* IPv6: counted up in its last 32 bits. */
+	if (inet_pton(AF_INET6, node, &ip6) == 1) {
+		memcpy(&low, &ip6.s6_addr[12], 4);
+		low = htonl(ntohl(low) + (uint32_t)i);
+		memcpy(&ip6.s6_addr[12], &low, 4);
+		return inet_ntop(AF_INET6, &ip6, buf, (socklen_t)len) ? 0 :
 		       -FI_EINVAL;
 	}
 	if (!i) {
@@ -674,10 +684,24 @@ static void swnic_av_format(const struct swnic_av *av,
 			((char *)addr)[n - 1] = '\0';
 		}
 	} else {
+		/* FI_SOCKADDR_IN6: the address (IPv6, or IPv4-mapped) */
+		struct sockaddr_in6 sin6;
+		const void *src = sin;
+		void *dup = NULL;
+
 		need = sizeof(*sin);
+		if (av->addr_format == FI_SOCKADDR_IN6 ||
+		    swnic_addr_is_v6(sin->sin_addr)) {
+			if (!swnic_addr_dup(FI_SOCKADDR_IN6, sin, &dup,
+					    &need)) {
+				memcpy(&sin6, dup, sizeof(sin6));
+				src = &sin6;
+			}
+			free(dup);
+		}
 		n = need < *addrlen ? need : *addrlen;
 		if (addr && n)
-			memcpy(addr, sin, n);
+			memcpy(addr, src, n);
 	}
 	*addrlen = need;
 }
@@ -715,7 +739,8 @@ static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
 		return NULL;
 	if (av->addr_format == FI_ADDR_STR ?
 	    swnic_addr_parse_str(addr, &sin) :
-	    swnic_addr_read(av->addr_format, addr, sizeof(sin), &sin))
+	    swnic_addr_read(av->addr_format, addr,
+			    swnic_addr_len(av->addr_format), &sin))
 		snprintf(tmp, sizeof(tmp), "(not an swnic address)");
 	else
 		swnic_addr_to_str(&sin, tmp, sizeof(tmp));

@@ -178,6 +178,52 @@ static void swnic_cm_req_free(struct swnic_cm_req *req)
 
 /* ---- messages ------------------------------------------------------------- */
 
+/*
+ * IPv6: the provider's addresses are names of its own namespace's
+ * (addr.c), which mean nothing to the peer. A sender on an IPv6 device
+ * puts its IPv6 address in the message instead, in the two sockaddr_ins
+ * (its CM port and its data endpoint are of one device, one address):
+ * both sin_family AF_INET6, address bytes 0-3 in cm.sin_addr, 4-11 in
+ * cm.sin_zero, 12-15 in data.sin_addr, the ports where they are. The
+ * receiver names the address in its own namespace (and scope).
+ */
+static void swnic_cm_encode6(struct swnic_cm_msg *m)
+{
+	struct sockaddr_in6 s6;
+
+	if (!swnic_addr_is_v6(m->cm.sin_addr) ||
+	    swnic_addr6_lookup(m->cm.sin_addr, &s6))
+		return;
+	m->cm.sin_family = AF_INET6;
+	m->data.sin_family = AF_INET6;
+	memcpy(&m->cm.sin_addr, &s6.sin6_addr.s6_addr[0], 4);
+	memcpy(m->cm.sin_zero, &s6.sin6_addr.s6_addr[4], 8);
+	memcpy(&m->data.sin_addr, &s6.sin6_addr.s6_addr[12], 4);
+	memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
+}
+
+/* Undo swnic_cm_encode6() at the receiver. Return: 0, or -FI_EINVAL. */
+static int swnic_cm_decode6(struct swnic_cm_msg *m)
+{
+	struct in6_addr a;
+	struct in_addr name;
+
+	if (m->cm.sin_family != AF_INET6)
+		return 0;
+	memcpy(&a.s6_addr[0], &m->cm.sin_addr, 4);
+	memcpy(&a.s6_addr[4], m->cm.sin_zero, 8);
+	memcpy(&a.s6_addr[12], &m->data.sin_addr, 4);
+	if (swnic_addr6_name(-1, &a, 0, &name))
+		return -FI_EINVAL;
+	m->cm.sin_family = AF_INET;
+	m->data.sin_family = AF_INET;
+	m->cm.sin_addr = name;
+	m->data.sin_addr = name;
+	memset(m->cm.sin_zero, 0, sizeof(m->cm.sin_zero));
+	memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
+	return 0;
+}
+
 /* Send one message from @port to the port at @to. Holds swnic_cm_lock. */
 static int swnic_cm_send(struct swnic_cm_port *port,
 			 const struct sockaddr_in *to, uint8_t type,
@@ -201,6 +247,7 @@ static int swnic_cm_send(struct swnic_cm_port *port,
 		tx->msg.data = *data;
 	if (paramlen)
 		memcpy(tx->msg.param, param, paramlen);
+	swnic_cm_encode6(&tx->msg);
 	ret = fi_av_insert(port->av, to, 1, &tx->dest, 0, NULL);
 	if (ret != 1) {
 		free(tx);
@@ -331,11 +378,12 @@ static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg)
 }
 
 static void swnic_cm_recv(struct swnic_cm_port *port,
-			  const struct swnic_cm_msg *msg, size_t len)
+			  struct swnic_cm_msg *msg, size_t len)
 {
 	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
 	    msg->paramlen > SWNIC_CM_DATA_MAX ||
-	    len < SWNIC_CM_HDR_LEN + msg->paramlen) {
+	    len < SWNIC_CM_HDR_LEN + msg->paramlen ||
+	    swnic_cm_decode6(msg)) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
 		return;
 	}
@@ -509,7 +557,8 @@ static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
 	if (!hints)
 		return -FI_ENOMEM;
 	hints->caps = FI_MSG;
-	hints->addr_format = FI_SOCKADDR_IN;
+	/* Any: the port speaks the provider's inner form (below). */
+	hints->addr_format = FI_FORMAT_UNSPEC;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->tx_attr->size = SWNIC_CM_QUEUE;
 	hints->rx_attr->size = SWNIC_CM_QUEUE;
@@ -523,12 +572,24 @@ static int swnic_cm_port_info(struct swnic_fabric *fab, const char *dev,
 	fi_freeinfo(hints);
 	if (ret)
 		return ret;
+	/*
+	 * The port's endpoint and AV take the provider's own sockaddr_in,
+	 * whose address is an IPv6 peer's name for an IPv6 device (addr.c):
+	 * FI_SOCKADDR_IN, read and written as is, never translated.
+	 */
 	free((*info)->src_addr);
 	(*info)->src_addr = NULL;
 	(*info)->src_addrlen = 0;
-	if (bind)
-		ret = swnic_addr_dup(FI_SOCKADDR_IN, bind, &(*info)->src_addr,
-				     &(*info)->src_addrlen);
+	(*info)->addr_format = FI_SOCKADDR_IN;
+	if (bind) {
+		(*info)->src_addr = malloc(sizeof(*bind));
+		if ((*info)->src_addr) {
+			memcpy((*info)->src_addr, bind, sizeof(*bind));
+			(*info)->src_addrlen = sizeof(*bind);
+		} else {
+			ret = -FI_ENOMEM;
+		}
+	}
 	if (ret) {
 		fi_freeinfo(*info);
 		*info = NULL;
@@ -840,7 +901,8 @@ static int swnic_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (!addr)
 		return -FI_EINVAL;
 	addrlen = ep->addr_format == FI_ADDR_STR ?
-		  strnlen(addr, SWNIC_ADDR_STRLEN) + 1 : sizeof(to);
+		  strnlen(addr, SWNIC_ADDR_STRLEN) + 1 :
+		  swnic_addr_len(ep->addr_format);
 	ret = swnic_addr_read(ep->addr_format, addr, addrlen, &to);
 	if (ret)
 		return ret;

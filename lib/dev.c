@@ -47,11 +47,17 @@ int swnic_dev_open(const char *name, int *fd)
 	return *fd < 0 ? -errno : 0;
 }
 
-/* The IPv4 address endpoints of this device have (port 0). */
-static int swnic_dev_addr(struct swnic_dev *dev)
+/*
+ * The IPv4 address endpoints of this device have (port 0): its netdev's;
+ * else the name of its IPv6 address (a global one before a link-local
+ * one), as the kernel gives its endpoints (swnic_udp_ep_addr()).
+ */
+static int swnic_dev_addr(int fd, struct swnic_dev *dev)
 {
 	char ifname[IF_NAMESIZE];
 	struct ifaddrs *ifa, *cur;
+	struct sockaddr_in6 *six, best6;
+	bool have6 = false;
 	int ret = -FI_EADDRNOTAVAIL;
 
 	memset(&dev->addr, 0, sizeof(dev->addr));
@@ -65,6 +71,17 @@ static int swnic_dev_addr(struct swnic_dev *dev)
 	if (getifaddrs(&ifa))
 		return -errno;
 	for (cur = ifa; cur; cur = cur->ifa_next) {
+		if (cur->ifa_addr && cur->ifa_addr->sa_family == AF_INET6 &&
+		    !strcmp(cur->ifa_name, ifname)) {
+			six = (struct sockaddr_in6 *)cur->ifa_addr;
+			if (!IN6_IS_ADDR_MULTICAST(&six->sin6_addr) &&
+			    (!have6 ||
+			     (IN6_IS_ADDR_LINKLOCAL(&best6.sin6_addr) &&
+			      !IN6_IS_ADDR_LINKLOCAL(&six->sin6_addr)))) {
+				best6 = *six;
+				have6 = true;
+			}
+		}
 		if (!cur->ifa_addr || cur->ifa_addr->sa_family != AF_INET ||
 		    strcmp(cur->ifa_name, ifname))
 			continue;
@@ -74,6 +91,9 @@ static int swnic_dev_addr(struct swnic_dev *dev)
 		break;
 	}
 	freeifaddrs(ifa);
+	if (ret && have6 && (dev->attr.features & SWNIC_FEAT_WIRE_IPV6))
+		ret = swnic_addr6_name(fd, &best6.sin6_addr,
+				       best6.sin6_scope_id, &dev->addr.sin_addr);
 	return ret;
 }
 
@@ -85,7 +105,7 @@ int swnic_dev_query(int fd, struct swnic_dev *dev)
 		return -errno;
 	memcpy(dev->name, dev->attr.name, sizeof(dev->name));
 	dev->name[sizeof(dev->name) - 1] = '\0';
-	return swnic_dev_addr(dev);
+	return swnic_dev_addr(fd, dev);
 }
 
 /* Take auth key @key on domain @fd (SWNIC_IOCTL_AUTH_KEY). */

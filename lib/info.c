@@ -36,6 +36,7 @@ static const enum fi_ep_type swnic_ep_types[] = {
 /* What a getinfo call asks of the addresses, resolved once per call. */
 struct swnic_addr_req {
 	uint32_t fmt;			/* the output address format */
+	bool fmt_unspec;		/* ... chosen by the addresses */
 	bool has_src, has_dest;
 	bool src_local, dest_local;	/* "localhost" / this host's name */
 	struct sockaddr_in src, dest;	/* port in network order */
@@ -613,12 +614,27 @@ static int swnic_info_addrs(struct fi_info *fi, const struct swnic_dev *dev,
 						       sizeof(buf)));
 	}
 
+	/* IPv6 addresses (the device's or the peer's): FI_SOCKADDR_IN6. */
 	fi->addr_format = req->fmt;
-	ret = swnic_addr_dup(req->fmt, &src, &fi->src_addr, &fi->src_addrlen);
+	if (req->fmt_unspec && (swnic_addr_is_v6(src.sin_addr) ||
+				(req->has_dest &&
+				 swnic_addr_is_v6(dest.sin_addr))))
+		fi->addr_format = FI_SOCKADDR_IN6;
+	/* ... which only a device on the wire with IPv6 has. */
+	if (fi->addr_format == FI_SOCKADDR_IN6 &&
+	    (!dev->attr.ifindex ||
+	     !(dev->attr.features & SWNIC_FEAT_WIRE_IPV6)))
+		return SWNIC_NOMATCH("%s: no IPv6 (local-only device)\n",
+				     dev->name);
+	ret = swnic_addr_dup(fi->addr_format, &src, &fi->src_addr,
+			     &fi->src_addrlen);
+	if (ret == -FI_EINVAL)	/* an IPv6 device, FI_SOCKADDR_IN asked */
+		return SWNIC_NOMATCH("%s: its address is not in format %u\n",
+				     dev->name, fi->addr_format);
 	if (ret)
 		return ret;
 	if (req->has_dest)
-		ret = swnic_addr_dup(req->fmt, &dest, &fi->dest_addr,
+		ret = swnic_addr_dup(fi->addr_format, &dest, &fi->dest_addr,
 				     &fi->dest_addrlen);
 	return ret;
 }
@@ -766,8 +782,10 @@ static int swnic_addr_request(const char *node, const char *service,
 	if (!swnic_addr_format_ok(req->fmt))
 		return SWNIC_NOMATCH("addr_format %u not supported\n",
 				     req->fmt);
-	if (req->fmt == FI_FORMAT_UNSPEC)
+	if (req->fmt == FI_FORMAT_UNSPEC) {
 		req->fmt = FI_SOCKADDR_IN;
+		req->fmt_unspec = true;
+	}
 
 	if ((flags & FI_SOURCE) && !node && !service)
 		return -FI_EINVAL;

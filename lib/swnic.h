@@ -245,7 +245,7 @@ int swnic_dev_auth_key_ok(const char *name, uint32_t key);
 /* ---- addresses (addr.c) ---------------------------------------------------- */
 
 /* Room for "fi_swnic://A.B.C.D:PORT" and its NUL. */
-#define SWNIC_ADDR_STRLEN	48
+#define SWNIC_ADDR_STRLEN	72
 
 bool swnic_addr_format_ok(uint32_t fmt);
 int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin);
@@ -262,6 +262,19 @@ int swnic_addr_copy_out(uint32_t fmt, const struct sockaddr_in *sin,
 int swnic_addr_resolve_node(const char *node, bool numeric, bool remote_ok,
 			    struct in_addr *ip);
 int swnic_addr_parse_service(const char *service, uint16_t *port);
+/*
+ * IPv6 (SWNIC_FEAT_WIRE_IPV6): an IPv6 peer is named by 32 bits in
+ * 0.0.0.0/8 (uapi swnic.h), which is what sockaddr_in's sin_addr holds
+ * inside the provider; these translate, through a bound device's
+ * namespace (@fd: a device fd, or -1 for the first bound device).
+ */
+int swnic_addr6_name(int fd, const struct in6_addr *a, uint32_t scope,
+		     struct in_addr *name);
+int swnic_addr6_lookup(struct in_addr name, struct sockaddr_in6 *sin6);
+static inline bool swnic_addr_is_v6(struct in_addr a)
+{
+	return swnic_addr_is_name6(a.s_addr);
+}
 bool swnic_addr_is_local_host(const char *name);
 
 /* ---- fi_info (attr.c, info.c) ---------------------------------------------- */

@@ -22,6 +22,11 @@
  * with spoofed sources in SPOOF_NET (a /24, e.g. 10.81.0.0): new peer
  * contexts, up to the target's rate limit and cap.
  *
+ * IP may be an IPv6 address (then SPOOF_NET is an IPv6 /64, e.g.
+ * fd00:81::): the same over IPv6, and some spoofed packets come from
+ * sources no peer can have (::, IPv4-mapped, multicast, loopback), and
+ * with a wrong UDP checksum.
+ *
  * By default every message names a uid other than 0 and no auth key it
  * could hold, so that no message reaches an application's endpoint (a
  * live transfer beside it is undisturbed); -a sends uid 0 and auth key 0
@@ -37,6 +42,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/udp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,7 +122,11 @@ struct src {
 
 static struct {
 	struct sockaddr_in dst;
+	struct sockaddr_in6 dst6;
+	int v6;
+	struct in6_addr spoof6;	/* its /64 */
 	int raw;
+	unsigned long raw_err;	/* failed raw sends (the first is shown) */
 	uint32_t spoof_net;	/* host order, /24 */
 	int authed;
 	unsigned long sent, raw_sent, answers;
@@ -460,6 +470,87 @@ static void send_raw(const uint8_t *buf, size_t len)
 		g.raw_sent++;
 }
 
+/* The UDP checksum over IPv6 (RFC 8200 8.1) of @udp, @len bytes. */
+static uint16_t udp6_csum(const struct ip6_hdr *ip, const uint8_t *udp,
+			  size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < 16; i += 2) {
+		sum += (uint32_t)ip->ip6_src.s6_addr[i] << 8 |
+		       ip->ip6_src.s6_addr[i + 1];
+		sum += (uint32_t)ip->ip6_dst.s6_addr[i] << 8 |
+		       ip->ip6_dst.s6_addr[i + 1];
+	}
+	sum += (uint32_t)len + IPPROTO_UDP;
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)udp[i] << 8 | udp[i + 1];
+	if (len & 1)
+		sum += (uint32_t)udp[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return htons((uint16_t)(sum ? sum : 0xffff));
+}
+
+/*
+ * send_raw() over IPv6: a source in the spoofed /64, or now and then one
+ * no peer can have; the UDP checksum right but for a few.
+ */
+static void send_raw6(const uint8_t *buf, size_t len)
+{
+	uint8_t pkt[sizeof(struct ip6_hdr) + sizeof(struct udphdr) + PKT_MAX];
+	struct ip6_hdr *ip = (void *)pkt;
+	struct udphdr *udp = (void *)(ip + 1);
+	size_t ulen = sizeof(*udp) + len;
+	struct sockaddr_in6 to;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->ip6_flow = htonl(6U << 28 | (uint32_t)below(256) << 20);
+	ip->ip6_plen = htons((uint16_t)ulen);
+	ip->ip6_nxt = IPPROTO_UDP;
+	ip->ip6_hlim = 64;
+	ip->ip6_dst = g.dst6.sin6_addr;
+	ip->ip6_src = g.spoof6;
+	switch (below(16)) {
+	case 0:		/* :: */
+		memset(&ip->ip6_src, 0, sizeof(ip->ip6_src));
+		break;
+	case 1:		/* IPv4-mapped */
+		memset(&ip->ip6_src, 0, sizeof(ip->ip6_src));
+		ip->ip6_src.s6_addr[10] = 0xff;
+		ip->ip6_src.s6_addr[11] = 0xff;
+		ip->ip6_src.s6_addr[12] = 10;
+		ip->ip6_src.s6_addr[15] = (uint8_t)(1 + below(250));
+		break;
+	case 2:		/* multicast */
+		ip->ip6_src.s6_addr[0] = 0xff;
+		ip->ip6_src.s6_addr[1] = 0x02;
+		break;
+	default:
+		ip->ip6_src.s6_addr[14] = 0;
+		ip->ip6_src.s6_addr[15] = (uint8_t)(100 + below(150));
+	}
+	*udp = (struct udphdr) {
+		.source = htons((uint16_t)(1024 + below(64512))),
+		.dest = g.dst6.sin6_port,
+		.len = htons((uint16_t)ulen),
+	};
+	memcpy(udp + 1, buf, len);
+	udp->check = udp6_csum(ip, (uint8_t *)udp, ulen);
+	if (chance(3))
+		udp->check ^= htons(0x0101);
+	/* A raw IPv6 socket's destination has no port (or its protocol). */
+	to = g.dst6;
+	to.sin6_port = 0;
+	if (sendto(g.raw, pkt, sizeof(*ip) + ulen, 0, (struct sockaddr *)&to,
+		   sizeof(to)) >= 0)
+		g.raw_sent++;
+	else if (!g.raw_err++)
+		perror("wire_fuzz: raw IPv6 send");
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -474,6 +565,9 @@ int main(int argc, char **argv)
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	uint8_t buf[PKT_MAX];
 	struct in_addr spoof = { 0 };
+	const char *spoof_arg = NULL;
+	struct sockaddr *dst;
+	socklen_t dst_len;
 	struct src *srcs;
 	int port = 4793, opt;
 
@@ -495,8 +589,7 @@ int main(int argc, char **argv)
 			delay = strtoul(optarg, NULL, 0);
 			break;
 		case 'r':
-			if (inet_pton(AF_INET, optarg, &spoof) != 1)
-				usage();
+			spoof_arg = optarg;
 			break;
 		case 'a':
 			g.authed = 1;
@@ -509,8 +602,24 @@ int main(int argc, char **argv)
 		usage();
 	g.dst.sin_family = AF_INET;
 	g.dst.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, argv[optind], &g.dst.sin_addr) != 1)
-		usage();
+	g.dst6.sin6_family = AF_INET6;
+	g.dst6.sin6_port = htons((uint16_t)port);
+	dst = (struct sockaddr *)&g.dst;
+	dst_len = sizeof(g.dst);
+	if (inet_pton(AF_INET, argv[optind], &g.dst.sin_addr) != 1) {
+		if (inet_pton(AF_INET6, argv[optind], &g.dst6.sin6_addr) != 1)
+			usage();
+		g.v6 = 1;
+		dst = (struct sockaddr *)&g.dst6;
+		dst_len = sizeof(g.dst6);
+	}
+	if (spoof_arg) {
+		if (g.v6 ? inet_pton(AF_INET6, spoof_arg, &g.spoof6) != 1 :
+			   inet_pton(AF_INET, spoof_arg, &spoof) != 1)
+			usage();
+		if (g.v6)
+			spoof.s_addr = 1;	/* on */
+	}
 	printf("wire_fuzz: seed %llu, %lu packets to %s:%d from %lu sockets%s\n",
 	       (unsigned long long)seed, count, argv[optind], port, sockets,
 	       spoof.s_addr ? " and spoofed sources" : "");
@@ -521,10 +630,8 @@ int main(int argc, char **argv)
 	if (!srcs)
 		return 1;
 	for (i = 0; i < sockets; i++) {
-		srcs[i].fd = socket(AF_INET, SOCK_DGRAM, 0);
-		if (srcs[i].fd < 0 ||
-		    connect(srcs[i].fd, (struct sockaddr *)&g.dst,
-			    sizeof(g.dst))) {
+		srcs[i].fd = socket(g.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
+		if (srcs[i].fd < 0 || connect(srcs[i].fd, dst, dst_len)) {
 			perror("wire_fuzz: socket");
 			return 1;
 		}
@@ -532,7 +639,8 @@ int main(int argc, char **argv)
 	}
 	if (spoof.s_addr) {
 		g.spoof_net = ntohl(spoof.s_addr) & 0xffffff00U;
-		g.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		g.raw = socket(g.v6 ? AF_INET6 : AF_INET, SOCK_RAW,
+			       IPPROTO_RAW);
 		if (g.raw < 0) {
 			perror("wire_fuzz: raw socket");
 			return 1;
@@ -545,9 +653,12 @@ int main(int argc, char **argv)
 
 		drain(s);
 		len = craft(s, buf);
-		if (spoof.s_addr && chance(25))
-			send_raw(buf, len);
-		else if (send(s->fd, buf, len, 0) >= 0)
+		if (spoof.s_addr && chance(25)) {
+			if (g.v6)
+				send_raw6(buf, len);
+			else
+				send_raw(buf, len);
+		} else if (send(s->fd, buf, len, 0) >= 0)
 			g.sent++;
 		/* A refused socket (ICMP port unreachable) is fine. */
 		if (delay && i % 32 == 31)

@@ -184,18 +184,29 @@ static int wait_comp(struct fi_cq_data_entry *out)
 	return -FI_ETIMEDOUT;
 }
 
+/* The target's out-of-band port at @node (IPv4 or IPv6). */
 static int oob_connect(const char *node)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_port = htons(OOB_PORT),
 	};
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(OOB_PORT),
+	};
+	struct sockaddr *sa = (struct sockaddr *)&sin;
+	socklen_t len = sizeof(sin);
 	int s, i;
 
-	inet_pton(AF_INET, node, &sin.sin_addr);
+	if (inet_pton(AF_INET, node, &sin.sin_addr) != 1 &&
+	    inet_pton(AF_INET6, node, &sin6.sin6_addr) == 1) {
+		sa = (struct sockaddr *)&sin6;
+		len = sizeof(sin6);
+	}
 	for (i = 0; i < 300; i++) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
+		s = socket(sa->sa_family, SOCK_STREAM, 0);
+		if (!connect(s, sa, len))
 			return s;
 		close(s);
 		usleep(100000);
@@ -204,17 +215,31 @@ static int oob_connect(const char *node)
 	return -1;
 }
 
+/* One initiator's connection: over IPv6 or IPv4 (dual stack). */
 static int oob_accept(void)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_port = htons(OOB_PORT),
 	};
-	int one = 1, l, s;
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(OOB_PORT),
+	};
+	struct sockaddr *sa = (struct sockaddr *)&sin6;
+	socklen_t len = sizeof(sin6);
+	int one = 1, zero = 0, l, s;
 
-	l = socket(AF_INET, SOCK_STREAM, 0);
+	l = socket(AF_INET6, SOCK_STREAM, 0);
+	if (l < 0) {	/* no IPv6 in this kernel */
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		sa = (struct sockaddr *)&sin;
+		len = sizeof(sin);
+	} else {
+		setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	}
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
+	if (bind(l, sa, len) || listen(l, 1))
 		die("listen", -FI_EADDRINUSE);
 	s = accept(l, NULL, NULL);
 	close(l);

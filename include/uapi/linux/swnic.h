@@ -57,6 +57,7 @@ enum {
 	SWNIC_CMD_AV_OPEN,		/* a shared AV (SWNIC_FEAT_SHARED_AV) */
 	SWNIC_CMD_AV_WRITE,		/* on a shared AV's fd */
 	SWNIC_CMD_PORT_BLOCK,		/* SWNIC_FEAT_PORT_BLOCK */
+	SWNIC_CMD_ADDR6,		/* an IPv6 peer's name (WIRE_IPV6) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -106,6 +107,8 @@ enum {
  * port + i, transmit contexts sending from the first port).
  */
 #define SWNIC_FEAT_PORT_BLOCK	(1ULL << 17)
+/* The wire over IPv6: SWNIC_IOCTL_ADDR6 names IPv6 peers (struct swnic_addr6) */
+#define SWNIC_FEAT_WIRE_IPV6	(1ULL << 21)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
@@ -667,5 +670,55 @@ struct swnic_port_block {
 #define SWNIC_PORT_BLOCK_RELEASE	(1U << 0)
 
 #define SWNIC_IOCTL_PORT_BLOCK		_IO(SWNIC_TYPE, SWNIC_CMD_PORT_BLOCK)
+/*
+ * IPv6 peers (SWNIC_FEAT_WIRE_IPV6). Work requests, receives and
+ * completions name a peer by 32 bits (swnic_queue.h: dest_addr, src_addr,
+ * addr): an IPv4 address, or, for an IPv6 peer, its name in the
+ * namespace of the device's netdev - a value in 0.0.0.1 to 0.255.255.255
+ * (network order), which is never an IPv4 peer. A name is made for an
+ * address (and its scope) once and stays that address's until the
+ * namespace goes: SWNIC_MAX_ADDR6 per namespace, made by
+ * SWNIC_IOCTL_ADDR6 or by a peer's first packet.
+ */
+#define SWNIC_MAX_ADDR6		4096
+
+/* Is @a (network order) an IPv6 peer's name? */
+static __inline__ int swnic_addr_is_name6(__u32 a)
+{
+	const __u8 *b = (const __u8 *)&a;
+
+	return a && !b[0];
+}
+
+/* struct swnic_addr6.flags */
+/* @name in, @addr/@scope_id out: the address a name stands for */
+#define SWNIC_ADDR6_LOOKUP	(1U << 0)
+
+/**
+ * struct swnic_addr6 - SWNIC_IOCTL_ADDR6: an IPv6 peer's 32-bit name
+ *
+ * Without flags: the name of @addr (made if it has none), in @name. A
+ * link-local @addr is of the device's netdev: @scope_id is 0 or its
+ * ifindex (and reads back as the ifindex). An IPv4-mapped @addr names
+ * the IPv4 address itself. With SWNIC_ADDR6_LOOKUP: the address of
+ * @name.
+ *
+ * Errors, beyond the generic contract:
+ *   ENETDOWN      the device is not bound to a netdev
+ *   EADDRNOTAVAIL not a unicast address (multicast, ::, loopback), or a
+ *                 link-local one with another scope
+ *   ENOSPC        the namespace has SWNIC_MAX_ADDR6 names
+ *   ENOENT        LOOKUP: no such name
+ *   EAFNOSUPPORT  the kernel has no IPv6
+ */
+struct swnic_addr6 {
+	__u32 size;			/* in: sizeof(struct swnic_addr6) */
+	__u32 flags;			/* in: SWNIC_ADDR6_* */
+	__u8 addr[16];			/* in/out: the address, network order */
+	__u32 scope_id;			/* in/out: link-local: the ifindex */
+	__u32 name;			/* out/in: its name, network order */
+};
+
+#define SWNIC_IOCTL_ADDR6		_IO(SWNIC_TYPE, SWNIC_CMD_ADDR6)
 
 #endif /* _UAPI_LINUX_SWNIC_H */
