@@ -522,7 +522,7 @@ section_soak()
 {
 	local A=(ip netns exec "$NS_A") B=(ip netns exec "$NS_B")
 	local soak=$SWNIC_REPO/tools/testing/fi_soak before srv cli srv_rc
-	local cli_rc busy=- zero=no result t0 retx
+	local cli_rc busy=- zero=no result t0 secs retx
 
 	before=$(objects)
 	wire_up 1500 || return
@@ -556,15 +556,16 @@ section_soak()
 		sleep 0.1
 	done
 	result=$(awk '/^soak / { sub(/^soak /, ""); print }' /tmp/soak.cli)
+	secs=$((SECONDS - t0))
 	{
 		printf 'secs\tseed\tclient\tserver\tin flight after\tobjects back\tretransmits\tresult\n'
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$((SECONDS - t0))" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$secs" \
 			"$SOAK_SEED" "exit $cli_rc" "exit $srv_rc" "$busy" \
 			"$zero" "${retx:--}" "${result:-$(tail -n 1 /tmp/soak.cli)}"
 	} | table "Soak: fi_soak across two hosts (veth, MTU 1500, GSO off), 1 % netem loss on both ends, $SOAK_SECS s" \
 		"random sends, tagged sends, injects, RMA writes read back and fetching atomics up to 1 MiB, 8 in flight, every byte and result checked" \
 		"target (issue 14): both exit 0 (no hang, no error), nothing in flight and every object released afterwards"
-	[ -n "$OUT" ] && jq -n --argjson secs "$((SECONDS - t0))" \
+	[ -n "$OUT" ] && jq -n --argjson secs "$secs" \
 		--argjson seed "$SOAK_SEED" --argjson cli "$cli_rc" \
 		--argjson srv "$srv_rc" --arg busy "$busy" --arg zero "$zero" \
 		--arg retx "${retx:-}" --arg client "$(cat /tmp/soak.cli)" \
