@@ -74,8 +74,8 @@ WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
 # libibverbs' headers are there (setup.sh installs libibverbs-dev).
 REG_BENCH  := $(if $(wildcard /usr/include/infiniband/verbs.h),tools/testing/reg_bench)
 # The streaming bandwidth program (test_stream.sh, make bench's stream
-# section).
-STREAM     := tools/testing/fi_stream
+# section) and the soak (test_stream.sh shortened, make bench's soak).
+STREAM     := tools/testing/fi_stream tools/testing/fi_soak
 
 .PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
 	bench style deb \
@@ -174,7 +174,7 @@ bench: setup-host
 		$(STREAM) $(REG_BENCH)
 	@mkdir -p $(BENCH_OUT)
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
-		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 5400 \
+		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 7800 \
 		-- tools/testing/bench.sh
 	$(if $(filter 1,$(BENCH_TWOVM)),tools/testing/two-vm.sh --kernel $(K) \
 		--timeout 1800 --bench $(BENCH_OUT))
@@ -186,8 +186,10 @@ $(REG_BENCH): tools/testing/reg_bench.c
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
 
-$(STREAM): tools/testing/fi_stream.c
-	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
+# fi_stream and fi_soak share their control socket and helpers (fi_tool.c).
+tools/testing/fi_%: tools/testing/fi_%.c tools/testing/fi_tool.c \
+		    tools/testing/fi_tool.h
+	$(CC) $(USER_CFLAGS) -o $@ $< tools/testing/fi_tool.c -lfabric
 
 style: setup-host
 	tools/testing/checkpatch.sh

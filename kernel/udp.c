@@ -91,7 +91,9 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 
 #define SWNIC_WIN		256	/* packets in flight to a peer */
 #define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
-#define SWNIC_REO_MIN_US	200	/* RACK reordering window, at least */
+#define SWNIC_REO_MIN_US	250	/* RACK reordering window, at least */
+#define SWNIC_REO_MULT_MAX	16	/* ... grown to at most 16 times that */
+#define SWNIC_REO_CLEAN		4096	/* ACKs without a spurious one: shrink */
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
@@ -177,6 +179,9 @@ struct swnic_wnet {
 	u64 tx_pkts, rx_pkts, retx_pkts;
 	u64 gso_sends;			/* UDP GSO sends (of several packets) */
 	u64 probes;			/* tail loss probes */
+	u64 rto_fires;			/* retransmit timeouts that fired */
+	u64 rack_retx;			/* packets RACK found lost */
+	u64 spurious;			/* retransmissions that arrived twice */
 };
 
 /* A reliable packet sent and not yet acknowledged. */
@@ -266,6 +271,10 @@ struct swnic_peer {
 	u32 acked_req;			/* highest request with a packet ACKed */
 	bool acked_any;			/* ... if any */
 	u32 srtt_us, rttvar_us, rto_us;
+	u32 min_rtt_us;			/* the least RTT sampled, 0 = none */
+	u32 reo_mult;			/* RACK's window, in SWNIC_REO_MIN_US */
+	u32 reo_clean;			/* packets ACKed since a spurious one */
+	u32 dups_seen;			/* its last ACK's @dups */
 	ktime_t rto_mark;		/* last ACK progress or RTO */
 	ktime_t last_tx;		/* last new packet sent */
 	bool probed;			/* tail probe sent since progress */
@@ -276,6 +285,7 @@ struct swnic_peer {
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
 	bool ack_due;
 	u8 ack_tos;			/* of the last request packet: ACKs' */
+	u32 rx_dups;			/* its packets that came twice */
 	struct list_head rxmsgs;
 	u32 exec_next;			/* next msg_id to execute */
 	/* statistics */
@@ -446,6 +456,7 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 			if (test_bit(psn % SWNIC_RX_WIN, p->rcv_map))
 				pkt.a.sack[i / 32] |= cpu_to_be32(BIT(i % 32));
 		}
+		pkt.a.dups = cpu_to_be32(p->rx_dups);
 		len = sizeof(pkt);
 		p->ack_due = false;
 	}
@@ -824,6 +835,7 @@ static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 	p->exec_next = 0;
 	bitmap_zero(p->rcv_map, SWNIC_RX_WIN);
 	p->ack_due = false;
+	p->rx_dups = 0;
 }
 
 /*
@@ -866,6 +878,10 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	p->acked_any = false;
 	p->rto_us = SWNIC_RTO_INIT_US;
 	p->srtt_us = 0;
+	p->min_rtt_us = 0;
+	p->reo_mult = 1;
+	p->reo_clean = 0;
+	p->dups_seen = 0;
 	list_for_each_entry(tm, &again, node) {
 		tm->msg_id = p->next_msg_id++;
 		tm->m.msg_id = cpu_to_be32(tm->msg_id);
@@ -984,6 +1000,7 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	p->port = port;
 	p->my_inc = swnic_new_inc();
 	p->rto_us = SWNIC_RTO_INIT_US;
+	p->reo_mult = 1;
 	p->heard = jiffies;
 	INIT_LIST_HEAD(&p->unacked);
 	INIT_LIST_HEAD(&p->txq);
@@ -1266,6 +1283,8 @@ static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
 {
 	u32 rtt = clamp_t(s64, us, 1, SWNIC_RTO_MAX_US);
 
+	if (!p->min_rtt_us || rtt < p->min_rtt_us)
+		p->min_rtt_us = rtt;
 	if (!p->srtt_us) {
 		p->srtt_us = rtt;
 		p->rttvar_us = rtt / 2;
@@ -1280,7 +1299,7 @@ static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
 }
 
 static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
-			 u32 cum, const struct swnic_wire_ack *a)
+			 u32 cum, const struct swnic_wire_ack *a, u32 dups)
 {
 	struct swnic_txpkt *t, *tmp;
 	ktime_t now = ktime_get(), rack = 0;
@@ -1298,9 +1317,20 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 			continue;
 		if (!t->retx)
 			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
-		/* The latest transmission known to have arrived (RACK). */
-		if (ktime_after(t->stamp, rack))
+		/*
+		 * The latest transmission known to have arrived (RACK). A
+		 * retransmission only if acknowledged at least the least
+		 * round trip after it went (RFC 8985): sooner, it is the
+		 * original that arrived (the retransmission was spurious),
+		 * and its time would make every packet sent before it look
+		 * lost - a cascade of spurious retransmissions. Later ones
+		 * the peer reports in @dups, and the window grows.
+		 */
+		if (ktime_after(t->stamp, rack) &&
+		    (!t->retx || ktime_us_delta(now, t->stamp) >=
+				 p->min_rtt_us)) {
 			rack = t->stamp;
+		}
 		if (t->req && (!p->acked_any || psn_before(p->acked_req,
 							   t->req_id))) {
 			p->acked_req = t->req_id;
@@ -1318,16 +1348,38 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 		p->probed = false;
 	}
 	/*
+	 * Retransmissions the peer got twice (it counts them): the path
+	 * reorders more than RACK's window allowed - packets sent from two
+	 * CPUs take two backlogs - so the window grows, as RACK's does on
+	 * DSACK (RFC 8985); after SWNIC_REO_CLEAN packets ACKed with none,
+	 * it shrinks again.
+	 */
+	if (dups != p->dups_seen) {
+		wn->spurious += dups - p->dups_seen;
+		p->dups_seen = dups;
+		p->reo_mult = min_t(u32, p->reo_mult + 1, SWNIC_REO_MULT_MAX);
+		p->reo_clean = 0;
+	} else if (progress && ++p->reo_clean >= SWNIC_REO_CLEAN) {
+		p->reo_mult = max_t(u32, p->reo_mult - 1, 1);
+		p->reo_clean = 0;
+	}
+	/*
 	 * RACK: a packet (or its retransmission) sent a reordering window
 	 * before one that arrived is lost: send it again now, without
 	 * waiting for the timeout. A lost retransmission is found the same
-	 * way, by its own time.
+	 * way, by its own time. Only of packets this ACK can speak of: one
+	 * past its bitmap may have arrived (the receiver tracks more than
+	 * the bitmap shows), and once a retransmission is acknowledged,
+	 * every packet first sent before it would look lost.
 	 */
-	reo = max_t(s64, p->srtt_us / 4, SWNIC_REO_MIN_US);
+	reo = (s64)p->reo_mult * max_t(s64, p->srtt_us / 4, SWNIC_REO_MIN_US);
 	if (rack) {
 		list_for_each_entry(t, &p->unacked, node)
-			if (ktime_us_delta(rack, t->stamp) > reo)
+			if (t->psn - cum <= SWNIC_SACK_BITS &&
+			    ktime_us_delta(rack, t->stamp) > reo) {
 				swnic_retransmit(wn, p, t);
+				wn->rack_retx++;
+			}
 	}
 	swnic_peer_pump(wn, p);
 }
@@ -1924,12 +1976,17 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 
 	if (h.type == SWNIC_PKT_ACK) {
 		struct swnic_wire_ack a = {};
+		size_t alen = min_t(size_t, len - off, sizeof(a));
 
-		if (skb_copy_bits(skb, off, &a, sizeof(a))) {
+		/* @dups came later: an ACK without it says nothing of them. */
+		if (alen < offsetof(struct swnic_wire_ack, dups) ||
+		    skb_copy_bits(skb, off, &a, alen)) {
 			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
-		swnic_rx_ack(wn, p, psn, &a);
+		swnic_rx_ack(wn, p, psn, &a,
+			     alen == sizeof(a) ? be32_to_cpu(a.dups) :
+			     p->dups_seen);
 		return;
 	}
 
@@ -1941,7 +1998,8 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	if (psn_before(psn, p->rcv_nxt) ||
 	    test_bit(psn % SWNIC_RX_WIN, p->rcv_map)) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_DUP);
-		p->ack_due = true;	/* our ACK was lost */
+		p->rx_dups++;		/* the sender learns it was spurious */
+		p->ack_due = true;	/* or our ACK was lost */
 		return;
 	}
 
@@ -2053,6 +2111,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 		 */
 		at = ktime_add_us(p->rto_mark, p->rto_us);
 		if (!ktime_before(now, at)) {
+			wn->rto_fires++;
 			list_for_each_entry(t, &p->unacked, node) {
 				swnic_retransmit(wn, p, t);
 				if (++burst >= SWNIC_RETX_BURST)
@@ -2443,6 +2502,9 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
 	      fn(arg, "gso_sends", wn->gso_sends) ?:
 	      fn(arg, "tail_probes", wn->probes) ?:
+	      fn(arg, "rto_fires", wn->rto_fires) ?:
+	      fn(arg, "rack_retx", wn->rack_retx) ?:
+	      fn(arg, "spurious_retx", wn->spurious) ?:
 	      fn(arg, "peers", wn->npeers) ?:
 	      fn(arg, "rx_mem_bytes", wn->rx_mem);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)

@@ -53,8 +53,17 @@ struct swnic_wire_hdr {
 /* ACK: which PSNs after the cumulative ACK arrived (psn + 1 + bit). */
 #define SWNIC_SACK_BITS		256
 
+/**
+ * struct swnic_wire_ack - ACK payload (36 bytes)
+ * @sack: PSN psn + 1 + i arrived if bit i (of word i / 32, bit i % 32)
+ * @dups: reliable packets of the ACK's receiver that arrived twice, a
+ *	  running count (mod 2^32): a rise means a retransmission was
+ *	  spurious, and the sender widens its reordering window. An ACK of
+ *	  32 bytes (without it) is taken, as saying nothing of duplicates.
+ */
 struct swnic_wire_ack {
 	__be32 sack[SWNIC_SACK_BITS / 32];
+	__be32 dups;
 };
 
 /* struct swnic_wire_msg flags */
@@ -128,7 +137,7 @@ struct swnic_wire_resp {
 static inline void swnic_wire_build_bug_on(void)
 {
 	BUILD_BUG_ON(sizeof(struct swnic_wire_hdr) != 16);
-	BUILD_BUG_ON(sizeof(struct swnic_wire_ack) != 32);
+	BUILD_BUG_ON(sizeof(struct swnic_wire_ack) != 36);
 	BUILD_BUG_ON(sizeof(struct swnic_wire_msg) != 72);
 	BUILD_BUG_ON(sizeof(struct swnic_wire_resp) != 24);
 }

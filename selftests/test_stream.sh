@@ -10,9 +10,13 @@
 # message corrupted on purpose before it is sent is counted wrong, both
 # sides fail), a server killed mid-stream fails the client within its
 # timeout instead of hanging it, and at the end every object is released
-# (the module's counters).
+# (the module's counters). Then tools/testing/fi_soak (make bench's soak,
+# shortened) across the same pair under 1 % netem loss on both ends, GSO
+# off: random sends, tagged sends, injects, RMA writes read back, fetching
+# atomics, every byte and result checked; and the soak's own check (a
+# corrupted send is found).
 #
-# swnic-timeout: 420
+# swnic-timeout: 600
 
 . "$(dirname "$0")/lib.sh"
 
@@ -25,6 +29,7 @@ B="ip netns exec swnicsb"
 ADDR_A=10.82.0.1
 ADDR_B=10.82.0.2
 STREAM=$SWNIC_REPO/tools/testing/fi_stream
+SOAK=$SWNIC_REPO/tools/testing/fi_soak
 srv=
 cleanup()
 {
@@ -44,7 +49,7 @@ objects()
 }
 before=$(objects)
 
-check "fi_stream is built" test -x "$STREAM"
+check "fi_stream and fi_soak are built" test -x "$STREAM" -a -x "$SOAK"
 check "a veth pair between two namespaces, addressed" sh -c "
 	ip link add swsa type veth peer name swsb &&
 	ip link set swsa netns swnicsa && ip link set swsb netns swnicsb &&
@@ -153,6 +158,47 @@ if [ "$cli_rc" = 2 ] && [ "$took" -lt 60 ]; then
 else
 	not_ok "a server killed mid-stream fails the client" \
 		"exit $cli_rc after $took s" "$(cat /tmp/wst.cli /tmp/wst.cli.err)"
+fi
+
+# soak DESC SECS OPTIONS...: fi_soak's server in A, its client in B.
+soak()
+{
+	local secs=$1
+	shift
+	port=$((port + 1))
+	$A "$SOAK" -p swnic -B "$port" -t 30 >/tmp/wst.srv 2>/tmp/wst.srv.err &
+	srv=$!
+	wait_listen swnicsa "$port"
+	$B timeout 300 "$SOAK" -p swnic -W 8 -S 256k -T "$secs" -t 30 "$@" \
+		-P "$port" "$ADDR_A" >/tmp/wst.cli 2>/tmp/wst.cli.err
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	srv=
+}
+
+check "1 % loss on both ends, GSO and TSO off" sh -c "
+	$A ethtool -K swsa gso off tso off >/dev/null &&
+	$B ethtool -K swsb gso off tso off >/dev/null &&
+	$A tc qdisc replace dev swsa root netem loss 1% &&
+	$B tc qdisc replace dev swsb root netem loss 1%"
+soak 20 -s 7
+diag "soak: $(cat /tmp/wst.cli) / $(cat /tmp/wst.srv)"
+if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ] &&
+   grep -q "^soak .* sends=[1-9].* tsends=[1-9].* writes=[1-9].* reads=[1-9].* atomics=[1-9].* errors=0$" /tmp/wst.cli; then
+	ok "soak: 20 s of random operations at 1 % loss, every byte and result checked"
+else
+	not_ok "soak: 20 s of random operations at 1 % loss, every byte and result checked" \
+		"$(why)"
+fi
+# Operation 4 of seed 7 is a send (the run above shows the same sequence).
+soak 3 -s 7 -X 4
+if [ "$cli_rc" = 1 ] && [ "$srv_rc" = 1 ] &&
+   grep -q "^soak .* errors=1$" /tmp/wst.cli; then
+	ok "soak: a send corrupted on purpose is found, both sides fail"
+else
+	not_ok "soak: a send corrupted on purpose is found, both sides fail" \
+		"$(why)"
 fi
 
 cleanup

@@ -314,6 +314,11 @@ summary=$dir/summary.md
 			print line
 		}
 	}' "$tsv"
+	[ -f "$dir/soak.json" ] && jq -r '"- **Soak** (two hosts, 1 % loss, \(.secs) s, seed \(.seed)): " +
+		(if .ok then "held" else "FAILED" end) +
+		" - client exit \(.client_exit), server exit \(.server_exit), in flight after \(.in_flight_after), objects released \(.objects_released), retransmits \(.retransmits); " +
+		(.client | split("\n") | map(select(startswith("soak "))) | first // "no result")' \
+		"$dir/soak.json"
 	printf '\nLatency one-way in usec, bandwidth in MB/s (medians). [swnic/peer R]: swnic over that peer\n'
 	printf '(latency: below 1 is faster; bandwidth: above 1 is more).\n'
 	printf 'Full tables: bench.md; plots: bench-*.svg; every figure: bench.json.\n'

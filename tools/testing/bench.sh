@@ -26,6 +26,14 @@
 #         ibv_dereg_mr on soft-RoCE (rdma_rxe's rxe0 over a veth end), in
 #         usec per pair (tools/testing/reg_bench, median of REG_ITERS), per
 #         size in REG_SIZES; swnic's speed-up over rxe.
+#   soak  the same pair at MTU 1500, GSO/TSO off, 1 % netem loss on both
+#         ends: tools/testing/fi_soak for SOAK_SECS (30 minutes) - random
+#         sends, tagged sends, injects, RMA writes read back and fetching
+#         atomics of random sizes, WINDOW 8 in flight, every byte and
+#         result checked, every wait bounded (a hang fails it) - then every
+#         peer's messages and packets in flight and the module's objects
+#         must be back to zero. Its table row says what ran and whether
+#         all held; with SWNIC_BENCH_OUT also soak.json.
 #   mpi   Open MPI as users run it, 2 ranks: Debian's NetPIPE (NPopenmpi,
 #         package netpipe-openmpi: ping-pong latency and bandwidth) and
 #         selftests/mpi/mpi_bench (ping-pong latency, windowed bandwidth,
@@ -45,7 +53,7 @@
 # Environment (SWNIC_BENCH_* reach the guest through vm.sh; the short
 # names are read too when the script is run by hand):
 #   SWNIC_BENCH_RUNS (RUNS)            runs per figure (3)
-#   SWNIC_BENCH_SECTIONS               "host reg wire stream loss mpi"
+#   SWNIC_BENCH_SECTIONS               "host reg wire stream loss soak mpi"
 #   SWNIC_BENCH_SIZES (SIZES)          host sizes
 #                                      ("8 64 4096 65536 1048576 16777216")
 #   SWNIC_BENCH_PROVIDERS (PROVIDERS)  host providers ("swnic shm tcp")
@@ -61,6 +69,8 @@
 #   SWNIC_BENCH_LOSS_PEERS             "swnic:rdm tcp;ofi_rxm:rdm"
 #   SWNIC_BENCH_REG_SIZES              "4096 1048576 67108864"
 #   SWNIC_BENCH_REG_ITERS              pairs per figure (200)
+#   SWNIC_BENCH_SOAK_SECS              seconds of the soak (1800)
+#   SWNIC_BENCH_SOAK_SEED              its random seed (the date's seconds)
 #   SWNIC_BENCH_MPI_PEERS              "swnic tcp;ofi_rxm ob1-tcp"
 #   SWNIC_BENCH_MPI_SIZES              "8 64 4096 65536 1048576"
 #   SWNIC_BENCH_MPI_MTU                MTU of the mpi section's wire (9000)
@@ -73,7 +83,7 @@
 set -u
 
 RUNS=${SWNIC_BENCH_RUNS:-${RUNS:-3}}
-SECTIONS=${SWNIC_BENCH_SECTIONS:-"host reg wire stream loss mpi"}
+SECTIONS=${SWNIC_BENCH_SECTIONS:-"host reg wire stream loss soak mpi"}
 SIZES=${SWNIC_BENCH_SIZES:-${SIZES:-"8 64 4096 65536 1048576 16777216"}}
 PROVIDERS=${SWNIC_BENCH_PROVIDERS:-${PROVIDERS:-"swnic shm tcp"}}
 WIRE_SIZES=${SWNIC_BENCH_WIRE_SIZES:-"8 64 4096 65536 1048576 16777216"}
@@ -82,6 +92,8 @@ MTUS=${SWNIC_BENCH_MTUS:-"1500 9000"}
 LOSSES=${SWNIC_BENCH_LOSSES:-"0.1 1 5"}
 LOSS_PEERS=${SWNIC_BENCH_LOSS_PEERS:-"swnic:rdm tcp;ofi_rxm:rdm"}
 LOSS_SIZE=1048576
+SOAK_SECS=${SWNIC_BENCH_SOAK_SECS:-1800}
+SOAK_SEED=${SWNIC_BENCH_SOAK_SEED:-$(date +%s)}
 MPI_PEERS=${SWNIC_BENCH_MPI_PEERS:-"swnic tcp;ofi_rxm ob1-tcp"}
 MPI_SIZES=${SWNIC_BENCH_MPI_SIZES:-"8 64 4096 65536 1048576"}
 MPI_MTU=${SWNIC_BENCH_MPI_MTU:-9000}
@@ -101,7 +113,7 @@ ADDR_A=10.78.0.1 ADDR_B=10.78.0.2
 if [ -n "$OUT" ]; then
 	mkdir -p "$OUT" || exit 1
 	md=$OUT/bench.md tsv=$OUT/bench.tsv json=$OUT/bench.json
-	rm -f "$md" "$json" "$OUT"/bench-*.svg
+	rm -f "$md" "$json" "$OUT"/bench-*.svg "$OUT/soak.json"
 else
 	md=/dev/null tsv=/tmp/bench.tsv json=
 fi
@@ -576,6 +588,81 @@ section_loss()
 		"targets (issue 14): kept >= 90 / 70 / 40 % at 0.1 / 1 / 5 % loss, bw/tcp;ofi_rxm > 1 at each"
 }
 
+# ---- soak: random operations for half an hour at 1 % loss -----------------
+
+# The module's objects (domains, endpoints, MRs, pinned bytes... in use).
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+
+# Messages and packets in flight to every peer of namespace $1, summed.
+peers_busy()
+{
+	ip netns exec "$1" swnic -j peer show 2>/dev/null |
+		jq '[.[] | (.msgs // 0) + (.inflight // 0)] | add // 0'
+}
+
+section_soak()
+{
+	local A=(ip netns exec "$NS_A") B=(ip netns exec "$NS_B")
+	local soak=$SWNIC_REPO/tools/testing/fi_soak before srv cli srv_rc
+	local cli_rc busy=- zero=no result t0 secs retx
+
+	before=$(objects)
+	wire_up 1500 || return
+	"${A[@]}" ethtool -K "$VETH_A" gso off tso off >/dev/null 2>&1
+	"${B[@]}" ethtool -K "$VETH_B" gso off tso off >/dev/null 2>&1
+	"${A[@]}" tc qdisc replace dev "$VETH_A" root netem loss 1%
+	"${B[@]}" tc qdisc replace dev "$VETH_B" root netem loss 1%
+	port=$((port + 1))
+	"${A[@]}" taskset -c 0 "$soak" -p swnic -B "$port" -t 60 \
+		> /tmp/soak.srv 2>&1 &
+	srv=$!
+	wait_listen "$NS_A" "$port"
+	t0=$SECONDS
+	"${B[@]}" timeout $((SOAK_SECS + 600)) taskset -c "$client_cpu" \
+		"$soak" -p swnic -W 8 -S 1m -T "$SOAK_SECS" -s "$SOAK_SEED" \
+		-t 60 -P "$port" "$ADDR_A" > /tmp/soak.cli 2>&1
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	cat /tmp/soak.cli /tmp/soak.srv >&2
+	retx=$("${B[@]}" swnic -j peer show 2>/dev/null | jq '[.[].retx // 0] | add // 0')
+	# Acknowledgements still travel a moment after the last completion.
+	for _ in $(seq 100); do
+		busy=$(( $(peers_busy "$NS_A") + $(peers_busy "$NS_B") ))
+		[ "$busy" = 0 ] && break
+		sleep 0.1
+	done
+	wire_down
+	for _ in $(seq 100); do
+		[ "$(objects)" = "$before" ] && { zero=yes; break; }
+		sleep 0.1
+	done
+	result=$(awk '/^soak / { sub(/^soak /, ""); print }' /tmp/soak.cli)
+	secs=$((SECONDS - t0))
+	{
+		printf 'secs\tseed\tclient\tserver\tin flight after\tobjects back\tretransmits\tresult\n'
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$secs" \
+			"$SOAK_SEED" "exit $cli_rc" "exit $srv_rc" "$busy" \
+			"$zero" "${retx:--}" "${result:-$(tail -n 1 /tmp/soak.cli)}"
+	} | table "Soak: fi_soak across two hosts (veth, MTU 1500, GSO off), 1 % netem loss on both ends, $SOAK_SECS s" \
+		"random sends, tagged sends, injects, RMA writes read back and fetching atomics up to 1 MiB, 8 in flight, every byte and result checked" \
+		"target (issue 14): both exit 0 (no hang, no error), nothing in flight and every object released afterwards"
+	[ -n "$OUT" ] && jq -n --argjson secs "$secs" \
+		--argjson seed "$SOAK_SEED" --argjson cli "$cli_rc" \
+		--argjson srv "$srv_rc" --arg busy "$busy" --arg zero "$zero" \
+		--arg retx "${retx:-}" --arg client "$(cat /tmp/soak.cli)" \
+		--arg server "$(cat /tmp/soak.srv)" \
+		'{ secs: $secs, seed: $seed, client_exit: $cli, server_exit: $srv,
+		   in_flight_after: ($busy | tonumber? // null),
+		   objects_released: ($zero == "yes"),
+		   retransmits: ($retx | tonumber? // null),
+		   ok: ($cli == 0 and $srv == 0 and $busy == "0" and $zero == "yes"),
+		   client: $client, server: $server }' > "$OUT/soak.json"
+}
+
 # ---- mpi: Open MPI, NetPIPE and mpi_bench ----------------------------------
 
 # mpirun PLACE PEER OUT PROGRAM ARGS...: one 2-rank job, its output in OUT.
@@ -757,8 +844,9 @@ for s in $SECTIONS; do
 	wire) section_wire ;;
 	stream) section_stream ;;
 	loss) section_loss ;;
+	soak) section_soak ;;
 	mpi) section_mpi ;;
-	*) echo "bench: no section '$s' (host, reg, wire, stream, loss, mpi)" >&2; exit 2 ;;
+	*) echo "bench: no section '$s' (host, reg, wire, stream, loss, soak, mpi)" >&2; exit 2 ;;
 	esac
 	write_json
 done

@@ -60,8 +60,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include "fi_tool.h"
+
 #define STREAM_MAGIC	0x73776e6973747231ULL	/* "swnistr1" */
-#define NAME_MAX_LEN	256
 #define ACK_LEN		64
 #define BATCH		16
 
@@ -97,8 +98,6 @@ static size_t window = 16;
 static uint64_t iters = 1000;
 static double seconds;
 static int check;
-static int timeout_s = 60;
-static int is_server;
 static uint64_t corrupt_seq = UINT64_MAX;
 
 static struct fi_info *info;
@@ -112,176 +111,11 @@ static struct fid_av *av;
 static struct fid_mr *mr;
 static void *desc;
 static fi_addr_t peer = FI_ADDR_UNSPEC;
-static int oob = -1;
-static struct sockaddr_in oob_peer;
 
 static char *buf;		/* slots of SIZE, then the ack buffer */
 static size_t nslots;
 
 static void progress(void);
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fi_stream %s: ", is_server ? "server" : "client");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-static void fi_die(const char *what, long ret)
-{
-	die("%s: %ld (%s)", what, ret, fi_strerror((int)(ret < 0 ? -ret : ret)));
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end || !v)
-		die("bad size '%s'", s);
-	return v;
-}
-
-/* ---- the control socket ------------------------------------------------ */
-
-/* Read or write all of LEN within the timeout, or die. */
-static void oob_io(void *p, size_t len, int out, const char *what)
-{
-	double end = now() + timeout_s;
-	struct pollfd pfd = { .fd = oob, .events = out ? POLLOUT : POLLIN };
-	ssize_t n;
-
-	while (len) {
-		if (now() > end)
-			die("control socket: %s: timed out", what);
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		n = out ? write(oob, p, len) : read(oob, p, len);
-		if (n == 0)
-			die("control socket: %s: the peer closed it", what);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			die("control socket: %s: %s", what, strerror(errno));
-		}
-		p = (char *)p + n;
-		len -= n;
-	}
-}
-
-/* Whether LEN bytes can be read now (without blocking). */
-static int oob_ready(void)
-{
-	struct pollfd pfd = { .fd = oob, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0;
-}
-
-static void oob_listen(int port)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	socklen_t len = sizeof(oob_peer);
-	struct pollfd pfd;
-	int one = 1, l;
-
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0)
-		die("socket: %s", strerror(errno));
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
-		die("control port %d: %s", port, strerror(errno));
-	pfd = (struct pollfd){ .fd = l, .events = POLLIN };
-	if (poll(&pfd, 1, timeout_s * 1000) <= 0)
-		die("no client within %d s", timeout_s);
-	oob = accept(l, (struct sockaddr *)&oob_peer, &len);
-	if (oob < 0)
-		die("accept: %s", strerror(errno));
-	close(l);
-	setsockopt(oob, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static void oob_connect(const char *node, int port)
-{
-	double end = now() + timeout_s;
-	int one = 1;
-
-	oob_peer = (struct sockaddr_in){
-		.sin_family = AF_INET,
-		.sin_port = htons(port),
-	};
-	if (inet_pton(AF_INET, node, &oob_peer.sin_addr) != 1)
-		die("'%s' is not an IPv4 address", node);
-	for (;;) {
-		oob = socket(AF_INET, SOCK_STREAM, 0);
-		if (oob < 0)
-			die("socket: %s", strerror(errno));
-		if (!connect(oob, (struct sockaddr *)&oob_peer,
-			     sizeof(oob_peer)))
-			break;
-		close(oob);
-		if (now() > end)
-			die("cannot reach the server at %s:%d: %s", node, port,
-			    strerror(errno));
-		usleep(100000);
-	}
-	setsockopt(oob, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-/*
- * A name received over the control socket: an IPv4 socket address bound to
- * INADDR_ANY means the peer's host, which the control connection knows.
- */
-static void fix_name(void *name, size_t len)
-{
-	struct sockaddr_in *sin = name;
-
-	if (info->addr_format == FI_SOCKADDR_IN &&
-	    len >= sizeof(*sin) && sin->sin_family == AF_INET &&
-	    sin->sin_addr.s_addr == htonl(INADDR_ANY))
-		sin->sin_addr = oob_peer.sin_addr;
-}
-
-static void send_name(void *name, size_t len)
-{
-	uint64_t l = len;
-
-	oob_io(&l, sizeof(l), 1, "name length");
-	oob_io(name, len, 1, "name");
-}
-
-static size_t recv_name(void *name)
-{
-	uint64_t l;
-
-	oob_io(&l, sizeof(l), 0, "name length");
-	if (!l || l > NAME_MAX_LEN)
-		die("bad name length %llu from the peer", (unsigned long long)l);
-	oob_io(name, l, 0, "name");
-	fix_name(name, l);
-	return l;
-}
 
 /* ---- fabric ------------------------------------------------------------ */
 
@@ -591,7 +425,7 @@ static int run_server(int port)
 		info = req;
 		open_ep();
 	} else {
-		namelen = recv_name(name);
+		namelen = recv_name(name, info->addr_format);
 		if (fi_av_insert(av, name, 1, &peer, 0, NULL) != 1)
 			die("fi_av_insert of the client failed");
 	}
@@ -738,7 +572,7 @@ static int run_client(const char *node, int port)
 		fi_die("fi_fabric", ret);
 	oob_connect(node, port);
 	oob_io(&pa, sizeof(pa), 1, "parameters");
-	namelen = recv_name(name);
+	namelen = recv_name(name, info->addr_format);
 
 	if (ep_type == FI_EP_MSG) {
 		struct fi_info *hints = hints_new();
@@ -900,8 +734,7 @@ static void close_all(void)
 		fi_close(&fabric->fid);
 	if (info)
 		fi_freeinfo(info);
-	if (oob >= 0)
-		close(oob);
+	oob_close();
 }
 
 static void usage(void)
@@ -917,6 +750,7 @@ int main(int argc, char **argv)
 {
 	int c, src_port = 47595, dst_port = 47595, rc;
 
+	tool_name = "fi_stream";
 	while ((c = getopt(argc, argv, "p:e:S:W:I:T:B:P:ct:X:h")) != -1) {
 		switch (c) {
 		case 'p': prov = optarg; break;
@@ -943,9 +777,9 @@ int main(int argc, char **argv)
 	if (!window || window > 65536 || !iters || timeout_s <= 0 ||
 	    optind < argc - 1 || size > (1ULL << 32))
 		usage();
-	is_server = optind == argc;
+	tool_is_server = optind == argc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rc = is_server ? run_server(src_port) : run_client(argv[optind], dst_port);
+	rc = tool_is_server ? run_server(src_port) : run_client(argv[optind], dst_port);
 	close_all();
 	return rc;
 }
