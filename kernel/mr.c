@@ -443,8 +443,11 @@ static int swnic_mr_take_segs(struct swnic_mr_domain *mrd, struct swnic_mr *mr,
 		spin_unlock_bh(&seg->lock);
 		if (seg->nsegs || state == SWNIC_MR_STATE_DEAD)
 			return -EINVAL;
-		/* Peers' writes land in the segments' pages: writable pins. */
-		if ((r->access & SWNIC_MR_ACCESS_REMOTE_WRITE) &&
+		/*
+		 * Any right the kernel writes pages for (local RECV/READ
+		 * too) needs segments that pinned their pages writable.
+		 */
+		if ((r->access & SWNIC_MR_ACCESS_WRITES) &&
 		    !(seg->access & SWNIC_MR_ACCESS_WRITES))
 			return -EINVAL;
 		mr->seg_off[i] = total;

@@ -394,6 +394,11 @@ static int swnic_mr_walk_segs(struct swnic_mr_ref *ref, u64 off, u64 len,
 		if (off >= so + seg->length)
 			continue;
 		n = min_t(u64, len, so + seg->length - off);
+		/* Never write pages a segment pinned read-only. */
+		if (ref->write && !(seg->access & SWNIC_MR_ACCESS_WRITES)) {
+			ret = -EACCES;
+			break;
+		}
 		spin_lock_bh(&seg->lock);
 		if (seg->state == SWNIC_MR_STATE_VALID) {
 			piece.umem = seg->umem;

@@ -1921,6 +1921,13 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		saddr = swnic_rx_name6(wn, skb, create, &limited);
 		if (!saddr)
 			return;
+	} else if (ipv4_is_zeronet(saddr) || ipv4_is_multicast(saddr) ||
+		   ipv4_is_lbcast(saddr) ||
+		   ipv4_is_multicast(ip_hdr(skb)->daddr) ||
+		   ipv4_is_lbcast(ip_hdr(skb)->daddr)) {
+		/* 0.x.x.x are IPv6 names: never an IPv4 packet's source. */
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		return;
 	}
 	/* A new IPv6 name was rate-limited already: not twice. */
 	p = swnic_peer_get(wn, saddr, sport, create, !limited);

@@ -434,7 +434,11 @@ static int swnic_domain_create(struct fid_fabric *fabric, struct fi_info *info,
 		ret = -FI_EINVAL;
 		goto err_close;
 	}
-	if (!swnic_addr_format_ok(info->addr_format)) {
+	/* IPv6 as fi_getinfo offers it: on the wire, with the kernel's v6. */
+	if (!swnic_addr_format_ok(info->addr_format) ||
+	    (info->addr_format == FI_SOCKADDR_IN6 &&
+	     (!dom->dev.attr.ifindex ||
+	      !(dom->dev.attr.features & SWNIC_FEAT_WIRE_IPV6)))) {
 		SWNIC_WARN(FI_LOG_DOMAIN, "addr_format %u not supported\n",
 			   info->addr_format);
 		ret = -FI_EINVAL;

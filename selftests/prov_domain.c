@@ -78,9 +78,12 @@ TEST_F(dom, attributes_from_kernel)
 	EXPECT_EQ(FI_PROGRESS_AUTO, a->control_progress);
 	EXPECT_EQ(FI_PROGRESS_AUTO, a->data_progress);
 	EXPECT_EQ(FI_RM_ENABLED, a->resource_mgmt);
-	EXPECT_EQ(0, a->max_ep_stx_ctx);
+	/* Scalable endpoints on port blocks; shared tx contexts, not rx. */
+	EXPECT_EQ(1, a->max_ep_stx_ctx);
 	EXPECT_EQ(0, a->max_ep_srx_ctx);
-	EXPECT_EQ(1, a->max_ep_tx_ctx);
+	EXPECT_EQ(q.features & SWNIC_FEAT_PORT_BLOCK ? SWNIC_PORT_BLOCK_MAX : 1,
+		  a->max_ep_tx_ctx);
+	EXPECT_EQ(a->max_ep_tx_ctx, a->max_ep_rx_ctx);
 	/* A local-only device reaches this host only. */
 	if (!q.ifindex) {
 		EXPECT_TRUE(a->caps & FI_LOCAL_COMM);
@@ -207,6 +210,7 @@ TEST_F(dom, attributes_checked_at_open)
 	info->domain_attr->tclass = fi_tc_dscp_set(46);
 	ASSERT_EQ(0, fi_domain(self->ctx.fabric, info, &d, NULL));
 	EXPECT_EQ(0, fi_close(&d->fid));
+	/* IPv6 only on the wire: not on this local-only device. */
 	info->addr_format = FI_SOCKADDR_IN6;
 	EXPECT_EQ(-FI_EINVAL, fi_domain(self->ctx.fabric, info, &d, NULL));
 	fi_freeinfo(info);
@@ -393,8 +397,7 @@ TEST_F(dom, endpoint_kinds)
 					  &ep, NULL));
 #endif
 	self->ctx.info->ep_attr->type = type;
-	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(self->ctx.domain, self->ctx.info,
-					     &ep, NULL));
+	/* Scalable endpoints: prov_sep.c; shared rx contexts are not. */
 	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(self->ctx.domain,
 					     self->ctx.info->rx_attr, &ep,
 					     NULL));
