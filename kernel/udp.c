@@ -165,6 +165,7 @@ struct swnic_wnet {
 	 */
 	struct swnic_name6 *names6;
 	u32 nnames6;
+	u32 user_names6;		/* of them, made by unprivileged ioctls */
 	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
@@ -1354,7 +1355,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * DSACK (RFC 8985); after SWNIC_REO_CLEAN packets ACKed with none,
 	 * it shrinks again.
 	 */
-	if (dups != p->dups_seen) {
+	if ((s32)(dups - p->dups_seen) > 0) {	/* not an older ACK's */
 		wn->spurious += dups - p->dups_seen;
 		p->dups_seen = dups;
 		p->reo_mult = min_t(u32, p->reo_mult + 1, SWNIC_REO_MULT_MAX);
@@ -2439,10 +2440,13 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 	struct in6_addr a6 = {};
 	struct swnic_wnet *wn;
 	int ifindex = 0, ret = 0;
+	bool admin;
 	struct net *net;
 
 	if (a->flags & ~SWNIC_ADDR6_LOOKUP)
 		return -EINVAL;
+	if (!swnic_domain_is_owner(dom))
+		return -EPERM;
 	if (!ipv6_mod_enabled())
 		return -EAFNOSUPPORT;
 	net = swnic_udp_get_net(dom->sdev);
@@ -2471,8 +2475,24 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 		goto out;
 	}
 	ifindex = swnic_addr6_scope(&a6, ifindex);
+	/*
+	 * Names are never reclaimed: local users without CAP_NET_ADMIN may
+	 * make half of them, so that the rest stays for the network's peers.
+	 */
+	admin = swnic_device_capable(dom->sdev, CAP_NET_ADMIN, false);
 	mutex_lock(&wn->lock);
-	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, true);
+	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, false);
+	if (!a->name && !admin &&
+	    wn->user_names6 >= SWNIC_MAX_ADDR6 / 2) {
+		mutex_unlock(&wn->lock);
+		ret = -EDQUOT;
+		goto out;
+	}
+	if (!a->name) {
+		a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, true);
+		if (a->name && !admin)
+			wn->user_names6++;
+	}
 	mutex_unlock(&wn->lock);
 	a->scope_id = ifindex;
 	if (!a->name)

@@ -469,4 +469,57 @@ TEST(raw_iov_checks)
 	munmap(mem, 4 * PAGE);
 }
 
+/*
+ * A file the caller may only read, mapped read-only: its segment pins the
+ * page cache's own pages (read-only). No IOV MR with a right the kernel
+ * writes for - RECV, READ, REMOTE_WRITE - may take that segment, and the
+ * file is never written through one.
+ */
+TEST(raw_iov_read_only_segment_is_never_written)
+{
+	static const uint32_t writes[] = {
+		SWNIC_MR_ACCESS_RECV, SWNIC_MR_ACCESS_READ,
+		SWNIC_MR_ACCESS_REMOTE_WRITE,
+	};
+	char path[] = "/tmp/swnic-mr-iov-ro.XXXXXX", text[PAGE];
+	uint8_t payload[64], *p;
+	uint64_t kseg = 0, k = 0;
+	uint32_t h = 0, hi = 0;
+	int fd, ffd;
+	size_t i;
+
+	PROV_REQUIRE_DEVICE();
+	memset(text, 'r', sizeof(text));
+	ffd = mkstemp(path);
+	ASSERT_LE(0, ffd);
+	ASSERT_EQ((ssize_t)sizeof(text), write(ffd, text, sizeof(text)));
+	close(ffd);
+	ffd = open(path, O_RDONLY);
+	unlink(path);
+	ASSERT_LE(0, ffd);
+	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, ffd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	fd = mr_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mr_reg_full(fd, p, PAGE, SWNIC_MR_ACCESS_SEND, 0, 0, 0,
+				 &kseg, &h));
+	for (i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
+		EXPECT_EQ(-EINVAL, reg_iov(fd, &h, 1, writes[i] |
+					   SWNIC_MR_ACCESS_SEND, 0, &k, &hi));
+	/* Reading it is fine; writing through it is refused. */
+	ASSERT_EQ(0, reg_iov(fd, &h, 1, SWNIC_MR_ACCESS_SEND |
+			     SWNIC_MR_ACCESS_REMOTE_READ, 0, &k, &hi));
+	memset(payload, 'X', sizeof(payload));
+	EXPECT_NE(0, mr_access(fd, 0, SWNIC_MR_ACCESS_F_LOCAL |
+			       SWNIC_MR_ACCESS_F_WRITE, SWNIC_MR_ACCESS_RECV,
+			       k, 0, (uintptr_t)p, payload, sizeof(payload)));
+	EXPECT_NE(0, mr_poke(fd, k, 0, payload, sizeof(payload)));
+	EXPECT_EQ(0, memcmp(p, text, sizeof(text)));
+	EXPECT_EQ(0, mr_dereg(fd, hi));
+	EXPECT_EQ(0, mr_dereg(fd, h));
+	close(fd);
+	munmap(p, PAGE);
+	close(ffd);
+}
+
 TEST_HARNESS_MAIN

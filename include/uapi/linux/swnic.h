@@ -236,9 +236,11 @@ struct swnic_query_device {
  * the MR holds them until it is deregistered, and an access to a segment
  * that was revoked or deregistered fails as for that segment
  * (EKEYREVOKED, ENOKEY). @addr and @length must be 0, REG_ODP is not
- * allowed (the segments say how they are held); with
- * SWNIC_MR_ACCESS_REMOTE_WRITE every segment must have pinned its pages
- * writable (a right of SWNIC_MR_ACCESS_RECV, READ or REMOTE_WRITE).
+ * allowed (the segments say how they are held); with any right the
+ * kernel writes pages for (SWNIC_MR_ACCESS_RECV, READ or REMOTE_WRITE)
+ * every segment must have pinned its pages writable (one of those rights
+ * itself): else EINVAL, as pages pinned read-only may be the page cache
+ * of a file the caller may only read.
  * EINVAL: @nsegs 0 or above SWNIC_MR_IOV_MAX, a handle that is no
  * segment as above (also ENOENT-free: a wrong handle is EINVAL), a sum
  * above max_mr_size; @nsegs or @segs not 0 without REG_IOV.
@@ -708,6 +710,10 @@ static __inline__ int swnic_addr_is_name6(__u32 a)
  *   EADDRNOTAVAIL not a unicast address (multicast, ::, loopback), or a
  *                 link-local one with another scope
  *   ENOSPC        the namespace has SWNIC_MAX_ADDR6 names
+ *   EDQUOT        names are never freed: callers without CAP_NET_ADMIN
+ *                 (over the device's namespace) made half of them
+ *                 already; the rest is kept for peers of the network
+ *   EPERM         not the process that opened the domain
  *   ENOENT        LOOKUP: no such name
  *   EAFNOSUPPORT  the kernel has no IPv6
  */
