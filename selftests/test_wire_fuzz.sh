@@ -107,8 +107,6 @@ running=$(kill -0 $fz1 2>/dev/null && echo "still flooding" || echo "done")
 wait $srv
 srv_rc=$?
 diag "fi_pingpong: $((SECONDS - t0)) s; the flood at its end: $running"
-# The live peer, seen from the server, while its context is fresh.
-live=$($A swnic -j peer show)
 if [ $cli_rc = 0 ] && [ $srv_rc = 0 ]; then
 	ok "fi_pingpong under the flood completes, data checked"
 else
@@ -120,6 +118,14 @@ wait $fz1
 fz1_rc=$?
 wait $fz2
 fz2_rc=$?
+# The live peer, seen from the server, while its context is fresh; once
+# the floods are over, so that the namespace's counters and the peers'
+# (dumped one after the other) are of one moment, and the dump is not
+# interrupted by peers made meanwhile (then tried again).
+for _ in 1 2 3; do
+	live=$($A swnic -j peer show) && [ -n "$live" ] && break
+	sleep 1
+done
 diag "$(cat /tmp/wfz.f1 /tmp/wfz.f2)"
 if [ $fz1_rc = 0 ] && [ $fz2_rc = 0 ]; then
 	ok "both floods sent all their packets"
