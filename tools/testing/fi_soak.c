@@ -150,29 +150,6 @@ static int verify(const uint8_t *p, uint64_t len, uint64_t seq)
 	return 1;
 }
 
-/* Each sequence number once: a bitmap that grows. */
-static uint8_t *seen;
-static uint64_t seen_len;
-
-static int mark_seen(uint64_t seq)
-{
-	if (seq / 8 >= seen_len) {
-		uint64_t n = seen_len ? seen_len : 1024;
-
-		while (seq / 8 >= n)
-			n *= 2;
-		seen = realloc(seen, n);
-		if (!seen)
-			die("out of memory");
-		memset(seen + seen_len, 0, n - seen_len);
-		seen_len = n;
-	}
-	if (seen[seq / 8] & (1 << (seq % 8)))
-		return 0;
-	seen[seq / 8] |= 1 << (seq % 8);
-	return 1;
-}
-
 /* ---- fabric ------------------------------------------------------------ */
 
 static void open_all(void)

@@ -183,3 +183,25 @@ size_t recv_name(void *name, uint32_t addr_format)
 		sin->sin_addr = oob_peer.sin_addr;
 	return l;
 }
+
+static uint8_t *seen;
+static uint64_t seen_len;
+
+int mark_seen(uint64_t seq)
+{
+	if (seq / 8 >= seen_len) {
+		uint64_t n = seen_len ? seen_len : 1024;
+
+		while (seq / 8 >= n)
+			n *= 2;
+		seen = realloc(seen, n);
+		if (!seen)
+			die("out of memory");
+		memset(seen + seen_len, 0, n - seen_len);
+		seen_len = n;
+	}
+	if (seen[seq / 8] & (1 << (seq % 8)))
+		return 0;
+	seen[seq / 8] |= 1 << (seq % 8);
+	return 1;
+}

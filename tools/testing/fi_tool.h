@@ -47,4 +47,10 @@ void oob_close(void);
 void send_name(const void *name, size_t len);
 size_t recv_name(void *name, uint32_t addr_format);
 
+/*
+ * Whether sequence number SEQ is seen for the first time (and marks it):
+ * a bitmap that grows as the numbers do; dies if out of memory.
+ */
+int mark_seen(uint64_t seq);
+
 #endif /* FI_TOOL_H */
