@@ -2440,7 +2440,8 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 	struct in6_addr a6 = {};
 	struct swnic_wnet *wn;
 	int ifindex = 0, ret = 0;
-	bool admin;
+	bool admin, may_make;
+	u32 made;
 	struct net *net;
 
 	if (a->flags & ~SWNIC_ADDR6_LOOKUP)
@@ -2481,22 +2482,16 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 	 */
 	admin = swnic_device_capable(dom->sdev, CAP_NET_ADMIN, false);
 	mutex_lock(&wn->lock);
-	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, false);
-	if (!a->name && !admin &&
-	    wn->user_names6 >= SWNIC_MAX_ADDR6 / 2) {
-		mutex_unlock(&wn->lock);
-		ret = -EDQUOT;
-		goto out;
-	}
-	if (!a->name) {
-		a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, true);
-		if (a->name && !admin)
-			wn->user_names6++;
-	}
+	may_make = admin || wn->user_names6 < SWNIC_MAX_ADDR6 / 2;
+	made = wn->nnames6;
+	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, may_make);
+	made = wn->nnames6 - made;
+	if (!admin)
+		wn->user_names6 += made;
 	mutex_unlock(&wn->lock);
 	a->scope_id = ifindex;
 	if (!a->name)
-		ret = -ENOSPC;
+		ret = may_make ? -ENOSPC : -EDQUOT;
 out:
 	put_net(net);
 	return ret;
