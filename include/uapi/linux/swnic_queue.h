@@ -376,7 +376,9 @@ struct swnic_sqe {
  * closed first. If the endpoint's fd is closed (or its owner exits)
  * first, it is dropped without a completion (its CQ slot is given back),
  * since no one is left to read it. An RM_ENABLED target
- * out of resources completes it with EAGAIN (it is not retried). A bad
+ * out of resources (EAGAIN) gets it again, a few times a second, for
+ * SWNIC_TRIG_RETRY_MS (SWNIC_FEAT_TRIG_RECV; before, it completed with
+ * EAGAIN at once); then it completes with EAGAIN. A bad
  * condition completes it with EINVAL (unknown flags, reserved not 0, or
  * INLINE) or ENOENT (no such counter); ENOSPC: SWNIC_TRIG_MAX wait.
  */
@@ -628,6 +630,42 @@ struct swnic_trig_cancel {
 	__aligned_u64 cookie;		/* in: CANCEL_COOKIE */
 };
 
+/* How long triggered work a target refuses for now (EAGAIN) is retried. */
+#define SWNIC_TRIG_RETRY_MS	5000
+
+/**
+ * struct swnic_trig_recv - SWNIC_IOCTL_TRIG_RECV on an endpoint fd
+ *
+ * A triggered receive (SWNIC_FEAT_TRIG_RECV; libfabric's FI_TRIGGER on
+ * fi_recv/fi_trecv and deferred FI_OP_RECV/TRECV): the kernel keeps @rqe,
+ * holding a slot of the endpoint's receive CQ, until counter
+ * @trig.cntr_id reaches @trig.threshold (as struct swnic_sqe_trigger:
+ * SWNIC_TRIG_F_SUM, the same order and the same limit SWNIC_TRIG_MAX),
+ * then posts it as if it came from the RQ. With SWNIC_TRIG_F_CNTR its
+ * completions count into counter @trig.comp_cntr (0: none) instead of
+ * the endpoint's RECV counter. While the endpoint already holds as many
+ * receives as its RQ has entries, or its CQ is full, posting is retried
+ * for SWNIC_TRIG_RETRY_MS, then it completes with EAGAIN.
+ *
+ * Completion (receive CQ, @rqe.context): as any receive's; with err
+ * ECANCELED, unposted, when it is cancelled before its threshold
+ * (SWNIC_IOCTL_EP_CANCEL with its context, SWNIC_IOCTL_TRIG_CANCEL) or
+ * its counter's fd or the domain's is closed; dropped with no completion
+ * if the endpoint's fd is closed first. An RQE that fails the RQ's checks
+ * completes with that error when it is due.
+ *
+ * Errors, beyond the generic contract: EINVAL (unknown trigger flags,
+ * @trig.__reserved not 0, comp_cntr without TRIG_F_CNTR), ENOENT (no such
+ * counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX wait),
+ * EPERM (not the process that opened the domain).
+ */
+struct swnic_trig_recv {
+	__u32 size;			/* in: sizeof(struct swnic_trig_recv) */
+	__u32 flags;			/* in: must be 0 */
+	struct swnic_sqe_trigger trig;	/* in: the condition */
+	struct swnic_rqe rqe;		/* in: the receive */
+};
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
@@ -638,5 +676,6 @@ struct swnic_trig_cancel {
 #define SWNIC_IOCTL_CNTR_UPDATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_UPDATE)
 #define SWNIC_IOCTL_TRIG_CNTR		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CNTR)
 #define SWNIC_IOCTL_TRIG_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CANCEL)
+#define SWNIC_IOCTL_TRIG_RECV		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_RECV)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
