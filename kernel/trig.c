@@ -413,10 +413,23 @@ void swnic_trig_ep_closed(struct swnic_ep *ep)
 	swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_ep, ep, false);
 }
 
-/* The domain's file is closed: everything it waits for is cancelled. */
+/*
+ * The domain's file is closed: everything it waits for is cancelled, and
+ * nothing is retried any more (so no timer outlives the domain's file,
+ * nor the module, once the work queued here has run).
+ */
 void swnic_trig_domain_closed(struct swnic_domain *dom)
 {
+	struct swnic_trig_domain *td = &dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	td->closed = true;
+	spin_unlock_irqrestore(&td->lock, irqflags);
 	swnic_trig_cancel(dom, NULL, NULL, NULL, false);
+	/* A pending retry tick holds a domain reference: drop it. */
+	if (cancel_delayed_work_sync(&td->retry_work))
+		swnic_domain_put(dom);
 }
 
 /*
@@ -485,7 +498,8 @@ static int swnic_trig_run_xfer(struct swnic_trig *t)
 	}
 	if (!t->deadline)
 		t->deadline = jiffies + msecs_to_jiffies(SWNIC_TRIG_RETRY_MS);
-	last = time_after_eq(jiffies, t->deadline);
+	last = time_after_eq(jiffies, t->deadline) ||
+	       READ_ONCE(ep->dom->trig.closed);
 	memcg = get_mem_cgroup_from_mm(mm);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
@@ -497,19 +511,27 @@ static int swnic_trig_run_xfer(struct swnic_trig *t)
 	return ret;
 }
 
-/* Refused for now: onto the retry list, tried again in a tick. */
+/*
+ * Refused for now: onto the retry list, tried again in a tick. Once the
+ * domain's file is closed, at once, for the last time.
+ */
 static void swnic_trig_retry(struct swnic_domain *dom, struct swnic_trig *t)
 {
 	struct swnic_trig_domain *td = &dom->trig;
 	unsigned long irqflags;
 
 	spin_lock_irqsave(&td->lock, irqflags);
-	list_add_tail(&t->node, &td->retry);
 	td->count++;
-	swnic_domain_get(dom);
-	if (!queue_delayed_work(swnic_trig_wq, &td->retry_work,
-				SWNIC_TRIG_RETRY_TICK))
-		swnic_domain_put(dom);
+	if (td->closed) {
+		list_add_tail(&t->node, &td->ready);
+		swnic_trig_kick(dom);
+	} else {
+		list_add_tail(&t->node, &td->retry);
+		swnic_domain_get(dom);
+		if (!queue_delayed_work(swnic_trig_wq, &td->retry_work,
+					SWNIC_TRIG_RETRY_TICK))
+			swnic_domain_put(dom);
+	}
 	spin_unlock_irqrestore(&td->lock, irqflags);
 }
 

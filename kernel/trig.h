@@ -27,6 +27,7 @@ struct swnic_trig_domain {
 	struct delayed_work retry_work;
 	u32 count;			/* entries waiting, ready or retrying */
 	u64 seq;			/* submission order */
+	bool closed;			/* the domain's file: nothing retried */
 };
 
 int swnic_trig_init(void);

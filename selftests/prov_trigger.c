@@ -9,6 +9,8 @@
  * triggered_ops gauge), a target out of resources, and the requests swnic
  * refuses (with the documented errors). Every wait is bounded.
  */
+#include <sys/wait.h>
+
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -1285,6 +1287,90 @@ TEST_F(trig, no_triggered_op_left_behind)
 	EXPECT_EQ(g0.triggered_ops + 3, g1.triggered_ops);
 	side_close(&s);
 	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+}
+
+/* An endpoint of @dom bound to a new CQ and AV (the child's: no harness). */
+static int child_side(struct fid_domain *dom, struct fi_info *info,
+		      struct side *s)
+{
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_TAGGED, .size = 64,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	if (fi_endpoint(dom, info, &s->ep, NULL) ||
+	    fi_cq_open(dom, &cq_attr, &s->cq, NULL) ||
+	    fi_av_open(dom, &av_attr, &s->av, NULL) ||
+	    fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV) ||
+	    fi_ep_bind(s->ep, &s->av->fid, 0) || fi_enable(s->ep))
+		return -1;
+	return 0;
+}
+
+/*
+ * The child: a domain of its own with a triggered send being retried (its
+ * target's unexpected buffer full), a triggered receive and send waiting
+ * for their threshold - then it exits without closing anything.
+ */
+static int exit_with_work_child(struct fi_info *info)
+{
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+	const size_t big = 4 << 20;
+	struct fi_triggered_context t[3];
+	struct fi_cq_tagged_entry e;
+	struct fid_fabric *fabric;
+	struct fid_domain *dom;
+	struct side a = { 0 }, b = { 0 };
+	struct fid_cntr *c;
+	char *buf = calloc(1, big), in[8], name[64];
+	size_t len = sizeof(name);
+
+	if (!buf || fi_fabric(info->fabric_attr, &fabric, NULL) ||
+	    fi_domain(fabric, info, &dom, NULL) ||
+	    fi_cntr_open(dom, &cattr, &c, NULL) ||
+	    child_side(dom, info, &a) || child_side(dom, info, &b) ||
+	    fi_getname(&b.ep->fid, name, &len) ||
+	    fi_av_insert(a.av, name, 1, &a.peer, 0, NULL) != 1)
+		return 2;
+	if (fi_send(a.ep, buf, big, NULL, a.peer, NULL) ||
+	    cq_get(a.cq, &e) != 1)
+		return 3;
+	tctx_init(&t[0], c, 1);
+	tctx_init(&t[1], c, 1000);
+	tctx_init(&t[2], c, 1000);
+	if (trig_send(a.ep, "late", 5, a.peer, &t[0], 0) ||
+	    trig_recv(b.ep, in, sizeof(in), false, 0, &t[1]) ||
+	    trig_send(a.ep, "x", 2, a.peer, &t[2], 0) || fi_cntr_add(c, 1))
+		return 4;
+	/* Being retried now; nothing completes. */
+	if (!cq_quiet(a.cq, 200))
+		return 5;
+	return 0;
+}
+
+/*
+ * A process that exits while its triggered work is being retried and
+ * more waits for a threshold: the kernel cancels it all with the domain,
+ * and nothing is left (gauges back where they were).
+ */
+TEST_F(trig, exit_with_work_retrying_leaves_nothing)
+{
+	struct gauges g0, g1;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, gauges_read(&g0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(exit_with_work_child(self->info));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+	/* Domains, endpoints, CQs, MRs, unexpected messages: all gone. */
+	ASSERT_EQ(0, gauges_settle(&g0, &g1));
+	EXPECT_TRUE(gauges_equal(&g0, &g1));
 }
 
 TEST_HARNESS_MAIN

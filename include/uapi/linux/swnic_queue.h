@@ -489,6 +489,9 @@ struct swnic_ep_doorbell {
  * multi-receive buffer, which is released). ENOENT: no such receive is
  * posted (it completed, or never was); EAGAIN: the CQ has no free slot,
  * or receives are still waiting in the RQ (reap completions, try again).
+ * A triggered receive still waiting for its threshold (struct
+ * swnic_trig_recv) is cancelled too: it completes with ECANCELED, in the
+ * slot it holds, as soon as the kernel's workqueue gets to it.
  *
  * With SWNIC_CANCEL_SEND it cancels the SQE with @context that the kernel
  * has not consumed yet (waiting behind a full CQ, a target out of
@@ -619,7 +622,8 @@ struct swnic_trig_cntr {
  * Cancels the domain's triggered work that waits for its threshold: all
  * of it, that of one triggering counter (CANCEL_CNTR), or the counter
  * work named @cookie (CANCEL_COOKIE). Cancelled SQEs complete with
- * ECANCELED (struct swnic_sqe_trigger); counter work is dropped.
+ * ECANCELED (struct swnic_sqe_trigger), triggered receives too (struct
+ * swnic_trig_recv); counter work is dropped.
  * @count: out, how many were cancelled; ENOENT if COOKIE found none.
  */
 struct swnic_trig_cancel {
@@ -651,13 +655,14 @@ struct swnic_trig_cancel {
  * ECANCELED, unposted, when it is cancelled before its threshold
  * (SWNIC_IOCTL_EP_CANCEL with its context, SWNIC_IOCTL_TRIG_CANCEL) or
  * its counter's fd or the domain's is closed; dropped with no completion
- * if the endpoint's fd is closed first. An RQE that fails the RQ's checks
- * completes with that error when it is due.
+ * if the endpoint's fd is closed first.
  *
  * Errors, beyond the generic contract: EINVAL (unknown trigger flags,
- * @trig.__reserved not 0, comp_cntr without TRIG_F_CNTR), ENOENT (no such
- * counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX wait),
- * EPERM (not the process that opened the domain).
+ * @trig.__reserved not 0, comp_cntr without TRIG_F_CNTR), EOPNOTSUPP or
+ * EINVAL (an RQE the RQ would refuse: unknown flags, bad combinations,
+ * @__pad not 0, a buffer out of the user's address space), ENOENT (no
+ * such counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX
+ * wait), EPERM (not the process that opened the domain).
  */
 struct swnic_trig_recv {
 	__u32 size;			/* in: sizeof(struct swnic_trig_recv) */
