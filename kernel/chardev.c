@@ -43,7 +43,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_WIRE | SWNIC_FEAT_ATOMIC | SWNIC_FEAT_FENCE |
 		      SWNIC_FEAT_MR_CNTR | SWNIC_FEAT_TRIGGER | SWNIC_FEAT_DSCP |
 		      SWNIC_FEAT_SHARED_AV |
-		      SWNIC_FEAT_PORT_BLOCK |
+		      SWNIC_FEAT_PORT_BLOCK | SWNIC_FEAT_TRIG_RECV |
 		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
@@ -132,6 +132,7 @@ union swnic_ioctl_buf {
 	struct swnic_ep_doorbell ep_doorbell;
 	struct swnic_ep_cancel ep_cancel;
 	struct swnic_ep_peek ep_peek;
+	struct swnic_trig_recv trig_recv;
 	struct swnic_mr_bind_cntr mr_bind_cntr;
 	struct swnic_cntr_update cntr_update;
 	struct swnic_trig_cntr trig_cntr;
@@ -246,6 +247,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_port_block, __reserved),
 	SWNIC_IOCTL_OP(ADDR6, swnic_udp_ioctl_addr6,
 		       struct swnic_addr6, name),
+	SWNIC_IOCTL_EP_OP(TRIG_RECV, swnic_trig_ioctl_recv,
+			  struct swnic_trig_recv, rqe),
 };
 
 /*

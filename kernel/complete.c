@@ -12,26 +12,35 @@
 #include "ep.h"
 
 /**
- * swnic_complete_recv() - post a receive completion of @ep and count it
+ * swnic_complete_recv_to() - post a receive completion of @ep, count it
  * @ep: the endpoint (its rx_lock held)
  * @cqe: the completion
  * @data: @len bytes carried in the entry (SWNIC_CQE_INLINE), or NULL
  * @len: bytes at @data
  * @reserved: a slot was reserved (swnic_cq_reserve)
+ * @cntr: the counter it counts in (a triggered receive's), or NULL
  *
  * Return: 0, or -EAGAIN if unreserved and the CQ is full (not counted).
  */
-int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,
-			const void *data, u32 len, bool reserved)
+int swnic_complete_recv_to(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			   const void *data, u32 len, bool reserved,
+			   struct swnic_cntr *cntr)
 {
 	int ret;
 
 	lockdep_assert_held(&ep->rx_lock);
 	ret = swnic_cq_post_inline(ep->rx_cq, cqe, data, len, reserved);
 	if (!ret)
-		swnic_cntr_inc(ep->cntr[SWNIC_EP_CNTR_RECV],
-			       cqe->flags & SWNIC_CQE_ERROR);
+		swnic_cntr_inc(cntr, cqe->flags & SWNIC_CQE_ERROR);
 	return ret;
+}
+
+/* As swnic_complete_recv_to(), counted in the endpoint's RECV counter. */
+int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			const void *data, u32 len, bool reserved)
+{
+	return swnic_complete_recv_to(ep, cqe, data, len, reserved,
+				      ep->cntr[SWNIC_EP_CNTR_RECV]);
 }
 
 /**

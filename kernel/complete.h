@@ -24,6 +24,9 @@ struct swnic_deferred {
 
 int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 			const void *data, u32 len, bool reserved);
+int swnic_complete_recv_to(struct swnic_ep *ep, const struct swnic_cqe *cqe,
+			   const void *data, u32 len, bool reserved,
+			   struct swnic_cntr *cntr);
 void swnic_complete_rma_target(struct swnic_ep *dst, struct swnic_ep *src,
 			       const struct swnic_sqe *sqe);
 void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,

@@ -153,6 +153,35 @@ static int swnic_port_block_reserve(struct swnic_device *sdev, u16 count,
 }
 
 /*
+ * Reserve the @count ports from @base (SWNIC_PORT_BLOCK_FIXED). Return: 0,
+ * -EINVAL (beyond the last port), -EACCES (a privileged port without the
+ * right) or -EADDRINUSE.
+ */
+static int swnic_port_block_reserve_at(struct swnic_device *sdev, u16 count,
+				       u16 base)
+{
+	u32 i;
+	int ret = 0;
+
+	if (!base || (u32)base + count - 1 > U16_MAX)
+		return -EINVAL;
+	if (base < 1024 &&
+	    !swnic_device_capable(sdev, CAP_NET_BIND_SERVICE, true))
+		return -EACCES;
+	for (i = 0; i < count; i++) {
+		ret = xa_insert(&sdev->ports, base + i, NULL,
+				GFP_KERNEL_ACCOUNT);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		return 0;
+	while (i--)
+		xa_release(&sdev->ports, base + i);
+	return ret == -EBUSY ? -EADDRINUSE : ret;
+}
+
+/*
  * Release @b (dom->lock held): its free ports now, but the first, which
  * the last reference gives back; endpoints in it give theirs when they
  * close. Returns the list's reference for the caller to drop unlocked.
@@ -180,9 +209,10 @@ int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg)
 	struct swnic_device *sdev = dom->sdev;
 	int ret;
 
-	if (a->flags & ~SWNIC_PORT_BLOCK_RELEASE)
+	if (a->flags & ~(SWNIC_PORT_BLOCK_RELEASE | SWNIC_PORT_BLOCK_FIXED))
 		return -EOPNOTSUPP;
-	if (a->__reserved)
+	if (a->__reserved || a->flags == (SWNIC_PORT_BLOCK_RELEASE |
+					  SWNIC_PORT_BLOCK_FIXED))
 		return -EINVAL;
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
@@ -222,8 +252,12 @@ int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg)
 	mutex_unlock(&dom->lock);
 
 	ret = swnic_ep_user_quota(dom);
-	if (!ret)
+	if (!ret && (a->flags & SWNIC_PORT_BLOCK_FIXED)) {
+		ret = swnic_port_block_reserve_at(sdev, a->count, a->base);
+		b->base = a->base;
+	} else if (!ret) {
 		ret = swnic_port_block_reserve(sdev, a->count, &b->base);
+	}
 	mutex_lock(&dom->lock);
 	if (ret) {
 		dom->nep -= a->count;

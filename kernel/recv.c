@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "cntr.h"
 #include "complete.h"
 #include "copy.h"
 #include "cq.h"
@@ -25,6 +26,7 @@
 #include "ep.h"
 #include "recv.h"
 #include "stats.h"
+#include "trig.h"
 
 /*
  * A copy under rx_lock that finds a page missing, or the destination's
@@ -94,6 +96,9 @@ struct swnic_recv {
 	struct list_head node;
 	struct swnic_rqe rqe;
 	u64 used;			/* MULTI_RECV: bytes filled so far */
+	/* A triggered receive's (TRIG_F_CNTR): referenced, or NULL */
+	struct swnic_cntr *cntr;
+	bool own_cntr;			/* count in @cntr, not the RECV one */
 };
 
 /* A message that arrived before a matching receive was posted. */
@@ -184,7 +189,16 @@ static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 {
 	lockdep_assert_held(&ep->rx_lock);
 	ep->nrecvs--;
+	if (recv->cntr)
+		swnic_cntr_put(recv->cntr);
 	kfree(recv);
+}
+
+/* The counter @recv's completions count in. */
+static struct swnic_cntr *swnic_recv_cntr(struct swnic_ep *ep,
+					  const struct swnic_recv *recv)
+{
+	return recv->own_cntr ? recv->cntr : ep->cntr[SWNIC_EP_CNTR_RECV];
 }
 
 static bool swnic_recv_matches(const struct swnic_rqe *rqe, bool tagged,
@@ -326,6 +340,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 		bool inl = n && n <= SWNIC_CQE_INLINE_MAX &&
 			   dst->rx_cq->inline_data;
 		u8 data[SWNIC_CQE_INLINE_MAX];
+		bool done;
 
 		if (!swnic_cq_reserve(dst->rx_cq))
 			return -EAGAIN;
@@ -366,14 +381,15 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 			cqe.err = -ret;
 			cqe.len = 0;
 		}
-		if (ret || swnic_recv_consume(recv, n, &cqe)) {
+		done = ret || swnic_recv_consume(recv, n, &cqe);
+		if (done)
 			list_del(&recv->node);
+		swnic_complete_recv_to(dst, &cqe,
+				       cqe.flags & SWNIC_CQE_INLINE ? data : NULL,
+				       cqe.flags & SWNIC_CQE_INLINE ? n : 0,
+				       true, swnic_recv_cntr(dst, recv));
+		if (done)
 			swnic_recv_free(dst, recv);
-		}
-		swnic_complete_recv(dst, &cqe,
-				    cqe.flags & SWNIC_CQE_INLINE ? data : NULL,
-				    cqe.flags & SWNIC_CQE_INLINE ? n : 0,
-				    true);
 		dst->rx_ops++;
 		dst->rx_bytes += n;
 		return ret;
@@ -499,7 +515,7 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 #define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
 			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM | SWNIC_RQE_KEY)
 
-static int swnic_rqe_check(const struct swnic_rqe *rqe)
+int swnic_rqe_check(const struct swnic_rqe *rqe)
 {
 	if (rqe->flags & ~SWNIC_RQE_FLAGS)
 		return -EOPNOTSUPP;
@@ -576,13 +592,15 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 
 /*
  * Post one receive: drain matching unexpected messages into it, then keep
- * it if it still has room. Return: -EAGAIN if the CQ has no room or the
- * endpoint holds as many receives as its RQ has entries, -SWNIC_EFAULTIN
- * if a page of the buffer must be faulted in first (the RQE stays in the
- * ring in both cases), else 0.
+ * it if it still has room. @cntr: a triggered receive's counter (TRIG_F_
+ * CNTR; *@cntr NULL: none), or NULL for the endpoint's. Return: -EAGAIN
+ * if the CQ has no room or the endpoint holds as many receives as its RQ
+ * has entries, -SWNIC_EFAULTIN if a page of the buffer must be faulted in
+ * first (the RQE stays in the ring in both cases), else 0.
  */
 static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			   bool hard, struct swnic_fault *fault)
+			   struct swnic_cntr **cntr, bool hard,
+			   struct swnic_fault *fault)
 {
 	struct swnic_recv *recv;
 	struct swnic_unexp *u;
@@ -596,6 +614,12 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	if (!recv)
 		return -ENOMEM;
 	recv->rqe = *rqe;
+	if (cntr) {
+		recv->own_cntr = true;
+		recv->cntr = *cntr;
+		if (recv->cntr)
+			swnic_cntr_get(recv->cntr);
+	}
 	ep->nrecvs++;
 
 	while ((u = swnic_recv_match_unexp(ep, rqe))) {
@@ -624,20 +648,24 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 		    recv->rqe.len == recv->used) {
 			if (multi)
 				cqe.flags |= SWNIC_CQE_MULTI_RECV;
-			swnic_complete_recv(ep, &cqe, NULL, 0, true);
+			swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
+					       swnic_recv_cntr(ep, recv));
 			swnic_recv_free(ep, recv);
 			return 0;
 		}
-		swnic_complete_recv(ep, &cqe, NULL, 0, true);
+		swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
+				       swnic_recv_cntr(ep, recv));
 	}
 	/* A claimed message that is not there: the receive fails. */
 	if (rqe->flags & SWNIC_RQE_CLAIM) {
-		swnic_recv_free(ep, recv);
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.context = rqe->context;
 		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
 		cqe.err = ENOMSG;
-		return swnic_complete_recv(ep, &cqe, NULL, 0, false);
+		ret = swnic_complete_recv_to(ep, &cqe, NULL, 0, false,
+					     swnic_recv_cntr(ep, recv));
+		swnic_recv_free(ep, recv);
+		return ret;
 	}
 	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
 		      &ep->trecvs : &ep->recvs);
@@ -667,7 +695,7 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 		swnic_ring_peek(&ep->rq, &rqe);
 		ret = swnic_rqe_check(&rqe);
 		if (!ret)
-			ret = swnic_recv_post(ep, &rqe, hard, fault);
+			ret = swnic_recv_post(ep, &rqe, NULL, hard, fault);
 		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
 			break;
 		if (ret) {
@@ -706,6 +734,9 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 	struct swnic_cqe cqe = {};
 	int i, ret;
 
+	/* A triggered receive the kernel keeps completes with ECANCELED soon. */
+	if (!swnic_trig_cancel_rqe(ep, context))
+		return 0;
 	/* Receives still in the ring are posted first, so they are found. */
 	ret = swnic_recv_process_rq(ep);
 	if (ret < 0)
@@ -735,7 +766,8 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
 		cqe.flags |= SWNIC_CQE_MULTI_RECV;
 	cqe.err = ECANCELED;
-	ret = swnic_complete_recv(ep, &cqe, NULL, 0, false);
+	ret = swnic_complete_recv_to(ep, &cqe, NULL, 0, false,
+				     swnic_recv_cntr(ep, recv));
 	if (!ret) {
 		list_del(&recv->node);
 		swnic_recv_free(ep, recv);
@@ -743,6 +775,77 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 out_unlock:
 	mutex_unlock(&ep->rx_lock);
 	return ret;
+}
+
+/**
+ * swnic_recv_run_trig() - post a triggered receive whose threshold was met
+ * @ep: the endpoint; a slot of its receive CQ is reserved for the receive
+ * @rqe: the receive, checked when it was queued
+ * @cntr: its counter (TRIG_F_CNTR; *@cntr NULL: none), or NULL for the
+ *	  endpoint's RECV counter
+ * @status: 0 to post it, or the error to complete it with unposted
+ * @last: give up: a receive that cannot be posted now completes with
+ *	  EAGAIN
+ *
+ * In the trigger workqueue with the poster's mm (trig.c). Pages of the
+ * buffer are faulted in with rx_lock dropped, as for the RQ.
+ *
+ * Return: 0 (posted or completed: the slot is used or given back), or
+ * -EAGAIN (not now and not @last: the slot stays reserved).
+ */
+int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
+			struct swnic_cntr **cntr, int status, bool last)
+{
+	struct swnic_fault_retry retry = {};
+	struct swnic_fault fault = {};
+	struct swnic_cqe cqe = {
+		.context = rqe->context,
+		.buf = rqe->addr,
+		.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
+	};
+	bool hard = false;
+	int ret = status;
+
+	if (rqe->flags & SWNIC_RQE_TAGGED)
+		cqe.flags |= SWNIC_CQE_TAGGED;
+	if (rqe->flags & SWNIC_RQE_MULTI_RECV)
+		cqe.flags |= SWNIC_CQE_MULTI_RECV;
+	for (;;) {
+		if (fault.dst_len) {
+			/* Nothing to interrupt a worker: a failure is hard. */
+			hard = swnic_fault_in(&fault) ||
+			       !swnic_fault_retry(&retry);
+		}
+		fault = (struct swnic_fault) {};
+		mutex_lock(&ep->rx_lock);
+		if (ep->dead) {
+			/* Closed: nobody reads the CQ any more. */
+			mutex_unlock(&ep->rx_lock);
+			swnic_cq_unreserve(ep->rx_cq);
+			return 0;
+		}
+		if (!status)
+			ret = swnic_recv_post(ep, rqe, cntr, hard, &fault);
+		if (ret == -SWNIC_EFAULTIN) {
+			mutex_unlock(&ep->rx_lock);
+			continue;
+		}
+		if (ret == -EAGAIN && !last) {
+			mutex_unlock(&ep->rx_lock);
+			return ret;
+		}
+		if (ret) {
+			cqe.err = -ret;
+			swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
+					       cntr ? *cntr :
+					       ep->cntr[SWNIC_EP_CNTR_RECV]);
+			ep->rx_ops++;
+		} else {
+			swnic_cq_unreserve(ep->rx_cq);
+		}
+		mutex_unlock(&ep->rx_lock);
+		return 0;
+	}
 }
 
 #define SWNIC_PEEK_FLAGS (SWNIC_PEEK_CLAIM | SWNIC_PEEK_DISCARD | \

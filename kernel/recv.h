@@ -6,6 +6,7 @@
 
 #include <linux/swnic_queue.h>
 
+struct swnic_cntr;
 struct swnic_ep;
 
 /*
@@ -29,5 +30,8 @@ int swnic_recv_process_rq(struct swnic_ep *ep);
 int swnic_recv_cancel(struct swnic_ep *ep, u64 context);
 int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p);
 void swnic_recv_flush(struct swnic_ep *ep);
+int swnic_rqe_check(const struct swnic_rqe *rqe);
+int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
+			struct swnic_cntr **cntr, int status, bool last);
 
 #endif /* _SWNIC_RECV_H */

@@ -163,12 +163,17 @@ int swnic_send_process_sq(struct swnic_ep *ep)
  * @sqe: the SQE, without SWNIC_SQE_TRIGGER
  * @status: 0 to run it, or the error to complete it with unrun
  * @trig: the triggered work (its completion counter, trig.c)
+ * @last: an RM_ENABLED target out of resources completes it with EAGAIN
+ *	  (else it is left to be tried again)
  *
  * In the trigger workqueue with the poster's mm (trig.c), through the
  * same checks, transports and completion as the SQ's entries.
+ *
+ * Return: -EAGAIN if it was not run and is to be tried again (its slot
+ * stays reserved), else 0.
  */
-void swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
-			int status, struct swnic_trig *trig)
+int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
+		       int status, struct swnic_trig *trig, bool last)
 {
 	int ret = status;
 
@@ -178,6 +183,11 @@ void swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		ret = swnic_sqe_check(sqe);
 	if (!ret)
 		ret = swnic_send_exec(ep, sqe);
+	if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED) && !last) {
+		ep->trig_running = NULL;
+		mutex_unlock(&ep->sq_lock);
+		return ret;
+	}
 	ep->tx_ops++;
 	if (ret < 0)
 		ep->tx_errors++;
@@ -187,6 +197,7 @@ void swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		swnic_complete_send(ep, sqe, ret);
 	ep->trig_running = NULL;
 	mutex_unlock(&ep->sq_lock);
+	return 0;
 }
 
 /**

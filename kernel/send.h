@@ -9,8 +9,8 @@ struct swnic_sqe;
 struct swnic_trig;
 
 int swnic_send_process_sq(struct swnic_ep *ep);
-void swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
-			int status, struct swnic_trig *trig);
+int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
+		       int status, struct swnic_trig *trig, bool last);
 int swnic_send_cancel(struct swnic_ep *ep, u64 context);
 
 #endif /* _SWNIC_SEND_H */

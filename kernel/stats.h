@@ -46,6 +46,7 @@ enum swnic_obj {
 	SWNIC_OBJ_CQS,			/* completion queues, until freed */
 	SWNIC_OBJ_UNEXP_MSGS,		/* unexpected messages buffered */
 	SWNIC_OBJ_UNEXP_BYTES,		/* their payload bytes */
+	SWNIC_OBJ_TRIGGERED,		/* triggered work the kernel holds */
 	__SWNIC_OBJ_NUM
 };
 

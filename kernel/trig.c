@@ -10,11 +10,20 @@
  * endpoint's normal send path (send.c) on the poster's mm and memory
  * cgroup, as the engine thread does; counter work by updating its target.
  *
+ * A triggered receive (SWNIC_IOCTL_TRIG_RECV) waits the same way, holding
+ * a slot of the endpoint's receive CQ, and is posted to the endpoint by
+ * recv.c when due. Work a target refuses for now (EAGAIN: an RM_ENABLED
+ * peer out of resources, a receive the endpoint has no room for yet)
+ * waits on the domain's retry list and is tried again every
+ * SWNIC_TRIG_RETRY_TICK, until SWNIC_TRIG_RETRY_MS after its first try;
+ * then it completes with EAGAIN.
+ *
  * Lifetimes: an entry holds references to its endpoint and counters; the
- * queued work item holds one to the domain. Closing a counter's fd, an
+ * queued work items hold one to the domain. Closing a counter's fd, an
  * endpoint's fd or the domain's cancels what waits on it: SQEs complete
  * with ECANCELED on the endpoint's transmit CQ (their slot was reserved
- * when they were consumed), counter work is dropped.
+ * when they were consumed), receives on its receive CQ, counter work is
+ * dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,8 +36,12 @@
 #include "cq.h"
 #include "domain.h"
 #include "ep.h"
+#include "recv.h"
 #include "send.h"
+#include "stats.h"
 #include "trig.h"
+
+#define SWNIC_TRIG_RETRY_TICK	(HZ / 20)
 
 struct swnic_trig {
 	struct list_head node;		/* cntr->trigs, or dom ready list */
@@ -39,10 +52,13 @@ struct swnic_trig {
 	u32 tflags;			/* SWNIC_TRIG_F_* */
 	/* 0, -ECANCELED (complete unrun), -ESHUTDOWN (drop: no one left) */
 	int status;
-	/* An SQE (@ep != NULL) or counter work (@ep == NULL). */
+	/* An SQE or receive (@ep != NULL) or counter work (@ep == NULL). */
 	struct swnic_ep *ep;		/* referenced */
-	struct swnic_cntr *comp;	/* SQE: TRIG_F_CNTR's; work: target */
+	struct swnic_cntr *comp;	/* SQE, recv: TRIG_F_CNTR's; work: target */
+	bool recv;			/* @rqe, not @sqe */
 	struct swnic_sqe sqe;
+	struct swnic_rqe rqe;
+	unsigned long deadline;		/* refused (EAGAIN): retried until */
 	u32 upd_flags;			/* counter work: SWNIC_CNTR_UPD_* */
 	u64 value;
 	u64 cookie;
@@ -63,6 +79,7 @@ void swnic_trig_exit(void)
 }
 
 static void swnic_trig_work(struct work_struct *work);
+static void swnic_trig_retry_work(struct work_struct *work);
 
 void swnic_trig_domain_init(struct swnic_domain *dom)
 {
@@ -70,7 +87,9 @@ void swnic_trig_domain_init(struct swnic_domain *dom)
 
 	spin_lock_init(&td->lock);
 	INIT_LIST_HEAD(&td->ready);
+	INIT_LIST_HEAD(&td->retry);
 	INIT_WORK(&td->work, swnic_trig_work);
+	INIT_DELAYED_WORK(&td->retry_work, swnic_trig_retry_work);
 }
 
 void swnic_trig_cntr_init(struct swnic_cntr *cntr)
@@ -81,6 +100,7 @@ void swnic_trig_cntr_init(struct swnic_cntr *cntr)
 
 static void swnic_trig_free(struct swnic_trig *t)
 {
+	swnic_obj_dec(SWNIC_OBJ_TRIGGERED);
 	if (t->ep)
 		swnic_ep_put(t->ep);
 	if (t->comp)
@@ -201,11 +221,13 @@ static struct swnic_trig *swnic_trig_alloc(struct swnic_domain *dom,
 		*err = -ENOMEM;
 		return NULL;
 	}
+	swnic_obj_inc(SWNIC_OBJ_TRIGGERED);
 	t->dom = dom;
 	t->threshold = threshold;
 	t->tflags = tflags;
 	t->cntr = swnic_cntr_lookup(dom, cntr_id);
 	if (!t->cntr) {
+		swnic_obj_dec(SWNIC_OBJ_TRIGGERED);
 		kfree(t);
 		*err = -ENOENT;
 		return NULL;
@@ -293,6 +315,17 @@ static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
 		if (first && n)
 			break;
 	}
+	/* Work met but refused for now, waiting to be tried again. */
+	list_for_each_entry_safe(t, tmp, &td->retry, node) {
+		if (first && n)
+			break;
+		if ((only && t->cntr != only) || (match && !match(t, arg)))
+			continue;
+		if (!t->status)
+			t->status = -ECANCELED;
+		list_move_tail(&t->node, &td->ready);
+		n++;
+	}
 	if (n)
 		swnic_trig_kick(dom);
 	spin_unlock(&td->lock);
@@ -317,7 +350,14 @@ static bool swnic_trig_match_sqe(struct swnic_trig *t, const void *arg)
 {
 	const struct swnic_trig_sqe_match *m = arg;
 
-	return t->ep == m->ep && t->sqe.context == m->context;
+	return t->ep == m->ep && !t->recv && t->sqe.context == m->context;
+}
+
+static bool swnic_trig_match_rqe(struct swnic_trig *t, const void *arg)
+{
+	const struct swnic_trig_sqe_match *m = arg;
+
+	return t->ep == m->ep && t->recv && t->rqe.context == m->context;
 }
 
 static bool swnic_trig_match_cookie(struct swnic_trig *t, const void *arg)
@@ -331,6 +371,15 @@ int swnic_trig_cancel_sqe(struct swnic_ep *ep, u64 context)
 	struct swnic_trig_sqe_match m = { .ep = ep, .context = context };
 
 	return swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_sqe, &m,
+				 true) ? 0 : -ENOENT;
+}
+
+/* SWNIC_IOCTL_EP_CANCEL of a triggered receive. Return: 0 or -ENOENT. */
+int swnic_trig_cancel_rqe(struct swnic_ep *ep, u64 context)
+{
+	struct swnic_trig_sqe_match m = { .ep = ep, .context = context };
+
+	return swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_rqe, &m,
 				 true) ? 0 : -ENOENT;
 }
 
@@ -364,10 +413,23 @@ void swnic_trig_ep_closed(struct swnic_ep *ep)
 	swnic_trig_cancel(ep->dom, NULL, swnic_trig_match_ep, ep, false);
 }
 
-/* The domain's file is closed: everything it waits for is cancelled. */
+/*
+ * The domain's file is closed: everything it waits for is cancelled, and
+ * nothing is retried any more (so no timer outlives the domain's file,
+ * nor the module, once the work queued here has run).
+ */
 void swnic_trig_domain_closed(struct swnic_domain *dom)
 {
+	struct swnic_trig_domain *td = &dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	td->closed = true;
+	spin_unlock_irqrestore(&td->lock, irqflags);
 	swnic_trig_cancel(dom, NULL, NULL, NULL, false);
+	/* A pending retry tick holds a domain reference: drop it. */
+	if (cancel_delayed_work_sync(&td->retry_work))
+		swnic_domain_put(dom);
 }
 
 /*
@@ -396,13 +458,29 @@ static void swnic_cntr_apply(struct swnic_cntr *cntr, u32 flags, u64 value)
 		swnic_trig_check(cntr);
 }
 
-/* Run one SQE whose threshold was met (or that was cancelled). */
-static void swnic_trig_run_sqe(struct swnic_trig *t)
+/* Run @t's SQE or receive; status: 0, or the error to complete it with. */
+static int swnic_trig_run_op(struct swnic_trig *t, int status, bool last)
+{
+	struct swnic_cntr **cntr;
+
+	if (!t->recv)
+		return swnic_send_run_one(t->ep, &t->sqe, status, t, last);
+	cntr = (t->tflags & SWNIC_TRIG_F_CNTR) ? &t->comp : NULL;
+	return swnic_recv_run_trig(t->ep, &t->rqe, cntr, status, last);
+}
+
+/*
+ * Run one SQE or receive whose threshold was met (or that was
+ * cancelled). Return: -EAGAIN if it is to be tried again later, else 0.
+ */
+static int swnic_trig_run_xfer(struct swnic_trig *t)
 {
 	struct swnic_ep *ep = t->ep;
 	struct mm_struct *mm = ep->dom->mm;
 	struct mem_cgroup *memcg, *old_memcg;
 	int status = t->status;
+	bool last;
+	int ret;
 
 	/*
 	 * The endpoint's file is closed, or its owner gone: nobody is left
@@ -410,22 +488,69 @@ static void swnic_trig_run_sqe(struct swnic_trig *t)
 	 */
 	if (status == -ESHUTDOWN || READ_ONCE(ep->dead) ||
 	    !mmget_not_zero(mm)) {
-		swnic_cq_unreserve(ep->tx_cq);
-		return;
+		swnic_cq_unreserve(t->recv ? ep->rx_cq : ep->tx_cq);
+		return 0;
 	}
 	if (status) {
-		swnic_send_run_one(ep, &t->sqe, status, t);
+		swnic_trig_run_op(t, status, true);
 		mmput(mm);
-		return;
+		return 0;
 	}
+	if (!t->deadline)
+		t->deadline = jiffies + msecs_to_jiffies(SWNIC_TRIG_RETRY_MS);
+	last = time_after_eq(jiffies, t->deadline) ||
+	       READ_ONCE(ep->dom->trig.closed);
 	memcg = get_mem_cgroup_from_mm(mm);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
-	swnic_send_run_one(ep, &t->sqe, 0, t);
+	ret = swnic_trig_run_op(t, 0, last);
 	kthread_unuse_mm(mm);
 	set_active_memcg(old_memcg);
 	mem_cgroup_put(memcg);
 	mmput(mm);
+	return ret;
+}
+
+/*
+ * Refused for now: onto the retry list, tried again in a tick. Once the
+ * domain's file is closed, at once, for the last time.
+ */
+static void swnic_trig_retry(struct swnic_domain *dom, struct swnic_trig *t)
+{
+	struct swnic_trig_domain *td = &dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	td->count++;
+	if (td->closed) {
+		list_add_tail(&t->node, &td->ready);
+		swnic_trig_kick(dom);
+	} else {
+		list_add_tail(&t->node, &td->retry);
+		swnic_domain_get(dom);
+		if (!queue_delayed_work(swnic_trig_wq, &td->retry_work,
+					SWNIC_TRIG_RETRY_TICK))
+			swnic_domain_put(dom);
+	}
+	spin_unlock_irqrestore(&td->lock, irqflags);
+}
+
+/* A tick later: what waits on the retry list is ready again. */
+static void swnic_trig_retry_work(struct work_struct *work)
+{
+	struct swnic_domain *dom = container_of(to_delayed_work(work),
+						struct swnic_domain,
+						trig.retry_work);
+	struct swnic_trig_domain *td = &dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	if (!list_empty(&td->retry)) {
+		list_splice_tail_init(&td->retry, &td->ready);
+		swnic_trig_kick(dom);
+	}
+	spin_unlock_irqrestore(&td->lock, irqflags);
+	swnic_domain_put(dom);
 }
 
 static void swnic_trig_work(struct work_struct *work)
@@ -447,9 +572,12 @@ static void swnic_trig_work(struct work_struct *work)
 		spin_unlock_irqrestore(&td->lock, irqflags);
 		if (!t)
 			break;
-		if (t->ep)
-			swnic_trig_run_sqe(t);
-		else if (!t->status)
+		if (t->ep && swnic_trig_run_xfer(t) == -EAGAIN) {
+			swnic_trig_retry(dom, t);
+			cond_resched();
+			continue;
+		}
+		if (!t->ep && !t->status)
 			swnic_cntr_apply(t->comp, t->upd_flags, t->value);
 		swnic_trig_free(t);
 		cond_resched();
@@ -506,6 +634,53 @@ int swnic_trig_ioctl_cntr(struct swnic_domain *dom, void *arg)
 	ret = swnic_trig_add(t);
 	if (ret)
 		swnic_trig_free(t);
+	return ret;
+}
+
+/* SWNIC_IOCTL_TRIG_RECV, on an endpoint's fd */
+int swnic_trig_ioctl_recv(struct swnic_ep *ep, void *arg)
+{
+	struct swnic_trig_recv *r = arg;
+	struct swnic_sqe_trigger *trig = &r->trig;
+	struct swnic_trig *t;
+	int ret;
+
+	if (r->flags)
+		return -EOPNOTSUPP;
+	if (trig->__reserved ||
+	    (trig->flags & ~(SWNIC_TRIG_F_SUM | SWNIC_TRIG_F_CNTR)) ||
+	    (!(trig->flags & SWNIC_TRIG_F_CNTR) && trig->comp_cntr))
+		return -EINVAL;
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+	ret = swnic_rqe_check(&r->rqe);
+	if (ret)
+		return ret;
+	t = swnic_trig_alloc(ep->dom, trig->cntr_id, trig->threshold,
+			     trig->flags, &ret);
+	if (!t)
+		return ret;
+	if ((trig->flags & SWNIC_TRIG_F_CNTR) && trig->comp_cntr) {
+		t->comp = swnic_cntr_lookup(ep->dom, trig->comp_cntr);
+		if (!t->comp) {
+			swnic_trig_free(t);
+			return -ENOENT;
+		}
+	}
+	/* Its completion's slot, held until it is posted or completes. */
+	if (!swnic_cq_reserve(ep->rx_cq)) {
+		swnic_trig_free(t);
+		return -EAGAIN;
+	}
+	t->recv = true;
+	t->rqe = r->rqe;
+	kref_get(&ep->ref);
+	t->ep = ep;
+	ret = swnic_trig_add(t);
+	if (ret) {
+		swnic_cq_unreserve(ep->rx_cq);
+		swnic_trig_free(t);
+	}
 	return ret;
 }
 

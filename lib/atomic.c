@@ -191,6 +191,8 @@ struct swnic_atomic_req {
 	size_t rma_count;		/* fi_rma_ioc count, 0: not given */
 	void *context;
 	uint64_t flags;
+	/* Deferred work's condition (trigger.c); else FI_TRIGGER's, if set */
+	const struct swnic_sqe_trigger *trig;
 };
 
 static ssize_t swnic_atomic_post(struct swnic_ep *ep,
@@ -206,10 +208,13 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	bool fetch = r->opcode != SWNIC_OP_ATOMIC;
 	bool reading = r->op == FI_ATOMIC_READ;
 	bool scatter = fetch && r->res_count > 1;
+	const struct swnic_sqe_trigger *trig = r->trig;
+	struct swnic_sqe_trigger tc;
 	struct swnic_op op = { 0 };
 	struct sockaddr_in sin;
 	size_t n, size, len;
 	uint8_t *bounce = NULL;
+	bool copy;
 	ssize_t ret;
 
 	if (!ep->enabled)
@@ -218,6 +223,18 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 		return -FI_EOPNOTSUPP;
 	if (r->flags & FI_TAGGED)
 		return -FI_EOPNOTSUPP;
+	if (!trig && (r->flags & FI_TRIGGER)) {
+		/* The context is a struct fi_triggered_context (trigger.c). */
+		ret = swnic_trig_from_context(ep, r->context, &tc);
+		if (ret)
+			return ret;
+		trig = &tc;
+	}
+	/*
+	 * A triggered SQE holds its condition where an inline operand would
+	 * be: an FI_INJECT operand is copied to a buffer the op owns.
+	 */
+	copy = trig && (r->flags & FI_INJECT) && !reading;
 	ret = swnic_atomic_count(ep->domain, r->opcode, r->dt, r->op, NULL);
 	if (ret)
 		return ret;
@@ -250,14 +267,15 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	sqe.datatype = r->dt;
 	sqe.len = len;
 
-	if (!reading && !compare && !scatter && len <= SWNIC_INLINE_MAX &&
+	if (!trig && !reading && !compare && !scatter &&
+	    len <= SWNIC_INLINE_MAX &&
 	    ((r->flags & FI_INJECT) || r->opnd_count != 1)) {
 		/* The operand in the SQE: the caller's buffer is free now. */
 		sqe.flags |= SWNIC_SQE_INLINE;
 		swnic_ioc_gather(sqe.inline_data, r->opnd, r->opnd_count,
 				 size);
 	} else if ((!reading && r->opnd_count != 1) || r->cmp_count > 1 ||
-		   scatter) {
+		   scatter || copy) {
 		/* Gathered (and results scattered at completion). */
 		bounce = malloc(3 * len);
 		if (!bounce)
@@ -293,6 +311,10 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	    (sqe.flags & SWNIC_SQE_INLINE)) {
 		sqe.flags &= ~SWNIC_SQE_COMPLETION;
 		return swnic_post_sq(ep, &sqe, NULL);
+	}
+	if (trig) {
+		sqe.flags |= SWNIC_SQE_TRIGGER;
+		memcpy(sqe.inline_data, trig, sizeof(*trig));
 	}
 	op.context = r->context;
 	op.kind = fetch ? SWNIC_CNTR_READ : SWNIC_CNTR_WRITE;
@@ -504,6 +526,36 @@ static ssize_t swnic_atomic_compwritemsg(struct fid_ep *ep_fid,
 	r.res = resultv;
 	r.res_count = result_count;
 	return swnic_atomic_post(swnic_ep_from(ep_fid), &r);
+}
+
+/**
+ * swnic_atomic_post_trig() - post deferred atomic work (trigger.c)
+ * @ep: the endpoint
+ * @opcode: SWNIC_OP_ATOMIC, _FETCH_ATOMIC or _COMPARE_ATOMIC
+ * @msg: the operation, as fi_atomicmsg's
+ * @cmp, @cmp_count: COMPARE's compare values
+ * @res, @res_count: FETCH's and COMPARE's results
+ * @flags: the operation's flags (FI_TRIGGER and the completion flags)
+ * @trig: the condition
+ */
+ssize_t swnic_atomic_post_trig(struct swnic_ep *ep, uint8_t opcode,
+			       const struct fi_msg_atomic *msg,
+			       const struct fi_ioc *cmp, size_t cmp_count,
+			       struct fi_ioc *res, size_t res_count,
+			       uint64_t flags,
+			       const struct swnic_sqe_trigger *trig)
+{
+	struct swnic_atomic_req r;
+	int ret = swnic_atomic_msg(msg, opcode, flags, &r);
+
+	if (ret)
+		return ret;
+	r.cmp = cmp;
+	r.cmp_count = cmp_count;
+	r.res = res;
+	r.res_count = res_count;
+	r.trig = trig;
+	return swnic_atomic_post(ep, &r);
 }
 
 struct fi_ops_atomic swnic_atomic_ops = {

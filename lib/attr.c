@@ -49,8 +49,9 @@ static uint64_t swnic_shared_caps(const struct swnic_dev *dev)
 }
 
 /*
- * FI_TRIGGER: triggered sends, tagged sends and RMA, which the kernel
- * starts when a counter reaches a threshold (SWNIC_FEAT_TRIGGER, trigger.c).
+ * FI_TRIGGER: triggered sends, tagged sends, RMA and atomics, which the
+ * kernel starts when a counter reaches a threshold (SWNIC_FEAT_TRIGGER,
+ * trigger.c), and receives (SWNIC_FEAT_TRIG_RECV).
  */
 uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev)
 {
@@ -143,6 +144,9 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	fi->tx_attr->tclass = FI_TC_UNSPEC;
 
 	fi->rx_attr->caps = caps & SWNIC_RX_CAPS;
+	/* Triggered receives (trigger.c): a receive capability too. */
+	if (q->features & SWNIC_FEAT_TRIG_RECV)
+		fi->rx_attr->caps |= caps & FI_TRIGGER;
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = 0;
 	fi->rx_attr->msg_order = fi->tx_attr->msg_order;

@@ -527,6 +527,21 @@ struct swnic_ep *swnic_ep_of_fid(struct fid *fid)
 	return swnic_ep_of(fid);
 }
 
+/* An endpoint, or a transmit or receive context of a scalable endpoint. */
+struct swnic_ep *swnic_ep_or_ctx_of_fid(struct fid *fid)
+{
+	if (!fid || fid->ops != &swnic_ep_fi_ops)
+		return NULL;
+	switch (fid->fclass) {
+	case FI_CLASS_EP:
+	case FI_CLASS_TX_CTX:
+	case FI_CLASS_RX_CTX:
+		return swnic_ep_of(fid);
+	default:
+		return NULL;
+	}
+}
+
 /* ---- fi_ops_ep -------------------------------------------------------------- */
 
 /*

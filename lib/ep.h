@@ -20,6 +20,7 @@
 
 #include <stdatomic.h>
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
@@ -165,6 +166,17 @@ ssize_t swnic_ep_post_send(struct swnic_ep *ep, uint8_t opcode,
 			   fi_addr_t dest, uint64_t tag, uint64_t data,
 			   uint64_t raddr, uint64_t rkey, void *context,
 			   uint64_t flags, void **desc);
+ssize_t swnic_ep_post_recv_trig(struct swnic_ep *ep, const struct iovec *iov,
+				size_t count, fi_addr_t src, uint64_t tag,
+				uint64_t ignore, void *context,
+				uint64_t flags, bool tagged, void **desc,
+				const struct swnic_sqe_trigger *trig);
+ssize_t swnic_atomic_post_trig(struct swnic_ep *ep, uint8_t opcode,
+			       const struct fi_msg_atomic *msg,
+			       const struct fi_ioc *cmp, size_t cmp_count,
+			       struct fi_ioc *res, size_t res_count,
+			       uint64_t flags,
+			       const struct swnic_sqe_trigger *trig);
 
 /* mr.c: the device memory (FI_HMEM override) descriptors name */
 void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem);
@@ -195,6 +207,9 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t olen, int err, int prov_errno);
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
 struct swnic_ep *swnic_ep_of_fid(struct fid *fid);
+struct swnic_ep *swnic_ep_or_ctx_of_fid(struct fid *fid);
+/* sep.c: the handle of a scalable endpoint, or NULL */
+struct swnic_ep *swnic_sep_handle_of_fid(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);
 uint32_t swnic_cntr_kernel_id(const struct swnic_cntr *cntr);
 struct swnic_domain *swnic_cntr_domain(const struct swnic_cntr *cntr);

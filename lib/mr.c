@@ -405,13 +405,19 @@ static int swnic_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_CNTR:
 		return swnic_mr_bind_cntr(mr, bfid, flags);
 	case FI_CLASS_EP:
+	case FI_CLASS_SEP:
+	case FI_CLASS_TX_CTX:
+	case FI_CLASS_RX_CTX:
 		/*
 		 * FI_MR_ENDPOINT: swnic registers per domain and never
 		 * requires it; an application that binds anyway may, to an
-		 * endpoint of the MR's domain (the region stays reachable
-		 * through every endpoint of the domain).
+		 * endpoint of the MR's domain - a scalable endpoint or one
+		 * of its contexts too (the region stays reachable through
+		 * every endpoint of the domain).
 		 */
-		ep = swnic_ep_of_fid(bfid);
+		ep = bfid->fclass == FI_CLASS_SEP ?
+		     swnic_sep_handle_of_fid(bfid) :
+		     swnic_ep_or_ctx_of_fid(bfid);
 		if (!ep || ep->domain != mr->domain)
 			return -FI_EINVAL;
 		if (flags)

@@ -277,10 +277,17 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 			      0);
 }
 
-static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
-				  size_t count, fi_addr_t src, uint64_t tag,
-				  uint64_t ignore, void *context,
-				  uint64_t flags, bool tagged, void **desc)
+/**
+ * swnic_ep_post_recv_trig() - post a receive or tagged receive
+ *
+ * @trig: a triggered receive's condition (trigger.c: FI_TRIGGER or
+ * deferred work), or NULL; the kernel keeps it until it is due.
+ */
+ssize_t swnic_ep_post_recv_trig(struct swnic_ep *ep, const struct iovec *iov,
+				size_t count, fi_addr_t src, uint64_t tag,
+				uint64_t ignore, void *context,
+				uint64_t flags, bool tagged, void **desc,
+				const struct swnic_sqe_trigger *trig)
 {
 	struct swnic_rqe rqe = { .tag = tag, .ignore = ignore };
 	size_t len = swnic_iov_len(iov, count);
@@ -294,10 +301,10 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 	/* A transmit context of a scalable endpoint only sends. */
 	if (ep->ep_fid.fid.fclass == FI_CLASS_TX_CTX)
 		return -FI_EOPNOTSUPP;
-	/* Triggered receives are not offered (lib/trigger.c). */
-	if (flags & FI_TRIGGER)
-		return -FI_ENOSYS;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
+		return -FI_EINVAL;
+	/* A peek is answered at once: it cannot wait for a trigger. */
+	if (trig && (flags & (FI_PEEK | FI_DISCARD)))
 		return -FI_EINVAL;
 	if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
 		if (!tagged)
@@ -342,7 +349,9 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 	op.context = context;
 	op.kind = SWNIC_CNTR_RECV;
 	op.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
-	if (swnic_ep_wants_completion(ep, false, flags))
+	/* Deferred work reports no completion unless asked (trigger.c). */
+	if (swnic_ep_wants_completion(ep, false, flags) &&
+	    !(flags & SWNIC_OP_NO_COMPLETION))
 		op.flags |= FI_COMPLETION;
 	op.multi_recv = flags & FI_MULTI_RECV;
 	op.bounce = bounce;
@@ -352,7 +361,33 @@ static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
 		op.iov_count = count;
 		op.hmem = hmem;
 	}
+	if (trig)
+		return swnic_post_rq_trig(ep, &rqe, &op, trig);
 	return swnic_post_rq(ep, &rqe, &op);
+}
+
+static ssize_t swnic_ep_post_recv(struct swnic_ep *ep, const struct iovec *iov,
+				  size_t count, fi_addr_t src, uint64_t tag,
+				  uint64_t ignore, void *context,
+				  uint64_t flags, bool tagged, void **desc)
+{
+	struct swnic_sqe_trigger trig;
+	int ret;
+
+	if (!(flags & FI_TRIGGER))
+		return swnic_ep_post_recv_trig(ep, iov, count, src, tag,
+					       ignore, context, flags, tagged,
+					       desc, NULL);
+	/* A transmit context of a scalable endpoint only sends. */
+	if (ep->ep_fid.fid.fclass == FI_CLASS_TX_CTX)
+		return -FI_EOPNOTSUPP;
+	ret = swnic_trig_from_context(ep, context, &trig);
+	if (ret)
+		return ret;
+	if (!(ep->domain->dev.attr.features & SWNIC_FEAT_TRIG_RECV))
+		return -FI_ENOSYS;
+	return swnic_ep_post_recv_trig(ep, iov, count, src, tag, ignore,
+				       context, flags, tagged, desc, &trig);
 }
 
 /* ---- fi_ops_msg ---------------------------------------------------------- */

@@ -227,3 +227,43 @@ int swnic_post_rq(struct swnic_ep *ep, struct swnic_rqe *rqe,
 	return swnic_post(ep, &ep->rq, &ep->rx_pool, rqe, &rqe->context, op,
 			  rqe->flags & SWNIC_RQE_CLAIM);
 }
+
+/*
+ * A triggered receive (SWNIC_IOCTL_TRIG_RECV): an op from the RX pool, as
+ * swnic_post_rq's, but handed to the kernel with its condition instead of
+ * through the RQ. Return: 0, -FI_EAGAIN (no op, the receive CQ is full or
+ * too much triggered work waits), -FI_EINVAL (a counter closed meanwhile)
+ * or the kernel's error.
+ */
+int swnic_post_rq_trig(struct swnic_ep *ep, struct swnic_rqe *rqe,
+		       const struct swnic_op *tmpl,
+		       const struct swnic_sqe_trigger *trig)
+{
+	struct swnic_trig_recv tr = {
+		.size = sizeof(tr),
+		.trig = *trig,
+	};
+	struct swnic_op *op;
+	int ret = 0;
+
+	swnic_lock_acquire(&ep->lock);
+	op = swnic_op_get(ep, &ep->rx_pool);
+	if (!op) {
+		swnic_lock_release(&ep->lock);
+		free(tmpl->bounce);
+		return -FI_EAGAIN;
+	}
+	swnic_op_fill(op, tmpl);
+	rqe->context = (uintptr_t)op;
+	tr.rqe = *rqe;
+	if (ioctl(ep->fd, SWNIC_IOCTL_TRIG_RECV, &tr)) {
+		int err = errno;
+
+		ret = err == ENOENT ? -FI_EINVAL :
+		      err == ENOSPC || err == EAGAIN ? -FI_EAGAIN : -err;
+		/* The op owns the bounce buffer now. */
+		swnic_op_put(&ep->rx_pool, op);
+	}
+	swnic_lock_release(&ep->lock);
+	return ret;
+}

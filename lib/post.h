@@ -96,5 +96,8 @@ int swnic_post_sq(struct swnic_ep *ep, struct swnic_sqe *sqe,
 		  const struct swnic_op *op);
 int swnic_post_rq(struct swnic_ep *ep, struct swnic_rqe *rqe,
 		  const struct swnic_op *op);
+int swnic_post_rq_trig(struct swnic_ep *ep, struct swnic_rqe *rqe,
+		       const struct swnic_op *op,
+		       const struct swnic_sqe_trigger *trig);
 
 #endif /* SWNIC_PROV_POST_H */

@@ -52,12 +52,17 @@ static struct swnic_sep *swnic_sep_of(struct fid *fid)
 	return swnic_container_of(fid, struct swnic_ep, ep_fid.fid)->sep;
 }
 
-/* Reserve the SEP's block, once. Caller holds sep->lock. */
-static int swnic_sep_block(struct swnic_sep *sep)
+/*
+ * Reserve the SEP's block, once: at @port (fi_setname), or where the
+ * kernel finds room (0). Caller holds sep->lock.
+ */
+static int swnic_sep_block(struct swnic_sep *sep, uint16_t port)
 {
 	struct swnic_port_block b = {
 		.size = sizeof(b),
 		.count = (uint16_t)sep->rx_cnt,
+		.flags = port ? SWNIC_PORT_BLOCK_FIXED : 0,
+		.base = port,
 	};
 
 	if (sep->base)
@@ -68,7 +73,9 @@ static int swnic_sep_block(struct swnic_sep *sep)
 		SWNIC_WARN(FI_LOG_EP_CTRL, "scalable endpoint: ports: %s\n",
 			   strerror(err));
 		return err == ENOSPC || err == EDQUOT ? -FI_ENOSPC :
-		       err == EADDRNOTAVAIL ? -FI_EADDRNOTAVAIL : -err;
+		       err == EADDRNOTAVAIL ? -FI_EADDRNOTAVAIL :
+		       err == EADDRINUSE ? -FI_EADDRINUSE :
+		       err == EACCES ? -FI_EACCES : -err;
 	}
 	sep->base = b.base;
 	return 0;
@@ -89,7 +96,7 @@ int swnic_sep_ctx_enable(struct swnic_ep *ep, uint16_t *group, uint16_t *port)
 		return -FI_ENOAV;
 	}
 	pthread_mutex_lock(&sep->lock);
-	ret = swnic_sep_block(sep);
+	ret = swnic_sep_block(sep, 0);
 	if (!ret) {
 		*group = sep->base;
 		*port = ep->ep_fid.fid.fclass == FI_CLASS_RX_CTX ?
@@ -192,7 +199,7 @@ static int swnic_sep_control(struct fid *fid, int command, void *arg)
 		return -FI_ENOAV;
 	/* Its address exists from here: the block. */
 	pthread_mutex_lock(&sep->lock);
-	ret = swnic_sep_block(sep);
+	ret = swnic_sep_block(sep, 0);
 	pthread_mutex_unlock(&sep->lock);
 	return ret;
 }
@@ -206,6 +213,14 @@ static struct fi_ops swnic_sep_fi_ops = {
 	.tostr = swnic_no_tostr,
 	.ops_set = swnic_no_ops_set,
 };
+
+struct swnic_ep *swnic_sep_handle_of_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_SEP ||
+	    fid->ops != &swnic_sep_fi_ops)
+		return NULL;
+	return swnic_container_of(fid, struct swnic_ep, ep_fid.fid);
+}
 
 /* The index'th context of @sep, a new swnic_ep of @fclass. */
 static int swnic_sep_ctx(struct fid_ep *sep_fid, int index, size_t fclass,
@@ -329,13 +344,37 @@ static int swnic_sep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return swnic_addr_copy_out(sep->h->addr_format, &sin, addr, addrlen);
 }
 
+/*
+ * fi_setname: the SEP's address is the block's first port, so the block
+ * is reserved here, at that port (rx_ctx_cnt ports from it; port 0: where
+ * the kernel finds room), and setname fails as the reservation does
+ * (-FI_EADDRINUSE, -FI_EACCES below 1024, -FI_EINVAL past the last port).
+ * The host part must be the domain's address (or any). Once the SEP has
+ * an address (fi_enable, an enabled context, an earlier fi_setname) it
+ * cannot change: -FI_EOPBADSTATE.
+ */
 static int swnic_sep_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	(void)fid;
-	(void)addr;
-	(void)addrlen;
-	/* The kernel picks the block; a chosen port is not offered. */
-	return -FI_ENOSYS;
+	struct swnic_sep *sep = swnic_sep_of(fid);
+	struct swnic_domain *dom = sep->h->domain;
+	struct sockaddr_in sin;
+	int ret;
+
+	if (!(dom->dev.attr.features & SWNIC_FEAT_TRIG_RECV))
+		return -FI_ENOSYS;	/* no SWNIC_PORT_BLOCK_FIXED */
+	ret = swnic_addr_read(sep->h->addr_format, addr, addrlen, &sin);
+	if (ret)
+		return ret;
+	if (sin.sin_addr.s_addr != INADDR_ANY &&
+	    sin.sin_addr.s_addr != dom->dev.addr.sin_addr.s_addr)
+		return -FI_EADDRNOTAVAIL;
+	pthread_mutex_lock(&sep->lock);
+	if (sep->base)
+		ret = -FI_EOPBADSTATE;
+	else
+		ret = swnic_sep_block(sep, ntohs(sin.sin_port));
+	pthread_mutex_unlock(&sep->lock);
+	return ret;
 }
 
 static struct fi_ops_cm swnic_sep_cm_ops = {

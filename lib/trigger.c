@@ -5,16 +5,20 @@
  * (include/uapi/linux/swnic_queue.h, struct swnic_sqe_trigger), so nothing
  * here polls. What is offered:
  *
- *  - FI_TRIGGER on sends, tagged sends and RMA reads/writes (fi_*msg with
- *    a struct fi_triggered_context of event FI_TRIGGER_THRESHOLD as the
- *    context): the threshold is compared with the counter's success value
- *    (fi_cntr_read). FI_TRIGGER_XPU and triggered receives are
- *    -FI_ENOSYS; an endpoint without FI_TRIGGER gets -FI_EINVAL.
+ *  - FI_TRIGGER on sends, tagged sends, RMA reads/writes, atomics
+ *    (atomic.c) and, with SWNIC_FEAT_TRIG_RECV, receives and tagged
+ *    receives (msg.c, SWNIC_IOCTL_TRIG_RECV): fi_*msg with a struct
+ *    fi_triggered_context of event FI_TRIGGER_THRESHOLD as the context;
+ *    the threshold is compared with the counter's success value
+ *    (fi_cntr_read). FI_TRIGGER_XPU is -FI_ENOSYS; an endpoint without
+ *    FI_TRIGGER gets -FI_EINVAL. Endpoints and the contexts of scalable
+ *    endpoints alike.
  *  - Deferred work (fi_control(domain, FI_QUEUE_WORK/FI_CANCEL_WORK/
  *    FI_FLUSH_WORK)): FI_OP_SEND, FI_OP_TSEND, FI_OP_READ, FI_OP_WRITE,
- *    FI_OP_CNTR_SET and FI_OP_CNTR_ADD; the threshold is compared with
- *    success + error values, as fi_trigger(3) says. FI_OP_RECV,
- *    FI_OP_TRECV and the atomic ops are -FI_ENOSYS.
+ *    FI_OP_ATOMIC, FI_OP_FETCH_ATOMIC, FI_OP_COMPARE_ATOMIC, FI_OP_RECV
+ *    and FI_OP_TRECV (SWNIC_FEAT_TRIG_RECV), FI_OP_CNTR_SET and
+ *    FI_OP_CNTR_ADD; the threshold is compared with success + error
+ *    values, as fi_trigger(3) says. Other op types are -FI_ENOSYS.
  */
 #include <errno.h>
 #include <string.h>
@@ -74,7 +78,10 @@ int swnic_trig_from_context(struct swnic_ep *ep, void *context,
 				  &trig->cntr_id);
 }
 
-/* The endpoint of a deferred operation: one of @dom's. */
+/*
+ * The endpoint of a deferred operation: one of @dom's, or a transmit or
+ * receive context of one of its scalable endpoints.
+ */
 static struct swnic_ep *swnic_trig_ep(struct swnic_domain *dom,
 				      struct fid_ep *fid)
 {
@@ -82,7 +89,7 @@ static struct swnic_ep *swnic_trig_ep(struct swnic_domain *dom,
 
 	if (!fid)
 		return NULL;
-	ep = swnic_ep_checked(&fid->fid);
+	ep = swnic_ep_or_ctx_of_fid(&fid->fid);
 	return ep && ep->domain == dom ? ep : NULL;
 }
 
@@ -113,7 +120,90 @@ static int swnic_trig_queue_cntr(struct swnic_domain *dom,
 	return 0;
 }
 
-/* A deferred data transfer: posted as a triggered SQE. */
+/* Deferred FI_OP_RECV / FI_OP_TRECV: a triggered receive. */
+static int swnic_trig_post_recv(struct swnic_ep *ep,
+				const struct fi_deferred_work *work,
+				uint64_t flags,
+				const struct swnic_sqe_trigger *trig)
+{
+	const struct fi_msg_tagged *tm;
+	const struct fi_msg *m;
+
+	if (!(ep->domain->dev.attr.features & SWNIC_FEAT_TRIG_RECV))
+		return -FI_ENOSYS;
+	if (work->op_type == FI_OP_RECV) {
+		m = &work->op.msg->msg;
+		return swnic_ep_post_recv_trig(ep, m->msg_iov, m->iov_count,
+					       m->addr, 0, 0, m->context,
+					       flags, false, m->desc, trig);
+	}
+	tm = &work->op.tagged->msg;
+	return swnic_ep_post_recv_trig(ep, tm->msg_iov, tm->iov_count,
+				       tm->addr, tm->tag, tm->ignore,
+				       tm->context, flags, true, tm->desc,
+				       trig);
+}
+
+/*
+ * The endpoint, flags and context of deferred data transfer @work.
+ * Return: 0, -FI_EINVAL (no operation), -FI_ENOSYS (not one).
+ */
+static int swnic_trig_work_op(const struct fi_deferred_work *work,
+			      struct fid_ep **ep, uint64_t *flags,
+			      void **context)
+{
+	switch (work->op_type) {
+	case FI_OP_SEND:
+	case FI_OP_RECV:
+		if (!work->op.msg)
+			return -FI_EINVAL;
+		*ep = work->op.msg->ep;
+		*flags = work->op.msg->flags;
+		*context = work->op.msg->msg.context;
+		return 0;
+	case FI_OP_TSEND:
+	case FI_OP_TRECV:
+		if (!work->op.tagged)
+			return -FI_EINVAL;
+		*ep = work->op.tagged->ep;
+		*flags = work->op.tagged->flags;
+		*context = work->op.tagged->msg.context;
+		return 0;
+	case FI_OP_READ:
+	case FI_OP_WRITE:
+		if (!work->op.rma)
+			return -FI_EINVAL;
+		*ep = work->op.rma->ep;
+		*flags = work->op.rma->flags;
+		*context = work->op.rma->msg.context;
+		return 0;
+	case FI_OP_ATOMIC:
+		if (!work->op.atomic)
+			return -FI_EINVAL;
+		*ep = work->op.atomic->ep;
+		*flags = work->op.atomic->flags;
+		*context = work->op.atomic->msg.context;
+		return 0;
+	case FI_OP_FETCH_ATOMIC:
+		if (!work->op.fetch_atomic)
+			return -FI_EINVAL;
+		*ep = work->op.fetch_atomic->ep;
+		*flags = work->op.fetch_atomic->flags;
+		*context = work->op.fetch_atomic->msg.context;
+		return 0;
+	case FI_OP_COMPARE_ATOMIC:
+		if (!work->op.compare_atomic)
+			return -FI_EINVAL;
+		*ep = work->op.compare_atomic->ep;
+		*flags = work->op.compare_atomic->flags;
+		*context = work->op.compare_atomic->msg.context;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* A deferred data transfer: posted as a triggered SQE (or receive). */
 static int swnic_trig_queue_xfer(struct swnic_domain *dom,
 				 const struct fi_deferred_work *work)
 {
@@ -121,39 +211,23 @@ static int swnic_trig_queue_xfer(struct swnic_domain *dom,
 		.threshold = work->threshold,
 		.flags = SWNIC_TRIG_F_SUM | SWNIC_TRIG_F_CNTR,
 	};
+	const struct fi_op_fetch_atomic *fa;
+	const struct fi_op_compare_atomic *ca;
 	const struct fi_msg_tagged *tm;
 	const struct fi_msg_rma *rm;
 	const struct fi_msg *m;
 	struct fid_ep *fid;
 	struct swnic_ep *ep;
 	uint64_t flags;
+	void *context;
 	int ret;
 
-	switch (work->op_type) {
-	case FI_OP_SEND:
-		if (!work->op.msg)
-			return -FI_EINVAL;
-		fid = work->op.msg->ep;
-		flags = work->op.msg->flags;
-		break;
-	case FI_OP_TSEND:
-		if (!work->op.tagged)
-			return -FI_EINVAL;
-		fid = work->op.tagged->ep;
-		flags = work->op.tagged->flags;
-		break;
-	default:
-		if (!work->op.rma)
-			return -FI_EINVAL;
-		fid = work->op.rma->ep;
-		flags = work->op.rma->flags;
-		break;
-	}
+	ret = swnic_trig_work_op(work, &fid, &flags, &context);
+	if (ret)
+		return ret;
 	ep = swnic_trig_ep(dom, fid);
 	if (!ep)
 		return -FI_EINVAL;
-	if (!(ep->domain->dev.attr.features & SWNIC_FEAT_TRIGGER))
-		return -FI_ENOSYS;
 	ret = swnic_trig_cntr_id(dom, work->triggering_cntr, &trig.cntr_id);
 	if (ret)
 		return ret;
@@ -183,7 +257,8 @@ static int swnic_trig_queue_xfer(struct swnic_domain *dom,
 					       tm->addr, tm->tag, tm->data, 0,
 					       0, tm->context, flags, tm->desc,
 					       &trig);
-	default:
+	case FI_OP_READ:
+	case FI_OP_WRITE:
 		rm = &work->op.rma->msg;
 		if (rm->rma_iov_count != 1 || !rm->rma_iov)
 			return -FI_EINVAL;
@@ -194,6 +269,27 @@ static int swnic_trig_queue_xfer(struct swnic_domain *dom,
 					       rm->rma_iov[0].addr,
 					       rm->rma_iov[0].key, rm->context,
 					       flags, rm->desc, &trig);
+	case FI_OP_ATOMIC:
+		return swnic_atomic_post_trig(ep, SWNIC_OP_ATOMIC,
+					      &work->op.atomic->msg, NULL, 0,
+					      NULL, 0, flags, &trig);
+	case FI_OP_FETCH_ATOMIC:
+		fa = work->op.fetch_atomic;
+		return swnic_atomic_post_trig(ep, SWNIC_OP_FETCH_ATOMIC,
+					      &fa->msg, NULL, 0,
+					      fa->fetch.msg_iov,
+					      fa->fetch.iov_count, flags,
+					      &trig);
+	case FI_OP_COMPARE_ATOMIC:
+		ca = work->op.compare_atomic;
+		return swnic_atomic_post_trig(ep, SWNIC_OP_COMPARE_ATOMIC,
+					      &ca->msg, ca->compare.msg_iov,
+					      ca->compare.iov_count,
+					      ca->fetch.msg_iov,
+					      ca->fetch.iov_count, flags,
+					      &trig);
+	default:
+		return swnic_trig_post_recv(ep, work, flags, &trig);
 	}
 }
 
@@ -205,46 +301,12 @@ static int swnic_trig_queue_work(struct swnic_domain *dom,
 	if (!(dom->dev.attr.features & SWNIC_FEAT_TRIGGER))
 		return -FI_ENOSYS;
 	switch (work->op_type) {
-	case FI_OP_SEND:
-	case FI_OP_TSEND:
-	case FI_OP_READ:
-	case FI_OP_WRITE:
-		return swnic_trig_queue_xfer(dom, work);
 	case FI_OP_CNTR_SET:
 	case FI_OP_CNTR_ADD:
 		return swnic_trig_queue_cntr(dom, work);
 	default:
-		/* FI_OP_RECV, FI_OP_TRECV, the atomics: not offered. */
-		return -FI_ENOSYS;
-	}
-}
-
-/* The deferred operation's endpoint and context, for FI_CANCEL_WORK. */
-static int swnic_trig_work_op(const struct fi_deferred_work *work,
-			      struct fid_ep **ep, void **context)
-{
-	switch (work->op_type) {
-	case FI_OP_SEND:
-		if (!work->op.msg)
-			return -FI_EINVAL;
-		*ep = work->op.msg->ep;
-		*context = work->op.msg->msg.context;
-		return 0;
-	case FI_OP_TSEND:
-		if (!work->op.tagged)
-			return -FI_EINVAL;
-		*ep = work->op.tagged->ep;
-		*context = work->op.tagged->msg.context;
-		return 0;
-	case FI_OP_READ:
-	case FI_OP_WRITE:
-		if (!work->op.rma)
-			return -FI_EINVAL;
-		*ep = work->op.rma->ep;
-		*context = work->op.rma->msg.context;
-		return 0;
-	default:
-		return -FI_ENOSYS;
+		/* Data transfers; an unknown op is -FI_ENOSYS. */
+		return swnic_trig_queue_xfer(dom, work);
 	}
 }
 
@@ -257,6 +319,7 @@ static int swnic_trig_cancel_work(struct swnic_domain *dom,
 		.cookie = (uintptr_t)work,
 	};
 	struct fid_ep *ep;
+	uint64_t flags;
 	void *context;
 	int ret;
 
@@ -269,7 +332,7 @@ static int swnic_trig_cancel_work(struct swnic_domain *dom,
 			return errno == ENOENT ? -FI_ENOENT : -errno;
 		return 0;
 	}
-	ret = swnic_trig_work_op(work, &ep, &context);
+	ret = swnic_trig_work_op(work, &ep, &flags, &context);
 	if (ret)
 		return ret;
 	if (!swnic_trig_ep(dom, ep))

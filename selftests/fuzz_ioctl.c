@@ -605,6 +605,37 @@ static void fill_trig_cancel(struct fz *f, void *p, int dom)
 	c->cookie = fz_below(&f->r, 8);
 }
 
+static void fill_trig_recv(struct fz *f, void *p, int dom)
+{
+	struct swnic_trig_recv *t = p;
+
+	t->flags = maybe(f, 0);
+	t->trig.cntr_id = pick_cntr_id(f, dom);
+	t->trig.threshold = fz_chance(&f->r, 70) ? fz_below(&f->r, 32) :
+						   pick_id(f);
+	t->trig.flags = pick_flags(f, SWNIC_TRIG_F_SUM | SWNIC_TRIG_F_CNTR);
+	t->trig.comp_cntr = fz_chance(&f->r, 50) ? 0 : pick_cntr_id(f, dom);
+	t->trig.__reserved = maybe(f, 0);
+	t->rqe.context = ++f->ctx;
+	/* Receives may be written to when due: the data buffers, mostly. */
+	if (fz_chance(&f->r, 80)) {
+		uint32_t n = 1 + fz_below(&f->r, 512);
+
+		t->rqe.addr = (uintptr_t)f->data[fz_below(&f->r, NDATA)] +
+			      fz_below(&f->r, DATA_SIZE - n);
+		t->rqe.len = n;
+	} else {
+		pick_range(f, &t->rqe.addr, &t->rqe.len);
+	}
+	t->rqe.flags = pick_flags(f, SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV |
+				  SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM);
+	t->rqe.tag = fz_below(&f->r, 4);
+	t->rqe.min_free = fz_below(&f->r, 64);
+	t->rqe.src_addr = htonl(INADDR_LOOPBACK);
+	t->rqe.src_port = pick_port(f);
+	t->rqe.__pad[0] = maybe(f, 0);
+}
+
 static void fill_doorbell(struct fz *f, void *p, int dom)
 {
 	struct swnic_ep_doorbell *d = p;
@@ -681,6 +712,7 @@ static struct cmd cmds[] = {
 	CMD(CNTR_UPDATE, K_DOM, swnic_cntr_update, fill_cntr_update),
 	CMD(TRIG_CNTR, K_DOM, swnic_trig_cntr, fill_trig_cntr),
 	CMD(TRIG_CANCEL, K_DOM, swnic_trig_cancel, fill_trig_cancel),
+	CMD(TRIG_RECV, K_EP, swnic_trig_recv, fill_trig_recv),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -733,6 +765,8 @@ static void init_cmds(void)
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT, ENOSPC, ENOMEM);
 	cmd_by_nr(SWNIC_CMD_TRIG_CANCEL)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT);
+	cmd_by_nr(SWNIC_CMD_TRIG_RECV)->errs =
+		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT, ENOSPC, ENOMEM, EAGAIN);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }

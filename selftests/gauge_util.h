@@ -20,6 +20,7 @@ struct gauges {
 	uint64_t pinned_bytes;
 	uint64_t unexpected_msgs;
 	uint64_t unexpected_bytes;
+	uint64_t triggered_ops;
 	unsigned int found;		/* how many of the above were reported */
 };
 
@@ -36,6 +37,7 @@ static inline int gauges_cb(const struct nlmsghdr *nlh, void *data)
 		{ "pinned_bytes", offsetof(struct gauges, pinned_bytes) },
 		{ "unexpected_msgs", offsetof(struct gauges, unexpected_msgs) },
 		{ "unexpected_bytes", offsetof(struct gauges, unexpected_bytes) },
+		{ "triggered_ops", offsetof(struct gauges, triggered_ops) },
 	};
 	struct gauges *g = data;
 	const struct nlattr *entry, *a;
@@ -83,7 +85,7 @@ static inline int gauges_read(struct gauges *g)
 		ret = nlc_talk(c, nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0), &r);
 	nlc_close(c);
 	free(c);
-	if (!ret && g->found != 7)
+	if (!ret && g->found != 8)
 		ret = -ENOENT;
 	return ret;
 }

@@ -6,12 +6,16 @@
  * each completion on its own context's CQ, the source being the SEP;
  * a regular endpoint reaching a receive context; tagged messages between
  * contexts; a shared transmit context used by two endpoints, each
- * operation completing on its endpoint's CQ; and the error paths.
+ * operation completing on its endpoint's CQ; fi_setname choosing the
+ * SEP's port; MRs bound to a SEP and its contexts (FI_MR_ENDPOINT);
+ * triggered operations and deferred work on contexts; and the error
+ * paths.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
 
 #include "kselftest_harness.h"
 #include "prov_util.h"
@@ -99,14 +103,24 @@ struct sep {
 	struct fid_cq *txcq[NCTX], *rxcq[NCTX];
 };
 
-static void sep_open(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(sep) *self, struct sep *s)
+/* ... of @info, named @port by fi_setname first (0: not named). */
+static void sep_open_at(struct __test_metadata *_metadata,
+			FIXTURE_DATA(sep) *self, struct fi_info *info,
+			struct sep *s, uint16_t port)
 {
 	memset(s, 0, sizeof(*s));
-	ASSERT_EQ(0, fi_scalable_ep(self->domain, self->info, &s->sep, NULL));
+	ASSERT_EQ(0, fi_scalable_ep(self->domain, info, &s->sep, NULL));
 	s->av = av_open(_metadata, self->domain, RXBITS);
 	ASSERT_NE(NULL, s->av);
 	ASSERT_EQ(0, fi_scalable_ep_bind(s->sep, &s->av->fid, 0));
+	if (port) {
+		struct sockaddr_in sin = {
+			.sin_family = AF_INET,
+			.sin_port = htons(port),
+		};
+
+		ASSERT_EQ(0, fi_setname(&s->sep->fid, &sin, sizeof(sin)));
+	}
 	for (int i = 0; i < NCTX; i++) {
 		ASSERT_EQ(0, fi_tx_context(s->sep, i, NULL, &s->tx[i], NULL));
 		s->txcq[i] = cq_open(_metadata, self->domain);
@@ -119,6 +133,12 @@ static void sep_open(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, fi_enable(s->rx[i]));
 	}
 	ASSERT_EQ(0, fi_enable(s->sep));
+}
+
+static void sep_open(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(sep) *self, struct sep *s)
+{
+	sep_open_at(_metadata, self, self->info, s, 0);
 }
 
 static void sep_close(struct sep *s)
@@ -454,6 +474,220 @@ TEST_F(sep, srx_not_offered)
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(self->domain, info, &ep, NULL));
+	fi_freeinfo(info);
+}
+
+/* The port of @fid's name. */
+static uint16_t name_port(struct __test_metadata *_metadata, fid_t fid)
+{
+	struct sockaddr_in sin = { 0 };
+	size_t len = sizeof(sin);
+
+	EXPECT_EQ(0, fi_getname(fid, &sin, &len));
+	return ntohs(sin.sin_port);
+}
+
+/*
+ * fi_setname on a SEP chooses its address: the block of receive contexts
+ * starts at the port given, and peers reach context i at port + i. A
+ * taken port, a block past the last port, another host's address and a
+ * second fi_setname fail with the errors fi_cm(3) leaves to the provider.
+ */
+TEST_F(sep, setname_chooses_the_address)
+{
+	uint16_t port = 20000 + (uint16_t)(getpid() % 20000);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *sep2;
+	struct fid_av *av2;
+	struct sep a, b;
+	fi_addr_t b_addr;
+	uint64_t buf = 0, msg = 31;
+
+	sep_open_at(_metadata, self, self->info, &b, port);
+	EXPECT_EQ(port, name_port(_metadata, &b.sep->fid));
+	/* Named once: the block exists now. */
+	sin.sin_port = htons(port + 10);
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_setname(&b.sep->fid, &sin, sizeof(sin)));
+
+	sep_open(_metadata, self, &a);
+	b_addr = insert_name(_metadata, a.av, &b.sep->fid);
+	ASSERT_EQ(0, fi_recv(b.rx[2], &buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+			     &buf));
+	ASSERT_EQ(0, fi_send(a.tx[0], &msg, sizeof(msg), NULL,
+			     fi_rx_addr(b_addr, 2, RXBITS), &msg));
+	ASSERT_EQ(1, cq_get(a.txcq[0], &e, NULL));
+	ASSERT_EQ(1, cq_get(b.rxcq[2], &e, NULL));
+	EXPECT_EQ(&buf, e.op_context);
+	EXPECT_EQ(31, buf);
+
+	ASSERT_EQ(0, fi_scalable_ep(self->domain, self->info, &sep2, NULL));
+	av2 = av_open(_metadata, self->domain, RXBITS);
+	ASSERT_NE(NULL, av2);
+	ASSERT_EQ(0, fi_scalable_ep_bind(sep2, &av2->fid, 0));
+	/* Overlapping b's block (its last port). */
+	sin.sin_port = htons(port + NCTX - 1);
+	EXPECT_EQ(-FI_EADDRINUSE, fi_setname(&sep2->fid, &sin, sizeof(sin)));
+	/* NCTX ports from 65534 run past the last port. */
+	sin.sin_port = htons(65534);
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&sep2->fid, &sin, sizeof(sin)));
+	/* Not this host's address. */
+	sin.sin_port = htons(port + 2 * NCTX);
+	sin.sin_addr.s_addr = htonl(0xc0000201);	/* 192.0.2.1 */
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&sep2->fid, &sin,
+						 sizeof(sin)));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&sep2->fid, &sin, 2));
+	/* Nothing was taken: the next port block is there to have. */
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	EXPECT_EQ(0, fi_setname(&sep2->fid, &sin, sizeof(sin)));
+	EXPECT_EQ(port + 2 * NCTX, name_port(_metadata, &sep2->fid));
+	EXPECT_EQ(0, fi_close(&sep2->fid));
+	EXPECT_EQ(0, fi_close(&av2->fid));
+	sep_close(&a);
+	sep_close(&b);
+	/* Closed: its ports are free again. */
+	sep_open_at(_metadata, self, self->info, &b, port);
+	EXPECT_EQ(port, name_port(_metadata, &b.sep->fid));
+	sep_close(&b);
+}
+
+/*
+ * fi_mr_bind to an endpoint (FI_MR_ENDPOINT, which swnic never needs but
+ * accepts): a SEP and its contexts are endpoints too; flags must be 0;
+ * another domain's SEP is refused.
+ */
+TEST_F(sep, mr_bind_to_sep_and_contexts)
+{
+	static char region[64];
+	struct fid_domain *other;
+	struct fid_ep *osep;
+	struct fid_mr *mr;
+	struct sep a;
+
+	sep_open(_metadata, self, &a);
+	ASSERT_EQ(0, fi_mr_reg(self->domain, region, sizeof(region),
+			       FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL));
+	EXPECT_EQ(0, fi_mr_bind(mr, &a.sep->fid, 0));
+	EXPECT_EQ(0, fi_mr_bind(mr, &a.tx[1]->fid, 0));
+	EXPECT_EQ(0, fi_mr_bind(mr, &a.rx[2]->fid, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_bind(mr, &a.rx[0]->fid, FI_RECV));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_bind(mr, &a.sep->fid, FI_RECV));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &other, NULL));
+	ASSERT_EQ(0, fi_scalable_ep(other, self->info, &osep, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &osep->fid, 0));
+	/* Not an endpoint at all. */
+	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &a.av->fid, 0));
+	fi_close(&osep->fid);
+	fi_close(&other->fid);
+	fi_close(&mr->fid);
+	sep_close(&a);
+}
+
+static struct fid_cntr *sep_cntr(struct __test_metadata *_metadata,
+				 struct fid_domain *domain)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *c = NULL;
+
+	EXPECT_EQ(0, fi_cntr_open(domain, &attr, &c, NULL));
+	return c;
+}
+
+/*
+ * Triggered operations on a SEP's contexts (FI_TRIGGER): a triggered
+ * send from a transmit context, a triggered receive on a receive
+ * context, and deferred work naming a transmit context, each at its
+ * threshold and not before.
+ */
+TEST_F(sep, triggered_ops_on_contexts)
+{
+	struct fi_info *hints = prov_hints(), *info;
+	struct fi_triggered_context ts, tr;
+	struct fi_deferred_work w = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *c;
+	struct sep a, b;
+	fi_addr_t b_addr;
+	uint64_t out = 41, out2 = 42, in = 0, in2 = 0;
+	struct iovec iov = { .iov_base = &in, .iov_len = sizeof(in) };
+	struct iovec iov2 = { .iov_base = &out2, .iov_len = sizeof(out2) };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.context = &tr,
+	};
+
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = self->info->caps | FI_TRIGGER;
+	hints->ep_attr->tx_ctx_cnt = NCTX;
+	hints->ep_attr->rx_ctx_cnt = NCTX;
+	hints->domain_attr->mr_mode = self->info->domain_attr->mr_mode;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	c = sep_cntr(_metadata, self->domain);
+	ASSERT_NE(NULL, c);
+	sep_open_at(_metadata, self, info, &a, 0);
+	sep_open_at(_metadata, self, info, &b, 0);
+	b_addr = insert_name(_metadata, a.av, &b.sep->fid);
+
+	/* A triggered receive on b's context 1, a triggered send to it. */
+	memset(&tr, 0, sizeof(tr));
+	tr.event_type = FI_TRIGGER_THRESHOLD;
+	tr.trigger.threshold.cntr = c;
+	tr.trigger.threshold.threshold = 2;
+	ASSERT_EQ(0, fi_recvmsg(b.rx[1], &msg, FI_TRIGGER | FI_COMPLETION));
+	ts = tr;
+	ts.trigger.threshold.threshold = 1;
+	iov.iov_base = &out;
+	msg.addr = fi_rx_addr(b_addr, 1, RXBITS);
+	msg.context = &ts;
+	ASSERT_EQ(0, fi_sendmsg(a.tx[2], &msg, FI_TRIGGER | FI_COMPLETION));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.txcq[2], &e, 1));
+	usleep(50000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.txcq[2], &e, 1));
+	ASSERT_EQ(0, fi_cntr_add(c, 1));
+	ASSERT_EQ(1, cq_get(a.txcq[2], &e, NULL));
+	EXPECT_EQ(&ts, e.op_context);
+	/* Sent, buffered at b: the receive is not posted yet. */
+	usleep(50000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.rxcq[1], &e, 1));
+	EXPECT_EQ(0, in);
+	ASSERT_EQ(0, fi_cntr_add(c, 1));
+	ASSERT_EQ(1, cq_get(b.rxcq[1], &e, NULL));
+	EXPECT_EQ(&tr, e.op_context);
+	EXPECT_EQ(41, in);
+
+	/* Deferred work on a transmit context. */
+	in = 0;
+	ASSERT_EQ(0, fi_recv(b.rx[0], &in2, sizeof(in2), NULL, FI_ADDR_UNSPEC,
+			     &in2));
+	opm.ep = a.tx[0];
+	opm.msg.msg_iov = &iov2;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = fi_rx_addr(b_addr, 0, RXBITS);
+	opm.msg.context = &w;
+	opm.flags = FI_COMPLETION;
+	w.threshold = 4;
+	w.triggering_cntr = c;
+	w.op_type = FI_OP_SEND;
+	w.op.msg = &opm;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &w));
+	ASSERT_EQ(0, fi_cntr_add(c, 1));
+	usleep(50000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.rxcq[0], &e, 1));
+	ASSERT_EQ(0, fi_cntr_add(c, 1));
+	ASSERT_EQ(1, cq_get(a.txcq[0], &e, NULL));
+	EXPECT_EQ(&w, e.op_context);
+	ASSERT_EQ(1, cq_get(b.rxcq[0], &e, NULL));
+	EXPECT_EQ(42, in2);
+	/* The SEP itself is no endpoint for deferred work. */
+	opm.ep = a.sep;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					 &w));
+	sep_close(&a);
+	sep_close(&b);
+	fi_close(&c->fid);
 	fi_freeinfo(info);
 }
 

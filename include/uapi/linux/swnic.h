@@ -58,6 +58,7 @@ enum {
 	SWNIC_CMD_AV_WRITE,		/* on a shared AV's fd */
 	SWNIC_CMD_PORT_BLOCK,		/* SWNIC_FEAT_PORT_BLOCK */
 	SWNIC_CMD_ADDR6,		/* an IPv6 peer's name (WIRE_IPV6) */
+	SWNIC_CMD_TRIG_RECV,		/* swnic_queue.h (SWNIC_FEAT_TRIG_RECV) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -109,6 +110,12 @@ enum {
 #define SWNIC_FEAT_PORT_BLOCK	(1ULL << 17)
 /* The wire over IPv6: SWNIC_IOCTL_ADDR6 names IPv6 peers (struct swnic_addr6) */
 #define SWNIC_FEAT_WIRE_IPV6	(1ULL << 21)
+/*
+ * Triggered receives (SWNIC_IOCTL_TRIG_RECV, swnic_queue.h); triggered
+ * work an RM_ENABLED target refuses (EAGAIN) is retried for
+ * SWNIC_TRIG_RETRY_MS; SWNIC_PORT_BLOCK_FIXED, a block at a chosen port.
+ */
+#define SWNIC_FEAT_TRIG_RECV	(1ULL << 23)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE
@@ -670,6 +677,13 @@ struct swnic_port_block {
 };
 
 #define SWNIC_PORT_BLOCK_RELEASE	(1U << 0)
+/*
+ * (SWNIC_FEAT_TRIG_RECV) The block starts at @base, given: ports
+ * @base .. @base + @count - 1, none of them taken (EADDRINUSE), all
+ * below 65536 (EINVAL); one below 1024 needs CAP_NET_BIND_SERVICE
+ * (EACCES). Not with RELEASE.
+ */
+#define SWNIC_PORT_BLOCK_FIXED		(1U << 1)
 
 #define SWNIC_IOCTL_PORT_BLOCK		_IO(SWNIC_TYPE, SWNIC_CMD_PORT_BLOCK)
 /*

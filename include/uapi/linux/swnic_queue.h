@@ -376,7 +376,9 @@ struct swnic_sqe {
  * closed first. If the endpoint's fd is closed (or its owner exits)
  * first, it is dropped without a completion (its CQ slot is given back),
  * since no one is left to read it. An RM_ENABLED target
- * out of resources completes it with EAGAIN (it is not retried). A bad
+ * out of resources (EAGAIN) gets it again, a few times a second, for
+ * SWNIC_TRIG_RETRY_MS (SWNIC_FEAT_TRIG_RECV; before, it completed with
+ * EAGAIN at once); then it completes with EAGAIN. A bad
  * condition completes it with EINVAL (unknown flags, reserved not 0, or
  * INLINE) or ENOENT (no such counter); ENOSPC: SWNIC_TRIG_MAX wait.
  */
@@ -487,6 +489,9 @@ struct swnic_ep_doorbell {
  * multi-receive buffer, which is released). ENOENT: no such receive is
  * posted (it completed, or never was); EAGAIN: the CQ has no free slot,
  * or receives are still waiting in the RQ (reap completions, try again).
+ * A triggered receive still waiting for its threshold (struct
+ * swnic_trig_recv) is cancelled too: it completes with ECANCELED, in the
+ * slot it holds, as soon as the kernel's workqueue gets to it.
  *
  * With SWNIC_CANCEL_SEND it cancels the SQE with @context that the kernel
  * has not consumed yet (waiting behind a full CQ, a target out of
@@ -617,7 +622,8 @@ struct swnic_trig_cntr {
  * Cancels the domain's triggered work that waits for its threshold: all
  * of it, that of one triggering counter (CANCEL_CNTR), or the counter
  * work named @cookie (CANCEL_COOKIE). Cancelled SQEs complete with
- * ECANCELED (struct swnic_sqe_trigger); counter work is dropped.
+ * ECANCELED (struct swnic_sqe_trigger), triggered receives too (struct
+ * swnic_trig_recv); counter work is dropped.
  * @count: out, how many were cancelled; ENOENT if COOKIE found none.
  */
 struct swnic_trig_cancel {
@@ -626,6 +632,43 @@ struct swnic_trig_cancel {
 	__u32 cntr_id;			/* in: CANCEL_CNTR */
 	__u32 count;			/* out */
 	__aligned_u64 cookie;		/* in: CANCEL_COOKIE */
+};
+
+/* How long triggered work a target refuses for now (EAGAIN) is retried. */
+#define SWNIC_TRIG_RETRY_MS	5000
+
+/**
+ * struct swnic_trig_recv - SWNIC_IOCTL_TRIG_RECV on an endpoint fd
+ *
+ * A triggered receive (SWNIC_FEAT_TRIG_RECV; libfabric's FI_TRIGGER on
+ * fi_recv/fi_trecv and deferred FI_OP_RECV/TRECV): the kernel keeps @rqe,
+ * holding a slot of the endpoint's receive CQ, until counter
+ * @trig.cntr_id reaches @trig.threshold (as struct swnic_sqe_trigger:
+ * SWNIC_TRIG_F_SUM, the same order and the same limit SWNIC_TRIG_MAX),
+ * then posts it as if it came from the RQ. With SWNIC_TRIG_F_CNTR its
+ * completions count into counter @trig.comp_cntr (0: none) instead of
+ * the endpoint's RECV counter. While the endpoint already holds as many
+ * receives as its RQ has entries, or its CQ is full, posting is retried
+ * for SWNIC_TRIG_RETRY_MS, then it completes with EAGAIN.
+ *
+ * Completion (receive CQ, @rqe.context): as any receive's; with err
+ * ECANCELED, unposted, when it is cancelled before its threshold
+ * (SWNIC_IOCTL_EP_CANCEL with its context, SWNIC_IOCTL_TRIG_CANCEL) or
+ * its counter's fd or the domain's is closed; dropped with no completion
+ * if the endpoint's fd is closed first.
+ *
+ * Errors, beyond the generic contract: EINVAL (unknown trigger flags,
+ * @trig.__reserved not 0, comp_cntr without TRIG_F_CNTR), EOPNOTSUPP or
+ * EINVAL (an RQE the RQ would refuse: unknown flags, bad combinations,
+ * @__pad not 0, a buffer out of the user's address space), ENOENT (no
+ * such counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX
+ * wait), EPERM (not the process that opened the domain).
+ */
+struct swnic_trig_recv {
+	__u32 size;			/* in: sizeof(struct swnic_trig_recv) */
+	__u32 flags;			/* in: must be 0 */
+	struct swnic_sqe_trigger trig;	/* in: the condition */
+	struct swnic_rqe rqe;		/* in: the receive */
 };
 
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
@@ -638,5 +681,6 @@ struct swnic_trig_cancel {
 #define SWNIC_IOCTL_CNTR_UPDATE		_IO(SWNIC_TYPE, SWNIC_CMD_CNTR_UPDATE)
 #define SWNIC_IOCTL_TRIG_CNTR		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CNTR)
 #define SWNIC_IOCTL_TRIG_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CANCEL)
+#define SWNIC_IOCTL_TRIG_RECV		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_RECV)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
