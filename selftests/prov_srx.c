@@ -388,6 +388,42 @@ TEST_F(srx, cancel_on_the_srx)
 	EXPECT_EQ(m, other);
 }
 
+/*
+ * FI_PEEK on the SRX answers on the oldest member's CQ; FI_CLAIM then
+ * takes the claimed message, which completes where it arrived.
+ */
+TEST_F(srx, peek_and_claim_on_the_srx)
+{
+	uint64_t m = 0xabc, buf = 0;
+	struct iovec iov = { .iov_base = &buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged t = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.tag = 0x42, .context = &buf,
+	};
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+
+	/* Nothing there yet: FI_ENOMSG. */
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_PEEK));
+	ASSERT_EQ(1, cq_get_err(self->ecq[0], &err));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	send_one(_metadata, self, 0, 1, &m, true, 0x42);
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_PEEK | FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->ecq[0], &e, NULL));
+	EXPECT_EQ(&buf, e.op_context);
+	EXPECT_EQ(sizeof(m), e.len);
+	EXPECT_EQ(0x42, e.tag);
+	/* Claimed: no other receive takes it. */
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_PEEK));
+	ASSERT_EQ(1, cq_get_err(self->ecq[0], &err));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->ecq[1], &e, NULL));
+	EXPECT_EQ(&buf, e.op_context);
+	EXPECT_EQ(m, buf);
+	expect_none(_metadata, self);
+}
+
 TEST_F(srx, close_while_bound_is_ebusy)
 {
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->srx->fid));
