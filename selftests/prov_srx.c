@@ -424,6 +424,48 @@ TEST_F(srx, peek_and_claim_on_the_srx)
 	expect_none(_metadata, self);
 }
 
+/*
+ * A receive of the SRX counts on the FI_RECV counter of the endpoint its
+ * message arrived at, as it completes on that endpoint's CQ.
+ */
+TEST_F(srx, counts_on_the_arrival_endpoint)
+{
+	struct fi_cntr_attr cattr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	uint64_t m[2] = { 1, 2 }, buf[2] = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *cntr;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t addr;
+
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	cq = cq_open(_metadata, self->domain);
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cntr->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	addr = insert_name(_metadata, self->av, &ep->fid);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, fi_recv(self->srx, &buf[i], 8, NULL,
+				     FI_ADDR_UNSPEC, &buf[i]));
+	/* One to the counted endpoint, one to member 0. */
+	ASSERT_EQ(0, fi_send(self->snd[0], &m[0], 8, NULL, addr, &m[0]));
+	ASSERT_EQ(1, cq_get(self->scq[0], &e, NULL));
+	send_one(_metadata, self, 1, 0, &m[1], false, 0);
+	EXPECT_EQ(0, fi_cntr_wait(cntr, 1, 5000));
+	expect_recv(_metadata, self, 0, &buf[1], 1, FI_MSG);
+	EXPECT_EQ(1, fi_cntr_read(cntr));
+	EXPECT_EQ(0, fi_cntr_readerr(cntr));
+	EXPECT_EQ(m[0], buf[0]);
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
 TEST_F(srx, close_while_bound_is_ebusy)
 {
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->srx->fid));
