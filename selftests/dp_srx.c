@@ -7,9 +7,11 @@
  * taken by messages arriving at either member and completed on that
  * member's CQ; completions that belong to no message on the oldest
  * member's CQ, and none while no endpoint has joined; a context's SQ
- * never read; a context closed before its members.
+ * never read; a context closed before its members; members and context
+ * closed while a sender keeps sending to them.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -308,6 +310,98 @@ TEST_F(srx, context_closed_before_members)
 	EXPECT_EQ(ECONNREFUSED, send_to(_metadata, self, msg, 8, &self->m1));
 	t_ep_destroy(&self->m2);
 	EXPECT_EQ(ECONNREFUSED, send_to(_metadata, self, msg, 8, &self->m1));
+}
+
+struct race {
+	FIXTURE_DATA(srx) *self;
+	_Atomic int stop;
+	_Atomic int sent;
+	int ok, refused, full, other, timeouts;
+	int other_err;			/* the last unexpected error */
+};
+
+/* Send to m1 and m2 in turn, one at a time, until told to stop. */
+static void *race_sender(void *arg)
+{
+	struct race *r = arg;
+	struct t_ep to[2] = { r->self->m1, r->self->m2 };
+	char msg[8] = "race";
+
+	for (int i = 0; !atomic_load(&r->stop) && i < 1000000; i++) {
+		struct swnic_sqe s = t_send(msg, 8, &to[i % 2], i);
+		struct swnic_cqe c;
+
+		if (t_ring_push(&r->self->s.sq, &s) ||
+		    t_doorbell(&r->self->s, NULL)) {
+			r->other++;
+			break;
+		}
+		if (t_cq_wait(&r->self->cs, &c, 5000)) {
+			r->timeouts++;
+			break;
+		}
+		if (!c.err)
+			r->ok++;
+		else if (c.err == ECONNREFUSED)
+			r->refused++;
+		else if (c.err == EAGAIN)
+			r->full++;	/* the context's unexpected queue */
+		else
+			r->other_err = c.err;
+		if (c.err && c.err != ECONNREFUSED && c.err != EAGAIN)
+			r->other++;
+		atomic_fetch_add(&r->sent, 1);
+	}
+	return NULL;
+}
+
+/*
+ * A sender keeps sending to both members while the receives are posted
+ * and then the members and the context close, in the order a careless
+ * process might: every send completes - delivered (a receive, or the
+ * context's unexpected queue), refused once closed, or EAGAIN while that
+ * queue is full - and nothing else happens (the kernel log is checked by
+ * run.sh).
+ */
+TEST_F(srx, close_while_messages_arrive)
+{
+	struct race r = { .self = self };
+	char dst[8][8];
+	struct swnic_cqe c;
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, race_sender, &r));
+	for (int i = 0; i < 8; i++) {
+		struct swnic_rqe q = t_recv(dst[i], 8, i);
+
+		ASSERT_EQ(0, t_ring_push(&self->srx.rq, &q));
+		ASSERT_EQ(0, t_doorbell(&self->srx, NULL));
+		usleep(1000);
+	}
+	usleep(20000);
+	t_ep_destroy(&self->m1);
+	usleep(20000);
+	t_ep_destroy(&self->srx);
+	usleep(20000);
+	t_ep_destroy(&self->m2);
+	/* Some more sends to the closed ones, then stop (bounded). */
+	{
+		int base = atomic_load(&r.sent);
+
+		for (int i = 0; i < 5000 && atomic_load(&r.sent) < base + 20;
+		     i++)
+			usleep(1000);
+	}
+	atomic_store(&r.stop, 1);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, r.timeouts);
+	EXPECT_EQ(0, r.other) TH_LOG("error %d", r.other_err);
+	EXPECT_EQ(atomic_load(&r.sent), r.ok + r.refused + r.full);
+	EXPECT_LT(0, r.refused);
+	EXPECT_LT(0, r.ok);
+	/* The receives posted took messages, each on one member's CQ. */
+	while (t_cq_pop(&self->c1, &c) || t_cq_pop(&self->c2, &c))
+		EXPECT_EQ(0, c.err);
 }
 
 TEST_HARNESS_MAIN
