@@ -122,6 +122,9 @@ int swnic_ep_recv_src(struct swnic_ep *ep, fi_addr_t src, uint64_t flags,
 	uint16_t key_index = 0;
 	int ret;
 
+	/* An SRX of connected endpoints only: as on those, no source. */
+	if (swnic_ep_is_srx(ep) && !ep->av && swnic_srx_msg_only(ep))
+		return 0;
 #if SWNIC_FI_HAVE_2
 	if (flags & FI_AUTH_KEY) {
 		uint32_t kslot;

@@ -269,5 +269,6 @@ void swnic_srx_unbind(struct swnic_ep *ep);
 int swnic_srx_ep_enable(struct swnic_ep *ep, int *srx_fd);
 bool swnic_srx_av_differs(struct swnic_srx *srx, struct swnic_av *av);
 struct swnic_cq *swnic_srx_cq(struct swnic_ep *h);
+bool swnic_srx_msg_only(struct swnic_ep *h);
 
 #endif /* SWNIC_PROV_EP_H */

@@ -157,6 +157,29 @@ int swnic_srx_ep_enable(struct swnic_ep *ep, int *srx_fd)
 }
 
 /*
+ * Are the SRX's endpoints (one at least) all connected ones? Their
+ * receives name no source (fi_msg(3): the address is ignored).
+ */
+bool swnic_srx_msg_only(struct swnic_ep *h)
+{
+	struct swnic_srx *srx = h->srx;
+	struct swnic_list *pos;
+	bool msg = false;
+
+	pthread_mutex_lock(&srx->lock);
+	swnic_list_for_each(pos, &srx->members) {
+		struct swnic_ep *ep = swnic_list_entry(pos, struct swnic_ep,
+						       srx_node);
+
+		msg = ep->type == FI_EP_MSG;
+		if (!msg)
+			break;
+	}
+	pthread_mutex_unlock(&srx->lock);
+	return msg;
+}
+
+/*
  * Where completions of an SRX that belong to no message go: the receive
  * CQ of its oldest member that has one. NULL: no member yet.
  */
