@@ -13,7 +13,8 @@
 
 /**
  * swnic_complete_recv_to() - post a receive completion of @ep, count it
- * @ep: the endpoint (its rx_lock held)
+ * @ep: the endpoint the message arrived at (the rx_lock of its receive
+ *	side held: its own, or its shared receive context's)
  * @cqe: the completion
  * @data: @len bytes carried in the entry (SWNIC_CQE_INLINE), or NULL
  * @len: bytes at @data
@@ -28,7 +29,7 @@ int swnic_complete_recv_to(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 {
 	int ret;
 
-	lockdep_assert_held(&ep->rx_lock);
+	lockdep_assert_held(&swnic_ep_rx(ep)->rx_lock);
 	ret = swnic_cq_post_inline(ep->rx_cq, cqe, data, len, reserved);
 	if (!ret)
 		swnic_cntr_inc(cntr, cqe->flags & SWNIC_CQE_ERROR);

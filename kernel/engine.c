@@ -33,7 +33,8 @@ static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 	rq = swnic_recv_process_rq(ep);
 	if (rq < 0)
 		return rq;
-	sq = swnic_send_process_sq(ep);
+	/* A shared receive context sends nothing: its SQ is never read. */
+	sq = swnic_ep_is_srx(ep) ? 0 : swnic_send_process_sq(ep);
 	if (sq < 0)
 		return sq;
 	if (db) {
@@ -55,8 +56,9 @@ static bool swnic_ep_engine_busy(struct swnic_ep *ep)
 {
 	if (swnic_ring_is_broken(&ep->sq) || swnic_ring_is_broken(&ep->rq))
 		return false;
+	/* A member's own RQ is never read: its changes are no work. */
 	return swnic_ring_kicked(&ep->sq) || swnic_ring_changed(&ep->sq) ||
-	       swnic_ring_changed(&ep->rq);
+	       (!ep->srx && swnic_ring_changed(&ep->rq));
 }
 
 /**

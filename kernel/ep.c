@@ -51,9 +51,13 @@ static void swnic_ep_release(struct kref *ref)
 	swnic_ring_free(&ep->sq);
 	swnic_ring_free(&ep->rq);
 	bitmap_free(ep->sq_cancelled);
-	swnic_cq_put(ep->tx_cq);
-	swnic_cq_put(ep->rx_cq);
+	if (ep->tx_cq)
+		swnic_cq_put(ep->tx_cq);
+	if (ep->rx_cq)
+		swnic_cq_put(ep->rx_cq);
 	swnic_ep_put_cntrs(ep);
+	if (ep->srx)
+		swnic_ep_put(ep->srx);
 	swnic_domain_put(ep->dom);
 	mutex_destroy(&ep->sq_lock);
 	mutex_destroy(&ep->rx_lock);
@@ -393,6 +397,10 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
 		return -EPERM;
 	if (c->flags & SWNIC_CANCEL_SEND) {
 		struct swnic_ep_doorbell db;
+
+		/* A shared receive context sends nothing. */
+		if (swnic_ep_is_srx(ep))
+			return -ENOENT;
 		int ret = swnic_send_cancel(ep, c->context);
 
 		/* SYSCALL mode consumes it at once; the engine gets to it. */
@@ -514,7 +522,8 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	struct swnic_domain *dom = ep->dom;
 
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
-	swnic_ep_unpublish(ep);
+	if (!swnic_ep_is_srx(ep))
+		swnic_ep_unpublish(ep);
 	swnic_engine_remove(ep);
 	swnic_recv_flush(ep);
 	swnic_trig_ep_closed(ep);
@@ -539,7 +548,8 @@ static const struct file_operations swnic_ep_fops = {
 };
 
 #define SWNIC_EP_FLAGS	(SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_DB_ENGINE | \
-			 SWNIC_EP_F_RM_ENABLED)
+			 SWNIC_EP_F_RM_ENABLED | SWNIC_EP_F_SRX | \
+			 SWNIC_EP_F_SRX_JOIN)
 
 /*
  * Reserve @port (0: an ephemeral one) on the device for @ep. The slot
@@ -601,10 +611,77 @@ static void swnic_ep_publish(struct swnic_ep *ep)
 	WARN_ON_ONCE(xa_is_err(old) || old);
 }
 
+/*
+ * The shared receive context at @fd that @ep (of @dom) joins: one of
+ * @dom's, still open. Return: 0 with ep->srx referenced, or -errno.
+ */
+static int swnic_ep_srx_join(struct swnic_ep *ep, int fd)
+{
+	struct swnic_ep *srx;
+	struct file *file;
+	int ret = -EINVAL;
+
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	if (file->f_op != &swnic_ep_fops)
+		goto out;
+	srx = file->private_data;
+	if (!swnic_ep_is_srx(srx) || srx->dom != ep->dom)
+		goto out;
+	mutex_lock(&srx->rx_lock);
+	/* Its file is being released: it takes no one any more. */
+	if (!srx->dead) {
+		kref_get(&srx->ref);
+		ep->srx = srx;
+		list_add_tail(&ep->srx_node, &srx->srx_members);
+		ret = 0;
+	}
+	mutex_unlock(&srx->rx_lock);
+out:
+	fput(file);
+	return ret;
+}
+
+/* Undo swnic_ep_srx_join() of an endpoint never published. */
+static void swnic_ep_srx_leave(struct swnic_ep *ep)
+{
+	struct swnic_ep *srx = ep->srx;
+
+	if (!srx)
+		return;
+	mutex_lock(&srx->rx_lock);
+	list_del_init(&ep->srx_node);
+	mutex_unlock(&srx->rx_lock);
+	ep->srx = NULL;
+	swnic_ep_put(srx);
+}
+
+/* The checks of a create that names a shared receive context. */
+static int swnic_ep_create_srx_check(const struct swnic_ep_create *c)
+{
+	if (c->__reserved3)
+		return -EINVAL;
+	if (!(c->flags & SWNIC_EP_F_SRX_JOIN) && c->srx_fd)
+		return -EINVAL;
+	if (!(c->flags & SWNIC_EP_F_SRX))
+		return 0;
+	/* A context: receives only, no address, no CQ, syscall doorbell. */
+	if ((c->flags & (SWNIC_EP_F_SRX_JOIN | SWNIC_EP_F_DB_ENGINE |
+			 SWNIC_EP_F_RM_ENABLED)) ||
+	    c->tx_cq || c->rx_cq || c->port || c->group || c->dscp)
+		return -EINVAL;
+	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++)
+		if (c->cntr[i])
+			return -EINVAL;
+	return 0;
+}
+
 /* SWNIC_IOCTL_EP_CREATE */
 int swnic_ep_create(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_ep_create *c = arg;
+	bool srx = c->flags & SWNIC_EP_F_SRX;
 	struct swnic_ep *ep;
 	int fd, ret;
 
@@ -616,6 +693,9 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if ((c->flags & SWNIC_EP_F_DB_SYSCALL) &&
 	    (c->flags & SWNIC_EP_F_DB_ENGINE))
 		return -EINVAL;
+	ret = swnic_ep_create_srx_check(c);
+	if (ret)
+		return ret;
 	/* Datagram endpoints are served reliably: a permitted strengthening. */
 	if (c->type != SWNIC_EP_RDM && c->type != SWNIC_EP_DGRAM)
 		return -EOPNOTSUPP;
@@ -632,6 +712,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	INIT_LIST_HEAD(&ep->trecvs);
 	INIT_LIST_HEAD(&ep->unexp);
 	INIT_LIST_HEAD(&ep->engine_node);
+	INIT_LIST_HEAD(&ep->srx_members);
+	INIT_LIST_HEAD(&ep->srx_node);
 	ep->type = c->type;
 	ep->flags = c->flags;
 	ep->dscp = c->dscp;
@@ -643,11 +725,13 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ret)
 		goto err_cqs;
 
-	ep->tx_cq = swnic_cq_lookup(dom, c->tx_cq);
-	ep->rx_cq = swnic_cq_lookup(dom, c->rx_cq);
-	if (!ep->tx_cq || !ep->rx_cq) {
-		ret = -ENOENT;
-		goto err_cqs;
+	if (!srx) {
+		ep->tx_cq = swnic_cq_lookup(dom, c->tx_cq);
+		ep->rx_cq = swnic_cq_lookup(dom, c->rx_cq);
+		if (!ep->tx_cq || !ep->rx_cq) {
+			ret = -ENOENT;
+			goto err_cqs;
+		}
 	}
 	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++) {
 		if (!c->cntr[i])
@@ -658,12 +742,19 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 			goto err_cqs;
 		}
 	}
-	ret = swnic_ring_init(&ep->sq, c->sq_entries, SWNIC_MAX_SQ_ENTRIES,
-			      sizeof(struct swnic_sqe));
+	if (c->flags & SWNIC_EP_F_SRX_JOIN) {
+		ret = swnic_ep_srx_join(ep, c->srx_fd);
+		if (ret)
+			goto err_cqs;
+	}
+	/* A context's SQ is never read: the smallest there is. */
+	ret = swnic_ring_init(&ep->sq, srx ? 1 : c->sq_entries,
+			      SWNIC_MAX_SQ_ENTRIES, sizeof(struct swnic_sqe));
 	if (ret)
 		goto err_cqs;
-	ret = swnic_ring_init(&ep->rq, c->rq_entries, SWNIC_MAX_RQ_ENTRIES,
-			      sizeof(struct swnic_rqe));
+	/* A member's RQ is never read (its context's is): the smallest. */
+	ret = swnic_ring_init(&ep->rq, ep->srx ? 1 : c->rq_entries,
+			      SWNIC_MAX_RQ_ENTRIES, sizeof(struct swnic_rqe));
 	if (ret)
 		goto err_sq;
 	ep->sq_cancelled = bitmap_zalloc(ep->sq.entries, GFP_KERNEL_ACCOUNT);
@@ -688,7 +779,10 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
 		goto err_count;
 	}
-	if (c->group) {
+	if (srx) {
+		/* No port: nothing is ever sent to a context itself. */
+		ret = 0;
+	} else if (c->group) {
 		/* A port of the block is reserved already: it is taken. */
 		ret = swnic_port_block_join(ep, c->group, c->port);
 		if (!ret && !c->port)
@@ -699,10 +793,12 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ret)
 		goto err_block;
 	/* From here the file's release undoes everything above. */
-	fd = swnic_ioctl_new_file(arg, "[swnic-ep]", &swnic_ep_fops, ep);
+	fd = swnic_ioctl_new_file(arg, srx ? "[swnic-srx]" : "[swnic-ep]",
+				  &swnic_ep_fops, ep);
 	if (fd < 0) {
 		ret = fd;
-		if (!ep->block || !swnic_port_block_has(ep->block, ep->port))
+		if (!srx && (!ep->block ||
+			     !swnic_port_block_has(ep->block, ep->port)))
 			xa_release(&dom->sdev->ports, ep->port);
 		goto err_block;
 	}
@@ -717,7 +813,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE)
 		swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
 	swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_LAZY, 0);
-	swnic_ep_publish(ep);
+	if (!srx)
+		swnic_ep_publish(ep);
 	return 0;
 
 err_block:
@@ -731,6 +828,7 @@ err_rq:
 	swnic_ring_free(&ep->rq);
 err_sq:
 	swnic_ring_free(&ep->sq);
+	swnic_ep_srx_leave(ep);
 err_cqs:
 	if (ep->tx_cq)
 		swnic_cq_put(ep->tx_cq);

@@ -104,10 +104,25 @@ struct swnic_ep {
 	 * sq_lock, never the other way round.
 	 */
 	struct mutex rx_lock;
+	/*
+	 * The shared receive context it joined (SWNIC_EP_F_SRX_JOIN), or
+	 * NULL: immutable, referenced. Its receive side is then the
+	 * context's: the context's rx_lock, lists and RQ stand for this
+	 * endpoint's (swnic_ep_rx()), and @dead is under that lock.
+	 */
+	struct swnic_ep *srx;
+	/*
+	 * A shared receive context: the endpoints that joined it and are
+	 * still open, oldest first; a member: its node there. Both under the
+	 * context's rx_lock.
+	 */
+	struct list_head srx_members;
+	struct list_head srx_node;
 	struct swnic_ring rq;
 	struct list_head recvs;		/* untagged posted receives */
 	struct list_head trecvs;	/* tagged posted receives */
-	struct list_head unexp;		/* unexpected messages, oldest first */
+	/* unexpected messages, oldest first (of any member, for a context) */
+	struct list_head unexp;
 	u32 unexp_msgs;
 	u32 unexp_bytes;
 	u32 nrecvs;			/* posted receives, <= rq.entries */
@@ -144,5 +159,20 @@ static inline u16 swnic_ep_src_port(const struct swnic_ep *ep)
 }
 
 void swnic_ep_put(struct swnic_ep *ep);
+
+/* Is @ep a shared receive context (never an endpoint that takes traffic)? */
+static inline bool swnic_ep_is_srx(const struct swnic_ep *ep)
+{
+	return ep->flags & SWNIC_EP_F_SRX;
+}
+
+/*
+ * The holder of @ep's receive side (rx_lock, RQ, posted receives and
+ * unexpected messages): its shared receive context, or itself.
+ */
+static inline struct swnic_ep *swnic_ep_rx(struct swnic_ep *ep)
+{
+	return ep->srx ?: ep;
+}
 
 #endif /* _SWNIC_EP_H */

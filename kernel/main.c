@@ -33,7 +33,7 @@ static void __init swnic_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct swnic_cq_create) != 64);
 	BUILD_BUG_ON(sizeof(struct swnic_cqe) != 64);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_cancel) != 16);
-	BUILD_BUG_ON(sizeof(struct swnic_ep_create) != 160);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_create) != 168);
 	BUILD_BUG_ON(sizeof(struct swnic_port_block) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_auth_key) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_doorbell) != 16);

@@ -6,6 +6,14 @@
  * queue of unexpected messages. A transport hands every arriving message
  * to swnic_recv_deliver(); completions are written through complete.c.
  *
+ * An endpoint that joined a shared receive context (SWNIC_EP_F_SRX_JOIN)
+ * has the context's receive side (swnic_ep_rx()): the context's RQ,
+ * posted receives and unexpected messages, under the context's rx_lock,
+ * hold what arrives at any of its members. A message still completes on
+ * the CQ and counters of the endpoint it arrived at (fi_endpoint(3):
+ * shared receive contexts have no CQ of their own); an unexpected one
+ * remembers that endpoint, and leaves with it.
+ *
  * rx_lock is taken by every sender to an endpoint, by its owner and by the
  * engine. Whoever holds it never sleeps on user memory, which the other
  * process controls (a userfaultfd can hold a fault back forever): copies
@@ -114,6 +122,12 @@ struct swnic_unexp {
 	u16 src_port;
 	u16 key_index;			/* the sender's key, as the ep holds it */
 	u32 len;
+	/*
+	 * The endpoint it arrived at, whose CQ its receive completes on: the
+	 * holder of the list itself, or a member of that shared receive
+	 * context, whose flush takes it off (so it is never left dangling).
+	 */
+	struct swnic_ep *ep;
 	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
 	struct swnic_deferred notify;
 	u8 payload[];
@@ -318,21 +332,22 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
 	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
 	bool has_data = sqe->flags & SWNIC_SQE_REMOTE_DATA;
+	struct swnic_ep *rx = swnic_ep_rx(dst);
 	struct swnic_recv *recv;
 	struct swnic_unexp *u;
 	struct swnic_cqe cqe;
 	u16 key_index;
 	int ret = 0;
 
-	lockdep_assert_held(&dst->rx_lock);
-	if (dst->dead)
+	lockdep_assert_held(&rx->rx_lock);
+	if (dst->dead || rx->dead)
 		return -ECONNREFUSED;
 	/* The key it came with (the transport checked @dst holds it). */
 	key_index = swnic_ep_key_index(dst, src->auth_key);
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */
-	__swnic_recv_process_rq(dst, false, rq_fault);
+	__swnic_recv_process_rq(rx, false, rq_fault);
 
-	recv = swnic_recv_match(dst, tagged, sqe->tag, src->addr, src->port,
+	recv = swnic_recv_match(rx, tagged, sqe->tag, src->addr, src->port,
 				key_index);
 	if (recv) {
 		u64 off = recv->used;
@@ -389,14 +404,14 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 				       cqe.flags & SWNIC_CQE_INLINE ? n : 0,
 				       true, swnic_recv_cntr(dst, recv));
 		if (done)
-			swnic_recv_free(dst, recv);
+			swnic_recv_free(rx, recv);
 		dst->rx_ops++;
 		dst->rx_bytes += n;
 		return ret;
 	}
 
-	if (dst->unexp_msgs >= SWNIC_UNEXP_MAX_MSGS ||
-	    sqe->len > SWNIC_UNEXP_MAX_BYTES - dst->unexp_bytes)
+	if (rx->unexp_msgs >= SWNIC_UNEXP_MAX_MSGS ||
+	    sqe->len > SWNIC_UNEXP_MAX_BYTES - rx->unexp_bytes)
 		return -EAGAIN;
 	/* Charged to the sender's memory cgroup: it made the copy happen. */
 	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL_ACCOUNT);
@@ -425,24 +440,25 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	u->src_port = src->port;
 	u->key_index = key_index;
 	u->len = sqe->len;
+	u->ep = dst;
 	if (src->ep)
 		swnic_deferred_init(&u->notify, src->ep, sqe);
 	else
 		u->notify = (struct swnic_deferred) {};
 	if (u->notify.cq)
 		ret = SWNIC_DELIVER_DEFERRED;
-	list_add_tail(&u->node, &dst->unexp);
-	dst->unexp_msgs++;
-	dst->unexp_bytes += u->len;
+	list_add_tail(&u->node, &rx->unexp);
+	rx->unexp_msgs++;
+	rx->unexp_bytes += u->len;
 	swnic_recv_unexp_account(1, u->len);
-	swnic_recv_unexp_changed(dst);
+	swnic_recv_unexp_changed(rx);
 	/*
 	 * A receive published after our look at the RQ, by a poster that saw
 	 * no NEED_WAKEUP, is taken now (flag store before the tail load; pairs
 	 * with the poster's full barrier between its tail store and flag load).
 	 */
 	smp_mb();
-	__swnic_recv_process_rq(dst, false, rq_fault);
+	__swnic_recv_process_rq(rx, false, rq_fault);
 	return ret;
 }
 
@@ -469,6 +485,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf)
 {
+	struct swnic_ep *rx = swnic_ep_rx(dst);
 	const void __user *usrc = u64_to_user_ptr(sqe->addr);
 	size_t hlen = min_t(u64, sqe->len, SWNIC_CQE_INLINE_MAX);
 	struct swnic_fault_retry retry = {};
@@ -488,17 +505,17 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			fault.src = usrc;
 			fault.src_len = hlen;
 		} else {
-			if (mutex_lock_killable(&dst->rx_lock))
+			if (mutex_lock_killable(&rx->rx_lock))
 				return -EINTR;
 			ret = __swnic_recv_deliver(dst, src, sqe, kbuf, head,
 						   hard, &fault, &rq_fault);
-			mutex_unlock(&dst->rx_lock);
+			mutex_unlock(&rx->rx_lock);
 			/*
 			 * The receiver's RQ stopped at a receive to fault in
 			 * (a buffered message for it): finish it here.
 			 */
 			if (rq_fault.dst_len)
-				swnic_recv_process_rq_faulting(dst, &rq_fault);
+				swnic_recv_process_rq_faulting(rx, &rq_fault);
 			if (ret != -SWNIC_EFAULTIN)
 				return ret;
 		}
@@ -536,6 +553,21 @@ int swnic_rqe_check(const struct swnic_rqe *rqe)
 	    !access_ok(u64_to_user_ptr(rqe->addr), rqe->len))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Where @ep's (the holder of a receive side) completions go that belong to
+ * no message - a receive cancelled, refused or whose claim is not there:
+ * its own CQ, or, for a shared receive context, the CQ of its oldest
+ * member. NULL: a context no endpoint has joined (yet, or any more).
+ */
+static struct swnic_ep *swnic_recv_err_ep(struct swnic_ep *ep)
+{
+	lockdep_assert_held(&ep->rx_lock);
+	if (!swnic_ep_is_srx(ep))
+		return ep;
+	return list_first_entry_or_null(&ep->srx_members, struct swnic_ep,
+					srx_node);
 }
 
 /*
@@ -581,8 +613,8 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	ep->unexp_msgs--;
 	ep->unexp_bytes -= u->len;
 	swnic_recv_unexp_account(-1, -(long)u->len);
-	ep->rx_ops++;
-	ep->rx_bytes += n;
+	u->ep->rx_ops++;
+	u->ep->rx_bytes += n;
 	swnic_complete_deferred(&u->notify, u->len, 0);
 	kvfree(u);
 	recv->used += n;
@@ -624,8 +656,10 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 
 	while ((u = swnic_recv_match_unexp(ep, rqe))) {
 		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
+		/* Its completion goes where it arrived (@u is gone after). */
+		struct swnic_ep *to = u->ep;
 
-		if (!swnic_cq_reserve(ep->rx_cq)) {
+		if (!swnic_cq_reserve(to->rx_cq)) {
 			if (!recv->used) {
 				swnic_recv_free(ep, recv);
 				return -EAGAIN;
@@ -635,7 +669,7 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 		}
 		ret = swnic_recv_take_unexp(ep, recv, u, &cqe, hard, fault);
 		if (ret) {
-			swnic_cq_unreserve(ep->rx_cq);
+			swnic_cq_unreserve(to->rx_cq);
 			if (!recv->used) {
 				swnic_recv_free(ep, recv);
 				return ret;
@@ -648,22 +682,29 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 		    recv->rqe.len == recv->used) {
 			if (multi)
 				cqe.flags |= SWNIC_CQE_MULTI_RECV;
-			swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
-					       swnic_recv_cntr(ep, recv));
+			swnic_complete_recv_to(to, &cqe, NULL, 0, true,
+					       swnic_recv_cntr(to, recv));
 			swnic_recv_free(ep, recv);
 			return 0;
 		}
-		swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
-				       swnic_recv_cntr(ep, recv));
+		swnic_complete_recv_to(to, &cqe, NULL, 0, true,
+				       swnic_recv_cntr(to, recv));
 	}
 	/* A claimed message that is not there: the receive fails. */
 	if (rqe->flags & SWNIC_RQE_CLAIM) {
+		struct swnic_ep *to = swnic_recv_err_ep(ep);
+
+		/* A context no one joined: the claim waits in the RQ. */
+		if (!to) {
+			swnic_recv_free(ep, recv);
+			return -EAGAIN;
+		}
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.context = rqe->context;
 		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
 		cqe.err = ENOMSG;
-		ret = swnic_complete_recv_to(ep, &cqe, NULL, 0, false,
-					     swnic_recv_cntr(ep, recv));
+		ret = swnic_complete_recv_to(to, &cqe, NULL, 0, false,
+					     swnic_recv_cntr(to, recv));
 		swnic_recv_free(ep, recv);
 		return ret;
 	}
@@ -685,8 +726,11 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 	int avail, done = 0, ret;
 
 	lockdep_assert_held(&ep->rx_lock);
-	/* Closed: what is left in the RQ is never posted (nor freed). */
-	if (ep->dead)
+	/*
+	 * Closed: what is left in the RQ is never posted (nor freed). A
+	 * member of a shared receive context: its own RQ is never read.
+	 */
+	if (ep->dead || ep->srx)
 		return 0;
 	avail = swnic_ring_avail(&ep->rq);
 	if (avail < 0)
@@ -699,13 +743,14 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
 			break;
 		if (ret) {
+			struct swnic_ep *to = swnic_recv_err_ep(ep);
 			struct swnic_cqe cqe = {
 				.context = rqe.context,
 				.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
 				.err = -ret,
 			};
 
-			if (swnic_complete_recv(ep, &cqe, NULL, 0, false))
+			if (!to || swnic_complete_recv(to, &cqe, NULL, 0, false))
 				break;
 		}
 		swnic_ring_consume(&ep->rq);
@@ -723,6 +768,9 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
  */
 int swnic_recv_process_rq(struct swnic_ep *ep)
 {
+	/* A member's receives are its shared receive context's. */
+	if (ep->srx)
+		return 0;
 	return swnic_recv_process_rq_faulting(ep, NULL);
 }
 
@@ -732,8 +780,12 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 	struct list_head *lists[] = { &ep->recvs, &ep->trecvs };
 	struct swnic_recv *recv = NULL, *r;
 	struct swnic_cqe cqe = {};
+	struct swnic_ep *to;
 	int i, ret;
 
+	/* A member posts no receives of its own: its context's fd does. */
+	if (ep->srx)
+		return -ENOENT;
 	/* A triggered receive the kernel keeps completes with ECANCELED soon. */
 	if (!swnic_trig_cancel_rqe(ep, context))
 		return 0;
@@ -766,8 +818,11 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
 		cqe.flags |= SWNIC_CQE_MULTI_RECV;
 	cqe.err = ECANCELED;
-	ret = swnic_complete_recv_to(ep, &cqe, NULL, 0, false,
-				     swnic_recv_cntr(ep, recv));
+	/* A context no endpoint has joined has no CQ to tell: it stays. */
+	to = swnic_recv_err_ep(ep);
+	ret = to ? swnic_complete_recv_to(to, &cqe, NULL, 0, false,
+					  swnic_recv_cntr(to, recv)) :
+		   -ENOTCONN;
 	if (!ret) {
 		list_del(&recv->node);
 		swnic_recv_free(ep, recv);
@@ -866,6 +921,8 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		return -EOPNOTSUPP;
 	if (p->__reserved)
 		return -EINVAL;
+	/* A member's unexpected messages are its context's. */
+	ep = swnic_ep_rx(ep);
 	if (p->flags & SWNIC_PEEK_DIRECTED) {
 		rqe.flags |= SWNIC_RQE_DIRECTED;
 		rqe.src_addr = p->src_addr;
@@ -881,7 +938,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 	 * Receives still in the (lazy) RQ take their messages first (a
 	 * broken RQ is its owner's business: the peek still answers).
 	 */
-	ret = swnic_recv_process_rq(ep);
+	ret = swnic_recv_process_rq_faulting(ep, NULL);
 	if (ret == -EINTR)
 		return ret;
 	ret = 0;
@@ -918,6 +975,33 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * A member of a shared receive context closes: it leaves the context, and
+ * the messages that arrived at it and wait there unexpected go with it
+ * (their completions had nowhere to go). The context's receives stay.
+ */
+static void swnic_recv_flush_member(struct swnic_ep *ep)
+{
+	struct swnic_ep *rx = ep->srx;
+	struct swnic_unexp *u, *utmp;
+
+	mutex_lock(&rx->rx_lock);
+	ep->dead = true;
+	list_del_init(&ep->srx_node);
+	list_for_each_entry_safe(u, utmp, &rx->unexp, node) {
+		if (u->ep != ep)
+			continue;
+		list_del(&u->node);
+		rx->unexp_msgs--;
+		rx->unexp_bytes -= u->len;
+		swnic_recv_unexp_account(-1, -(long)u->len);
+		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
+		kvfree(u);
+	}
+	swnic_recv_unexp_changed(rx);
+	mutex_unlock(&rx->rx_lock);
+}
+
 /**
  * swnic_recv_flush() - an endpoint's receive side ends with its file
  * @ep: the endpoint, unpublished: no new deliveries start
@@ -930,6 +1014,10 @@ void swnic_recv_flush(struct swnic_ep *ep)
 	struct swnic_recv *recv, *rtmp;
 	struct swnic_unexp *u, *utmp;
 
+	if (ep->srx) {
+		swnic_recv_flush_member(ep);
+		return;
+	}
 	mutex_lock(&ep->rx_lock);
 	ep->dead = true;
 	list_for_each_entry_safe(recv, rtmp, &ep->recvs, node)

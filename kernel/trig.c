@@ -653,6 +653,12 @@ int swnic_trig_ioctl_recv(struct swnic_ep *ep, void *arg)
 		return -EINVAL;
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
+	/*
+	 * Not on a shared receive context (no CQ to hold a slot of) nor on
+	 * a member of one (its receives are the context's).
+	 */
+	if (swnic_ep_is_srx(ep) || ep->srx)
+		return -EOPNOTSUPP;
 	ret = swnic_rqe_check(&r->rqe);
 	if (ret)
 		return ret;

@@ -92,6 +92,15 @@ size_t swnic_max_ep_ctx(const struct swnic_dev *dev)
 	       SWNIC_PORT_BLOCK_MAX : 1;
 }
 
+/*
+ * Shared receive contexts an endpoint uses: one, where the module has
+ * them (SWNIC_FEAT_SRX, lib/srx.c), else none.
+ */
+size_t swnic_max_ep_srx_ctx(const struct swnic_dev *dev)
+{
+	return dev->attr.features & SWNIC_FEAT_SRX ? 1 : 0;
+}
+
 size_t swnic_max_ep_auth_key(const struct swnic_dev *dev)
 {
 #if SWNIC_FI_HAVE_2
@@ -193,7 +202,8 @@ struct fi_info *swnic_info_alloc(const struct swnic_dev *dev,
 	dom->max_ep_rx_ctx = swnic_max_ep_ctx(dev);
 	/* An endpoint uses at most one shared transmit context. */
 	dom->max_ep_stx_ctx = 1;
-	dom->max_ep_srx_ctx = 0;
+	/* And one shared receive context, if the module has them. */
+	dom->max_ep_srx_ctx = swnic_max_ep_srx_ctx(dev);
 	dom->cntr_cnt = q->max_cntr;
 	dom->mr_iov_limit = q->mr_iov_limit;
 	dom->caps = swnic_domain_caps(dev);

@@ -122,6 +122,9 @@ int swnic_ep_recv_src(struct swnic_ep *ep, fi_addr_t src, uint64_t flags,
 	uint16_t key_index = 0;
 	int ret;
 
+	/* An SRX of connected endpoints only: as on those, no source. */
+	if (swnic_ep_is_srx(ep) && !ep->av && swnic_srx_msg_only(ep))
+		return 0;
 #if SWNIC_FI_HAVE_2
 	if (flags & FI_AUTH_KEY) {
 		uint32_t kslot;
@@ -189,6 +192,8 @@ static int swnic_ep_close(struct fid *fid)
 		swnic_sep_ctx_close(ep);
 	if (ep->stx)
 		swnic_stx_unbind(ep->stx);
+	if (ep->srx && !swnic_ep_is_srx(ep))
+		swnic_srx_unbind(ep);
 	if (ep->type == FI_EP_MSG)
 		swnic_cm_ep_close(ep);
 	if (ep->eq)
@@ -290,6 +295,7 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 	struct swnic_cntr *cntr;
+	struct swnic_srx *srx;
 	struct swnic_stx *stx;
 	struct swnic_cq *cq;
 	struct swnic_av *av;
@@ -313,6 +319,11 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (!stx || flags)
 			return -FI_EINVAL;
 		return swnic_stx_bind(ep, stx);
+	case FI_CLASS_SRX_CTX:
+		srx = swnic_srx_of(bfid);
+		if (!srx || flags)
+			return -FI_EINVAL;
+		return swnic_srx_bind(ep, srx);
 	case FI_CLASS_AV:
 		/* A context of a scalable endpoint uses the SEP's AV. */
 		if (ep->sep)
@@ -321,6 +332,10 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (!av || flags)
 			return -FI_EINVAL;
 		if (ep->av)
+			return -FI_EINVAL;
+		/* Checked again at fi_enable, when the SRX takes its AV. */
+		if (ep->srx && ep->type != FI_EP_MSG &&
+		    swnic_srx_av_differs(ep->srx, av))
 			return -FI_EINVAL;
 		ep->av = av;
 		swnic_av_bind_ep(av, 1);
@@ -401,6 +416,12 @@ int swnic_ep_enable(struct swnic_ep *ep)
 			   "fi_enable: FI_SHARED_CONTEXT without a bound fi_stx_context\n");
 		return -FI_EINVAL;
 	}
+	/* rx_ctx_cnt: FI_SHARED_CONTEXT receives through its context. */
+	if (ep->info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT && !ep->srx) {
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "fi_enable: FI_SHARED_CONTEXT without a bound fi_srx_context\n");
+		return -FI_EINVAL;
+	}
 	/* A context of a scalable endpoint: a port of the SEP's block. */
 	if (ep->sep) {
 		ret = swnic_sep_ctx_enable(ep, &c.group, &c.port);
@@ -417,6 +438,12 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	if (!ep->av && ep->type != FI_EP_MSG) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no AV bound\n");
 		return -FI_ENOAV;
+	}
+	if (ep->srx) {
+		ret = swnic_srx_ep_enable(ep, &c.srx_fd);
+		if (ret)
+			return ret;
+		c.flags |= SWNIC_EP_F_SRX_JOIN;
 	}
 	if (ep->rm_enabled)
 		c.flags |= SWNIC_EP_F_RM_ENABLED;
@@ -706,18 +733,20 @@ int swnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (!dom || !info || !info->ep_attr || !ep_out)
 		return -FI_EINVAL;
 	/*
-	 * fi_endpoint(3): a shared receive context is not offered
-	 * (max_ep_srx_ctx 0); a shared transmit one is (fi_stx_context);
-	 * several contexts are a scalable endpoint's (fi_scalable_ep).
+	 * fi_endpoint(3): shared contexts are offered (fi_stx_context, and
+	 * fi_srx_context where the module has them); several contexts are a
+	 * scalable endpoint's (fi_scalable_ep).
 	 */
-	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT) {
+	if (info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT &&
+	    !swnic_max_ep_srx_ctx(&dom->dev)) {
 		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "shared receive contexts: max_ep_srx_ctx is 0\n");
+			   "shared receive contexts: the module has none (max_ep_srx_ctx 0)\n");
 		return -FI_ENOSYS;
 	}
 	if ((info->ep_attr->tx_ctx_cnt > 1 &&
 	     info->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
-	    info->ep_attr->rx_ctx_cnt > 1) {
+	    (info->ep_attr->rx_ctx_cnt > 1 &&
+	     info->ep_attr->rx_ctx_cnt != FI_SHARED_CONTEXT)) {
 		SWNIC_WARN(FI_LOG_EP_CTRL,
 			   "several contexts: open a scalable endpoint\n");
 		return -FI_EINVAL;
@@ -806,6 +835,7 @@ int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
 	swnic_lock_init(&ep->lock, dom->data_locks);
 	swnic_list_init(&ep->cq_node[0]);
 	swnic_list_init(&ep->cq_node[1]);
+	swnic_list_init(&ep->srx_node);
 	/* Each op holds one kernel entry or one unreaped completion. */
 	ret = swnic_op_pool_init(ep, &ep->tx_pool, tx_size * 2);
 	if (!ret)

@@ -67,6 +67,12 @@ struct swnic_ep {
 	struct swnic_sep *sep;
 	int sep_index;			/* its index there */
 	struct swnic_stx *stx;		/* bound shared transmit context */
+	/*
+	 * The shared receive context it is bound to (srx.c), or NULL; an
+	 * SRX's own handle (fclass FI_CLASS_SRX_CTX): the SRX itself.
+	 */
+	struct swnic_srx *srx;
+	struct swnic_list srx_node;	/* on its SRX's members, srx->lock */
 
 	struct sockaddr_in addr;	/* port 0 until enabled, unless set */
 	bool enabled;
@@ -253,5 +259,16 @@ void swnic_stx_unbind(struct swnic_stx *stx);
 int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
 		 size_t fclass, void *context, struct swnic_ep **out);
 struct fi_ops *swnic_ep_fi_ops_get(void);
+
+/* srx.c: shared receive contexts */
+struct swnic_srx;
+bool swnic_ep_is_srx(const struct swnic_ep *ep);
+struct swnic_srx *swnic_srx_of(struct fid *fid);
+int swnic_srx_bind(struct swnic_ep *ep, struct swnic_srx *srx);
+void swnic_srx_unbind(struct swnic_ep *ep);
+int swnic_srx_ep_enable(struct swnic_ep *ep, int *srx_fd);
+bool swnic_srx_av_differs(struct swnic_srx *srx, struct swnic_av *av);
+struct swnic_cq *swnic_srx_cq(struct swnic_ep *h);
+bool swnic_srx_msg_only(struct swnic_ep *h);
 
 #endif /* SWNIC_PROV_EP_H */

@@ -347,7 +347,8 @@ int swnic_check_domain_attr(const struct swnic_dev *dev,
 	SWNIC_CHECK_MAX(attr->max_ep_rx_ctx, swnic_max_ep_ctx(dev),
 			"max_ep_rx_ctx");
 	SWNIC_CHECK_MAX(attr->max_ep_stx_ctx, 1, "max_ep_stx_ctx");
-	SWNIC_CHECK_MAX(attr->max_ep_srx_ctx, 0, "max_ep_srx_ctx");
+	SWNIC_CHECK_MAX(attr->max_ep_srx_ctx, swnic_max_ep_srx_ctx(dev),
+			"max_ep_srx_ctx");
 	SWNIC_CHECK_MAX(attr->cntr_cnt, q->max_cntr, "cntr_cnt");
 	SWNIC_CHECK_MAX(attr->mr_iov_limit, q->mr_iov_limit, "mr_iov_limit");
 	SWNIC_CHECK_MAX(attr->max_err_data, q->max_err_data, "max_err_data");
@@ -449,14 +450,17 @@ static int swnic_check_ep_attr(const struct fi_info *fi,
 			"max_order_waw_size");
 	if (hint->mem_tag_format && !(fi->caps & FI_TAGGED))
 		return SWNIC_NOMATCH("mem_tag_format without FI_TAGGED\n");
-	/* Shared transmit contexts, not receive ones (max_ep_srx_ctx 0). */
-	if (hint->rx_ctx_cnt == FI_SHARED_CONTEXT)
-		return SWNIC_NOMATCH("shared receive contexts not supported\n");
+	/* Shared receive contexts where the module has them. */
+	if (hint->rx_ctx_cnt == FI_SHARED_CONTEXT &&
+	    !fi->domain_attr->max_ep_srx_ctx)
+		return SWNIC_NOMATCH("shared receive contexts: the module has none\n");
 	if (hint->tx_ctx_cnt != FI_SHARED_CONTEXT)
 		SWNIC_CHECK_MAX(hint->tx_ctx_cnt, fi->domain_attr->max_ep_tx_ctx,
 				"ep tx_ctx_cnt");
-	SWNIC_CHECK_MAX(hint->rx_ctx_cnt, fi->domain_attr->max_ep_rx_ctx,
-			"ep rx_ctx_cnt");
+	if (hint->rx_ctx_cnt != FI_SHARED_CONTEXT)
+		SWNIC_CHECK_MAX(hint->rx_ctx_cnt,
+				fi->domain_attr->max_ep_rx_ctx,
+				"ep rx_ctx_cnt");
 	return swnic_check_auth_key(dev, hint->auth_key, hint->auth_key_size,
 				    version, false);
 }

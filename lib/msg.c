@@ -100,8 +100,9 @@ ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	/* A receive context of a scalable endpoint only receives. */
-	if (ep->ep_fid.fid.fclass == FI_CLASS_RX_CTX)
+	/* A receive context (a SEP's, or shared) only receives. */
+	if (ep->ep_fid.fid.fclass == FI_CLASS_RX_CTX ||
+	    ep->ep_fid.fid.fclass == FI_CLASS_SRX_CTX)
 		return -FI_EOPNOTSUPP;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
 		return -FI_EINVAL;
@@ -244,10 +245,13 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 		.claim = (uintptr_t)context,
 	};
 	uint64_t cflags = FI_RECV | FI_TAGGED;
+	/* An SRX answers on its oldest endpoint's CQ (srx.c). */
+	struct swnic_cq *cq = swnic_ep_is_srx(ep) ? swnic_srx_cq(ep) :
+			      ep->rx_cq;
 	struct sockaddr_in sin;
 	ssize_t ret;
 
-	if (!ep->rx_cq)
+	if (!cq)
 		return -FI_ENOCQ;
 	if (flags & FI_CLAIM)
 		p.flags |= SWNIC_PEEK_CLAIM;
@@ -268,13 +272,12 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEEK, &p)) {
 		if (errno != ENOMSG)
 			return -errno;
-		return swnic_cq_write(ep->rx_cq, context, cflags, 0, 0, tag,
+		return swnic_cq_write(cq, context, cflags, 0, 0, tag,
 				      FI_ENOMSG);
 	}
 	if (p.has_data)
 		cflags |= FI_REMOTE_CQ_DATA;
-	return swnic_cq_write(ep->rx_cq, context, cflags, p.len, p.data, p.tag,
-			      0);
+	return swnic_cq_write(cq, context, cflags, p.len, p.data, p.tag, 0);
 }
 
 /**
@@ -301,6 +304,12 @@ ssize_t swnic_ep_post_recv_trig(struct swnic_ep *ep, const struct iovec *iov,
 	/* A transmit context of a scalable endpoint only sends. */
 	if (ep->ep_fid.fid.fclass == FI_CLASS_TX_CTX)
 		return -FI_EOPNOTSUPP;
+	/* An endpoint with a shared receive context receives through it. */
+	if (ep->srx && !swnic_ep_is_srx(ep))
+		return -FI_EOPNOTSUPP;
+	/* The kernel keeps no triggered receive of an SRX (no CQ of its own). */
+	if (trig && swnic_ep_is_srx(ep))
+		return -FI_ENOSYS;
 	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
 		return -FI_EINVAL;
 	/* A peek is answered at once: it cannot wait for a trigger. */

@@ -137,6 +137,12 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 	 * on its other CQ (the kernel needs both): count them, report none.
 	 */
 	report = (rx ? ep->rx_cq : ep->tx_cq) == cq;
+	/*
+	 * A receive of a shared receive context completes on the CQ of the
+	 * endpoint its message arrived at, whichever that is.
+	 */
+	if (rx && swnic_ep_is_srx(ep))
+		report = true;
 	if (report && error) {
 		swnic_cq_report_err(cq, op->context, flags, kc->len, buf,
 				    kc->data, kc->tag, kc->olen,

@@ -21,8 +21,7 @@
  * (fi_endpoint(3) "shared contexts"). Each endpoint keeps its own kernel
  * send queue, sized by its tx_attr: a faithful emulation, which shares
  * the attributes and not a queue (no ordering is defined between
- * endpoints in any case). Shared receive contexts are not offered
- * (max_ep_srx_ctx 0).
+ * endpoints in any case). Shared receive contexts are srx.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -569,16 +568,4 @@ int swnic_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 	}
 	*stx_out = &stx->stx_fid;
 	return 0;
-}
-
-int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-		  struct fid_ep **rx_ep, void *context)
-{
-	(void)domain;
-	(void)attr;
-	(void)rx_ep;
-	(void)context;
-	SWNIC_WARN(FI_LOG_EP_CTRL,
-		   "shared receive contexts: max_ep_srx_ctx is 0\n");
-	return -FI_ENOSYS;
 }

@@ -285,6 +285,7 @@ uint64_t swnic_ep_caps(enum fi_ep_type type, const struct swnic_dev *dev);
 uint64_t swnic_domain_caps(const struct swnic_dev *dev);
 size_t swnic_max_ep_auth_key(const struct swnic_dev *dev);
 size_t swnic_max_ep_ctx(const struct swnic_dev *dev);
+size_t swnic_max_ep_srx_ctx(const struct swnic_dev *dev);
 int swnic_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info);

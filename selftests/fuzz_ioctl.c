@@ -541,7 +541,8 @@ static void fill_ep_create(struct fz *f, void *p, int dom)
 	struct swnic_ep_create *c = p;
 
 	c->flags = pick_flags(f, SWNIC_EP_F_DB_SYSCALL | SWNIC_EP_F_DB_ENGINE |
-			      SWNIC_EP_F_RM_ENABLED);
+			      SWNIC_EP_F_RM_ENABLED | SWNIC_EP_F_SRX |
+			      SWNIC_EP_F_SRX_JOIN);
 	c->type = fz_chance(&f->r, 90) ? types[fz_below(&f->r, ARRAY_SIZE(types))] :
 		  fz_u32(&f->r);
 	c->tx_cq = pick_cq_id(f, dom);
@@ -553,6 +554,20 @@ static void fill_ep_create(struct fz *f, void *p, int dom)
 	c->__reserved = maybe(f, 0);
 	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++)
 		c->cntr[i] = fz_chance(&f->r, 75) ? 0 : pick_cntr_id(f, dom);
+	/* A shared receive context: a plain one, or any endpoint's fd. */
+	if (c->flags & SWNIC_EP_F_SRX) {
+		c->tx_cq = c->rx_cq = maybe(f, 0);
+		for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++)
+			c->cntr[i] = maybe(f, 0);
+		c->port = maybe(f, 0);
+	}
+	if (c->flags & SWNIC_EP_F_SRX_JOIN) {
+		int o = pick_obj(f, K_EP, true);
+
+		c->srx_fd = o >= 0 && fz_chance(&f->r, 90) ? f->obj[o].fd :
+			    (int32_t)fz_u32(&f->r);
+	}
+	c->__reserved3 = maybe(f, 0);
 }
 
 static void fill_auth_key(struct fz *f, void *p, int dom)
@@ -746,15 +761,17 @@ static void init_cmds(void)
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOMEM, ENOSPC, EMFILE, ENFILE);
 	cmd_by_nr(SWNIC_CMD_EP_CREATE)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOMEM, ENOENT, ENOSPC, EACCES,
-			EADDRINUSE, EADDRNOTAVAIL, EDQUOT, EMFILE, ENFILE);
+			EADDRINUSE, EADDRNOTAVAIL, EDQUOT, EMFILE, ENFILE,
+			EBADF);
 	cmd_by_nr(SWNIC_CMD_AUTH_KEY)->errs =
 		FZ_ERRS(EOPNOTSUPP, EACCES, EBUSY, ENOKEY, EKEYREVOKED, EPERM,
 			EDQUOT);
 	cmd_by_nr(SWNIC_CMD_CNTR_CREATE)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOMEM, ENOSPC, EMFILE, ENFILE);
 	cmd_by_nr(SWNIC_CMD_EP_DOORBELL)->errs = FZ_ERRS(EOPNOTSUPP, EPERM, EPIPE);
+	/* ENOTCONN: a shared receive context no endpoint has joined. */
 	cmd_by_nr(SWNIC_CMD_EP_CANCEL)->errs =
-		FZ_ERRS(EOPNOTSUPP, EPERM, EPIPE, ENOENT, EAGAIN);
+		FZ_ERRS(EOPNOTSUPP, EPERM, EPIPE, ENOENT, EAGAIN, ENOTCONN);
 	cmd_by_nr(SWNIC_CMD_EP_PEEK)->errs = FZ_ERRS(EOPNOTSUPP, EPERM, ENOMSG);
 	cmd_by_nr(SWNIC_CMD_EP_AUTH_KEY)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOKEY, EKEYREVOKED, EDQUOT, ENOSPC,

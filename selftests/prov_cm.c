@@ -255,6 +255,53 @@ TEST_F(cm, connect_accept_with_data_then_transfer)
 	transfer(_metadata, &self->srv, &self->cli, 's', 70000);
 }
 
+/*
+ * A connected endpoint may receive through a shared receive context
+ * (fi_srx_context): the receive posted to the SRX takes what the peer
+ * sends, completing on the endpoint's CQ.
+ */
+TEST_F(cm, connected_endpoint_receives_through_an_srx)
+{
+	struct fi_info *info = fi_dupinfo(self->info);
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
+				      .size = 64 };
+	struct conn_side c = { 0 };
+	struct fi_cq_msg_entry e;
+	struct fid_ep *srx;
+	uint64_t v = 0x5a5a, rx = 0;
+
+	if (!prov_feature(self->domain, SWNIC_FEAT_SRX)) {
+		fi_freeinfo(info);
+		SKIP(return, "the module has no shared receive contexts");
+	}
+	/* A connecting endpoint of its own, bound to an SRX. */
+	side_close(&self->cli);
+	info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	eq_open(_metadata, self, &c.eq);
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &c.cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, info, &c.ep, &c));
+	ASSERT_EQ(0, fi_ep_bind(c.ep, &c.eq->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(c.ep, &c.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(c.ep, &srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(c.ep));
+	self->cli = c;
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+
+	ASSERT_EQ(0, fi_recv(srx, &rx, sizeof(rx), NULL, 0, &rx));
+	ASSERT_EQ(0, fi_send(self->srv.ep, &v, sizeof(v), NULL, 0, &v));
+	ASSERT_EQ(1, cq_wait(self->srv.cq, &e));
+	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
+	EXPECT_EQ(&rx, e.op_context);
+	EXPECT_EQ(sizeof(v), e.len);
+	EXPECT_EQ(v, rx);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&srx->fid));
+	side_close(&self->cli);
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	fi_freeinfo(info);
+}
+
 TEST_F(cm, rma_over_the_connection)
 {
 	char target[4096], src[4096], back[4096];

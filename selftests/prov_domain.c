@@ -78,9 +78,12 @@ TEST_F(dom, attributes_from_kernel)
 	EXPECT_EQ(FI_PROGRESS_AUTO, a->control_progress);
 	EXPECT_EQ(FI_PROGRESS_AUTO, a->data_progress);
 	EXPECT_EQ(FI_RM_ENABLED, a->resource_mgmt);
-	/* Scalable endpoints on port blocks; shared tx contexts, not rx. */
+	/*
+	 * Scalable endpoints on port blocks; an endpoint uses one shared
+	 * transmit context, and one shared receive context (SWNIC_FEAT_SRX).
+	 */
 	EXPECT_EQ(1, a->max_ep_stx_ctx);
-	EXPECT_EQ(0, a->max_ep_srx_ctx);
+	EXPECT_EQ(q.features & SWNIC_FEAT_SRX ? 1 : 0, a->max_ep_srx_ctx);
 	EXPECT_EQ(q.features & SWNIC_FEAT_PORT_BLOCK ? SWNIC_PORT_BLOCK_MAX : 1,
 		  a->max_ep_tx_ctx);
 	EXPECT_EQ(a->max_ep_tx_ctx, a->max_ep_rx_ctx);
@@ -397,10 +400,21 @@ TEST_F(dom, endpoint_kinds)
 					  &ep, NULL));
 #endif
 	self->ctx.info->ep_attr->type = type;
-	/* Scalable endpoints: prov_sep.c; shared rx contexts are not. */
-	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(self->ctx.domain,
-					     self->ctx.info->rx_attr, &ep,
-					     NULL));
+	/*
+	 * Scalable endpoints: prov_sep.c; shared rx contexts (prov_srx.c)
+	 * take an endpoint's rx_attr, where the module has them.
+	 */
+	if (prov_feature(self->ctx.domain, SWNIC_FEAT_SRX)) {
+		ASSERT_EQ(0, fi_srx_context(self->ctx.domain,
+					    self->ctx.info->rx_attr, &ep,
+					    NULL));
+		EXPECT_EQ(-FI_EBUSY, fi_close(&self->ctx.domain->fid));
+		EXPECT_EQ(0, fi_close(&ep->fid));
+	} else {
+		EXPECT_EQ(-FI_ENOSYS, fi_srx_context(self->ctx.domain,
+						     self->ctx.info->rx_attr,
+						     &ep, NULL));
+	}
 	/* Atomics are offered (prov_atomic.c); not bitwise on floats. */
 	{
 		struct fi_atomic_attr attr = { 0 };

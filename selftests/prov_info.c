@@ -502,7 +502,8 @@ TEST_F(info, domain_limits)
 	OVER(max_ep_tx_ctx, SWNIC_PORT_BLOCK_MAX + 1);
 	OVER(max_ep_rx_ctx, SWNIC_PORT_BLOCK_MAX + 1);
 	OVER(max_ep_stx_ctx, 2);
-	OVER(max_ep_srx_ctx, 1);
+	/* An endpoint uses one shared receive context (SWNIC_FEAT_SRX). */
+	OVER(max_ep_srx_ctx, q->features & SWNIC_FEAT_SRX ? 2 : 1);
 #undef OVER
 }
 
@@ -652,8 +653,15 @@ TEST_F(info, ep_attr)
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(FI_SHARED_CONTEXT, self->info->ep_attr->tx_ctx_cnt);
 	e->tx_ctx_cnt = 0;
+	/* Shared receive contexts where the module has them. */
 	e->rx_ctx_cnt = FI_SHARED_CONTEXT;
-	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	if (self->q.features & SWNIC_FEAT_SRX) {
+		ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+		EXPECT_EQ(FI_SHARED_CONTEXT, self->info->ep_attr->rx_ctx_cnt);
+		EXPECT_EQ(1, self->info->domain_attr->max_ep_srx_ctx);
+	} else {
+		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	}
 	e->rx_ctx_cnt = 0;
 	e->protocol = FI_PROTO_RXM;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));

@@ -9,7 +9,7 @@
  * operation completing on its endpoint's CQ; fi_setname choosing the
  * SEP's port; MRs bound to a SEP and its contexts (FI_MR_ENDPOINT);
  * triggered operations and deferred work on contexts; and the error
- * paths.
+ * paths. Shared receive contexts are prov_srx.c's.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -178,21 +178,20 @@ TEST_F(sep, domain_reports_context_limits)
 	EXPECT_LT(1, d->max_ep_tx_ctx);
 	EXPECT_LT(1, d->max_ep_rx_ctx);
 	EXPECT_EQ(1, d->max_ep_stx_ctx);
-	/* Shared receive contexts are not offered. */
-	EXPECT_EQ(0, d->max_ep_srx_ctx);
+	/* One shared receive context, where the module has them. */
+	EXPECT_EQ(prov_feature(self->domain, SWNIC_FEAT_SRX) ? 1 : 0,
+		  d->max_ep_srx_ctx);
 	EXPECT_EQ(NCTX, self->info->ep_attr->tx_ctx_cnt);
 	EXPECT_EQ(NCTX, self->info->ep_attr->rx_ctx_cnt);
 	EXPECT_TRUE(self->info->caps & FI_NAMED_RX_CTX);
 }
 
-TEST_F(sep, hints_beyond_limits_or_shared_rx_find_nothing)
+TEST_F(sep, hints_beyond_limits_find_nothing)
 {
 	struct fi_info *hints = prov_hints(), *info = NULL;
 
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->ep_attr->rx_ctx_cnt = self->info->domain_attr->max_ep_rx_ctx + 1;
-	EXPECT_EQ(-FI_ENODATA, prov_getinfo(NULL, NULL, 0, hints, &info));
-	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	EXPECT_EQ(-FI_ENODATA, prov_getinfo(NULL, NULL, 0, hints, &info));
 	hints->ep_attr->rx_ctx_cnt = 0;
 	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
@@ -461,19 +460,6 @@ TEST_F(sep, stx_of_another_domain_is_refused)
 	fi_close(&ep->fid);
 	EXPECT_EQ(0, fi_close(&stx->fid));
 	EXPECT_EQ(0, fi_close(&dom2->fid));
-	fi_freeinfo(info);
-}
-
-/* Shared receive contexts are not offered, and say so. */
-TEST_F(sep, srx_not_offered)
-{
-	struct fi_info *info = fi_dupinfo(self->info);
-	struct fid_ep *ep;
-
-	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(self->domain, NULL, &ep, NULL));
-	info->ep_attr->tx_ctx_cnt = 1;
-	info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
-	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(self->domain, info, &ep, NULL));
 	fi_freeinfo(info);
 }
 

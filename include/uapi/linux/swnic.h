@@ -111,6 +111,11 @@ enum {
 /* The wire over IPv6: SWNIC_IOCTL_ADDR6 names IPv6 peers (struct swnic_addr6) */
 #define SWNIC_FEAT_WIRE_IPV6	(1ULL << 21)
 /*
+ * Shared receive contexts: SWNIC_EP_F_SRX and SWNIC_EP_F_SRX_JOIN with
+ * struct swnic_ep_create.srx_fd (swnic_queue.h)
+ */
+#define SWNIC_FEAT_SRX		(1ULL << 22)
+/*
  * Triggered receives (SWNIC_IOCTL_TRIG_RECV, swnic_queue.h); triggered
  * work an RM_ENABLED target refuses (EAGAIN) is retried for
  * SWNIC_TRIG_RETRY_MS; SWNIC_PORT_BLOCK_FIXED, a block at a chosen port.

@@ -189,6 +189,20 @@ struct swnic_cntr_create {
 #define SWNIC_EP_F_DB_SYSCALL	(1U << 0)	/* doorbell consumes inline */
 #define SWNIC_EP_F_DB_ENGINE	(1U << 1)	/* engine thread polls */
 #define SWNIC_EP_F_RM_ENABLED	(1U << 2)	/* never overrun: EAGAIN */
+/*
+ * SWNIC_FEAT_SRX: a shared receive context, not an endpoint: it has an RQ
+ * (its receives are matched against what arrives at every endpoint that
+ * joined it) and no port, no SQ work, no CQ (tx_cq, rx_cq and cntr[] 0),
+ * doorbell SYSCALL only. Not with group or SRX_JOIN.
+ */
+#define SWNIC_EP_F_SRX		(1U << 8)
+/*
+ * SWNIC_FEAT_SRX: the endpoint joins the shared receive context at
+ * struct swnic_ep_create.srx_fd: messages arriving at it match the
+ * context's receives and unexpected queue, its own RQ is never read, and
+ * its receive completions still go to its own rx_cq and counters.
+ */
+#define SWNIC_EP_F_SRX_JOIN	(1U << 9)
 
 /* SQE opcodes */
 #define SWNIC_OP_SEND		1	/* message to @dest */
@@ -465,6 +479,15 @@ struct swnic_ep_create {
 	__u16 group;
 	__u16 __pad2;			/* 0 */
 	__u32 __reserved2;		/* must be 0 */
+	/*
+	 * in (SWNIC_FEAT_SRX; before it the struct ended above): with
+	 * SWNIC_EP_F_SRX_JOIN, the fd of a shared receive context
+	 * (SWNIC_EP_F_SRX) of the same domain, else 0. EBADF: not an open
+	 * fd; EINVAL: not a shared receive context, or one of another domain
+	 * (or closed).
+	 */
+	__s32 srx_fd;
+	__u32 __reserved3;		/* must be 0 */
 };
 
 /**
@@ -662,7 +685,8 @@ struct swnic_trig_cancel {
  * EINVAL (an RQE the RQ would refuse: unknown flags, bad combinations,
  * @__pad not 0, a buffer out of the user's address space), ENOENT (no
  * such counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX
- * wait), EPERM (not the process that opened the domain).
+ * wait), EPERM (not the process that opened the domain), EOPNOTSUPP (a
+ * shared receive context, or an endpoint that joined one: SWNIC_FEAT_SRX).
  */
 struct swnic_trig_recv {
 	__u32 size;			/* in: sizeof(struct swnic_trig_recv) */
