@@ -397,12 +397,12 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
 		return -EPERM;
 	if (c->flags & SWNIC_CANCEL_SEND) {
 		struct swnic_ep_doorbell db;
+		int ret;
 
 		/* A shared receive context sends nothing. */
 		if (swnic_ep_is_srx(ep))
 			return -ENOENT;
-		int ret = swnic_send_cancel(ep, c->context);
-
+		ret = swnic_send_cancel(ep, c->context);
 		/* SYSCALL mode consumes it at once; the engine gets to it. */
 		return ret ?: swnic_engine_doorbell(ep, &db);
 	}
