@@ -655,7 +655,10 @@ struct swnic_av_write {
  * requests carry @base as their source port, whatever its own (so peers
  * see every endpoint of the block as one address), and its port goes back
  * to the block when it closes. The block counts @count endpoints against
- * the domain's max_ep and the user's ports until released.
+ * the domain's max_ep and the user's ports until released; an endpoint
+ * at one of its ports is one of those (it is not counted again), one of
+ * the block at a port of its own (port 0) counts as any other. Once the
+ * block is released, its members still open count on their own.
  *
  * With SWNIC_PORT_BLOCK_RELEASE, releases the block at @base: its free
  * ports at once, the others as their endpoints close (the first port once
