@@ -60,6 +60,7 @@
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/ip6_route.h>
+#include <net/route.h>
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include <net/sock.h>
@@ -2322,6 +2323,18 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct swnic_wnet *wn = rcu_dereference_sk_user_data(sk);
 
+	/*
+	 * Peers send to our unicast address: an IPv4 packet routed here as
+	 * a broadcast or multicast (a subnet's broadcast address, which the
+	 * worker cannot tell from its header, as well as 255.255.255.255
+	 * and groups) is no peer's. Its route is the skb's until UDP is done.
+	 */
+	if (wn && skb->protocol == htons(ETH_P_IP) && skb_rtable(skb) &&
+	    skb_rtable(skb)->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		kfree_skb(skb);
+		return 0;
+	}
 	if (!wn || skb_queue_len(&wn->rxq) >= SWNIC_RXQ_MAX ||
 	    !pskb_may_pull(skb, sizeof(struct udphdr))) {
 		if (wn)
@@ -2330,6 +2343,8 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	skb_pull(skb, sizeof(struct udphdr));
+	/* The worker needs no route: a queued packet holds no device. */
+	skb_dst_drop(skb);
 	skb_queue_tail(&wn->rxq, skb);
 	swnic_wire_kick(wn);
 	return 0;
@@ -2771,25 +2786,43 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	return 0;
 }
 
+/*
+ * Before any device of the namespace goes, its wire sockets go. A UDP
+ * socket keeps the input route of a packet it received early-demuxed
+ * (sk_rx_dst), and a multicast packet's route holds the namespace's
+ * loopback device: kept until .exit, which runs after the devices' exit,
+ * it would keep lo from ever being freed (the namespace's cleanup, and
+ * rmmod, would hang). Posters and the worker see @dead, and no socket.
+ */
+static void __net_exit swnic_udp_net_pre_exit(struct net *net)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	struct socket *sock, *sock6;
+
+	mutex_lock(&wn->lock);
+	wn->dead = true;
+	sock = wn->sock;
+	sock6 = wn->sock6;
+	wn->sock = NULL;
+	wn->sock6 = NULL;
+	mutex_unlock(&wn->lock);
+	/* No packet comes in after this. */
+	if (sock)
+		udp_tunnel_sock_release(sock);
+	if (sock6)
+		udp_tunnel_sock_release(sock6);
+	skb_queue_purge(&wn->rxq);
+}
+
 static void __net_exit swnic_udp_net_exit(struct net *net)
 {
 	struct swnic_wnet *wn = swnic_wnet(net);
 	struct swnic_name6_user *u;
 	struct swnic_names6 *names6;
 	struct swnic_peer *p, *tmp;
-	struct socket *sock, *sock6;
 	unsigned long idx;
 
-	mutex_lock(&wn->lock);
-	wn->dead = true;
-	sock = wn->sock;
-	sock6 = wn->sock6;
-	mutex_unlock(&wn->lock);
-	/* No packet comes in after this, and no tick or work runs. */
-	if (sock)
-		udp_tunnel_sock_release(sock);
-	if (sock6)
-		udp_tunnel_sock_release(sock6);
+	/* The sockets went in .pre_exit: no packet comes in any more. */
 	synchronize_rcu();
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
@@ -2801,8 +2834,6 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	wn->worker = NULL;
 	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
-	wn->sock = NULL;
-	wn->sock6 = NULL;
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
 	/*
@@ -2824,6 +2855,7 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 
 static struct pernet_operations swnic_udp_net_ops = {
 	.init = swnic_udp_net_init,
+	.pre_exit = swnic_udp_net_pre_exit,
 	.exit = swnic_udp_net_exit,
 	.id = &swnic_udp_net_id,
 	.size = sizeof(struct swnic_wnet),
