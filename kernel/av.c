@@ -2,8 +2,9 @@
 /*
  * Shared address vectors (SWNIC_FEAT_SHARED_AV, libfabric's named AVs).
  *
- * A shared AV is a table of 64-bit entries in vmalloc_user() memory that
- * every fd of it maps read-only; only the fd that created it writes, and
+ * A shared AV is a table of 64-bit entries in vmalloc memory (charged to
+ * the creator's memory cgroup, like the rings) that every fd of it maps
+ * read-only; only the fd that created it writes, and
  * only through SWNIC_IOCTL_AV_WRITE, which checks every entry. The kernel
  * never reads the entries for itself: they are what the provider sends
  * to, and every send is checked by the data path as any other.
@@ -42,7 +43,7 @@ struct swnic_av_shared {
 	char name[SWNIC_AV_NAME_MAX];
 	u32 count;
 	struct mutex lock;		/* serialises writes */
-	struct swnic_av_table *table;	/* vmalloc_user(), @size bytes */
+	struct swnic_av_table *table;	/* vmalloc, @size bytes, zeroed */
 	size_t size;
 };
 
@@ -89,18 +90,30 @@ static long swnic_av_file_ioctl(struct file *file, unsigned int cmd,
 	return swnic_ioctl_av(cmd, arg, file->private_data);
 }
 
-/* The whole table, read-only, from offset 0. */
+/*
+ * The whole table, read-only, from offset 0: each page inserted (and
+ * referenced by the mapping), as remap_vmalloc_range() would for a
+ * vmalloc_user() area, which could not be charged.
+ */
 static int swnic_av_file_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct swnic_av_file *f = file->private_data;
+	size_t len = PAGE_ALIGN(f->av->size), off;
+	int ret;
 
-	if (vma->vm_pgoff ||
-	    vma->vm_end - vma->vm_start != PAGE_ALIGN(f->av->size))
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != len)
 		return -EINVAL;
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
 	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	return remap_vmalloc_range(vma, f->av->table, 0);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page((char *)f->av->table + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static const struct file_operations swnic_av_fops = {
@@ -154,7 +167,9 @@ static struct swnic_av_shared *swnic_av_new(struct swnic_domain *dom,
 	if (!av)
 		return NULL;
 	av->size = sizeof(*av->table) + (size_t)o->count * sizeof(u64);
-	av->table = vmalloc_user(PAGE_ALIGN(av->size));
+	/* Charged: user space decides how many AVs of what size exist. */
+	av->table = __vmalloc(PAGE_ALIGN(av->size),
+			      GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!av->table) {
 		kfree(av);
 		return NULL;

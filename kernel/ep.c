@@ -199,7 +199,11 @@ static void swnic_port_block_kill(struct swnic_domain *dom,
 	b->dead = true;
 	list_del_init(&b->node);
 	dom->nblocks--;
-	dom->nep -= b->count;
+	/*
+	 * Each port of the block counted as an endpoint of the domain: the
+	 * free ones stop counting now, a member's when it goes.
+	 */
+	dom->nep -= b->count - bitmap_weight(b->used, b->count);
 	for (i = 1; i < b->count; i++)
 		if (!test_bit(i, b->used))
 			xa_release(&dom->sdev->ports, b->base + i);
@@ -336,9 +340,15 @@ static void swnic_port_block_leave(struct swnic_ep *ep)
 	mutex_lock(&dom->lock);
 	if (swnic_port_block_has(b, ep->port)) {
 		clear_bit(ep->port - b->base, b->used);
-		/* A dead block's port goes, unless it is the first. */
-		if (b->dead && ep->port != b->base)
-			xa_release(&dom->sdev->ports, ep->port);
+		/*
+		 * A dead block's port goes, unless it is the first, and
+		 * stops counting (swnic_port_block_kill()).
+		 */
+		if (b->dead) {
+			dom->nep--;
+			if (ep->port != b->base)
+				xa_release(&dom->sdev->ports, ep->port);
+		}
 	}
 	mutex_unlock(&dom->lock);
 	ep->block = NULL;
@@ -359,6 +369,9 @@ static void swnic_ep_unpublish(struct swnic_ep *ep)
 	if (b && swnic_port_block_has(b, ep->port)) {
 		mutex_lock(&dom->lock);
 		clear_bit(ep->port - b->base, b->used);
+		/* Its port counts as the block's, or as its own once dead. */
+		if (b->dead)
+			dom->nep--;
 		if (!b->dead || ep->port == b->base) {
 			/* Reserved again: lookups find it empty. */
 			xa_cmpxchg(ports, ep->port, ep, XA_ZERO_ENTRY,
@@ -520,6 +533,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 {
 	struct swnic_ep *ep = file->private_data;
 	struct swnic_domain *dom = ep->dom;
+	bool in_block = ep->block && swnic_port_block_has(ep->block, ep->port);
 
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
 	if (!swnic_ep_is_srx(ep))
@@ -529,9 +543,12 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	swnic_trig_ep_closed(ep);
 	swnic_service_ep_release(ep);
 
-	mutex_lock(&dom->lock);
-	dom->nep--;
-	mutex_unlock(&dom->lock);
+	/* A block's member counted (if at all) in swnic_ep_unpublish(). */
+	if (!in_block) {
+		mutex_lock(&dom->lock);
+		dom->nep--;
+		mutex_unlock(&dom->lock);
+	}
 	/* It sends no more (engine and triggers are done with it). */
 	if (ep->block)
 		swnic_port_block_put(ep->block);
@@ -558,9 +575,9 @@ static const struct file_operations swnic_ep_fops = {
  * find an endpoint that an error path frees.
  */
 /*
- * Endpoints (each a port) of @dom's owner on its device: one user holds at
- * most SWNIC_PORTS_PER_USER of the device's ports, administrators
- * excepted. Return: 0 or -EDQUOT.
+ * Endpoints (each a port) of @dom's owner on its device, the new ones
+ * counted already: one user holds at most SWNIC_PORTS_PER_USER of the
+ * device's ports, administrators excepted. Return: 0 or -EDQUOT.
  */
 static int swnic_ep_user_quota(struct swnic_domain *dom)
 {
@@ -575,7 +592,7 @@ static int swnic_ep_user_quota(struct swnic_domain *dom)
 		if (uid_eq(d->uid, dom->uid))
 			n += READ_ONCE(d->nep);
 	mutex_unlock(&sdev->lock);
-	return n >= SWNIC_PORTS_PER_USER ? -EDQUOT : 0;
+	return n > SWNIC_PORTS_PER_USER ? -EDQUOT : 0;
 }
 
 static int swnic_ep_reserve_port(struct swnic_ep *ep, u16 port)
@@ -682,6 +699,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_ep_create *c = arg;
 	bool srx = c->flags & SWNIC_EP_F_SRX;
+	bool in_block = c->group && c->port;	/* a port of a block */
 	struct swnic_ep *ep;
 	int fd, ret;
 
@@ -763,21 +781,26 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		goto err_rq;
 	}
 
-	mutex_lock(&dom->lock);
-	if (dom->nep >= dom->sdev->limits.max_ep) {
-		mutex_unlock(&dom->lock);
-		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
-		ret = -ENOSPC;
-		goto err_rq;
-	}
-	dom->nep++;
-	mutex_unlock(&dom->lock);
-
+	/*
+	 * An endpoint counts against max_ep and the user's ports, but one
+	 * at a port of a block: the block counted its ports already.
+	 */
 	ep->port = c->port;
-	ret = swnic_ep_user_quota(dom);
-	if (ret) {
-		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
-		goto err_count;
+	if (!in_block) {
+		mutex_lock(&dom->lock);
+		if (dom->nep >= dom->sdev->limits.max_ep) {
+			mutex_unlock(&dom->lock);
+			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
+			ret = -ENOSPC;
+			goto err_rq;
+		}
+		dom->nep++;
+		mutex_unlock(&dom->lock);
+		ret = swnic_ep_user_quota(dom);
+		if (ret) {
+			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
+			goto err_count;
+		}
 	}
 	if (srx) {
 		/* No port: nothing is ever sent to a context itself. */
@@ -820,9 +843,11 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 err_block:
 	swnic_port_block_leave(ep);
 err_count:
-	mutex_lock(&dom->lock);
-	dom->nep--;
-	mutex_unlock(&dom->lock);
+	if (!in_block) {
+		mutex_lock(&dom->lock);
+		dom->nep--;
+		mutex_unlock(&dom->lock);
+	}
 err_rq:
 	bitmap_free(ep->sq_cancelled);
 	swnic_ring_free(&ep->rq);

@@ -44,6 +44,7 @@
 #include <net/addrconf.h>
 #include <net/inet_ecn.h>
 #include <linux/inetdevice.h>
+#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -56,8 +57,10 @@
 #include <linux/uaccess.h>
 #include <linux/udp.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/ip6_route.h>
+#include <net/route.h>
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include <net/sock.h>
@@ -147,10 +150,40 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 	[SWNIC_DROP_ADDR] = "drop_addr",
 };
 
-/* An IPv6 peer's address; its name is its place in wn->names6, + 1. */
+/* An IPv6 peer's address; its name is its place in the table, + 1. */
 struct swnic_name6 {
 	struct in6_addr addr;
 	int ifindex;			/* link-local: its netdev, else 0 */
+	u16 next;			/* next of its hash bucket, + 1; 0: none */
+	/*
+	 * Every user of the namespace may learn and use it: it has a peer
+	 * context (which swnic peer show shows to all), or it is the
+	 * namespace's own. Else only the users who named it (and admins).
+	 */
+	bool public;
+};
+
+#define SWNIC_NAME6_BUCKETS	1024	/* power of 2 */
+
+/*
+ * The names of a namespace: entries by name, and hashed by address
+ * (under wn->lock; the seed is random, so that a flood of chosen source
+ * addresses cannot make one long chain).
+ */
+struct swnic_names6 {
+	u32 seed;
+	u16 head[SWNIC_NAME6_BUCKETS];	/* first entry + 1; 0: none */
+	struct swnic_name6 e[SWNIC_MAX_ADDR6];
+};
+
+/*
+ * What one user (euid) did with the names of a namespace: names it made
+ * without CAP_NET_ADMIN (capped at SWNIC_ADDR6_PER_USER) and the names it
+ * asked for (SWNIC_IOCTL_ADDR6), which it may look up and send to.
+ */
+struct swnic_name6_user {
+	u32 made;
+	DECLARE_BITMAP(named, SWNIC_MAX_ADDR6);
 };
 
 struct swnic_wnet {
@@ -160,12 +193,14 @@ struct swnic_wnet {
 	struct socket *sock6;		/* IPv6: NULL until then, or if none */
 	/*
 	 * IPv6 peers' names: only ever appended (under @lock), read without
-	 * it: @names6 is set before @nnames6 first grows, each entry before
-	 * @nnames6 covers it (release/acquire). Freed with the namespace.
+	 * it: @names6 is set before @nnames6 first grows, each entry's
+	 * address before @nnames6 covers it (release/acquire). Freed with
+	 * the namespace, after @nnames6 is 0 and an RCU grace period.
 	 */
-	struct swnic_name6 *names6;
+	struct swnic_names6 *names6;
 	u32 nnames6;
 	u32 user_names6;		/* of them, made by unprivileged ioctls */
+	struct xarray users6;		/* swnic_name6_user by uid, @lock */
 	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
@@ -897,6 +932,19 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 /* ---- IPv6 peers' names ---------------------------------------------------- */
 
 /*
+ * Names are never reclaimed, and cannot safely be: once handed out, a
+ * name lives where the kernel cannot see it - in a process's AVs and its
+ * library's cache, in completions' source addresses, in a shared AV's
+ * table, in MR peer lists, in work requests not yet posted. A name
+ * reused for another address would silently send a stale holder's data
+ * to another host; a name made to fail would fail a peer an application
+ * still holds. So the table is bounded instead (SWNIC_MAX_ADDR6): peer
+ * contexts (never freed either) make at most SWNIC_MAX_PEERS names,
+ * users without CAP_NET_ADMIN at most half of the table together and
+ * SWNIC_ADDR6_PER_USER each.
+ */
+
+/*
  * The address IPv6 name @name stands for (any context: under the lock or
  * RCU, or with the namespace referenced). Return: false if none.
  */
@@ -908,9 +956,28 @@ static bool swnic_name6_addr(struct swnic_wnet *wn, __be32 name,
 
 	if (!swnic_addr_is_name6((__force u32)name) || i >= n)
 		return false;
-	*addr = wn->names6[i].addr;
-	*ifindex = wn->names6[i].ifindex;
+	*addr = wn->names6->e[i].addr;
+	*ifindex = wn->names6->e[i].ifindex;
 	return true;
+}
+
+static u32 swnic_name6_hash(const struct swnic_names6 *t,
+			    const struct in6_addr *addr, int ifindex)
+{
+	return jhash2((const u32 *)addr, 4, t->seed ^ ifindex) &
+	       (SWNIC_NAME6_BUCKETS - 1);
+}
+
+/* The entry of name @name (under wn->lock), or NULL. */
+static struct swnic_name6 *swnic_name6_entry(struct swnic_wnet *wn,
+					     __be32 name)
+{
+	u32 i = ntohl(name) - 1;
+
+	lockdep_assert_held(&wn->lock);
+	if (!swnic_addr_is_name6((__force u32)name) || i >= wn->nnames6)
+		return NULL;
+	return &wn->names6->e[i];
 }
 
 /*
@@ -921,26 +988,82 @@ static __be32 swnic_name6_get(struct swnic_wnet *wn,
 			      const struct in6_addr *addr, int ifindex,
 			      bool create)
 {
-	u32 i, n = wn->nnames6;
+	struct swnic_names6 *t = wn->names6;
+	u32 n = wn->nnames6, h, i;
 
 	lockdep_assert_held(&wn->lock);
-	for (i = 0; i < n; i++)
-		if (ipv6_addr_equal(&wn->names6[i].addr, addr) &&
-		    wn->names6[i].ifindex == ifindex)
-			return htonl(i + 1);
+	if (t) {
+		h = swnic_name6_hash(t, addr, ifindex);
+		for (i = t->head[h]; i; i = t->e[i - 1].next)
+			if (ipv6_addr_equal(&t->e[i - 1].addr, addr) &&
+			    t->e[i - 1].ifindex == ifindex)
+				return htonl(i);
+	}
 	if (!create || n >= SWNIC_MAX_ADDR6 || wn->dead)
 		return 0;
-	if (!wn->names6) {
-		wn->names6 = kvcalloc(SWNIC_MAX_ADDR6, sizeof(*wn->names6),
-				      GFP_KERNEL);
-		if (!wn->names6)
+	if (!t) {
+		t = kvzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+		if (!t)
 			return 0;
+		t->seed = get_random_u32();
+		wn->names6 = t;
+		h = swnic_name6_hash(t, addr, ifindex);
 	}
-	wn->names6[n].addr = *addr;
-	wn->names6[n].ifindex = ifindex;
+	t->e[n].addr = *addr;
+	t->e[n].ifindex = ifindex;
+	t->e[n].next = t->head[h];
+	t->head[h] = n + 1;
 	/* Pairs with swnic_name6_addr(): the entry before its count. */
 	smp_store_release(&wn->nnames6, n + 1);
 	return htonl(n + 1);
+}
+
+/* The record of @uid's names (under wn->lock), made if @create. */
+static struct swnic_name6_user *swnic_name6_user(struct swnic_wnet *wn,
+						 kuid_t uid, bool create)
+{
+	unsigned long idx = from_kuid(&init_user_ns, uid);
+	struct swnic_name6_user *u;
+
+	lockdep_assert_held(&wn->lock);
+	u = xa_load(&wn->users6, idx);
+	if (u || !create)
+		return u;
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return NULL;
+	if (xa_err(xa_store(&wn->users6, idx, u, GFP_KERNEL_ACCOUNT))) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+/*
+ * May @uid's domains learn and use name @name (under wn->lock)? A public
+ * name (a peer context's, or the namespace's own), or one @uid named.
+ */
+static bool swnic_name6_may_use(struct swnic_wnet *wn, __be32 name,
+				kuid_t uid)
+{
+	struct swnic_name6 *e = swnic_name6_entry(wn, name);
+	struct swnic_name6_user *u;
+
+	if (!e)
+		return false;
+	if (e->public)
+		return true;
+	u = swnic_name6_user(wn, uid, false);
+	return u && test_bit(ntohl(name) - 1, u->named);
+}
+
+/* Name @name is one every user of the namespace may see (under wn->lock). */
+static void swnic_name6_publish(struct swnic_wnet *wn, __be32 name)
+{
+	struct swnic_name6 *e = swnic_name6_entry(wn, name);
+
+	if (e)
+		e->public = true;
 }
 
 /*
@@ -995,6 +1118,8 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 			kfree(p);
 			return NULL;
 		}
+		/* Its address is in swnic peer show from now on. */
+		swnic_name6_publish(wn, ip);
 		p->v6 = true;
 	}
 	p->ip = ip;
@@ -1188,8 +1313,16 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	ret = -ENETDOWN;
 	if (wn->dead || !wn->sock)
 		goto err;
-	ret = -EHOSTUNREACH;	/* an IPv6 name, but no IPv6 socket */
-	if (swnic_addr_is_name6(sqe->dest_addr) && !wn->sock6)
+	/*
+	 * An IPv6 name, but no IPv6 socket; or a name that is neither
+	 * public nor named by the poster's user (one it can only have
+	 * guessed: it would publish another user's peer).
+	 */
+	ret = -EHOSTUNREACH;
+	if (swnic_addr_is_name6(sqe->dest_addr) &&
+	    (!wn->sock6 ||
+	     !swnic_name6_may_use(wn, (__force __be32)sqe->dest_addr,
+				  src->dom->uid)))
 		goto err;
 	ret = -EAGAIN;
 	p = swnic_peer_get(wn, (__force __be32)sqe->dest_addr,
@@ -2190,6 +2323,18 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct swnic_wnet *wn = rcu_dereference_sk_user_data(sk);
 
+	/*
+	 * Peers send to our unicast address: an IPv4 packet routed here as
+	 * a broadcast or multicast (a subnet's broadcast address, which the
+	 * worker cannot tell from its header, as well as 255.255.255.255
+	 * and groups) is no peer's. Its route is the skb's until UDP is done.
+	 */
+	if (wn && skb->protocol == htons(ETH_P_IP) && skb_rtable(skb) &&
+	    skb_rtable(skb)->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		kfree_skb(skb);
+		return 0;
+	}
 	if (!wn || skb_queue_len(&wn->rxq) >= SWNIC_RXQ_MAX ||
 	    !pskb_may_pull(skb, sizeof(struct udphdr))) {
 		if (wn)
@@ -2198,6 +2343,8 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	skb_pull(skb, sizeof(struct udphdr));
+	/* The worker needs no route: a queued packet holds no device. */
+	skb_dst_drop(skb);
 	skb_queue_tail(&wn->rxq, skb);
 	swnic_wire_kick(wn);
 	return 0;
@@ -2395,6 +2542,8 @@ int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr)
 			ret = -ENETDOWN;
 		else
 			*addr = swnic_name6_get(wn, &a6, scope, true);
+		/* The namespace's own address: ip addr shows it to all. */
+		swnic_name6_publish(wn, *addr);
 		mutex_unlock(&wn->lock);
 		if (!ret && !*addr)
 			ret = -ENOSPC;
@@ -2436,11 +2585,13 @@ bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name)
  */
 int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 {
+	struct swnic_name6_user *u;
 	struct swnic_addr6 *a = arg;
 	struct in6_addr a6 = {};
 	struct swnic_wnet *wn;
 	int ifindex = 0, ret = 0;
 	bool admin, may_make;
+	__be32 name;
 	u32 made;
 	struct net *net;
 
@@ -2454,10 +2605,18 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 	if (!net)
 		return -ENETDOWN;
 	wn = swnic_wnet(net);
+	admin = swnic_device_capable(dom->sdev, CAP_NET_ADMIN, false);
 	if (a->flags & SWNIC_ADDR6_LOOKUP) {
-		if (!swnic_name6_addr(wn, (__force __be32)a->name, &a6,
-				      &ifindex))
+		/*
+		 * Another user's peer that has no traffic yet is that user's
+		 * to know: as if there were no such name.
+		 */
+		name = (__force __be32)a->name;
+		mutex_lock(&wn->lock);
+		if (!(admin || swnic_name6_may_use(wn, name, dom->uid)) ||
+		    !swnic_name6_addr(wn, name, &a6, &ifindex))
 			ret = -ENOENT;
+		mutex_unlock(&wn->lock);
 		memcpy(a->addr, &a6, sizeof(a->addr));
 		a->scope_id = ifindex;
 		goto out;
@@ -2476,22 +2635,35 @@ int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg)
 		goto out;
 	}
 	ifindex = swnic_addr6_scope(&a6, ifindex);
-	/*
-	 * Names are never reclaimed: local users without CAP_NET_ADMIN may
-	 * make half of them, so that the rest stays for the network's peers.
-	 */
-	admin = swnic_device_capable(dom->sdev, CAP_NET_ADMIN, false);
-	mutex_lock(&wn->lock);
-	may_make = admin || wn->user_names6 < SWNIC_MAX_ADDR6 / 2;
-	made = wn->nnames6;
-	a->name = (__force u32)swnic_name6_get(wn, &a6, ifindex, may_make);
-	made = wn->nnames6 - made;
-	if (!admin)
-		wn->user_names6 += made;
-	mutex_unlock(&wn->lock);
 	a->scope_id = ifindex;
-	if (!a->name)
-		ret = may_make ? -ENOSPC : -EDQUOT;
+	/*
+	 * Names are never reclaimed (see swnic_name6_addr()): users without
+	 * CAP_NET_ADMIN may make half of them, SWNIC_ADDR6_PER_USER each,
+	 * so that no one user takes the others' share and the rest stays
+	 * for the network's peers.
+	 */
+	mutex_lock(&wn->lock);
+	ret = -ENOMEM;
+	u = swnic_name6_user(wn, dom->uid, true);
+	if (!u)
+		goto out_unlock;
+	may_make = admin || (wn->user_names6 < SWNIC_MAX_ADDR6 / 2 &&
+			     u->made < SWNIC_ADDR6_PER_USER);
+	made = wn->nnames6;
+	name = swnic_name6_get(wn, &a6, ifindex, may_make);
+	made = wn->nnames6 - made;
+	a->name = (__force u32)name;
+	ret = may_make ? -ENOSPC : -EDQUOT;
+	if (!name)
+		goto out_unlock;
+	if (!admin) {
+		wn->user_names6 += made;
+		u->made += made;
+	}
+	set_bit(ntohl(name) - 1, u->named);
+	ret = 0;
+out_unlock:
+	mutex_unlock(&wn->lock);
 out:
 	put_net(net);
 	return ret;
@@ -2608,27 +2780,49 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	hrtimer_init(&wn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	wn->timer.function = swnic_udp_timer;
 	INIT_LIST_HEAD(&wn->peers);
+	xa_init(&wn->users6);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
 	return 0;
 }
 
-static void __net_exit swnic_udp_net_exit(struct net *net)
+/*
+ * Before any device of the namespace goes, its wire sockets go. A UDP
+ * socket keeps the input route of a packet it received early-demuxed
+ * (sk_rx_dst), and a multicast packet's route holds the namespace's
+ * loopback device: kept until .exit, which runs after the devices' exit,
+ * it would keep lo from ever being freed (the namespace's cleanup, and
+ * rmmod, would hang). Posters and the worker see @dead, and no socket.
+ */
+static void __net_exit swnic_udp_net_pre_exit(struct net *net)
 {
 	struct swnic_wnet *wn = swnic_wnet(net);
-	struct swnic_peer *p, *tmp;
 	struct socket *sock, *sock6;
 
 	mutex_lock(&wn->lock);
 	wn->dead = true;
 	sock = wn->sock;
 	sock6 = wn->sock6;
+	wn->sock = NULL;
+	wn->sock6 = NULL;
 	mutex_unlock(&wn->lock);
-	/* No packet comes in after this, and no tick or work runs. */
+	/* No packet comes in after this. */
 	if (sock)
 		udp_tunnel_sock_release(sock);
 	if (sock6)
 		udp_tunnel_sock_release(sock6);
+	skb_queue_purge(&wn->rxq);
+}
+
+static void __net_exit swnic_udp_net_exit(struct net *net)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	struct swnic_name6_user *u;
+	struct swnic_names6 *names6;
+	struct swnic_peer *p, *tmp;
+	unsigned long idx;
+
+	/* The sockets went in .pre_exit: no packet comes in any more. */
 	synchronize_rcu();
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
@@ -2640,19 +2834,28 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	wn->worker = NULL;
 	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
-	wn->sock = NULL;
-	wn->sock6 = NULL;
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
-	mutex_unlock(&wn->lock);
-	/* Readers look names up under RCU: gone after synchronize_rcu(). */
-	kvfree(wn->names6);
+	/*
+	 * Readers look names up under RCU, by the count first: the count
+	 * goes, then the table after a grace period.
+	 */
+	WRITE_ONCE(wn->nnames6, 0);
+	names6 = wn->names6;
 	wn->names6 = NULL;
-	wn->nnames6 = 0;
+	xa_for_each(&wn->users6, idx, u)
+		kfree(u);
+	xa_destroy(&wn->users6);
+	mutex_unlock(&wn->lock);
+	if (names6) {
+		synchronize_rcu();
+		kvfree(names6);
+	}
 }
 
 static struct pernet_operations swnic_udp_net_ops = {
 	.init = swnic_udp_net_init,
+	.pre_exit = swnic_udp_net_pre_exit,
 	.exit = swnic_udp_net_exit,
 	.id = &swnic_udp_net_id,
 	.size = sizeof(struct swnic_wnet),

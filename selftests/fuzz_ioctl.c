@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_ioctl: every ioctl of the device fd and of each object fd (endpoint,
- * CQ, counter) with random sizes (0, below the minimum, exact, longer with
+ * CQ, counter, shared AV) - shared AVs (AV_OPEN, AV_WRITE), port blocks
+ * (PORT_BLOCK, EP_CREATE's group) and its dscp, IPv6 names (ADDR6)
+ * included - with random sizes (0, below the minimum, exact, longer with
  * a zero or a non-zero tail, huge), random fields and flags, random, stale,
  * foreign and other-type fds and object ids (CQ ids as counter ids, another
  * domain's, deregistered handles...), argument pointers that are NULL,
@@ -13,7 +15,10 @@
  * order (a domain before its endpoints, an endpoint's fd before its rings'
  * mapping), MRs on memory that is then unmapped or remapped, calls from a
  * forked child (not the owner), children that build objects and die, and
- * creations at the fd limit.
+ * creations at the fd limit. Run twice: on swnic0, and (ioctl_mmap_wire,
+ * a quarter of the operations) on a device bound to lo in a network
+ * namespace of the test's own, where ADDR6 names addresses and work
+ * requests may go over the wire.
  *
  * Asserts: every call returns 0 or an errno the code and the uapi headers
  * allow for it (a whitelist per ioctl, per fd kind), with the generic
@@ -36,6 +41,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -52,6 +58,8 @@
 #include "swnic_rings.h"
 
 #define DEV_PATH	"/dev/swnic0"
+/* The wire variant's device: bound to lo in a namespace of its own. */
+#define WIRE_DEV	"swnicfz"
 #define DEFAULT_ITERS	60000
 
 #define MAX_OBJS	64
@@ -59,6 +67,10 @@
 #define MAX_CQS		16
 #define MAX_EPS		12
 #define MAX_CNTRS	16
+#define MAX_AVS		6
+#define MAX_BLOCKS	16
+#define MAX_NAMES6	32
+#define AVBUF_N		SWNIC_AV_WRITE_MAX	/* entries of f->avbuf */
 #define MAX_MAPS	64
 #define MAX_MRS		128
 #define MAX_IDS		256
@@ -67,10 +79,10 @@
 #define BIG_SIZE	(1024 * 1024)
 #define MAX_MAP_LEN	(64UL << 20)
 
-enum kind { K_FREE, K_DOM, K_CQ, K_EP, K_CNTR, K_FOREIGN, K_BAD };
+enum kind { K_FREE, K_DOM, K_CQ, K_EP, K_CNTR, K_AV, K_FOREIGN, K_BAD };
 
 static const char *const kind_name[] = {
-	"free", "domain", "cq", "ep", "cntr", "foreign", "badfd",
+	"free", "domain", "cq", "ep", "cntr", "av", "foreign", "badfd",
 };
 
 struct obj {
@@ -84,6 +96,8 @@ struct obj {
 	struct t_ring ring[2];
 	bool ro_fd;		/* domain opened O_RDONLY */
 	uint32_t type;		/* EP: SWNIC_EP_* */
+	uint32_t av_count;	/* AV: its entries */
+	uint64_t av_size;	/* AV: bytes to map */
 };
 
 struct map {
@@ -118,6 +132,12 @@ struct fz {
 	uint8_t *ro;		/* a read-only page */
 	uint8_t *big;		/* BIG_SIZE zeroes, then a guard page */
 	uint8_t *data[NDATA];	/* fixed addresses; may be unmapped */
+	uint64_t *avbuf;	/* AVBUF_N entries for AV_WRITE, then a guard page */
+	uint16_t block[MAX_BLOCKS];	/* port blocks' bases seen */
+	unsigned int nblock;
+	uint32_t name6[MAX_NAMES6];	/* IPv6 names seen */
+	unsigned int nname6;
+	int slot;		/* the object op_ioctl() calls, or -1 */
 	bool data_mapped[NDATA];
 	uint64_t ctx;		/* contexts of posted work requests */
 	bool child;		/* a forked child: not the owner of anything */
@@ -126,6 +146,9 @@ struct fz {
 };
 
 static struct fz *F;
+static const char *dev_path = DEV_PATH;
+/* The device is bound (the wire variant): sends may leave the host. */
+static bool wire;
 
 /* ---- bookkeeping ------------------------------------------------------- */
 
@@ -364,6 +387,16 @@ static uint16_t pick_port(struct fz *f)
 	}
 }
 
+/* A port block's first port: mostly one seen, else any port. */
+static uint16_t pick_block(struct fz *f)
+{
+	unsigned int n = f->nblock < MAX_BLOCKS ? f->nblock : MAX_BLOCKS;
+
+	if (n && fz_chance(&f->r, 80))
+		return f->block[fz_below(&f->r, n)];
+	return pick_port(f);
+}
+
 static uint32_t pick_flags(struct fz *f, uint32_t valid)
 {
 	switch (fz_below(&f->r, 8)) {
@@ -550,10 +583,18 @@ static void fill_ep_create(struct fz *f, void *p, int dom)
 	c->sq_entries = pick_entries(f);
 	c->rq_entries = pick_entries(f);
 	c->port = fz_chance(&f->r, 60) ? 0 : pick_port(f);
+	c->dscp = fz_chance(&f->r, 90) ? fz_below(&f->r, 64) : fz_below(&f->r, 256);
 	c->__pad = maybe(f, 0);
 	c->__reserved = maybe(f, 0);
 	for (int i = 0; i < SWNIC_EP_CNTR_MAX; i++)
 		c->cntr[i] = fz_chance(&f->r, 75) ? 0 : pick_cntr_id(f, dom);
+	/* A block's first port, mostly one seen; at a port of it, or not. */
+	c->group = fz_chance(&f->r, 60) ? 0 : pick_block(f);
+	if (c->group && fz_chance(&f->r, 60))
+		c->port = fz_chance(&f->r, 20) ? 0 :
+			  c->group + fz_below(&f->r, SWNIC_PORT_BLOCK_MAX + 2);
+	c->__pad2 = maybe(f, 0);
+	c->__reserved2 = maybe(f, 0);
 	/* A shared receive context: a plain one, or any endpoint's fd. */
 	if (c->flags & SWNIC_EP_F_SRX) {
 		c->tx_cq = c->rx_cq = maybe(f, 0);
@@ -568,6 +609,156 @@ static void fill_ep_create(struct fz *f, void *p, int dom)
 			    (int32_t)fz_u32(&f->r);
 	}
 	c->__reserved3 = maybe(f, 0);
+}
+
+static void fill_av_open(struct fz *f, void *p, int dom)
+{
+	static const uint32_t counts[] = {
+		0, 1, SWNIC_AV_COUNT_MAX, SWNIC_AV_COUNT_MAX + 1, 0xffffffff,
+	};
+	struct swnic_av_open *a = p;
+	bool create;
+
+	a->flags = pick_flags(f, SWNIC_AV_OPEN_CREATE);
+	create = a->flags & SWNIC_AV_OPEN_CREATE;
+	switch (fz_below(&f->r, 12)) {
+	case 0:		/* no NUL within SWNIC_AV_NAME_MAX */
+		memset(a->name, 'x', sizeof(a->name));
+		break;
+	case 1:		/* a blank, then a control character */
+		memcpy(a->name, "fz 0", 4);
+		a->name[1] = fz_chance(&f->r, 50) ? 0x7f : 0x1f;
+		break;
+	case 2:		/* empty */
+		break;
+	case 3:		/* bytes after the NUL */
+		memcpy(a->name, "fz0", 3);
+		a->name[4 + fz_below(&f->r, sizeof(a->name) - 4)] = 'y';
+		break;
+	case 4:
+		fz_fill(&f->r, a->name, sizeof(a->name));
+		break;
+	default:
+		snprintf((char *)a->name, sizeof(a->name), "fz%u",
+			 fz_below(&f->r, 3));
+		break;
+	}
+	if (create)
+		a->count = fz_chance(&f->r, 85) ? 1 + fz_below(&f->r, 600) :
+			   counts[fz_below(&f->r, ARRAY_SIZE(counts))];
+	else
+		a->count = maybe(f, 0);
+	a->type = create ? fz_u32(&f->r) : maybe(f, 0);
+	a->__reserved = maybe(f, 0);
+	if (fz_chance(&f->r, 10))
+		a->fd = fz_u32(&f->r);
+}
+
+static void fill_av_write(struct fz *f, void *p, int dom)
+{
+	static const uint32_t ns[] = { 0, AVBUF_N, AVBUF_N + 1, 0xffffffff };
+	struct swnic_av_write *w = p;
+	const struct obj *o = f->slot >= 0 ? &f->obj[f->slot] : NULL;
+	uint32_t count = o && o->kind == K_AV ? o->av_count : 64, n;
+
+	w->flags = maybe(f, 0);
+	w->n = fz_chance(&f->r, 85) ? 1 + fz_below(&f->r, 16) :
+	       ns[fz_below(&f->r, ARRAY_SIZE(ns))];
+	w->first = fz_chance(&f->r, 85) ? fz_below(&f->r, count + 2) :
+		   fz_u32(&f->r);
+	n = w->n < AVBUF_N ? w->n : AVBUF_N;
+	/* Entries: valid, empty, now and then one with a reserved bit. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t e = 0;
+
+		if (fz_chance(&f->r, 80))
+			e = SWNIC_AV_ENTRY_VALID |
+			    (uint64_t)(fz_chance(&f->r, 70) ?
+				       htonl(INADDR_LOOPBACK) : fz_u32(&f->r)) << 16 |
+			    pick_port(f);
+		if (fz_chance(&f->r, 2))
+			e |= 1ULL << (48 + fz_below(&f->r, 15));
+		f->avbuf[i] = e;
+	}
+	switch (fz_below(&f->r, 20)) {
+	case 0:
+		w->entries = 0;
+		break;
+	case 1:
+		w->entries = 0xffff888000000000ULL;
+		break;
+	case 2:		/* the entries run into the guard page */
+		w->entries = (uintptr_t)(f->avbuf + AVBUF_N - fz_below(&f->r, 4));
+		break;
+	case 3:
+		w->entries = (uintptr_t)f->ro;
+		break;
+	default:
+		w->entries = (uintptr_t)f->avbuf;
+		break;
+	}
+}
+
+static void fill_port_block(struct fz *f, void *p, int dom)
+{
+	static const uint16_t counts[] = {
+		0, SWNIC_PORT_BLOCK_MAX + 1, 0xffff,
+	};
+	struct swnic_port_block *b = p;
+
+	b->flags = pick_flags(f, SWNIC_PORT_BLOCK_RELEASE |
+			      SWNIC_PORT_BLOCK_FIXED);
+	b->count = fz_chance(&f->r, 85) ? 1 + fz_below(&f->r, SWNIC_PORT_BLOCK_MAX) :
+		   counts[fz_below(&f->r, ARRAY_SIZE(counts))];
+	/* RELEASE: a block's first port; FIXED: where the block starts. */
+	b->base = b->flags & (SWNIC_PORT_BLOCK_RELEASE | SWNIC_PORT_BLOCK_FIXED) ?
+		  pick_block(f) : maybe(f, 0);
+	b->__reserved = maybe(f, 0);
+}
+
+static void fill_addr6(struct fz *f, void *p, int dom)
+{
+	struct swnic_addr6 *a = p;
+
+	a->flags = pick_flags(f, SWNIC_ADDR6_LOOKUP);
+	switch (fz_below(&f->r, 10)) {
+	case 0:		/* link-local */
+		a->addr[0] = 0xfe;
+		a->addr[1] = 0x80;
+		a->addr[15] = 1 + fz_below(&f->r, 4);
+		break;
+	case 1:		/* ::1 */
+		a->addr[15] = 1;
+		break;
+	case 2:		/* a multicast group */
+		a->addr[0] = 0xff;
+		a->addr[1] = 0x02;
+		a->addr[15] = 1;
+		break;
+	case 3:		/* IPv4-mapped */
+		a->addr[10] = a->addr[11] = 0xff;
+		memcpy(&a->addr[12], &(uint32_t){ htonl(INADDR_LOOPBACK) }, 4);
+		break;
+	case 4:		/* :: */
+		break;
+	case 5:
+		fz_fill(&f->r, a->addr, sizeof(a->addr));
+		break;
+	default:	/* a few unicast peers, named again and again */
+		a->addr[0] = 0xfd;
+		a->addr[15] = 1 + fz_below(&f->r, 8);
+		break;
+	}
+	a->scope_id = fz_chance(&f->r, 70) ? 0 :
+		      fz_chance(&f->r, 50) ? 1 : fz_u32(&f->r);
+	if (a->flags & SWNIC_ADDR6_LOOKUP)
+		a->name = f->nname6 && fz_chance(&f->r, 60) ?
+			  f->name6[fz_below(&f->r, f->nname6 < MAX_NAMES6 ?
+					    f->nname6 : MAX_NAMES6)] :
+			  fz_chance(&f->r, 50) ? htonl(1 + fz_below(&f->r, 64)) :
+			  fz_u32(&f->r);
+	else
+		a->name = maybe(f, 0);
 }
 
 static void fill_auth_key(struct fz *f, void *p, int dom)
@@ -728,6 +919,10 @@ static struct cmd cmds[] = {
 	CMD(TRIG_CNTR, K_DOM, swnic_trig_cntr, fill_trig_cntr),
 	CMD(TRIG_CANCEL, K_DOM, swnic_trig_cancel, fill_trig_cancel),
 	CMD(TRIG_RECV, K_EP, swnic_trig_recv, fill_trig_recv),
+	CMD(AV_OPEN, K_DOM, swnic_av_open, fill_av_open),
+	CMD(AV_WRITE, K_AV, swnic_av_write, fill_av_write),
+	CMD(PORT_BLOCK, K_DOM, swnic_port_block, fill_port_block),
+	CMD(ADDR6, K_DOM, swnic_addr6, fill_addr6),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -784,6 +979,16 @@ static void init_cmds(void)
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT);
 	cmd_by_nr(SWNIC_CMD_TRIG_RECV)->errs =
 		FZ_ERRS(EOPNOTSUPP, EPERM, ENOENT, ENOSPC, ENOMEM, EAGAIN);
+	cmd_by_nr(SWNIC_CMD_AV_OPEN)->errs =
+		FZ_ERRS(EOPNOTSUPP, EACCES, EEXIST, ENOENT, ENOSPC, ENOMEM,
+			EMFILE, ENFILE);
+	cmd_by_nr(SWNIC_CMD_AV_WRITE)->errs = FZ_ERRS(EOPNOTSUPP, EPERM);
+	cmd_by_nr(SWNIC_CMD_PORT_BLOCK)->errs =
+		FZ_ERRS(EOPNOTSUPP, ENOENT, ENOSPC, EDQUOT, EADDRNOTAVAIL,
+			EPERM, ENOMEM, EADDRINUSE, EACCES);
+	cmd_by_nr(SWNIC_CMD_ADDR6)->errs =
+		FZ_ERRS(EPERM, EAFNOSUPPORT, ENETDOWN, EADDRNOTAVAIL, ENOSPC,
+			EDQUOT, ENOMEM, ENOENT);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }
@@ -891,6 +1096,26 @@ static void take_created(struct fz *f, const struct cmd *c, const void *out,
 	case SWNIC_CMD_AUTH_KEY:
 		add_id(f, ((const struct swnic_auth_key *)out)->svc_id);
 		return;
+	case SWNIC_CMD_AV_OPEN: {
+		const struct swnic_av_open *av = out;
+
+		kind = K_AV, limit = MAX_AVS, fd = av->fd;
+		break;
+	}
+	case SWNIC_CMD_PORT_BLOCK: {
+		const struct swnic_port_block *b = out;
+
+		if (!(b->flags & SWNIC_PORT_BLOCK_RELEASE))
+			f->block[f->nblock++ % MAX_BLOCKS] = b->base;
+		return;
+	}
+	case SWNIC_CMD_ADDR6: {
+		const struct swnic_addr6 *a = out;
+
+		f->name6[f->nname6++ % MAX_NAMES6] = a->name;
+		add_id(f, a->name);
+		return;
+	}
 	default:
 		return;
 	}
@@ -921,11 +1146,16 @@ static void take_created(struct fz *f, const struct cmd *c, const void *out,
 		f->obj[i].info[0] = ep->sq;
 		f->obj[i].info[1] = ep->rq;
 		f->obj[i].has_info = true;
+	} else if (kind == K_AV) {
+		const struct swnic_av_open *av = out;
+
+		f->obj[i].av_count = av->count;
+		f->obj[i].av_size = av->mmap_size;
 	} else {
 		f->obj[i].id = ((const struct swnic_cntr_create *)out)->cntr_id;
 	}
 	add_id(f, f->obj[i].id);
-	if (valid_call && kind != K_CNTR) {
+	if (valid_call && (kind == K_CQ || kind == K_EP)) {
 		struct obj *o = &f->obj[i];
 		int err = 0;
 
@@ -958,6 +1188,7 @@ static void op_ioctl(struct fz *f, int want)
 
 	fd = pick_fd(f, c ? c->kind : want, &kind, &slot);
 	dom = slot >= 0 ? (f->obj[slot].kind == K_DOM ? slot : f->obj[slot].dom) : -1;
+	f->slot = slot;
 	if (c)
 		c->fill(f, tmp, dom);
 	else
@@ -1112,9 +1343,9 @@ static int op_open(struct fz *f)
 	}
 	if (fz_chance(&f->r, 10))
 		flags = fz_chance(&f->r, 50) ? O_RDONLY : O_WRONLY;
-	fd = open(DEV_PATH, flags | O_CLOEXEC);
+	fd = open(dev_path, flags | O_CLOEXEC);
 	fz_check(&f->st, "open", fd < 0 ? errno : 0, &(struct fz_errset){ { 0 } },
-		 "open %s flags 0x%x", DEV_PATH, flags);
+		 "open %s flags 0x%x", dev_path, flags);
 	if (fd < 0)
 		return -1;
 	i = new_obj(f);
@@ -1131,13 +1362,16 @@ static int op_open(struct fz *f)
 	return i;
 }
 
-/* A valid create of a CQ, counter, endpoint or MR on a random domain. */
+/*
+ * A valid create of a CQ, counter, endpoint (maybe in a port block), MR,
+ * shared AV or port block on a random domain.
+ */
 static void op_create(struct fz *f)
 {
 	uint8_t buf[512] = { 0 };
 	int d = pick_obj(f, K_DOM, true);
 	const struct cmd *c;
-	int what = fz_below(&f->r, 10), err;
+	int what = fz_below(&f->r, 12), err;
 
 	if (d < 0 && (d = op_open(f)) < 0)
 		return;
@@ -1182,6 +1416,27 @@ static void op_create(struct fz *f)
 			if (n >= 0 && f->obj[n].dom == d)
 				ep->cntr[i] = f->obj[n].id;
 		}
+		ep->dscp = fz_chance(&f->r, 30) ? fz_below(&f->r, 64) : 0;
+		/* A member of a block (maybe another domain's: ENOENT). */
+		if (f->nblock && fz_chance(&f->r, 30)) {
+			ep->group = pick_block(f);
+			ep->port = fz_chance(&f->r, 30) ? 0 :
+				   ep->group + fz_below(&f->r, 8);
+		}
+	} else if (what == 10) {
+		struct swnic_av_open *av = (void *)buf;
+
+		c = cmd_by_nr(SWNIC_CMD_AV_OPEN);
+		av->flags = fz_chance(&f->r, 60) ? SWNIC_AV_OPEN_CREATE : 0;
+		snprintf((char *)av->name, sizeof(av->name), "fz%u",
+			 fz_below(&f->r, 3));
+		if (av->flags)
+			av->count = 1 + fz_below(&f->r, 1024);
+	} else if (what == 11) {
+		struct swnic_port_block *b = (void *)buf;
+
+		c = cmd_by_nr(SWNIC_CMD_PORT_BLOCK);
+		b->count = 1 + fz_below(&f->r, 8);
 	} else {
 		struct swnic_mr_reg *m = (void *)buf;
 		int dd = fz_below(&f->r, NDATA);
@@ -1379,6 +1634,12 @@ static void op_drain(struct fz *f)
 			EACCES, EAGAIN, ENOKEY, EKEYREVOKED, EKEYREJECTED,
 			ERANGE, EMSGSIZE, ECANCELED, ENOMSG, ECONNABORTED,
 			ENOMEM);
+	/* Over the wire: peers that never answer, or forget us. */
+	const struct fz_errset wire_errs =
+		FZ_ERRS(ETIMEDOUT, ECONNRESET, ENETDOWN, ENOTCONN, EPERM,
+			ENOENT);
+	const struct fz_errset errs = wire ? fz_errs_or(cqe_errs, wire_errs) :
+				      cqe_errs;
 	int i = pick_obj(f, K_CQ, false);
 	struct swnic_cqe cqe;
 	struct t_cq cq;
@@ -1400,7 +1661,7 @@ static void op_drain(struct fz *f)
 				 cqe.err, (unsigned long long)cqe.context);
 		else
 			fz_check(&f->st, "cqe", cqe.flags & SWNIC_CQE_ERROR ? cqe.err : 0,
-				 &cqe_errs, "error completion, flags 0x%x context %llu",
+				 &errs, "error completion, flags 0x%x context %llu",
 				 cqe.flags, (unsigned long long)cqe.context);
 	}
 	if (atomic_load(cq.ring.flags) & SWNIC_RING_F_OVERFLOW)
@@ -1438,6 +1699,10 @@ static void op_mmap(struct fz *f)
 	} else if (o && o->kind == K_CNTR) {
 		right_off = 0;
 		right_len = f->page;
+		ro_only = true;
+	} else if (o && o->kind == K_AV) {
+		right_off = 0;
+		right_len = o->av_size;
 		ro_only = true;
 	} else if (o && o->has_info) {
 		int r = o->kind == K_EP ? fz_below(&f->r, 2) : 0;
@@ -1517,6 +1782,8 @@ static void op_mmap(struct fz *f)
 			expect = EINVAL;
 		} else if (kind == K_CNTR && (prot & PROT_WRITE)) {
 			expect = EINVAL;
+		} else if (kind == K_AV && (prot & PROT_WRITE)) {
+			expect = EACCES;
 		} else if (kind == K_DOM && (prot & PROT_WRITE)) {
 			expect = EACCES;
 		}
@@ -1871,6 +2138,13 @@ static int setup_memory(struct fz *f)
 	f->big = p;
 	if (mprotect(p + BIG_SIZE, f->page, PROT_NONE))
 		return -errno;
+	p = mmap(NULL, AVBUF_N * 8 + f->page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	f->avbuf = (uint64_t *)p;
+	if (mprotect(p + AVBUF_N * 8, f->page, PROT_NONE))
+		return -errno;
 	for (int i = 0; i < NDATA; i++) {
 		p = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1912,24 +2186,27 @@ FIXTURE_TEARDOWN(fuzz)
 {
 }
 
-TEST_F_TIMEOUT(fuzz, ioctl_mmap, 900)
+/* The whole run: @iters operations, then everything closed and checked. */
+static void fuzz_run(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(fuzz) *self, const char *name,
+		     unsigned long iters)
 {
-	unsigned long iters = fz_iters(DEFAULT_ITERS), i;
 	const char *every = getenv("SWNIC_FUZZ_CHECK_EVERY");
-	unsigned long check_every = every ? strtoul(every, NULL, 0) : 0;
+	unsigned long check_every = every ? strtoul(every, NULL, 0) : 0, i;
 	struct fz_gauges now;
 	int pipefd[2];
 	double t0 = fz_now();
 
-	fz_announce("fuzz.ioctl_mmap", iters);
+	fz_announce(name, iters);
 	fz_catch_faults();
 	parse_skip();
 	F = calloc(1, sizeof(*F));
 	ASSERT_NE(NULL, F);
-	fz_rng_init(&F->r, fz_seed(), fz_salt("fuzz.ioctl_mmap"));
+	fz_rng_init(&F->r, fz_seed(), fz_salt(name));
 	ASSERT_EQ(0, setup_memory(F));
 	for (i = 0; i < MAX_OBJS; i++)
 		F->obj[i].fd = -1;
+	F->slot = -1;
 	add_foreign(F, open("/dev/null", O_RDWR | O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
 	add_foreign(F, pipefd[0]);
@@ -1957,7 +2234,8 @@ TEST_F_TIMEOUT(fuzz, ioctl_mmap, 900)
 	close_all(F);
 
 	EXPECT_EQ(0, fz_report(&F->st, "fuzz_ioctl"));
-	EXPECT_EQ(0, fz_gauges_settle(&self->start, &now, 10000))
+	/* Over the wire, requests to silent peers end at peer_timeout_ms. */
+	EXPECT_EQ(0, fz_gauges_settle(&self->start, &now, wire ? 20000 : 10000))
 		TH_LOG("objects left behind after everything was closed");
 	printf("# closed and settled in %.1f s\n", fz_now() - t0);
 	EXPECT_EQ(0, fz_new_taint(self->taint))
@@ -1966,6 +2244,37 @@ TEST_F_TIMEOUT(fuzz, ioctl_mmap, 900)
 		TH_LOG("replay: SWNIC_FUZZ_SEED=%" PRIu64 " SWNIC_FUZZ_ITERS=%lu",
 		       fz_seed(), iters);
 	free(F);
+}
+
+TEST_F_TIMEOUT(fuzz, ioctl_mmap, 900)
+{
+	fuzz_run(_metadata, self, "fuzz.ioctl_mmap", fz_iters(DEFAULT_ITERS));
+}
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The same on a device bound to a netdev (lo, in a network namespace of
+ * this test's own: nothing leaves it), where ADDR6 makes and looks up
+ * names and work requests may go over the wire.
+ */
+TEST_F_TIMEOUT(fuzz, ioctl_mmap_wire, 900)
+{
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, run("ip link set lo up && swnic dev add " WIRE_DEV
+			 " netdev lo >/dev/null"));
+	/* The device is ours: the gauges start with it. */
+	ASSERT_EQ(0, fz_gauges_read(&self->start));
+	dev_path = "/dev/" WIRE_DEV;
+	wire = true;
+	fuzz_run(_metadata, self, "fuzz.ioctl_mmap_wire",
+		 fz_iters(DEFAULT_ITERS / 4));
+	EXPECT_EQ(0, run("swnic dev del " WIRE_DEV " force >/dev/null"));
 }
 
 TEST_HARNESS_MAIN

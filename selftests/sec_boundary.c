@@ -440,6 +440,145 @@ TEST_F(sec, domains_per_user_are_limited)
 	ASSERT_EQ(0, run("swnic dev set swnic0 max_domains_per_user 256"));
 }
 
+/* ---- 5b: a port block's ports count once ----------------------------- */
+
+/* SWNIC_IOCTL_PORT_BLOCK of @count ports; the first in *@base. */
+static int block_get(int fd, uint16_t count, uint16_t *base)
+{
+	struct swnic_port_block b = { .size = sizeof(b), .count = count };
+
+	if (ioctl(fd, SWNIC_IOCTL_PORT_BLOCK, &b))
+		return -errno;
+	if (base)
+		*base = b.base;
+	return 0;
+}
+
+static int block_release(int fd, uint16_t base)
+{
+	struct swnic_port_block b = {
+		.size = sizeof(b), .flags = SWNIC_PORT_BLOCK_RELEASE,
+		.base = base,
+	};
+
+	return ioctl(fd, SWNIC_IOCTL_PORT_BLOCK, &b) ? -errno : 0;
+}
+
+/* An endpoint of block @group at @port (0: a port of its own), or none. */
+static int ep_in(int fd, const struct t_cq *cq, uint16_t group,
+		 uint16_t port)
+{
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM, .tx_cq = cq->id,
+		.rx_cq = cq->id, .sq_entries = 8, .rq_entries = 8,
+		.group = group, .port = port,
+	};
+
+	return ioctl(fd, SWNIC_IOCTL_EP_CREATE, &c) ? -errno : (int)c.fd;
+}
+
+static uint32_t dev_max_ep(int fd)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+
+	return ioctl(fd, SWNIC_IOCTL_QUERY_DEVICE, &q) ? 0 : q.max_ep;
+}
+
+TEST_F(sec, port_block_ports_count_once)
+{
+	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC), ep[4], extra, i;
+	uint32_t max_ep = dev_max_ep(fd);
+	char cmd[96];
+	uint16_t base = 0;
+	struct t_cq cq = {};
+
+	ASSERT_NE(0, max_ep);
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 4"));
+	ASSERT_EQ(0, t_cq_create(fd, 64, &cq));
+	ASSERT_EQ(0, block_get(fd, 4, &base));
+	/* Before: each member counted again, so none fit. */
+	for (i = 0; i < 4; i++) {
+		ep[i] = ep_in(fd, &cq, base, base + i);
+		EXPECT_LE(0, ep[i]) {
+			TH_LOG("member %d: %s", i, strerror(-ep[i]));
+		}
+	}
+	/* The block holds all four: no other endpoint fits. */
+	EXPECT_EQ(-ENOSPC, ep_in(fd, &cq, 0, 0));
+	EXPECT_EQ(-ENOSPC, ep_in(fd, &cq, base, 0));
+	/* A member gone: its port is the block's again, still counted. */
+	if (ep[3] >= 0)
+		close(ep[3]);
+	EXPECT_EQ(-ENOSPC, ep_in(fd, &cq, 0, 0));
+	ep[3] = ep_in(fd, &cq, base, base + 3);
+	EXPECT_LE(0, ep[3]);
+	/* Released with its members open: they count on their own. */
+	EXPECT_EQ(0, block_release(fd, base));
+	EXPECT_EQ(-ENOSPC, ep_in(fd, &cq, 0, 0));
+	if (ep[0] >= 0)
+		close(ep[0]);
+	extra = ep_in(fd, &cq, 0, 0);
+	EXPECT_LE(0, extra);
+	EXPECT_EQ(-ENOSPC, ep_in(fd, &cq, 0, 0));
+	if (extra >= 0)
+		close(extra);
+	for (i = 1; i < 4; i++)
+		if (ep[i] >= 0)
+			close(ep[i]);
+	/* All gone: four endpoints of their own fit again. */
+	for (i = 0; i < 4; i++) {
+		ep[i] = ep_in(fd, &cq, 0, 0);
+		EXPECT_LE(0, ep[i]);
+	}
+	for (i = 0; i < 4; i++)
+		if (ep[i] >= 0)
+			close(ep[i]);
+	cq_close(&cq);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
+	ASSERT_EQ(0, run(cmd));
+}
+
+/* Port blocks of a user without CAP_NET_ADMIN, as @euid. */
+static int block_get_as(uid_t euid, int fd, uint16_t count)
+{
+	int ret;
+
+	if (setresuid(-1, euid, -1))
+		return -errno;
+	ret = block_get(fd, count, NULL);
+	if (setresuid(-1, 0, -1))
+		abort();
+	return ret;
+}
+
+TEST_F(sec, user_holds_its_whole_port_quota)
+{
+	/* The ephemeral ports (32768-60999) a user may hold: a quarter. */
+	const unsigned int quota = (60999 - 32768 + 1) / 4;
+	int fd[2] = { open_as(UID_A), open_as(UID_A) };
+	uint32_t max_ep = dev_max_ep(fd[0]);
+	unsigned int held = 0, i;
+	char cmd[96];
+
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 8192"));
+	for (i = 0; held + SWNIC_PORT_BLOCK_MAX <= quota; i++) {
+		ASSERT_EQ(0, block_get_as(UID_A, fd[i / SWNIC_PORT_BLOCKS_MAX],
+					  SWNIC_PORT_BLOCK_MAX));
+		held += SWNIC_PORT_BLOCK_MAX;
+	}
+	/* Up to the quota exactly (before: one short of it)... */
+	EXPECT_EQ(0, block_get_as(UID_A, fd[1], quota - held));
+	/* ... and not one more. */
+	EXPECT_EQ(-EDQUOT, block_get_as(UID_A, fd[1], 1));
+	close(fd[1]);
+	close(fd[0]);
+	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
+	ASSERT_EQ(0, run(cmd));
+}
+
 /* ---- 6: a sender's userfaultfd holds no lock of its peer -------------- */
 
 struct stall {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel memory a process makes swnic allocate is charged to its memory
- * cgroup: rings and counters at creation, and what the engine thread
+ * cgroup: rings, counters and shared AVs at creation, and what the engine thread
  * allocates on its behalf (unexpected messages of an engine-mode sender),
  * so a container cannot exhaust the host's memory through the device.
  *
@@ -226,6 +226,54 @@ TEST(counters_are_charged_to_the_creator)
 	ASSERT_EQ(0, r.err);
 	TH_LOG("counters: %ld KiB, memory.current grew %ld KiB",
 	       r.expected / KIB, r.grown / KIB);
+	EXPECT_LE(r.expected * 9 / 10, r.grown);
+}
+
+/* ---- shared AVs ------------------------------------------------------------ */
+
+#define NAV		8		/* shared AVs of the largest size */
+
+static void make_avs(const char *cg, struct result *r)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	long before;
+	int i;
+
+	if (dom < 0) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	for (i = 0; i < NAV; i++) {
+		struct swnic_av_open a = {
+			.size = sizeof(a), .flags = SWNIC_AV_OPEN_CREATE,
+			.count = SWNIC_AV_COUNT_MAX,
+		};
+
+		snprintf((char *)a.name, sizeof(a.name), "sec_mem_av%d", i);
+		if (ioctl(dom, SWNIC_IOCTL_AV_OPEN, &a)) {
+			r->err = 2;
+			return;
+		}
+		r->expected += a.mmap_size;
+	}
+	r->grown = cg_current(cg) - before;
+}
+
+TEST(shared_avs_are_charged_to_the_creator)
+{
+	const char *why = NULL;
+	struct result r;
+
+	int ret = run_in_cgroup(make_avs, &r, &why);
+
+	if (ret && why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, r.err);
+	TH_LOG("shared AVs: %ld KiB, memory.current grew %ld KiB",
+	       r.expected / KIB, r.grown / KIB);
+	ASSERT_LT(4 * MIB, r.expected);
 	EXPECT_LE(r.expected * 9 / 10, r.grown);
 }
 

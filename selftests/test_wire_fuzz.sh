@@ -7,7 +7,9 @@
 # from the client's namespace: from ordinary UDP sockets (peer contexts
 # that learn the server's incarnation, to get past the first checks) and
 # from a raw socket with spoofed sources (new peer contexts, up to the
-# rate limit and cap). The transfer completes, the kernel logs no splat,
+# rate limit and cap). Then packets from and to addresses no peer can have
+# (0.0.0.0/8, broadcast, multicast: wire_fuzz -x) are each dropped as
+# drop_addr. The transfer completes, the kernel logs no splat,
 # `swnic -j peer show` shows the drops by reason and the live peer's
 # statistics, the fuzzer's half-received messages are released when its
 # contexts time out, and every object goes at the end.
@@ -176,6 +178,33 @@ if printf '%s' "$after_fz" | jq -e '.peers > 8 and .peers <= 1024' \
 else
 	not_ok "spoofed sources made peer contexts, capped" "$after_fz"
 fi
+
+# Packets no peer can send, each a well-formed request (wire_fuzz -x):
+# from 0.0.0.0/8 (IPv6 names) to the limited broadcast, from the subnet to
+# the limited broadcast, to the all-hosts group, to the subnet's broadcast
+# address. Each is dropped as drop_addr, and makes no peer context.
+BAD=40
+for kind in zero lbcast mcast bcast; do
+	w0=$(wire swnicfa)
+	$B selftests/wire/out/wire_fuzz -s "$SEED" -n $BAD -x $kind -i swfb \
+		$ADDR_A >/tmp/wfz.bad 2>&1
+	bad_rc=$?
+	want=$(( $(printf '%s' "$w0" | jq .drop_addr) + BAD ))
+	for _ in $(seq 50); do
+		[ "$(wire swnicfa | jq .drop_addr)" -ge $want ] && break
+		sleep 0.2
+	done
+	w1=$(wire swnicfa)
+	if [ $bad_rc = 0 ] &&
+	   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
+	   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
+		ok "$BAD packets ($kind) dropped as drop_addr, no peer made"
+	else
+		not_ok "$BAD packets ($kind) dropped as drop_addr, no peer made" \
+			"wire_fuzz exit $bad_rc: $(cat /tmp/wfz.bad)" \
+			"before: $w0" "after:  $w1"
+	fi
+done
 
 # The fuzzer's contexts fall silent: their half-received messages go.
 for _ in $(seq 200); do

@@ -5,7 +5,7 @@
  * IP:PORT (default 4793).
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
- *             [-r SPOOF_NET] [-a] IP
+ *             [-r SPOOF_NET] [-a] [-x KIND -i IFNAME] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -31,6 +31,14 @@
  * could hold, so that no message reaches an application's endpoint (a
  * live transfer beside it is undisturbed); -a sends uid 0 and auth key 0
  * too (messages then reach root's endpoints: a target with no live job).
+ *
+ * -x KIND (IPv4, with -i IFNAME, the interface toward IP) sends only
+ * packets no peer can send, from a raw socket bound to IFNAME, each a
+ * well-formed request of its own: KIND "zero", from 0.0.0.0/8 (where IPv6
+ * names live) to 255.255.255.255; "lbcast", from IP's /24 to
+ * 255.255.255.255; "mcast", to the all-hosts group 224.0.0.1; "bcast",
+ * to the broadcast address of IP's /24. The target drops each as
+ * drop_addr (test_wire_fuzz.sh counts them).
  *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
@@ -130,6 +138,7 @@ static struct {
 	uint32_t spoof_net;	/* host order, /24 */
 	int authed;
 	unsigned long sent, raw_sent, answers;
+	const char *bad_kind;	/* -x: only packets from or to bad addresses */
 } g;
 
 static uint32_t nz32(void)
@@ -470,6 +479,83 @@ static void send_raw(const uint8_t *buf, size_t len)
 		g.raw_sent++;
 }
 
+/*
+ * -x: a well-formed request, a whole small message in one packet with the
+ * right checksum, as a new peer's first packet (no incarnation of ours):
+ * only its addresses are wrong. Return: its length.
+ */
+static size_t craft_request(struct src *s, uint8_t *buf)
+{
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+	size_t n = 1 + below(256), len = sizeof(*h) + sizeof(*m) + n;
+
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = P_DATA,
+		.src_inc = htonl(s->inc),
+		.psn = htonl(s->psn++),
+	};
+	msg(s, m, P_DATA);
+	m->opcode = OP_SEND;
+	m->ep_type = 1;
+	m->frag = htonl(1024);
+	m->len = htobe64(n);
+	m->offset = 0;
+	fill((uint8_t *)(m + 1), n);
+	h->csum = inet_csum(buf, len);
+	return len;
+}
+
+/*
+ * -x: @buf from or to an address no peer can have (see the top), through
+ * the raw socket bound to the interface toward the target.
+ */
+static void send_bad4(const uint8_t *buf, size_t len)
+{
+	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) + PKT_MAX];
+	struct iphdr *ip = (void *)pkt;
+	struct udphdr *udp = (void *)(ip + 1);
+	size_t tot = sizeof(*ip) + sizeof(*udp) + len;
+	uint32_t net = ntohl(g.dst.sin_addr.s_addr) & 0xffffff00U;
+	struct sockaddr_in to = g.dst;
+	uint32_t src = net | (uint32_t)(100 + below(150)), dst;
+
+	if (!strcmp(g.bad_kind, "zero")) {
+		src = (uint32_t)(1 + below(0xfffffe));	/* 0.x.y.z, not 0 */
+		dst = INADDR_BROADCAST;
+	} else if (!strcmp(g.bad_kind, "lbcast")) {
+		dst = INADDR_BROADCAST;
+	} else if (!strcmp(g.bad_kind, "mcast")) {
+		dst = INADDR_ALLHOSTS_GROUP;
+	} else {
+		dst = net | 0xff;
+	}
+	to.sin_addr.s_addr = htonl(dst);
+	*ip = (struct iphdr) {
+		.version = 4,
+		.ihl = 5,
+		.tot_len = htons((uint16_t)tot),
+		.ttl = 1,
+		.protocol = IPPROTO_UDP,
+		.saddr = htonl(src),
+		.daddr = htonl(dst),
+	};
+	*udp = (struct udphdr) {
+		.source = htons((uint16_t)(1024 + below(64512))),
+		.dest = g.dst.sin_port,
+		.len = htons((uint16_t)(sizeof(*udp) + len)),
+		.check = 0,			/* none: IPv4 allows it */
+	};
+	memcpy(udp + 1, buf, len);
+	if (sendto(g.raw, pkt, tot, 0, (struct sockaddr *)&to,
+		   sizeof(to)) >= 0) {
+		g.raw_sent++;
+	} else if (!g.raw_err++) {
+		perror("wire_fuzz: raw send");
+	}
+}
+
 /* The UDP checksum over IPv6 (RFC 8200 8.1) of @udp, @len bytes. */
 static uint16_t udp6_csum(const struct ip6_hdr *ip, const uint8_t *udp,
 			  size_t len)
@@ -555,7 +641,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
-		"[-d USEC] [-r SPOOF_NET] [-a] IP\n");
+		"[-d USEC] [-r SPOOF_NET] [-a] [-x KIND -i IFNAME] IP\n");
 	exit(2);
 }
 
@@ -565,13 +651,13 @@ int main(int argc, char **argv)
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	uint8_t buf[PKT_MAX];
 	struct in_addr spoof = { 0 };
-	const char *spoof_arg = NULL;
+	const char *spoof_arg = NULL, *ifname = NULL;
 	struct sockaddr *dst;
 	socklen_t dst_len;
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:a")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -594,6 +680,12 @@ int main(int argc, char **argv)
 		case 'a':
 			g.authed = 1;
 			break;
+		case 'x':
+			g.bad_kind = optarg;
+			break;
+		case 'i':
+			ifname = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -612,6 +704,37 @@ int main(int argc, char **argv)
 		g.v6 = 1;
 		dst = (struct sockaddr *)&g.dst6;
 		dst_len = sizeof(g.dst6);
+	}
+	if (g.bad_kind) {
+		int on = 1;
+
+		if (g.v6 || !ifname ||
+		    (strcmp(g.bad_kind, "zero") && strcmp(g.bad_kind, "lbcast") &&
+		     strcmp(g.bad_kind, "mcast") && strcmp(g.bad_kind, "bcast")))
+			usage();
+		g.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		if (g.raw < 0 ||
+		    setsockopt(g.raw, SOL_SOCKET, SO_BINDTODEVICE, ifname,
+			       strlen(ifname)) ||
+		    setsockopt(g.raw, SOL_SOCKET, SO_BROADCAST, &on,
+			       sizeof(on))) {
+			perror("wire_fuzz: raw socket");
+			return 1;
+		}
+		printf("wire_fuzz: seed %llu, %lu packets to %s:%d, %s\n",
+		       (unsigned long long)seed, count, argv[optind], port,
+		       g.bad_kind);
+		rng = seed ? seed : 1;
+		srcs = calloc(1, sizeof(*srcs));
+		if (!srcs)
+			return 1;
+		srcs->fd = -1;
+		srcs->inc = nz32();
+		for (i = 0; i < count; i++)
+			send_bad4(buf, craft_request(srcs, buf));
+		printf("wire_fuzz: sent %lu\n", g.raw_sent);
+		free(srcs);
+		return g.raw_sent == count ? 0 : 1;
 	}
 	if (spoof_arg) {
 		if (g.v6 ? inet_pton(AF_INET6, spoof_arg, &g.spoof6) != 1 :

@@ -660,7 +660,10 @@ struct swnic_av_write {
  * requests carry @base as their source port, whatever its own (so peers
  * see every endpoint of the block as one address), and its port goes back
  * to the block when it closes. The block counts @count endpoints against
- * the domain's max_ep and the user's ports until released.
+ * the domain's max_ep and the user's ports until released; an endpoint
+ * at one of its ports is one of those (it is not counted again), one of
+ * the block at a port of its own (port 0) counts as any other. Once the
+ * block is released, its members still open count on their own.
  *
  * With SWNIC_PORT_BLOCK_RELEASE, releases the block at @base: its free
  * ports at once, the others as their endpoints close (the first port once
@@ -699,9 +702,21 @@ struct swnic_port_block {
  * (network order), which is never an IPv4 peer. A name is made for an
  * address (and its scope) once and stays that address's until the
  * namespace goes: SWNIC_MAX_ADDR6 per namespace, made by
- * SWNIC_IOCTL_ADDR6 or by a peer's first packet.
+ * SWNIC_IOCTL_ADDR6 or by a peer's first packet. Names are never reused
+ * (a name held anywhere always means the same address), so the table is
+ * shared out: users without CAP_NET_ADMIN over the device's namespace
+ * make at most half of the names together, SWNIC_ADDR6_PER_USER each
+ * (by effective uid).
+ *
+ * A name is public - every user of the namespace may look it up and
+ * send to it - once it has a peer context (traffic went either way;
+ * swnic peer show lists its address to everyone) or if it is the
+ * namespace's own address. Before that, only the users who named its
+ * address with SWNIC_IOCTL_ADDR6 (and CAP_NET_ADMIN) may: to another
+ * user, LOOKUP says ENOENT and a work request to it fails EHOSTUNREACH.
  */
 #define SWNIC_MAX_ADDR6		4096
+#define SWNIC_ADDR6_PER_USER	512
 
 /* Is @a (network order) an IPv6 peer's name? */
 static __inline__ int swnic_addr_is_name6(__u32 a)
@@ -731,9 +746,13 @@ static __inline__ int swnic_addr_is_name6(__u32 a)
  *   ENOSPC        the namespace has SWNIC_MAX_ADDR6 names
  *   EDQUOT        names are never freed: callers without CAP_NET_ADMIN
  *                 (over the device's namespace) made half of them
- *                 already; the rest is kept for peers of the network
+ *                 already, or the domain's user SWNIC_ADDR6_PER_USER;
+ *                 the rest is kept for other users and the network's
+ *                 peers
+ *   ENOMEM        no memory for the user's record of its names
  *   EPERM         not the process that opened the domain
- *   ENOENT        LOOKUP: no such name
+ *   ENOENT        LOOKUP: no such name, or one that is neither public
+ *                 nor named by the domain's user (see above)
  *   EAFNOSUPPORT  the kernel has no IPv6
  */
 struct swnic_addr6 {
