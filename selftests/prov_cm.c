@@ -6,6 +6,10 @@
  * FI_SHUTDOWN arrive on the EQs without the application reading anything
  * (the EQ's fd becomes readable), rejections are FI_ECONNREFUSED error
  * events with the rejecter's data, and every misuse fails with its errno.
+ * The listening side (passive endpoint, its EQ, the accepted endpoints)
+ * is the peer's (prov_open_peer()): another host's when
+ * SWNIC_PROV_PEER_NETNS names one, where it makes its CM calls
+ * (prov_peer_run()); the connecting side is this host's.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,6 +32,7 @@ FIXTURE(cm)
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	struct prov_ctx peer;		/* the listener's */
 	struct fid_eq *peq;		/* the passive endpoint's */
 	struct fid_pep *pep;
 	struct sockaddr_in pep_addr;
@@ -36,24 +41,28 @@ FIXTURE(cm)
 };
 
 static void eq_open(struct __test_metadata *_metadata,
-		    FIXTURE_DATA(cm) *self, struct fid_eq **eq)
+		    struct fid_fabric *fabric, struct fid_eq **eq)
 {
 	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD };
 
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, eq, NULL));
+	ASSERT_EQ(0, fi_eq_open(fabric, &attr, eq, NULL));
 }
 
-/* An active endpoint from @info with its own EQ and CQ, enabled. */
+/*
+ * An active endpoint from @info with its own EQ and CQ, enabled: the
+ * connecting side's (@peer false) or the listener's.
+ */
 static void side_open(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(cm) *self, struct conn_side *s,
-		      struct fi_info *info)
+		      struct fi_info *info, bool peer)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
 				      .size = 64 };
+	struct fid_domain *domain = peer ? self->peer.domain : self->domain;
 
-	eq_open(_metadata, self, &s->eq);
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, info, &s->ep, s));
+	eq_open(_metadata, peer ? self->peer.fabric : self->fabric, &s->eq);
+	ASSERT_EQ(0, fi_cq_open(domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(domain, info, &s->ep, s));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->eq->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_enable(s->ep));
@@ -70,6 +79,48 @@ static void side_close(struct conn_side *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The listener's calls, made where it lives (prov_peer_run()). */
+static int side_close_fn(void *s)
+{
+	side_close(s);
+	return 0;
+}
+
+static void peer_side_close(struct conn_side *s)
+{
+	prov_peer_run(side_close_fn, s);
+}
+
+static int ep_close_fn(void *ep)
+{
+	return fi_close(&((struct fid_ep *)ep)->fid);
+}
+
+static int listen_fn(void *pep)
+{
+	return fi_listen(pep);
+}
+
+struct accept_args {
+	struct fid_ep *ep;
+	const void *param;
+	size_t len;
+};
+
+static int accept_fn(void *arg)
+{
+	struct accept_args *a = arg;
+
+	return fi_accept(a->ep, a->param, a->len);
+}
+
+static int peer_accept(struct fid_ep *ep, const void *param, size_t len)
+{
+	struct accept_args a = { .ep = ep, .param = param, .len = len };
+
+	return prov_peer_run(accept_fn, &a);
+}
+
 /*
  * Wait up to 5 s for an event on @eq without reading anything else (the
  * provider's thread must queue it). Returns fi_eq_sread's result.
@@ -82,6 +133,7 @@ static ssize_t eq_wait(struct fid_eq *eq, uint32_t *event, void *buf,
 
 FIXTURE_SETUP(cm)
 {
+	struct prov_ctx local;
 	struct fi_info *hints;
 	size_t len = sizeof(self->pep_addr);
 
@@ -92,34 +144,38 @@ FIXTURE_SETUP(cm)
 	hints->caps = FI_MSG | FI_RMA;
 	hints->addr_format = FI_SOCKADDR_IN;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
 	ASSERT_EQ(FI_EP_MSG, self->info->ep_attr->type);
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
 	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
-	eq_open(_metadata, self, &self->peq);
-	ASSERT_EQ(0, fi_passive_ep(self->fabric, self->info, &self->pep,
-				   self));
+	local = (struct prov_ctx){ .info = self->info, .fabric = self->fabric,
+				   .domain = self->domain };
+	ASSERT_EQ(0, prov_open_peer(&self->peer, &local, hints));
+	fi_freeinfo(hints);
+	eq_open(_metadata, self->peer.fabric, &self->peq);
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info,
+				   &self->pep, self));
 	ASSERT_EQ(-FI_EOPBADSTATE, fi_getname(&self->pep->fid,
 					      &self->pep_addr, &len));
-	ASSERT_EQ(-FI_ENOEQ, fi_listen(self->pep));
+	ASSERT_EQ(-FI_ENOEQ, prov_peer_run(listen_fn, self->pep));
 	ASSERT_EQ(0, fi_pep_bind(self->pep, &self->peq->fid, 0));
-	ASSERT_EQ(0, fi_listen(self->pep));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, self->pep));
 	ASSERT_EQ(0, fi_getname(&self->pep->fid, &self->pep_addr, &len));
 	ASSERT_EQ(sizeof(self->pep_addr), len);
 	ASSERT_NE(0, self->pep_addr.sin_port);
-	side_open(_metadata, self, &self->cli, self->info);
+	side_open(_metadata, self, &self->cli, self->info, false);
 }
 
 FIXTURE_TEARDOWN(cm)
 {
 	side_close(&self->cli);
-	side_close(&self->srv);
+	peer_side_close(&self->srv);
 	if (self->req)
 		fi_freeinfo(self->req);
 	if (self->pep)
 		fi_close(&self->pep->fid);
 	if (self->peq)
 		fi_close(&self->peq->fid);
+	prov_close(&self->peer);
 	if (self->domain)
 		fi_close(&self->domain->fid);
 	if (self->fabric)
@@ -164,8 +220,8 @@ static void accept_req(struct __test_metadata *_metadata,
 	struct cm_event ev;
 	uint32_t event;
 
-	side_open(_metadata, self, &self->srv, self->req);
-	ASSERT_EQ(0, fi_accept(self->srv.ep, param, plen));
+	side_open(_metadata, self, &self->srv, self->req, true);
+	ASSERT_EQ(0, peer_accept(self->srv.ep, param, plen));
 	ASSERT_EQ((ssize_t)sizeof(ev.entry),
 		  eq_wait(self->srv.eq, &event, &ev, sizeof(ev)));
 	ASSERT_EQ(FI_CONNECTED, event);
@@ -278,7 +334,7 @@ TEST_F(cm, connected_endpoint_receives_through_an_srx)
 	side_close(&self->cli);
 	info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
-	eq_open(_metadata, self, &c.eq);
+	eq_open(_metadata, self->fabric, &c.eq);
 	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &c.cq, NULL));
 	ASSERT_EQ(0, fi_endpoint(self->domain, info, &c.ep, &c));
 	ASSERT_EQ(0, fi_ep_bind(c.ep, &c.eq->fid, 0));
@@ -313,7 +369,8 @@ TEST_F(cm, rma_over_the_connection)
 	accept_req(_metadata, self, NULL);
 	memset(target, 0, sizeof(target));
 	memset(src, 'w', sizeof(src));
-	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+	/* The target is the accepted endpoint's: the listener's memory. */
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, target, sizeof(target),
 			       FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 7, 0, &mr,
 			       NULL));
 	base = self->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
@@ -362,7 +419,7 @@ TEST_F(cm, reject_is_econnrefused_with_data)
 	ASSERT_EQ(0, fi_reject(self->pep, self->req->handle, "go away", 8));
 	/* The handle is answered: it cannot be used again. */
 	ASSERT_EQ(-FI_EINVAL, fi_reject(self->pep, self->req->handle, NULL, 0));
-	ASSERT_EQ(-FI_EINVAL, fi_endpoint(self->domain, self->req,
+	ASSERT_EQ(-FI_EINVAL, fi_endpoint(self->peer.domain, self->req,
 					  &self->srv.ep, NULL));
 	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
 				      sizeof(entry)));
@@ -427,7 +484,7 @@ TEST_F(cm, closing_a_connected_endpoint_shuts_down_the_peer)
 
 	connect_req(_metadata, self, NULL);
 	accept_req(_metadata, self, NULL);
-	fi_close(&self->srv.ep->fid);
+	prov_peer_run(ep_close_fn, self->srv.ep);
 	self->srv.ep = NULL;
 	ASSERT_EQ(sizeof(entry), eq_wait(self->cli.eq, &event, &entry,
 					 sizeof(entry)));
@@ -445,7 +502,7 @@ TEST_F(cm, accepting_a_closed_connector_shuts_down)
 
 	connect_req(_metadata, self, NULL);
 	/* Another connection keeps the process's CM port open. */
-	side_open(_metadata, self, &other, self->info);
+	side_open(_metadata, self, &other, self->info, false);
 	ASSERT_EQ(0, fi_connect(other.ep, &self->pep_addr, NULL, 0));
 	ASSERT_EQ(sizeof(ev.entry), eq_wait(self->peq, &event, &ev,
 					    sizeof(ev)));
@@ -454,8 +511,8 @@ TEST_F(cm, accepting_a_closed_connector_shuts_down)
 	fi_close(&self->cli.ep->fid);
 	self->cli.ep = NULL;
 
-	side_open(_metadata, self, &self->srv, self->req);
-	ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+	side_open(_metadata, self, &self->srv, self->req, true);
+	ASSERT_EQ(0, peer_accept(self->srv.ep, NULL, 0));
 	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
 					 sizeof(entry)));
 	ASSERT_EQ(FI_CONNECTED, event);
@@ -473,8 +530,8 @@ TEST_F(cm, closing_an_unaccepted_endpoint_rejects)
 	uint32_t event;
 
 	connect_req(_metadata, self, NULL);
-	side_open(_metadata, self, &self->srv, self->req);
-	fi_close(&self->srv.ep->fid);
+	side_open(_metadata, self, &self->srv, self->req, true);
+	prov_peer_run(ep_close_fn, self->srv.ep);
 	self->srv.ep = NULL;
 	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
 				      sizeof(entry)));
@@ -515,11 +572,12 @@ TEST_F(cm, misuse_fails_with_its_errno)
 	ASSERT_EQ(-FI_EALREADY, fi_connect(self->cli.ep, &self->pep_addr,
 					   NULL, 0));
 	/* A second listener cannot take the first one's address. */
-	ASSERT_EQ(0, fi_passive_ep(self->fabric, self->info, &pep2, NULL));
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &pep2,
+				   NULL));
 	ASSERT_EQ(0, fi_pep_bind(pep2, &self->peq->fid, 0));
 	ASSERT_EQ(0, fi_setname(&pep2->fid, &self->pep_addr,
 				sizeof(self->pep_addr)));
-	ASSERT_EQ(-FI_EADDRINUSE, fi_listen(pep2));
+	ASSERT_EQ(-FI_EADDRINUSE, prov_peer_run(listen_fn, pep2));
 	fi_close(&pep2->fid);
 	/* Passive endpoints are FI_EP_MSG only. */
 	self->info->ep_attr->type = FI_EP_RDM;
@@ -535,7 +593,7 @@ TEST_F(cm, connect_enables_the_endpoint)
 	struct conn_side s = { 0 };
 	uint32_t event;
 
-	eq_open(_metadata, self, &s.eq);
+	eq_open(_metadata, self->fabric, &s.eq);
 	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s.cq, NULL));
 	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &s.ep, NULL));
 	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.eq->fid, 0));
@@ -619,10 +677,10 @@ TEST_F(cm, peer_in_another_process)
 		ASSERT_EQ(FI_CONNREQ, event);
 		ASSERT_STREQ("child", ev.data);
 		self->req = ev.entry.info;
-		side_open(_metadata, self, &self->srv, self->req);
+		side_open(_metadata, self, &self->srv, self->req, true);
 		ASSERT_EQ(0, fi_recv(self->srv.ep, buf, sizeof(buf), NULL, 0,
 				     NULL));
-		ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+		ASSERT_EQ(0, peer_accept(self->srv.ep, NULL, 0));
 		ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
 						 sizeof(entry)));
 		ASSERT_EQ(FI_CONNECTED, event);

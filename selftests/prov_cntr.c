@@ -4,8 +4,11 @@
  * fi_cntr_wait (threshold met, timeout, woken by another thread, ended by
  * an error), wait objects (FD with poll() and fi_trywait, MUTEX_COND),
  * operation flags, attribute checks, cntr_cnt from the kernel, and exact
- * sums from concurrent threads, and a counter outliving the endpoints and
- * CQs it counted from.
+ * sums from concurrent threads, a counter outliving the endpoints and
+ * CQs it counted from, and a blocked fi_cntr_wait woken by the kernel
+ * counting a peer's RMA writes at the target - the peer's host's counter
+ * across (SWNIC_PROV_PEER_NETNS, prov_open_peer()), so the writes and the
+ * wake-up come over the wire.
  */
 #include <malloc.h>
 #include <poll.h>
@@ -254,6 +257,124 @@ TEST_F(cntr, concurrent_adds)
 		pthread_join(t[i], NULL);
 	EXPECT_EQ(400000, fi_cntr_read(self->cntr));
 	EXPECT_EQ(800000, fi_cntr_readerr(self->cntr));
+}
+
+struct waiter {
+	struct fid_cntr *cntr;
+	uint64_t threshold;
+	int ret;
+};
+
+static void *wait_for(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = fi_cntr_wait(w->cntr, w->threshold, 10000);
+	return NULL;
+}
+
+/* One completion on @cq within 10 s: 0, or a negative error. */
+static int cq_one(struct fid_cq *cq)
+{
+	struct fi_cq_entry e;
+	struct fi_cq_err_entry err = { 0 };
+
+	for (int i = 0; i < 10000; i++) {
+		ssize_t n = fi_cq_read(cq, &e, 1);
+
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL)
+			return fi_cq_readerr(cq, &err, 0) == 1 ? -err.err :
+								 -FI_EOTHER;
+		if (n != -FI_EAGAIN)
+			return (int)n;
+		usleep(1000);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+TEST_F(cntr, wait_woken_by_a_peers_writes)
+{
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP,
+				      .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *ep, *t;
+	struct fid_cq *cq, *tcq;
+	struct fid_av *av, *tav;
+	struct fid_cntr *rw;
+	struct fid_mr *mr;
+	struct prov_ctx l, peer;
+	struct fi_info *hints = prov_hints();
+	struct waiter w = { .threshold = 3 };
+	static char target[4096];
+	char src[64], name[64];
+	size_t len = sizeof(name);
+	uint64_t base;
+	fi_addr_t to;
+	pthread_t th;
+
+	/* The initiator's own domain, and the target's (the peer's). */
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	ASSERT_EQ(0, prov_open(&l, hints));
+	ASSERT_EQ(0, prov_open_peer(&peer, &l, hints));
+	fi_freeinfo(hints);
+
+	ASSERT_EQ(0, fi_cntr_open(peer.domain, &cattr, &rw, NULL));
+	ASSERT_EQ(0, fi_endpoint(peer.domain, peer.info, &t, NULL));
+	ASSERT_EQ(0, fi_cq_open(peer.domain, &cq_attr, &tcq, NULL));
+	ASSERT_EQ(0, fi_av_open(peer.domain, &av_attr, &tav, NULL));
+	ASSERT_EQ(0, fi_ep_bind(t, &tcq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(t, &tav->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(t, &rw->fid, FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_enable(t));
+	ASSERT_EQ(0, fi_mr_reg(peer.domain, target, sizeof(target),
+			       FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
+	base = l.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uintptr_t)target : 0;
+
+	ASSERT_EQ(0, fi_endpoint(l.domain, l.info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(l.domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(l.domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&t->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &to, 0, NULL));
+
+	/* A thread blocks on the target's counter before anything comes. */
+	w.cntr = rw;
+	ASSERT_EQ(0, pthread_create(&th, NULL, wait_for, &w));
+	usleep(100 * 1000);
+	for (int i = 0; i < 3; i++) {
+		memset(src, 'a' + i, sizeof(src));
+		ASSERT_EQ(0, fi_write(ep, src, sizeof(src), NULL, to,
+				      base + 64 * i, fi_mr_key(mr), NULL));
+		ASSERT_EQ(0, cq_one(cq));
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(3, fi_cntr_read(rw));
+	EXPECT_EQ(0, fi_cntr_readerr(rw));
+	EXPECT_EQ('a', target[0]);
+	EXPECT_EQ('c', target[191]);
+	/* The target's process read nothing: its CQ is empty. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(tcq, &src, 1));
+
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&cq->fid);
+	fi_close(&mr->fid);
+	fi_close(&t->fid);
+	fi_close(&tav->fid);
+	fi_close(&tcq->fid);
+	fi_close(&rw->fid);
+	prov_close(&peer);
+	prov_close(&l);
 }
 
 TEST_HARNESS_MAIN

@@ -7,7 +7,10 @@
  * combination, CQ data / cm_data / FI_PEEK-CLAIM-DISCARD between two
  * processes, ordering hints, fi_getinfo before API 1.5 and with
  * hints->handle, the domain's EQ for CM events, FI_HMEM overrides, and
- * many MSG connections in one process. Every wait is bounded.
+ * many MSG connections in one process. Every wait is bounded. The second
+ * node (b) of the two-node tests and the child of the two-process ones
+ * are the peer host's when SWNIC_PROV_PEER_NETNS names one
+ * (prov_util.h), so their transfers cross the wire.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -106,6 +109,34 @@ static int node_open(struct node *n, enum fi_ep_type type, uint64_t caps)
 	return ret;
 }
 
+struct node_args {
+	struct node *n;
+	enum fi_ep_type type;
+	uint64_t caps;
+};
+
+static int node_open_fn(void *arg)
+{
+	struct node_args *a = arg;
+
+	return node_open(a->n, a->type, a->caps);
+}
+
+/* A node of the peer's host (across), else one more of this host's. */
+static int peer_node_open(struct node *n, enum fi_ep_type type,
+			  uint64_t caps)
+{
+	struct node_args a = { .n = n, .type = type, .caps = caps };
+
+	return prov_peer_run(node_open_fn, &a);
+}
+
+/* The child of a two-process test lives on the peer's host (across). */
+static int child_to_peer_host(void)
+{
+	return prov_across() ? prov_enter_netns(prov_peer_netns()) : 0;
+}
+
 static void node_close(struct node *n)
 {
 	if (n->ep)
@@ -171,8 +202,9 @@ TEST(counters_only_endpoint)
 	struct fi_info *hints = prov_hints(), *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	struct prov_ctx l, p;
 	struct fid_ep *a, *b, *c;
-	struct fid_av *av;
+	struct fid_av *av, *bav;
 	struct fid_cntr *tx, *rx;
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
 	char name[64], buf[64] = "";
@@ -183,16 +215,21 @@ TEST(counters_only_endpoint)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
 	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fabric, NULL));
 	ASSERT_EQ(0, fi_domain(fabric, info, &domain, NULL));
+	/* The receiver b is the peer's (another host's across). */
+	l = (struct prov_ctx){ .info = info, .fabric = fabric,
+			       .domain = domain };
+	ASSERT_EQ(0, prov_open_peer(&p, &l, hints));
+	fi_freeinfo(hints);
 	ASSERT_EQ(0, fi_av_open(domain, &aa, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(p.domain, &aa, &bav, NULL));
 	ASSERT_EQ(0, fi_cntr_open(domain, &cattr, &tx, NULL));
-	ASSERT_EQ(0, fi_cntr_open(domain, &cattr, &rx, NULL));
+	ASSERT_EQ(0, fi_cntr_open(p.domain, &cattr, &rx, NULL));
 	ASSERT_EQ(0, fi_endpoint(domain, info, &a, NULL));
-	ASSERT_EQ(0, fi_endpoint(domain, info, &b, NULL));
+	ASSERT_EQ(0, fi_endpoint(p.domain, p.info, &b, NULL));
 	ASSERT_EQ(0, fi_ep_bind(a, &av->fid, 0));
-	ASSERT_EQ(0, fi_ep_bind(b, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(b, &bav->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(a, &tx->fid, FI_SEND));
 	ASSERT_EQ(0, fi_ep_bind(b, &rx->fid, FI_RECV));
 	/* No CQ at all: fi_endpoint(3) allows counters alone. */
@@ -220,6 +257,8 @@ TEST(counters_only_endpoint)
 	fi_close(&tx->fid);
 	fi_close(&rx->fid);
 	fi_close(&av->fid);
+	fi_close(&bav->fid);
+	prov_close(&p);
 	fi_close(&domain->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);
@@ -411,7 +450,7 @@ static void cq_data_two_procs(struct __test_metadata *_metadata,
 		struct node c;
 		char pname[64];
 
-		if (node_open(&c, type, caps))
+		if (child_to_peer_host() || node_open(&c, type, caps))
 			_exit(2);
 		if (duo_read(d.p2c[0], pname, 64) ||
 		    fi_av_insert(c.av, pname, 1, &c.peer, 0, NULL) != 1)
@@ -477,7 +516,8 @@ TEST(peek_claim_discard_two_processes)
 		struct node c;
 		char pname[64];
 
-		if (node_open(&c, FI_EP_RDM, FI_MSG | FI_TAGGED))
+		if (child_to_peer_host() ||
+		    node_open(&c, FI_EP_RDM, FI_MSG | FI_TAGGED))
 			_exit(2);
 		if (duo_read(d.p2c[0], pname, 64) ||
 		    fi_av_insert(c.av, pname, 1, &c.peer, 0, NULL) != 1)
@@ -565,7 +605,7 @@ TEST(fence_is_offered_and_fences)
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
 	EXPECT_TRUE(a.info->caps & FI_FENCE);
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	memset(src, 'w', sizeof(src));
 	ASSERT_EQ(0, fi_mr_reg(a.domain, src, sizeof(src), FI_WRITE, 0, 0, 0,
@@ -628,7 +668,10 @@ TEST(fence_is_offered_and_fences)
 /*
  * A fenced write waits for an earlier delivery-complete send that its
  * target has buffered and not received yet: the write is not placed until
- * the receive takes the send; an unfenced write is placed at once.
+ * the receive takes the send; an unfenced write is placed at once. Across,
+ * the wire completes such a send once it is buffered (Documentation/
+ * wire.rst, "Not there yet"): the fenced write is placed after the send's
+ * completion, before the receive.
  */
 TEST(fence_waits_for_earlier_completion)
 {
@@ -641,7 +684,7 @@ TEST(fence_waits_for_earlier_completion)
 
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA | FI_FENCE));
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	ASSERT_EQ(0, fi_mr_reg(b.domain, dst, sizeof(dst), FI_REMOTE_WRITE, 0,
 			       0, 0, &dmr, NULL));
@@ -666,6 +709,18 @@ TEST(fence_waits_for_earlier_completion)
 		ASSERT_EQ(0, fi_writemsg(a.ep, &wm, FI_COMPLETION |
 					 (fenced ? FI_FENCE : 0)));
 		usleep(100000);
+		if (fenced && prov_across()) {
+			ASSERT_EQ(1, cq_get(a.cq, &e));
+			EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+			ASSERT_EQ(1, cq_get(a.cq, &e));
+			EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+			EXPECT_EQ(101, dst[0]);
+			ASSERT_EQ(0, fi_recv(b.ep, &got, sizeof(got), NULL,
+					     FI_ADDR_UNSPEC, NULL));
+			ASSERT_EQ(1, cq_get(b.cq, &e));
+			EXPECT_EQ(7, got);
+			continue;
+		}
 		if (fenced) {
 			/* Reading progresses (a doorbell): the fence holds. */
 			EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
@@ -728,7 +783,7 @@ TEST(rma_iov_limits_are_kept)
 
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA));
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA));
 	/* What is reported is what a work request carries. */
 	EXPECT_EQ(1, a.info->tx_attr->rma_iov_limit);
 	EXPECT_EQ(SWNIC_MR_IOV_MAX, a.info->domain_attr->mr_iov_limit);
@@ -785,7 +840,8 @@ TEST(mr_bind_counts_remote_accesses)
 
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA | FI_RMA_EVENT));
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA | FI_RMA_EVENT));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM,
+				    FI_MSG | FI_RMA | FI_RMA_EVENT));
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	ASSERT_EQ(0, fi_cntr_open(b.domain, &cattr, &wcntr, NULL));
 	ASSERT_EQ(0, fi_cntr_open(b.domain, &cattr, &rcntr, NULL));
@@ -843,7 +899,7 @@ TEST(mr_bind_endpoint)
 
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA));
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM, FI_MSG | FI_RMA));
 	ASSERT_EQ(0, fi_mr_reg(a.domain, buf, sizeof(buf), FI_REMOTE_WRITE, 0,
 			       0, 0, &mr, NULL));
 	EXPECT_EQ(0, fi_mr_bind(mr, &a.ep->fid, 0));
@@ -1037,7 +1093,7 @@ TEST(msg_cm_data_and_cq_data_two_processes)
 	if (!d.pid) {
 		struct msgw c;
 
-		if (msgw_open(&c, false) ||
+		if (child_to_peer_host() || msgw_open(&c, false) ||
 		    fi_eq_open(c.fabric, &ea, &eq, NULL) ||
 		    msg_ep(&c, c.info, eq, &ep, &cq) ||
 		    fi_recv(ep, buf, sizeof(buf), NULL, 0, NULL) ||
@@ -1289,7 +1345,7 @@ TEST(hmem_needs_an_override)
 
 	PROV_REQUIRE_DEVICE();
 	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG));
-	ASSERT_EQ(0, node_open(&b, FI_EP_RDM, FI_MSG));
+	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM, FI_MSG));
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	/* No override: device memory cannot be registered. */
 	EXPECT_EQ(-FI_EOPNOTSUPP, hmem_reg(a.domain, dev_tx, sizeof(dev_tx),

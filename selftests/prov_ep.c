@@ -3,7 +3,10 @@
  * Provider data path through the public libfabric API: RDM endpoints over
  * the kernel's rings - sends, tagged sends, injects, remote CQ data,
  * readfrom, truncation, multi-receive, selective completion, counters, RMA
- * through registered memory, and a peer in another process.
+ * through registered memory, and a peer in another process. The receiving
+ * (target) side b, its MRs and counters are the peer's (prov_open_peer()):
+ * another host's when SWNIC_PROV_PEER_NETNS names one, so every transfer
+ * crosses the wire; the same domain in-host.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,12 +31,13 @@ FIXTURE(ep)
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	struct prov_ctx peer;		/* b's (across: another host's) */
 	struct side a, b;
 };
 
 static int side_open(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(ep) *self, struct side *s,
-		     uint64_t cq_flags)
+		     struct fid_domain *domain, struct fi_info *info,
+		     struct side *s, uint64_t cq_flags)
 {
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_TAGGED, .size = 64,
@@ -41,9 +45,9 @@ static int side_open(struct __test_metadata *_metadata,
 	};
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &s->ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &s->av, NULL));
+	ASSERT_EQ(0, fi_endpoint(domain, info, &s->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &s->av, NULL));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid,
 				FI_TRANSMIT | FI_RECV | cq_flags));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->av->fid, 0));
@@ -74,6 +78,7 @@ static void connect_to(struct __test_metadata *_metadata, struct side *from,
 
 FIXTURE_SETUP(ep)
 {
+	struct prov_ctx local;
 	struct fi_info *hints;
 
 	PROV_REQUIRE_DEVICE();
@@ -86,11 +91,14 @@ FIXTURE_SETUP(ep)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
 	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
-	side_open(_metadata, self, &self->a, 0);
-	side_open(_metadata, self, &self->b, 0);
+	local = (struct prov_ctx){ .info = self->info, .fabric = self->fabric,
+				   .domain = self->domain };
+	ASSERT_EQ(0, prov_open_peer(&self->peer, &local, hints));
+	fi_freeinfo(hints);
+	side_open(_metadata, self->domain, self->info, &self->a, 0);
+	side_open(_metadata, self->peer.domain, self->peer.info, &self->b, 0);
 	connect_to(_metadata, &self->a, &self->b);
 	connect_to(_metadata, &self->b, &self->a);
 }
@@ -99,6 +107,7 @@ FIXTURE_TEARDOWN(ep)
 {
 	side_close(&self->a);
 	side_close(&self->b);
+	prov_close(&self->peer);
 	if (self->domain)
 		fi_close(&self->domain->fid);
 	if (self->fabric)
@@ -141,7 +150,19 @@ TEST_F(ep, getname_is_sockaddr_in)
 	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, &sin, &len));
 	EXPECT_EQ(AF_INET, sin.sin_family);
 	EXPECT_NE(0, sin.sin_port);
-	EXPECT_EQ(htonl(INADDR_LOOPBACK), sin.sin_addr.s_addr);
+	if (!prov_across()) {
+		/* A device bound to no netdev: this host only. */
+		EXPECT_EQ(htonl(INADDR_LOOPBACK), sin.sin_addr.s_addr);
+	} else {
+		struct sockaddr_in peer;
+
+		/* Its netdev's address; the peer's host has another. */
+		EXPECT_NE(htonl(INADDR_LOOPBACK), sin.sin_addr.s_addr);
+		EXPECT_NE(htonl(INADDR_ANY), sin.sin_addr.s_addr);
+		len = sizeof(peer);
+		ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &peer, &len));
+		EXPECT_NE(sin.sin_addr.s_addr, peer.sin_addr.s_addr);
+	}
 }
 
 TEST_F(ep, send_recv_readfrom)
@@ -173,8 +194,46 @@ TEST_F(ep, send_recv_readfrom)
  * fi_cq(3) completion semantics: FI_TRANSMIT_COMPLETE once the target has
  * the data (here: buffered as unexpected), FI_DELIVERY_COMPLETE only once a
  * receive took it. The doorbell is a syscall that does the transfer, so
- * "not complete yet" is exact, not a matter of waiting.
+ * "not complete yet" is exact, not a matter of waiting. Across, what
+ * Documentation/wire.rst says the wire does (its "Not there yet"): a
+ * delivery-complete send buffered as unexpected completes once buffered,
+ * and one to an endpoint that is gone fails with ECONNREFUSED.
  */
+static void delivery_complete_across(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(ep) *self,
+				     struct fi_msg *msg)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	char in[64] = "";
+	int ctx_d, ctx_r[2];
+
+	msg->context = &ctx_d;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_DELIVERY_COMPLETE |
+				FI_COMPLETION));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(&ctx_d, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+	/* Both messages wait at the target, in order. */
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL,
+				     FI_ADDR_UNSPEC, &ctx_r[i]));
+		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+		EXPECT_EQ(&ctx_r[i], e.op_context);
+		EXPECT_STREQ("delivered", in);
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+
+	fi_close(&self->b.ep->fid);
+	self->b.ep = NULL;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_DELIVERY_COMPLETE |
+				FI_COMPLETION));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
+	EXPECT_EQ(&ctx_d, err.op_context);
+	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+}
+
 TEST_F(ep, transmit_and_delivery_complete)
 {
 	char out[64] = "delivered", in[64] = "";
@@ -189,6 +248,13 @@ TEST_F(ep, transmit_and_delivery_complete)
 	msg.context = &ctx_t;
 	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg, FI_TRANSMIT_COMPLETE |
 				FI_COMPLETION));
+	if (prov_across()) {
+		/* Complete once the target acknowledged it. */
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+		EXPECT_EQ(&ctx_t, e.op_context);
+		delivery_complete_across(_metadata, self, &msg);
+		return;
+	}
 	ASSERT_EQ(1, fi_cq_read(self->a.cq, &e, 1));
 	EXPECT_EQ(&ctx_t, e.op_context);
 
@@ -341,7 +407,7 @@ TEST_F(ep, rma_write_read_with_keys)
 	struct fi_cq_tagged_entry e;
 	uint64_t key;
 
-	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, target, sizeof(target),
 			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			       NULL));
 	key = fi_mr_key(mr);
@@ -394,20 +460,22 @@ TEST_F(ep, remote_rma_counted_at_target)
 	fi_addr_t to;
 	uint64_t key, base;
 
-	info = fi_dupinfo(self->info);
+	/* The target t, its counters and MR: the peer's. */
+	info = fi_dupinfo(self->peer.info);
 	ASSERT_NE(NULL, info);
 	info->caps |= FI_RMA_EVENT;
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &rw, NULL));
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &rr, NULL));
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &mine, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->peer.domain, &cattr, &rw, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->peer.domain, &cattr, &rr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->peer.domain, &cattr, &mine, NULL));
 	/* Without FI_RMA_EVENT an endpoint cannot count them. */
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &plain, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->peer.domain, self->peer.info, &plain,
+				 NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(plain, &rw->fid, FI_REMOTE_WRITE));
 	EXPECT_EQ(0, fi_close(&plain->fid));
 
-	ASSERT_EQ(0, fi_endpoint(self->domain, info, &t, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &tcq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &tav, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->peer.domain, info, &t, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->peer.domain, &cq_attr, &tcq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->peer.domain, &av_attr, &tav, NULL));
 	ASSERT_EQ(0, fi_ep_bind(t, &tcq->fid, FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(t, &tav->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(t, &rw->fid, FI_REMOTE_WRITE));
@@ -417,7 +485,7 @@ TEST_F(ep, remote_rma_counted_at_target)
 	ASSERT_EQ(0, fi_getname(&t->fid, name, &len));
 	ASSERT_EQ(1, fi_av_insert(self->a.av, name, 1, &to, 0, NULL));
 
-	ASSERT_EQ(0, fi_mr_reg(self->domain, target, sizeof(target),
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, target, sizeof(target),
 			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			       NULL));
 	key = fi_mr_key(mr);
@@ -467,7 +535,7 @@ TEST_F(ep, writedata_completes_at_target)
 	struct fi_cq_tagged_entry e;
 	uint64_t v = 99;
 
-	ASSERT_EQ(0, fi_mr_reg(self->domain, &target, sizeof(target),
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, &target, sizeof(target),
 			       FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
 	ASSERT_EQ(0, fi_writedata(self->a.ep, &v, sizeof(v), NULL, 0xdada,
 				  self->a.peer,
@@ -600,7 +668,7 @@ TEST_F(ep, poll_on_cq_fd)
 	ASSERT_EQ(0, fi_control(&self->b.cq->fid, FI_GETWAIT, &p.fd));
 	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
 			     FI_ADDR_UNSPEC, NULL));
-	ASSERT_EQ(FI_SUCCESS, fi_trywait(self->fabric, fids, 1));
+	ASSERT_EQ(FI_SUCCESS, fi_trywait(self->peer.fabric, fids, 1));
 	ASSERT_EQ(0, fi_send(self->a.ep, buf, sizeof(buf), NULL, self->a.peer,
 			     NULL));
 	EXPECT_EQ(1, poll(&p, 1, 5000));
@@ -815,7 +883,10 @@ TEST_F(ep, cross_process)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		/* A fresh provider instance in the child (own domain). */
+		/*
+		 * A fresh provider instance in the child (own domain), on
+		 * the peer's host across.
+		 */
 		struct fi_info *hints = prov_hints(), *info;
 		struct fid_fabric *fab;
 		struct fid_domain *dom;
@@ -830,6 +901,8 @@ TEST_F(ep, cross_process)
 
 		hints->ep_attr->type = FI_EP_RDM;
 		hints->caps = FI_MSG;
+		if (prov_across() && prov_enter_netns(prov_peer_netns()))
+			_exit(7);
 		if (prov_getinfo(NULL, NULL, 0, hints, &info) ||
 		    fi_fabric(info->fabric_attr, &fab, NULL) ||
 		    fi_domain(fab, info, &dom, NULL) ||

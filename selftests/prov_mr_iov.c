@@ -38,6 +38,7 @@ FIXTURE(iov)
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	struct prov_ctx peer;		/* b and the MRs */
 	struct side a, b;
 	uint8_t *mem;
 	struct fid_mr *mr;
@@ -69,15 +70,16 @@ FIXTURE_VARIANT_ADD(iov, odp)
 };
 
 static void side_open(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(iov) *self, struct side *s)
+		      struct fid_domain *domain, struct fi_info *info,
+		      struct side *s)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
 				      .size = 64 };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &s->ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &s->cq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &s->av, NULL));
+	ASSERT_EQ(0, fi_endpoint(domain, info, &s->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(domain, &cq_attr, &s->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &s->av, NULL));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(s->ep, &s->av->fid, 0));
 	ASSERT_EQ(0, fi_enable(s->ep));
@@ -95,6 +97,7 @@ static void side_close(struct side *s)
 
 FIXTURE_SETUP(iov)
 {
+	struct prov_ctx local;
 	struct fi_info *hints;
 	char name[64];
 	size_t len = sizeof(name);
@@ -105,14 +108,17 @@ FIXTURE_SETUP(iov)
 	hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
 	hints->domain_attr->mr_mode = variant->mr_mode;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
 	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	local = (struct prov_ctx){ .info = self->info, .fabric = self->fabric,
+				   .domain = self->domain };
+	ASSERT_EQ(0, prov_open_peer(&self->peer, &local, hints));
+	fi_freeinfo(hints);
 	/* The kernel of this tree has it: one without fails here. */
 	ASSERT_TRUE(prov_feature(self->domain, SWNIC_FEAT_MR_IOV));
 	ASSERT_EQ(SWNIC_MR_IOV_MAX, self->info->domain_attr->mr_iov_limit);
-	side_open(_metadata, self, &self->a);
-	side_open(_metadata, self, &self->b);
+	side_open(_metadata, self->domain, self->info, &self->a);
+	side_open(_metadata, self->peer.domain, self->peer.info, &self->b);
 	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
 	ASSERT_EQ(1, fi_av_insert(self->a.av, name, 1, &self->a.peer, 0,
 				  NULL));
@@ -124,7 +130,7 @@ FIXTURE_SETUP(iov)
 	self->iov[0] = (struct iovec){ self->mem + S0_OFF, S0_LEN };
 	self->iov[1] = (struct iovec){ self->mem + S1_OFF, S1_LEN };
 	self->iov[2] = (struct iovec){ self->mem + S2_OFF, S2_LEN };
-	ASSERT_EQ(0, fi_mr_regv(self->domain, self->iov, 3,
+	ASSERT_EQ(0, fi_mr_regv(self->peer.domain, self->iov, 3,
 				FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
 				&self->mr, NULL));
 	self->key = fi_mr_key(self->mr);
@@ -136,6 +142,7 @@ FIXTURE_TEARDOWN(iov)
 		fi_close(&self->mr->fid);
 	side_close(&self->a);
 	side_close(&self->b);
+	prov_close(&self->peer);
 	if (self->domain)
 		fi_close(&self->domain->fid);
 	if (self->fabric)
@@ -287,7 +294,7 @@ TEST_F(iov, atomics_across_ranges)
 	memset(p, 0, 64);
 	odd[0] = (struct iovec){ p, 12 };
 	odd[1] = (struct iovec){ p + 32, 20 };
-	ASSERT_EQ(0, fi_mr_regv(self->domain, odd, 2,
+	ASSERT_EQ(0, fi_mr_regv(self->peer.domain, odd, 2,
 				FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
 				&mr, NULL));
 	ASSERT_EQ(0, fi_atomic(self->a.ep, ones, 1, NULL, self->a.peer,
@@ -359,6 +366,7 @@ TEST(raw_iov_checks)
 	int fd, i;
 
 	PROV_REQUIRE_DEVICE();
+	PROV_ONE_HOST();
 	fd = mr_open();
 	ASSERT_LE(0, fd);
 	mem = map_anon(4 * PAGE);
@@ -489,6 +497,7 @@ TEST(raw_iov_read_only_segment_is_never_written)
 	size_t i;
 
 	PROV_REQUIRE_DEVICE();
+	PROV_ONE_HOST();
 	memset(text, 'r', sizeof(text));
 	ffd = mkstemp(path);
 	ASSERT_LE(0, ffd);

@@ -9,7 +9,10 @@
  * operation completing on its endpoint's CQ; fi_setname choosing the
  * SEP's port; MRs bound to a SEP and its contexts (FI_MR_ENDPOINT);
  * triggered operations and deferred work on contexts; and the error
- * paths. Shared receive contexts are prov_srx.c's.
+ * paths. Shared receive contexts are prov_srx.c's. The receiving side
+ * of the transfers between two endpoints is the peer's
+ * (prov_open_peer()): another host's when SWNIC_PROV_PEER_NETNS names
+ * one.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,10 +31,12 @@ FIXTURE(sep)
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	struct prov_ctx peer;	/* the receiving side */
 };
 
 FIXTURE_SETUP(sep)
 {
+	struct prov_ctx local;
 	struct fi_info *hints;
 
 	PROV_REQUIRE_DEVICE();
@@ -45,13 +50,17 @@ FIXTURE_SETUP(sep)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
 	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	local = (struct prov_ctx){ .info = self->info, .fabric = self->fabric,
+				   .domain = self->domain };
+	ASSERT_EQ(0, prov_open_peer(&self->peer, &local, hints));
+	fi_freeinfo(hints);
 }
 
 FIXTURE_TEARDOWN(sep)
 {
+	prov_close(&self->peer);
 	if (self->domain)
 		fi_close(&self->domain->fid);
 	if (self->fabric)
@@ -103,14 +112,17 @@ struct sep {
 	struct fid_cq *txcq[NCTX], *rxcq[NCTX];
 };
 
-/* ... of @info, named @port by fi_setname first (0: not named). */
-static void sep_open_at(struct __test_metadata *_metadata,
-			FIXTURE_DATA(sep) *self, struct fi_info *info,
+/*
+ * ... on @domain from @info, named @port by fi_setname first (0: not
+ * named).
+ */
+static void sep_open_on(struct __test_metadata *_metadata,
+			struct fid_domain *domain, struct fi_info *info,
 			struct sep *s, uint16_t port)
 {
 	memset(s, 0, sizeof(*s));
-	ASSERT_EQ(0, fi_scalable_ep(self->domain, info, &s->sep, NULL));
-	s->av = av_open(_metadata, self->domain, RXBITS);
+	ASSERT_EQ(0, fi_scalable_ep(domain, info, &s->sep, NULL));
+	s->av = av_open(_metadata, domain, RXBITS);
 	ASSERT_NE(NULL, s->av);
 	ASSERT_EQ(0, fi_scalable_ep_bind(s->sep, &s->av->fid, 0));
 	if (port) {
@@ -123,22 +135,39 @@ static void sep_open_at(struct __test_metadata *_metadata,
 	}
 	for (int i = 0; i < NCTX; i++) {
 		ASSERT_EQ(0, fi_tx_context(s->sep, i, NULL, &s->tx[i], NULL));
-		s->txcq[i] = cq_open(_metadata, self->domain);
+		s->txcq[i] = cq_open(_metadata, domain);
 		ASSERT_EQ(0, fi_ep_bind(s->tx[i], &s->txcq[i]->fid,
 					FI_TRANSMIT));
 		ASSERT_EQ(0, fi_enable(s->tx[i]));
 		ASSERT_EQ(0, fi_rx_context(s->sep, i, NULL, &s->rx[i], NULL));
-		s->rxcq[i] = cq_open(_metadata, self->domain);
+		s->rxcq[i] = cq_open(_metadata, domain);
 		ASSERT_EQ(0, fi_ep_bind(s->rx[i], &s->rxcq[i]->fid, FI_RECV));
 		ASSERT_EQ(0, fi_enable(s->rx[i]));
 	}
 	ASSERT_EQ(0, fi_enable(s->sep));
 }
 
+/* ... of this test's domain. */
+static void sep_open_at(struct __test_metadata *_metadata,
+			FIXTURE_DATA(sep) *self, struct fi_info *info,
+			struct sep *s, uint16_t port)
+{
+	sep_open_on(_metadata, self->domain, info, s, port);
+}
+
 static void sep_open(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(sep) *self, struct sep *s)
 {
 	sep_open_at(_metadata, self, self->info, s, 0);
+}
+
+/* The sending SEP a here, the receiving b on the peer's domain. */
+static void sep_pair_open(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(sep) *self, struct sep *a,
+			  struct sep *b)
+{
+	sep_open_on(_metadata, self->domain, self->info, a, 0);
+	sep_open_on(_metadata, self->peer.domain, self->peer.info, b, 0);
 }
 
 static void sep_close(struct sep *s)
@@ -210,8 +239,7 @@ TEST_F(sep, tx_contexts_reach_named_rx_contexts)
 	uint64_t buf[NCTX], msg;
 	int ctx[NCTX];
 
-	sep_open(_metadata, self, &a);
-	sep_open(_metadata, self, &b);
+	sep_pair_open(_metadata, self, &a, &b);
 	b_addr = insert_name(_metadata, a.av, &b.sep->fid);
 	a_in_b = insert_name(_metadata, b.av, &a.sep->fid);
 	for (int i = 0; i < NCTX; i++) {
@@ -254,8 +282,7 @@ TEST_F(sep, tagged_and_directed_between_contexts)
 	fi_addr_t b_addr, a_in_b, src;
 	uint64_t buf = 0, msg = 77;
 
-	sep_open(_metadata, self, &a);
-	sep_open(_metadata, self, &b);
+	sep_pair_open(_metadata, self, &a, &b);
 	b_addr = insert_name(_metadata, a.av, &b.sep->fid);
 	a_in_b = insert_name(_metadata, b.av, &a.sep->fid);
 	/* Directed at A: any of its contexts, named by the SEP's address. */
@@ -287,7 +314,8 @@ TEST_F(sep, regular_endpoint_reaches_rx_context)
 	fi_addr_t b_addr;
 	uint64_t buf[2] = { 0, 0 }, msg = 5;
 
-	sep_open(_metadata, self, &b);
+	sep_open_on(_metadata, self->peer.domain, self->peer.info, &b,
+		    0);
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 	ASSERT_EQ(0, fi_endpoint(self->domain, info, &ep, NULL));
@@ -379,10 +407,11 @@ TEST_F(sep, more_contexts_than_max_is_einval)
 TEST_F(sep, stx_shared_by_two_endpoints)
 {
 	struct fi_info *info = fi_dupinfo(self->info);
+	struct fi_info *rinfo = fi_dupinfo(self->peer.info);
 	struct fi_cq_tagged_entry e;
 	struct fid_ep *ep[2], *r;
 	struct fid_cq *cq[2], *rcq;
-	struct fid_av *av;
+	struct fid_av *av, *rav;
 	struct fid_stx *stx;
 	struct fi_tx_attr ta = { 0 };
 	fi_addr_t ra;
@@ -393,10 +422,15 @@ TEST_F(sep, stx_shared_by_two_endpoints)
 	av = av_open(_metadata, self->domain, 0);
 	info->ep_attr->rx_ctx_cnt = 1;
 	info->ep_attr->tx_ctx_cnt = 1;
-	ASSERT_EQ(0, fi_endpoint(self->domain, info, &r, NULL));
-	rcq = cq_open(_metadata, self->domain);
+	/* The receiver: the peer's (its own AV). */
+	rinfo->ep_attr->rx_ctx_cnt = 1;
+	rinfo->ep_attr->tx_ctx_cnt = 1;
+	ASSERT_EQ(0, fi_endpoint(self->peer.domain, rinfo, &r, NULL));
+	rcq = cq_open(_metadata, self->peer.domain);
+	rav = av_open(_metadata, self->peer.domain, 0);
+	ASSERT_NE(NULL, rav);
 	ASSERT_EQ(0, fi_ep_bind(r, &rcq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_ep_bind(r, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(r, &rav->fid, 0));
 	/* Only an endpoint that asks for a shared context takes one. */
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(r, &stx->fid, 0));
 	ASSERT_EQ(0, fi_enable(r));
@@ -438,8 +472,10 @@ TEST_F(sep, stx_shared_by_two_endpoints)
 	EXPECT_EQ(0, fi_close(&stx->fid));
 	fi_close(&r->fid);
 	fi_close(&rcq->fid);
+	fi_close(&rav->fid);
 	fi_close(&av->fid);
 	fi_freeinfo(info);
+	fi_freeinfo(rinfo);
 	(void)v;
 }
 

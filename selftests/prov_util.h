@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,7 @@ struct prov_ctx {
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	bool shared;		/* a peer borrowing another ctx's objects */
 };
 
 static inline int prov_open(struct prov_ctx *ctx, struct fi_info *hints)
@@ -112,12 +115,160 @@ static inline int prov_open(struct prov_ctx *ctx, struct fi_info *hints)
 
 static inline void prov_close(struct prov_ctx *ctx)
 {
+	if (ctx->shared) {
+		memset(ctx, 0, sizeof(*ctx));
+		return;
+	}
 	if (ctx->domain)
 		fi_close(&ctx->domain->fid);
 	if (ctx->fabric)
 		fi_close(&ctx->fabric->fid);
 	fi_freeinfo(ctx->info);
 	memset(ctx, 0, sizeof(*ctx));
+}
+
+/*
+ * Two hosts. The two-sided tests put their target (or peer) side - its
+ * endpoint, CQ, counters, AV, MRs - on a peer domain from
+ * prov_open_peer(). In-host (the default) that is the test's own domain,
+ * as before, and every transfer takes the `local` transport. With
+ * SWNIC_PROV_PEER_NETNS=/run/netns/NAME in the environment
+ * (selftests/test_prov_wire.sh sets it) the peer domain is opened in that
+ * network namespace - another host (DESIGN.md), whose swnic device is
+ * bound to the other end of a veth pair - so the same tests run over the
+ * wire (kernel/udp.c). A domain must be opened by a thread in its
+ * device's namespace (the kernel checks it, and the provider finds its
+ * devices and their addresses there); once open it serves any thread, so
+ * the calling thread enters the peer's namespace only around
+ * fi_getinfo + fi_fabric + fi_domain.
+ */
+static inline const char *prov_peer_netns(void)
+{
+	const char *ns = getenv("SWNIC_PROV_PEER_NETNS");
+
+	return ns && *ns ? ns : NULL;
+}
+
+/* Do the tests' two sides sit on two hosts (over the wire)? */
+static inline bool prov_across(void)
+{
+	return prov_peer_netns() != NULL;
+}
+
+/* Move this thread to network namespace @path for good: 0 or -errno. */
+static inline int prov_enter_netns(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Run @fn(@arg) in network namespace @path (this thread only), then come
+ * back: its result, or -errno if the namespace cannot be entered.
+ */
+static inline int prov_in_netns(const char *path, int (*fn)(void *),
+				void *arg)
+{
+	int home, peer, ret;
+
+	home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0)
+		return -errno;
+	peer = open(path, O_RDONLY | O_CLOEXEC);
+	if (peer < 0) {
+		ret = -errno;
+		close(home);
+		return ret;
+	}
+	if (setns(peer, CLONE_NEWNET)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = fn(arg);
+	if (setns(home, CLONE_NEWNET)) {
+		/* Never go on in the wrong namespace. */
+		perror("prov_in_netns: setns back");
+		abort();
+	}
+out:
+	close(peer);
+	close(home);
+	return ret;
+}
+
+struct prov_open_args {
+	struct prov_ctx *ctx;
+	struct fi_info *hints;
+};
+
+static inline int prov_open_fn(void *arg)
+{
+	struct prov_open_args *a = arg;
+
+	return prov_open(a->ctx, a->hints);
+}
+
+/*
+ * prov_open_peer() - the peer side's fabric and domain
+ * @peer: out; prov_close() it (before @local)
+ * @local: the test's own (already open)
+ * @hints: as for prov_open() (NULL: any RDM info); used only across
+ *
+ * In-host: @local's objects, shared (so the tests mean what they meant
+ * with one domain). Across: a domain on the peer namespace's device, from
+ * the same hints, which must not be @local's device.
+ */
+static inline int prov_open_peer(struct prov_ctx *peer,
+				 const struct prov_ctx *local,
+				 struct fi_info *hints)
+{
+	struct prov_open_args a = { .ctx = peer, .hints = hints };
+	int ret;
+
+	if (!prov_across()) {
+		*peer = *local;
+		peer->shared = true;
+		return 0;
+	}
+	ret = prov_in_netns(prov_peer_netns(), prov_open_fn, &a);
+	if (ret)
+		return ret;
+	if (!strcmp(peer->info->domain_attr->name,
+		    local->info->domain_attr->name)) {
+		fprintf(stderr, "prov_open_peer: %s is in both namespaces\n",
+			local->info->domain_attr->name);
+		return -FI_EOTHER;
+	}
+	return 0;
+}
+
+/*
+ * A test of one host's device alone (raw ioctls on /dev/swnic0, which
+ * belongs to the initial namespace): it has no second side to move to
+ * another host, and runs in-host.
+ */
+#define PROV_ONE_HOST()							\
+	do {								\
+		if (prov_across())					\
+			SKIP(return, "one host's device alone: runs in-host"); \
+	} while (0)
+
+/*
+ * Run @fn(@arg) as the peer host would: in its namespace across (for the
+ * calls that open a domain of their own inside the provider - fi_listen,
+ * and fi_accept or fi_close of a MSG endpoint, which open the domain's
+ * connection-management port), else here.
+ */
+static inline int prov_peer_run(int (*fn)(void *), void *arg)
+{
+	return prov_across() ? prov_in_netns(prov_peer_netns(), fn, arg) :
+			       fn(arg);
 }
 
 /*

@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_prov_wire.sh - the provider suite across two hosts: two network
+# namespaces joined by a veth pair, a swnic device in each bound to its
+# end (as test_wire.sh), and each two-sided provider test program
+# (selftests/prov_*.c) run in the first namespace with
+# SWNIC_PROV_PEER_NETNS naming the second, so that prov_open_peer()
+# (prov_util.h) puts the target or peer side of every transfer on the
+# other host's device and the data goes over the wire (kernel/udp.c).
+# Every test of every program is a result here ("PROGRAM: TEST"), its
+# output shown when it fails; a program that crashes, hangs (10 min) or
+# gives no result fails a line of its own. Then: the wire carried the
+# traffic (the namespace's packet counters rose), the data-path programs
+# again with 5 % netem loss on the veth (GSO off on the senders, so that
+# netem drops single packets), and at the end every object is released
+# (the module's counters). Tests that have no second side (raw ioctls on
+# /dev/swnic0) skip across (PROV_ONE_HOST); they run in-host.
+#
+# SWNIC_PROV_WIRE: the programs to run (default: all converted ones);
+# SWNIC_PROV_WIRE_LOSSY: those run again under loss ("" for none).
+#
+# swnic-timeout: 2400
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd ip swnic jq tc ethtool
+ip netns add swnicpa 2>/dev/null || skip_all "cannot create network namespaces"
+ip netns add swnicpb
+
+A="ip netns exec swnicpa"
+B="ip netns exec swnicpb"
+ADDR_A=10.81.0.1
+ADDR_B=10.81.0.2
+OUT=selftests/out
+PROGS=${SWNIC_PROV_WIRE:-prov_atomic prov_cm prov_cntr prov_contract prov_ep
+	prov_mr_iov prov_sep prov_waitset}
+# Those run again under loss (SWNIC_PROV_WIRE_LOSSY= for none).
+LOSSY=${SWNIC_PROV_WIRE_LOSSY-prov_atomic prov_ep prov_mr_iov prov_sep}
+TMP=$(mktemp -d /tmp/swnic-provwire.XXXXXX)
+cleanup()
+{
+	$A swnic dev del swnicpa force >/dev/null 2>&1
+	$B swnic dev del swnicpb force >/dev/null 2>&1
+	ip netns del swnicpa 2>/dev/null
+	ip netns del swnicpb 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+before=$(objects)
+
+check "a veth pair between two namespaces, addressed" sh -c "
+	ip link add swpa type veth peer name swpb &&
+	ip link set swpa netns swnicpa && ip link set swpb netns swnicpb &&
+	$A ip addr add $ADDR_A/24 dev swpa &&
+	$B ip addr add $ADDR_B/24 dev swpb &&
+	$A ip link set swpa up && $B ip link set swpb up &&
+	$A ip link set lo up && $B ip link set lo up"
+check "a swnic device in each, bound to its veth" sh -c "
+	$A swnic dev add swnicpa netdev swpa &&
+	$B swnic dev add swnicpb netdev swpb"
+check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
+
+# across PROG TAG: run selftests/out/PROG in namespace A, its peers in B;
+# each of its results becomes one here, "PROG[TAG]: test".
+across()
+{
+	local prog=$1 tag=$2 path=$OUT/$1 rc line name cur='' buf=() n=0 from
+	local out=$TMP/${1##*/}.out t0=$SECONDS
+
+	[[ $prog == */* ]] && path=$prog
+	if [ ! -x "$path" ]; then
+		not_ok "$prog$tag: built" "no $path (make selftests)"
+		return
+	fi
+	$A env SWNIC_PROV_PEER_NETNS=/run/netns/swnicpb \
+		timeout -k 10 600 "$path" >"$out" 2>&1
+	rc=$?
+	diag "$prog$tag: $((SECONDS - t0)) s, exit $rc"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			# "ok N name", "ok N # SKIP why" (kselftest_harness)
+			name=${line#not }
+			name=${name#ok }
+			name=${name#* }
+			[[ $name == "# SKIP"* ]] && name="$cur $name"
+			n=$((n + 1))
+			if [[ $line == "not ok "* ]]; then
+				from=$(( ${#buf[@]} > 40 ? ${#buf[@]} - 40 : 0 ))
+				not_ok "$prog$tag: $name" "${buf[@]:$from}"
+			elif [[ $name == *" # SKIP"* ]]; then
+				skip "$prog$tag: ${name%% # SKIP*}" \
+					"${name#* # SKIP }"
+			else
+				ok "$prog$tag: $name"
+			fi
+			buf=()
+			;;
+		*)
+			# "#  RUN           fixture.variant.test ..."
+			[[ $line =~ ^#\ +RUN\ +([^ ]+) ]] && cur=${BASH_REMATCH[1]}
+			buf+=("$line")
+			;;
+		esac
+	done <"$out"
+	# A crash, hang or early exit is a failure of its own.
+	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^not ok ' "$out"; }; then
+		not_ok "$prog$tag: ran to the end" "exit $rc after $n results" \
+			"$(tail -20 "$out")"
+	fi
+}
+
+# Packets the namespace's wire sent and took (PEER_GET's totals).
+wire()
+{
+	$A swnic -j peer show |
+		jq "[.[] | select(.peer == \"*\") | .counters.$1] | add // 0"
+}
+tx0=$(wire tx_packets) rx0=$(wire rx_packets)
+for prog in $PROGS; do
+	across "$prog" ""
+done
+# The transfers went over the wire, not the in-host transport.
+tx=$(($(wire tx_packets) - tx0)) rx=$(($(wire rx_packets) - rx0))
+if [ "$tx" -gt 0 ] && [ "$rx" -gt 0 ]; then
+	ok "the tests' transfers crossed the wire ($tx packets out, $rx in)"
+else
+	not_ok "the tests' transfers crossed the wire" \
+		"tx_packets +$tx, rx_packets +$rx"
+fi
+
+# The same data paths with 5 % of the packets lost each way.
+$A ethtool -K swpa gso off tso off >/dev/null 2>&1
+$B ethtool -K swpb gso off tso off >/dev/null 2>&1
+if $A tc qdisc replace dev swpa root netem loss 5% &&
+   $B tc qdisc replace dev swpb root netem loss 5%; then
+	for prog in $LOSSY; do
+		across "$prog" "[loss 5%]"
+	done
+	$A tc qdisc del dev swpa root
+	$B tc qdisc del dev swpb root
+else
+	not_ok "netem loss 5% on the veth" "tc qdisc failed"
+fi
+
+$A swnic dev del swnicpa force >/dev/null 2>&1
+$B swnic dev del swnicpb force >/dev/null 2>&1
+ip netns del swnicpa
+ip netns del swnicpb
+for _ in $(seq 50); do
+	[ "$(objects)" = "$before" ] && break
+	sleep 0.2
+done
+after=$(objects)
+if [ "$after" = "$before" ]; then
+	ok "every object made was released (module counters)"
+else
+	not_ok "every object made was released (module counters)" \
+		"before: $before" "after:  $after"
+fi
+
+tap_done
