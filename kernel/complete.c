@@ -186,7 +186,13 @@ void swnic_complete_deferred(struct swnic_deferred *d, u32 len, int err)
 		.context = d->context,
 		.flags = d->flags,
 	};
+	void (*fn)(void *arg, int err) = d->fn;
 
+	if (fn) {
+		d->fn = NULL;
+		fn(d->arg, err);
+		return;
+	}
 	if (!d->cq)
 		return;
 	if (err) {

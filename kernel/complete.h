@@ -20,6 +20,13 @@ struct swnic_deferred {
 	u64 context;
 	u32 flags;			/* the CQE's: SWNIC_CQE_SEND [| TAGGED]... */
 	bool success;			/* post on success too (COMPLETION) */
+	/*
+	 * Or, instead of a CQ: called once with the outcome (0 or a
+	 * positive errno), under the receiver's rx_lock (the wire's sender
+	 * is on another host: its answer goes out later, udp.c).
+	 */
+	void (*fn)(void *arg, int err);
+	void *arg;
 };
 
 int swnic_complete_recv(struct swnic_ep *ep, const struct swnic_cqe *cqe,

@@ -441,11 +441,15 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	u->key_index = key_index;
 	u->len = sqe->len;
 	u->ep = dst;
+	u->notify = (struct swnic_deferred) {};
 	if (src->ep)
 		swnic_deferred_init(&u->notify, src->ep, sqe);
-	else
-		u->notify = (struct swnic_deferred) {};
-	if (u->notify.cq)
+	else if (src->notify && (sqe->flags & SWNIC_SQE_DELIVERY))
+		u->notify = (struct swnic_deferred) {
+			.fn = src->notify,
+			.arg = src->notify_arg,
+		};
+	if (u->notify.cq || u->notify.fn)
 		ret = SWNIC_DELIVER_DEFERRED;
 	list_add_tail(&u->node, &rx->unexp);
 	rx->unexp_msgs++;

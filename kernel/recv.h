@@ -19,6 +19,13 @@ struct swnic_msg_src {
 	__be32 addr;
 	u16 port;
 	u32 auth_key;		/* the key it was sent with (0: none) */
+	/*
+	 * No @ep (the wire): a SWNIC_SQE_DELIVERY send buffered as unexpected
+	 * calls @notify(@notify_arg, outcome) when a receive takes it or it
+	 * is dropped (struct swnic_deferred.fn); NULL: no deferral.
+	 */
+	void (*notify)(void *arg, int err);
+	void *notify_arg;
 };
 
 /* swnic_recv_deliver(): buffered, the sender's completion comes later. */

@@ -60,6 +60,7 @@ static const char *const swnic_obj_names[__SWNIC_OBJ_NUM] = {
 	[SWNIC_OBJ_UNEXP_MSGS] = "unexpected_msgs",
 	[SWNIC_OBJ_UNEXP_BYTES] = "unexpected_bytes",
 	[SWNIC_OBJ_TRIGGERED] = "triggered_ops",
+	[SWNIC_OBJ_WIRE_HELD] = "wire_held",
 };
 
 static u64 swnic_mr_counter(const struct swnic_mr_counters *c, int i)

@@ -47,6 +47,7 @@ enum swnic_obj {
 	SWNIC_OBJ_UNEXP_MSGS,		/* unexpected messages buffered */
 	SWNIC_OBJ_UNEXP_BYTES,		/* their payload bytes */
 	SWNIC_OBJ_TRIGGERED,		/* triggered work the kernel holds */
+	SWNIC_OBJ_WIRE_HELD,		/* wire peers' sends held for a receive */
 	__SWNIC_OBJ_NUM
 };
 

@@ -76,6 +76,7 @@
 #include "ep.h"
 #include "mr.h"
 #include "recv.h"
+#include "stats.h"
 #include "transport.h"
 #include "udp.h"
 #include "wire.h"
@@ -218,6 +219,11 @@ struct swnic_wnet {
 	u64 rto_fires;			/* retransmit timeouts that fired */
 	u64 rack_retx;			/* packets RACK found lost */
 	u64 spurious;			/* retransmissions that arrived twice */
+	/* Delivery complete: sends held for a receive (struct swnic_held) */
+	struct list_head held_done;	/* their outcome is known */
+	bool held_dead;			/* the worker is going: no more kicks */
+	u64 held_taken, held_failed;	/* held sends answered, by outcome */
+	u64 keepalives;			/* PINGs sent */
 };
 
 /* A reliable packet sent and not yet acknowledged. */
@@ -266,6 +272,8 @@ struct swnic_txmsg {
 	u32 auth_key;
 	u64 raddr, rkey;
 	u32 status;			/* STATUS: positive errno */
+	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
+	bool held;			/* REQ: the target holds it (HELD) */
 	/*
 	 * Atomics: REQ, the operands (and compare values) the packets are
 	 * made from, the result going to @pages; ATOMIC_DATA, the results.
@@ -285,6 +293,28 @@ struct swnic_rxmsg {
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
 };
+
+/*
+ * A peer's delivery-complete send (DELIVERY | HOLD) that we buffered as
+ * unexpected: answered HELD, its outcome comes when a receive takes it
+ * (or it is dropped), from recv.c under the receiver's rx_lock, through
+ * swnic_held_notify() - which must not take wn->lock (taken before
+ * rx_lock). So the outcome goes on wn->held_done under swnic_held_lock and
+ * the worker sends it. The record lives until then, or, when the peer
+ * context forgets it first (the peer restarted, timed out, the namespace
+ * went: @wn NULL), until the message is taken or dropped.
+ */
+struct swnic_held {
+	struct list_head node;		/* peer->held (wn->lock) */
+	struct list_head done_node;	/* wn->held_done (swnic_held_lock) */
+	struct swnic_wnet *wn;		/* NULL once forgotten */
+	struct swnic_peer *peer;
+	struct swnic_txmsg *tm;		/* its final answer, made beforehand */
+	int err;			/* the outcome: 0 or a positive errno */
+	bool done;			/* on wn->held_done */
+};
+
+static DEFINE_SPINLOCK(swnic_held_lock);
 
 struct swnic_peer {
 	struct list_head node;		/* wn->peers */
@@ -324,6 +354,11 @@ struct swnic_peer {
 	u32 rx_dups;			/* its packets that came twice */
 	struct list_head rxmsgs;
 	u32 exec_next;			/* next msg_id to execute */
+	struct list_head held;		/* its sends we hold: swnic_held */
+	u32 nheld;
+	/* our requests it holds (HELD answers) */
+	u32 nheld_waiting;
+	unsigned long ping_at;		/* jiffies: our last PING */
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;
 	u64 drops[__SWNIC_DROP_NUM];	/* of its packets, by reason */
@@ -612,6 +647,8 @@ static void swnic_req_done(struct swnic_peer *p, struct swnic_txmsg *tm,
 {
 	list_del(&tm->node);
 	p->nmsgs--;
+	if (tm->held)
+		p->nheld_waiting--;
 	swnic_complete_deferred(&tm->done, err ? 0 : tm->len, err);
 	swnic_txmsg_free(tm);
 }
@@ -689,6 +726,7 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 			.status = cpu_to_be32(tm->status),
 			.offset = cpu_to_be64(tm->pos),
 			.len = cpu_to_be32(n),
+			.flags = cpu_to_be32(tm->resp_flags),
 		};
 		if (tm->kind == SWNIC_TX_READ_DATA) {
 			ret = swnic_read_mr(p, tm, tm->pos, r + 1, n);
@@ -860,6 +898,92 @@ static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 	kfree(rm);
 }
 
+/* ---- delivery complete: sends held for a receive ------------------------ */
+
+static void swnic_held_free(struct swnic_held *h)
+{
+	swnic_txmsg_free(h->tm);
+	kfree(h);
+	swnic_obj_add(SWNIC_OBJ_WIRE_HELD, -1);
+}
+
+/*
+ * struct swnic_deferred.fn of a held send: a receive took it (@err 0; or
+ * FI_DISCARD dropped it, which is the application's delivery too), or it
+ * never will be (its endpoint closed: ECONNABORTED). Called once, under
+ * the receiver's rx_lock: queue the outcome for the worker.
+ */
+static void swnic_held_notify(void *arg, int err)
+{
+	struct swnic_held *h = arg;
+	struct swnic_wnet *wn;
+
+	spin_lock(&swnic_held_lock);
+	wn = h->wn;
+	if (wn) {
+		h->err = err;
+		h->done = true;
+		list_add_tail(&h->done_node, &wn->held_done);
+		if (!wn->held_dead)
+			swnic_wire_kick(wn);
+	}
+	spin_unlock(&swnic_held_lock);
+	if (!wn)	/* its peer context forgot it: nobody to tell */
+		swnic_held_free(h);
+}
+
+/* The peer context forgets the sends it held (wn->lock held). */
+static void swnic_held_forget(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_held *h, *tmp;
+	bool done;
+
+	lockdep_assert_held(&wn->lock);
+	list_for_each_entry_safe(h, tmp, &p->held, node) {
+		list_del(&h->node);
+		spin_lock(&swnic_held_lock);
+		done = h->done;
+		if (done)
+			list_del(&h->done_node);
+		else
+			h->wn = NULL;	/* swnic_held_notify() frees it */
+		spin_unlock(&swnic_held_lock);
+		if (done)
+			swnic_held_free(h);
+	}
+	p->nheld = 0;
+}
+
+/* Send the outcomes of the held sends that have one (worker). */
+static void swnic_held_run(struct swnic_wnet *wn)
+{
+	struct swnic_held *h, *tmp;
+	struct swnic_peer *p;
+	LIST_HEAD(done);
+
+	lockdep_assert_held(&wn->lock);
+	spin_lock(&swnic_held_lock);
+	list_splice_init(&wn->held_done, &done);
+	spin_unlock(&swnic_held_lock);
+	/* Off wn->held_done, but still on their peers: no one else frees. */
+	list_for_each_entry_safe(h, tmp, &done, done_node) {
+		p = h->peer;
+		list_del(&h->done_node);
+		list_del(&h->node);
+		p->nheld--;
+		if (h->err)
+			wn->held_failed++;
+		else
+			wn->held_taken++;
+		h->tm->status = h->err;
+		list_add_tail(&h->tm->node, &p->txq);
+		h->tm = NULL;
+		kfree(h);
+		swnic_obj_add(SWNIC_OBJ_WIRE_HELD, -1);
+		swnic_peer_pump(wn, p);
+	}
+}
+
 /* Forget what we received from the peer's old incarnation. */
 static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 {
@@ -867,6 +991,7 @@ static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 
 	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node)
 		swnic_rxmsg_free(wn, rm);
+	swnic_held_forget(wn, p);
 	p->rcv_nxt = 0;
 	p->exec_next = 0;
 	bitmap_zero(p->rcv_map, SWNIC_RX_WIN);
@@ -900,8 +1025,9 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (tm->kind != SWNIC_TX_REQ) {
 			list_del(&tm->node);
 			swnic_txmsg_free(tm);
-		} else if (retry && (!p->acked_any ||
-				     psn_before(p->acked_req, tm->msg_id))) {
+		} else if (retry && !tm->held &&
+			   (!p->acked_any ||
+			    psn_before(p->acked_req, tm->msg_id))) {
 			list_move_tail(&tm->node, &again);
 		} else {
 			swnic_req_done(p, tm, err);
@@ -1132,6 +1258,7 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	INIT_LIST_HEAD(&p->txq);
 	INIT_LIST_HEAD(&p->waiting);
 	INIT_LIST_HEAD(&p->rxmsgs);
+	INIT_LIST_HEAD(&p->held);
 	list_add_tail(&p->node, &wn->peers);
 	wn->npeers++;
 	wn->peers_gen++;
@@ -1276,7 +1403,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		.flags = (sqe->flags & SWNIC_SQE_REMOTE_DATA ?
 			  SWNIC_MSGF_REMOTE_DATA : 0) |
 			 (sqe->flags & SWNIC_SQE_DELIVERY ?
-			  SWNIC_MSGF_DELIVERY : 0),
+			  SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD : 0),
 		.ep_type = src->type,
 		.src_port = cpu_to_be16(swnic_ep_src_port(src)),
 		.dst_port = cpu_to_be16(sqe->dest_port),
@@ -1671,6 +1798,71 @@ static void swnic_queue_answer(struct swnic_peer *p, struct swnic_txmsg *tm)
 }
 
 /*
+ * A peer's send or tagged send, into @dst's posted receive or unexpected
+ * queue. A delivery-complete one the initiator lets us hold (DELIVERY |
+ * HOLD) that is buffered as unexpected is answered HELD (@tm), and its
+ * outcome later (struct swnic_held). Return: 0 or -errno.
+ */
+static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
+			 struct swnic_peer *p, struct swnic_rxmsg *rm,
+			 struct swnic_txmsg *tm)
+{
+	const struct swnic_wire_msg *m = &rm->m;
+	struct swnic_sqe sqe = {
+		.opcode = m->opcode,
+		.flags = m->flags & SWNIC_MSGF_REMOTE_DATA ?
+			 SWNIC_SQE_REMOTE_DATA : 0,
+		.len = rm->len,
+		.tag = be64_to_cpu(m->tag),
+		.data = be64_to_cpu(m->data),
+	};
+	struct swnic_msg_src src = {
+		.addr = p->ip,
+		.port = be16_to_cpu(m->src_port),
+		.auth_key = be32_to_cpu(m->auth_key),
+	};
+	struct swnic_held *h = NULL;
+	int err;
+
+	if ((m->flags & (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) ==
+	    (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) {
+		/* Bounded: a peer cannot pin our memory without end. */
+		if (p->nheld >= SWNIC_MAX_MSGS)
+			return -EAGAIN;
+		h = kzalloc(sizeof(*h), GFP_KERNEL);
+		if (h)
+			h->tm = kzalloc(sizeof(*h->tm), GFP_KERNEL);
+		if (!h || !h->tm) {
+			kfree(h);
+			return -EAGAIN;
+		}
+		swnic_obj_add(SWNIC_OBJ_WIRE_HELD, 1);
+		*h->tm = (struct swnic_txmsg) {
+			.kind = SWNIC_TX_STATUS,
+			.msg_id = tm->msg_id,
+			.tos = tm->tos,
+		};
+		/* Before it can be notified: the worker finds it by these. */
+		h->wn = wn;
+		h->peer = p;
+		sqe.flags |= SWNIC_SQE_DELIVERY;
+		src.notify = swnic_held_notify;
+		src.notify_arg = h;
+	}
+	err = swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
+	if (err != SWNIC_DELIVER_DEFERRED) {
+		if (h)
+			swnic_held_free(h);
+		return err;
+	}
+	/* Held (maybe taken already: then on wn->held_done, sent later). */
+	list_add_tail(&h->node, &p->held);
+	p->nheld++;
+	tm->resp_flags = SWNIC_RESPF_HELD;
+	return 0;
+}
+
+/*
  * Execute @rm (complete, its turn). Return: false to retry it later (the
  * target is out of resources).
  */
@@ -1695,24 +1887,9 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 
 	switch (m->opcode) {
 	case SWNIC_OP_SEND:
-	case SWNIC_OP_TSEND: {
-		struct swnic_sqe sqe = {
-			.opcode = m->opcode,
-			.flags = m->flags & SWNIC_MSGF_REMOTE_DATA ?
-				 SWNIC_SQE_REMOTE_DATA : 0,
-			.len = rm->len,
-			.tag = be64_to_cpu(m->tag),
-			.data = be64_to_cpu(m->data),
-		};
-		struct swnic_msg_src src = {
-			.addr = p->ip,
-			.port = be16_to_cpu(m->src_port),
-			.auth_key = be32_to_cpu(m->auth_key),
-		};
-
-		err = swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
+	case SWNIC_OP_TSEND:
+		err = swnic_rx_send(wn, dst, p, rm, tm);
 		break;
-	}
 	case SWNIC_OP_WRITE:
 		err = swnic_rx_write(dst, p, rm, mr_key);
 		break;
@@ -1940,6 +2117,23 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 			goto found;
 	return;		/* failed or completed already */
 found:
+	if (be32_to_cpu(r->flags) & SWNIC_RESPF_HELD) {
+		/*
+		 * The target holds our delivery-complete send until a
+		 * receive takes it: its outcome comes later. Meanwhile it is
+		 * acknowledged (a restarted peer fails it, never gets it
+		 * again: its source pages can go) and the peer's liveness is
+		 * probed (swnic_tick()). Only a send that asked for it.
+		 */
+		if (tm->held || (tm->m.flags & SWNIC_MSGF_HOLD) == 0 ||
+		    (tm->m.opcode != SWNIC_OP_SEND &&
+		     tm->m.opcode != SWNIC_OP_TSEND))
+			return;
+		tm->held = true;
+		p->nheld_waiting++;
+		swnic_txmsg_unpin(tm);
+		return;
+	}
 	if (swnic_atomic_fetches(tm->m.opcode)) {
 		swnic_rx_atomic_resp(p, tm, status, at, skb, off, n);
 		return;
@@ -2115,6 +2309,11 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	}
 	p->heard = jiffies;
 
+	if (h.type == SWNIC_PKT_PING) {
+		/* A peer waiting for a send we hold: an ACK says we live. */
+		p->ack_due = true;
+		return;
+	}
 	if (h.type == SWNIC_PKT_ACK) {
 		struct swnic_wire_ack a = {};
 		size_t alen = min_t(size_t, len - off, sizeof(a));
@@ -2150,6 +2349,13 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		if (skb_copy_bits(skb, off, &r, sizeof(r)) ||
 		    be32_to_cpu(r.len) != len - off - sizeof(r)) {
 			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
+			return;
+		}
+		/* HELD says nothing else: no status, no data. */
+		if (be32_to_cpu(r.flags) & ~SWNIC_RESPF_ALL ||
+		    (be32_to_cpu(r.flags) & SWNIC_RESPF_HELD &&
+		     (r.status || r.len || r.offset))) {
+			swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 			return;
 		}
 		swnic_rx_resp(wn, p, &r, skb, off + sizeof(r),
@@ -2200,6 +2406,63 @@ static u32 swnic_pto_us(struct swnic_peer *p)
 		     SWNIC_PTO_MIN_US);
 }
 
+/* @p was silent for peer_timeout_ms: everything to it fails. */
+static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	if (p->v6)
+		pr_debug("peer [%pI6c]:%u silent for %u ms: failed\n",
+			 &p->addr6, ntohs(p->port), peer_timeout_ms);
+	else
+		pr_debug("peer %pI4:%u silent for %u ms: failed\n",
+			 &p->ip, ntohs(p->port), peer_timeout_ms);
+	swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
+	swnic_peer_reset_rx(wn, p);
+	p->their_inc = 0;
+}
+
+/*
+ * Our sends a peer holds whose endpoint closed: nobody waits for their
+ * outcome any more, and they must not keep it (and its CQ) without end.
+ */
+static void swnic_held_closed(struct swnic_peer *p)
+{
+	struct swnic_txmsg *tm, *tmp;
+
+	list_for_each_entry_safe(tm, tmp, &p->waiting, node)
+		if (tm->held && READ_ONCE(tm->ep->dead))
+			swnic_req_done(p, tm, ECANCELED);
+}
+
+/*
+ * @p holds sends of ours until its application receives them, which may
+ * be long: its silence is not a failure then, its death is. Probe it
+ * (PING, which it answers with an ACK) each quarter of the peer timeout
+ * that nothing came from it, and fail it after a silent timeout as any
+ * peer. Return: when to look again.
+ */
+static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
+			       ktime_t now, unsigned long timeout)
+{
+	unsigned long every = max(timeout / 4, 1UL), last, at;
+	struct swnic_wire_hdr h;
+
+	if (time_after(jiffies, p->heard + timeout)) {
+		swnic_peer_fail(wn, p);
+		return KTIME_MAX;
+	}
+	last = time_after(p->ping_at, p->heard) ? p->ping_at : p->heard;
+	if (!time_before(jiffies, last + every)) {
+		swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
+		swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
+		wn->keepalives++;
+		p->ping_at = jiffies;
+		last = jiffies;
+	}
+	at = min(last + every, p->heard + timeout + 1);
+	return ktime_add_ns(now, jiffies_to_nsecs(max_t(long, at - jiffies,
+							1)));
+}
+
 /*
  * Probe, retransmit what timed out, fail peers that stay silent; then arm
  * the timer for the earliest deadline left.
@@ -2226,20 +2489,23 @@ static void swnic_tick(struct swnic_wnet *wn)
 		if (list_empty(&p->unacked) && list_empty(&p->waiting) &&
 		    list_empty(&p->txq) && list_empty(&p->rxmsgs))
 			continue;
-		/* Busy: looked at again, for its silence and its retries. */
+		if (p->nheld_waiting)
+			swnic_held_closed(p);
+		/*
+		 * Busy: looked at again, for its silence and its retries;
+		 * but a peer that only holds sends of ours for receives
+		 * (its application posts them when it wants) is probed.
+		 */
+		if (list_empty(&p->unacked) && list_empty(&p->txq) &&
+		    list_empty(&p->rxmsgs) && p->nmsgs == p->nheld_waiting) {
+			if (p->nmsgs)
+				next = min(next, swnic_keepalive(wn, p, now,
+								 timeout));
+			continue;
+		}
 		next = min(next, ktime_add_us(now, SWNIC_TICK_US));
 		if (time_after(jiffies, p->heard + timeout)) {
-			if (p->v6)
-				pr_debug("peer [%pI6c]:%u silent for %u ms: failed\n",
-					 &p->addr6, ntohs(p->port),
-					 peer_timeout_ms);
-			else
-				pr_debug("peer %pI4:%u silent for %u ms: failed\n",
-					 &p->ip, ntohs(p->port),
-					 peer_timeout_ms);
-			swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
-			swnic_peer_reset_rx(wn, p);
-			p->their_inc = 0;
+			swnic_peer_fail(wn, p);
 			continue;
 		}
 		swnic_peer_pump(wn, p);
@@ -2299,8 +2565,10 @@ static void swnic_udp_work(struct kthread_work *work)
 			swnic_rx_packet(wn, skb);
 		kfree_skb(skb);
 	}
-	if (!wn->dead)
+	if (!wn->dead) {
+		swnic_held_run(wn);
 		swnic_tick(wn);
+	}
 	/* One ACK per peer per round (coalesced). */
 	list_for_each_entry(p, &wn->peers, node)
 		if (p->ack_due)
@@ -2688,9 +2956,15 @@ int swnic_udp_counters(struct net *net,
 		       void *arg)
 {
 	struct swnic_wnet *wn = swnic_wnet(net);
+	u64 held = 0, held_waiting = 0;
+	struct swnic_peer *p;
 	int i, ret;
 
 	mutex_lock(&wn->lock);
+	list_for_each_entry(p, &wn->peers, node) {
+		held += p->nheld;
+		held_waiting += p->nheld_waiting;
+	}
 	ret = fn(arg, "tx_packets", wn->tx_pkts) ?:
 	      fn(arg, "rx_packets", wn->rx_pkts) ?:
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
@@ -2700,7 +2974,12 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "rack_retx", wn->rack_retx) ?:
 	      fn(arg, "spurious_retx", wn->spurious) ?:
 	      fn(arg, "peers", wn->npeers) ?:
-	      fn(arg, "rx_mem_bytes", wn->rx_mem);
+	      fn(arg, "rx_mem_bytes", wn->rx_mem) ?:
+	      fn(arg, "held", held) ?:
+	      fn(arg, "held_waiting", held_waiting) ?:
+	      fn(arg, "held_taken", wn->held_taken) ?:
+	      fn(arg, "held_failed", wn->held_failed) ?:
+	      fn(arg, "keepalives", wn->keepalives);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
 		ret = fn(arg, swnic_drop_names[i] ?: "drop_other",
 			 atomic64_read(&wn->drops[i]));
@@ -2748,6 +3027,8 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			.rto_us = p->rto_us,
 			.inflight = p->inflight,
 			.msgs = p->nmsgs,
+			.held = p->nheld,
+			.held_waiting = p->nheld_waiting,
 			.silent_ms = jiffies_to_msecs(now - p->heard),
 			.retx = p->retx,
 			.tx_bytes = p->tx_bytes,
@@ -2781,6 +3062,7 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	wn->timer.function = swnic_udp_timer;
 	INIT_LIST_HEAD(&wn->peers);
 	xa_init(&wn->users6);
+	INIT_LIST_HEAD(&wn->held_done);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
 	return 0;
@@ -2806,6 +3088,10 @@ static void __net_exit swnic_udp_net_pre_exit(struct net *net)
 	wn->sock = NULL;
 	wn->sock6 = NULL;
 	mutex_unlock(&wn->lock);
+	/* A held send's outcome may come any time: it kicks no more. */
+	spin_lock(&swnic_held_lock);
+	wn->held_dead = true;
+	spin_unlock(&swnic_held_lock);
 	/* No packet comes in after this. */
 	if (sock)
 		udp_tunnel_sock_release(sock);
@@ -2836,6 +3122,8 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	mutex_lock(&wn->lock);
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
+	/* Every held send was its peer's: forgotten, or freed with it. */
+	WARN_ON(!list_empty(&wn->held_done));
 	/*
 	 * Readers look names up under RCU, by the count first: the count
 	 * goes, then the table after a grace period.

@@ -22,6 +22,7 @@ enum {
 	SWNIC_PKT_RESP,		/* reliable: a message's outcome (or read data) */
 	SWNIC_PKT_ACK,		/* unreliable: cumulative ACK + SACK bitmap */
 	SWNIC_PKT_RESET,	/* unreliable: "I do not know you", restart */
+	SWNIC_PKT_PING,		/* unreliable: are you there? (an ACK answers) */
 	__SWNIC_PKT_MAX
 };
 
@@ -69,6 +70,13 @@ struct swnic_wire_ack {
 /* struct swnic_wire_msg flags */
 #define SWNIC_MSGF_REMOTE_DATA	BIT(0)	/* @data is remote CQ data */
 #define SWNIC_MSGF_DELIVERY	BIT(1)	/* delivery complete wanted */
+/*
+ * The sender takes a HELD answer (struct swnic_wire_resp.flags): a
+ * DELIVERY send the target buffers as unexpected is answered HELD at once
+ * and finally when a receive takes it. Without this flag the target
+ * answers as soon as it buffered the message (wire.rst).
+ */
+#define SWNIC_MSGF_HOLD		BIT(2)
 
 /**
  * struct swnic_wire_msg - DATA and READ_REQ: the message a fragment is of
@@ -117,6 +125,15 @@ struct swnic_wire_msg {
 	__be64 rkey;
 };
 
+/* struct swnic_wire_resp flags */
+/*
+ * Not the outcome yet: the target holds the message (a DELIVERY | HOLD
+ * send buffered as unexpected) and sends its outcome in another RESP
+ * when a receive takes it or it is dropped; @status and @len are 0.
+ */
+#define SWNIC_RESPF_HELD	BIT(0)
+#define SWNIC_RESPF_ALL		SWNIC_RESPF_HELD
+
 /**
  * struct swnic_wire_resp - RESP: a message's outcome (24 bytes), after
  * the target placed it (or failed to); for an RMA read it carries the read
@@ -125,13 +142,14 @@ struct swnic_wire_msg {
  * @status: 0 or a positive errno (the initiator's error)
  * @offset: READ data: where in the read this packet's payload goes
  * @len: READ data: payload bytes in this packet; 0 for a final status
+ * @flags: SWNIC_RESPF_* (0 before there was HELD)
  */
 struct swnic_wire_resp {
 	__be32 msg_id;
 	__be32 status;
 	__be64 offset;
 	__be32 len;
-	__be32 __pad;
+	__be32 flags;
 };
 
 static inline void swnic_wire_build_bug_on(void)

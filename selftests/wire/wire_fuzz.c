@@ -13,7 +13,8 @@
  * with the PSN next, a duplicate, at and past the receive window's edges
  * or far away, with stale/unknown/right incarnations, huge lengths,
  * offsets beyond the length, fragments inconsistent with earlier ones of
- * the same message, overlapping fragments; RESPs for messages never sent;
+ * the same message, overlapping fragments; RESPs for messages never sent
+ * (some HELD, some with junk flags); PINGs (some with junk after them);
  * ACKs for PSNs never sent and random SACKs; RESETs with a wrong (or the
  * right) incarnation. It sends from SOCKETS ordinary UDP sockets (each a
  * peer context at the target) and learns the target's incarnation and
@@ -62,7 +63,7 @@
 
 /* The wire's formats (kernel/wire.h), big endian. */
 #define W_VERSION	2
-enum { P_DATA = 1, P_READ_REQ, P_RESP, P_ACK, P_RESET, P_MAX };
+enum { P_DATA = 1, P_READ_REQ, P_RESP, P_ACK, P_RESET, P_PING, P_MAX };
 enum { OP_SEND = 1, OP_TSEND, OP_WRITE, OP_READ };
 #define RX_WIN		1024
 #define SACK_BITS	256
@@ -85,7 +86,7 @@ struct w_msg {
 struct w_resp {
 	uint32_t msg_id, status;
 	uint64_t offset;
-	uint32_t len, pad;
+	uint32_t len, flags;	/* flags: HELD = 1 */
 };
 
 _Static_assert(sizeof(struct w_hdr) == 16, "hdr");
@@ -349,6 +350,10 @@ static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
 		fill(buf + sizeof(*h), len - sizeof(*h));
 		return len;
 	}
+	if (kind < 24) {			/* PING, maybe with junk */
+		hdr(s, h, P_PING, chance(50) ? 0 : (uint32_t)rnd());
+		return sizeof(*h) + (chance(50) ? 0 : below(64));
+	}
 	if (kind < 28) {			/* RESET */
 		hdr(s, h, P_RESET, 0);
 		if (chance(90))
@@ -364,6 +369,9 @@ static size_t craft_one(struct src *s, uint8_t *buf, int *sealed)
 			.status = htonl(chance(50) ? 0 : (uint32_t)rnd()),
 			.offset = htobe64(chance(50) ? 0 : rnd()),
 			.len = htonl(chance(80) ? (uint32_t)n : (uint32_t)rnd()),
+			/* mostly none; HELD (1), maybe with a status; junk */
+			.flags = htonl(chance(70) ? 0 : chance(50) ? 1 :
+				       (uint32_t)rnd()),
 		};
 		fill((uint8_t *)(r + 1), n);
 		return sizeof(*h) + sizeof(*r) + n;

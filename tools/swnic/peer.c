@@ -95,6 +95,8 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 		{ "rto", SWNIC_A_PEER_RTO },
 		{ "inflight", SWNIC_A_PEER_INFLIGHT },
 		{ "msgs", SWNIC_A_PEER_MSGS },
+		{ "held", SWNIC_A_PEER_HELD },
+		{ "held_waiting", SWNIC_A_PEER_HELD_WAITING },
 	}, u64s[] = {
 		{ "retx", SWNIC_A_PEER_RETX },
 		{ "tx_bytes", SWNIC_A_PEER_TX_BYTES },

@@ -156,6 +156,8 @@ enum swnic_nl_attr {
 	SWNIC_A_PEER_RETX,		/* u64: packets retransmitted to it */
 	SWNIC_A_PEER_TX_BYTES,		/* u64: bytes of reliable packets sent */
 	SWNIC_A_PEER_RX_BYTES,		/* u64: bytes of reliable packets taken */
+	SWNIC_A_PEER_HELD,		/* u32: its sends we hold for a receive */
+	SWNIC_A_PEER_HELD_WAITING,	/* u32: our sends it holds */
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
 };
