@@ -194,10 +194,11 @@ TEST_F(ep, send_recv_readfrom)
  * fi_cq(3) completion semantics: FI_TRANSMIT_COMPLETE once the target has
  * the data (here: buffered as unexpected), FI_DELIVERY_COMPLETE only once a
  * receive took it. The doorbell is a syscall that does the transfer, so
- * "not complete yet" is exact, not a matter of waiting. Across, what
- * Documentation/wire.rst says the wire does (its "Not there yet"): a
- * delivery-complete send buffered as unexpected completes once buffered,
- * and one to an endpoint that is gone fails with ECONNREFUSED.
+ * "not complete yet" is exact, not a matter of waiting. Across, the
+ * target holds a delivery-complete send it buffered until a receive takes
+ * it (Documentation/wire.rst, delivery complete); it executes a peer's
+ * messages in their order, so a transmit-complete send's completion says
+ * that the delivery-complete one posted before it is held already.
  */
 static void delivery_complete_across(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(ep) *self,
@@ -206,31 +207,61 @@ static void delivery_complete_across(struct __test_metadata *_metadata,
 	struct fi_cq_err_entry err = { 0 };
 	struct fi_cq_tagged_entry e;
 	char in[64] = "";
-	int ctx_d, ctx_r[2];
+	int ctx_d, ctx_t, ctx_r[3];
 
+	/* b has one message buffered already (the transmit-complete one). */
 	msg->context = &ctx_d;
 	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_DELIVERY_COMPLETE |
 				FI_COMPLETION));
+	msg->context = &ctx_t;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_TRANSMIT_COMPLETE |
+				FI_COMPLETION));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(&ctx_t, e.op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	/* The first receive takes the first message: still not delivered. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r[0]));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx_r[0], e.op_context);
+	usleep(200000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	/* The second takes the delivery-complete one: now it completes. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r[1]));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx_r[1], e.op_context);
+	EXPECT_STREQ("delivered", in);
 	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
 	EXPECT_EQ(&ctx_d, e.op_context);
 	EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
-	/* Both messages wait at the target, in order. */
-	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL,
-				     FI_ADDR_UNSPEC, &ctx_r[i]));
-		ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
-		EXPECT_EQ(&ctx_r[i], e.op_context);
-		EXPECT_STREQ("delivered", in);
-	}
-	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r[2]));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx_r[2], e.op_context);
 
+	/* The target goes away before receiving a held send: it fails. */
+	msg->context = &ctx_d;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_DELIVERY_COMPLETE |
+				FI_COMPLETION));
+	msg->context = &ctx_t;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_TRANSMIT_COMPLETE |
+				FI_COMPLETION));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(&ctx_t, e.op_context);
 	fi_close(&self->b.ep->fid);
 	self->b.ep = NULL;
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
+	EXPECT_EQ(&ctx_d, err.op_context);
+	EXPECT_EQ(FI_ECONNABORTED, err.err);
+
+	/* And one sent to an endpoint that is gone is refused. */
 	ASSERT_EQ(0, fi_sendmsg(self->a.ep, msg, FI_DELIVERY_COMPLETE |
 				FI_COMPLETION));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
 	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
-	EXPECT_EQ(&ctx_d, err.op_context);
+	EXPECT_EQ(&ctx_t, err.op_context);
 	EXPECT_EQ(FI_ECONNREFUSED, err.err);
 }
 
