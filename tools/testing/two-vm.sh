@@ -7,7 +7,10 @@
 # In each a swnic device is bound to the virtio NIC (10.99.0.1 and
 # 10.99.0.2); VM 1 runs the servers, VM 2 the clients of Debian's
 # fi_pingpong (RDM msg and tagged, MSG connected, DGRAM, 1 MiB, data
-# checked) and of wire_rma, then a 2-rank Open MPI job (OFI MTL, swnic)
+# checked) and of wire_rma; then VM 1 restarts mid-stream (its link down,
+# its module unloaded and loaded again: a new incarnation) and VM 2's
+# stream must fail within the bounded time, release everything and talk
+# to the new incarnation; then a 2-rank Open MPI job (OFI MTL, swnic)
 # with a rank in each VM: mpirun in VM 2 starts the other rank's daemon
 # in VM 1 through the shared directory, where ssh would be used. VM 2
 # reports TAP; VM 1's side is checked through the shared directory.
@@ -25,13 +28,15 @@
 #        tools/testing/two-vm.sh rsh DIR HOST CMD...   (mpirun's agent)
 #
 # Exit status: 0 if every check passed, 1 if one failed, vm.sh's (125,
-# 124) if a VM failed.
+# 124) if a VM failed. SWNIC_TWOVM_PORT (default 47731) and the port after
+# it are the link's UDP ports on the build machine's loopback: another
+# pair runs beside with another.
 
 set -u
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-PORT_A=47731
-PORT_B=47732
+PORT_A=${SWNIC_TWOVM_PORT:-47731}
+PORT_B=$((PORT_A + 1))
 ADDR_SERVER=10.99.0.1
 
 # ---- in the guests ----------------------------------------------------------
@@ -45,6 +50,62 @@ guest_rxe()
 	modprobe rdma_rxe &&
 		rdma link add rxe0 type rxe netdev "$SWNIC_VM_NETDEV" ||
 		echo "two-vm.sh: no rxe: verbs;ofi_rxm will not run" >&2
+}
+
+# A restart mid-transfer (the server's side of the client's "reload"):
+# fi_stream's server takes a stream; when the client says so (srv-N.go)
+# this host goes silent (its link down), the server dies, the module is
+# unloaded and loaded again - a new incarnation, which knows nothing of
+# the client - and the host comes back, with a new server (srv-N.back)
+# whose endpoint opens the wire's socket again. srv-N.rc: 0 if all that
+# worked.
+guest_reload()
+{
+	local dir=$1 n=$2 pid rc=0
+
+	"$REPO/tools/testing/fi_stream" -p swnic -e rdm -S 65536 -t 120 \
+		-B $pp_port > "$dir/srv-$n.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		[ -n "$(ss -Hltn "sport = :$pp_port")" ] && break
+		sleep 0.1
+	done
+	: > "$dir/srv-$n.listening"
+	for _ in $(seq 1500); do
+		[ -e "$dir/srv-$n.go" ] && break
+		sleep 0.2
+	done
+	{
+		ip link set "$SWNIC_VM_NETDEV" down || rc=1
+		kill -9 "$pid"
+		wait "$pid"
+		swnic dev del swnicw force
+		# Its last references go as the killed server's files close.
+		for _ in $(seq 120); do
+			rmmod swnic 2>/dev/null && break
+			sleep 0.5
+		done
+		lsmod | grep -q '^swnic ' && rc=1
+		insmod "$SWNIC_MODULE" || rc=1
+		swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || rc=1
+		ip link set "$SWNIC_VM_NETDEV" up || rc=1
+		ip addr add "$ADDR_SERVER/24" dev "$SWNIC_VM_NETDEV" 2>/dev/null
+		echo "reloaded: rc $rc"
+	} >> "$dir/srv-$n.out" 2>&1
+	# A listener again (the client's next run), so that the new
+	# incarnation answers the old one's packets.
+	pp_port=$((pp_port + 1))
+	timeout 120 fi_pingpong -p swnic -e rdm -c -I 5 -S 4096 -B $pp_port \
+		> "$dir/srv-$n.pp.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		[ -n "$(ss -Hltn "sport = :$pp_port")" ] && break
+		sleep 0.1
+	done
+	: > "$dir/srv-$n.back"
+	echo "$rc" > "$dir/srv-$n.rc"
+	wait "$pid"
+	echo $? > "$dir/srv-$n.pp.rc"
 }
 
 guest_server()
@@ -74,6 +135,11 @@ guest_server()
 			echo $? > "$dir/srv-$n.rc.tmp"
 			: > "$dir/srv-$n.listening"
 			mv "$dir/srv-$n.rc.tmp" "$dir/srv-$n.rc"
+			n=$((n + 1))
+			continue
+		fi
+		if [ "${args[0]}" = reload ]; then
+			guest_reload "$dir" "$n"
 			n=$((n + 1))
 			continue
 		fi
@@ -160,6 +226,94 @@ guest_client()
 		-e dgram -c -I 10 -S 1024
 	across "RMA write/read, remote CQ data, key errors between two VMs" \
 		wire_rma
+
+	# The server's host restarts mid-transfer: its module is reloaded (a
+	# new incarnation). Our stream fails within the bounded time: by the
+	# new incarnation's RESET (ECONNRESET) if a retransmission of ours
+	# reaches it, else - every packet acknowledged, answers awaited, so
+	# nothing goes to the peer - by its silence (ETIMEDOUT, peer_timeout_ms
+	# made 10 s here). Nothing stays in flight, every object is released,
+	# and the new incarnation is talked to again.
+	peer_tx_bytes()
+	{
+		swnic -j peer show | jq '[.[].tx_bytes // 0] | add // 0'
+	}
+	reload_across()
+	{
+		local old_to t0 crc before after inflight sent sent0 cpid
+		local to_param=/sys/module/swnic/parameters/peer_timeout_ms
+
+		before=$(swnic -j stat show | jq -c '.[] | select(.dev == "*") |
+			.counters | {domains, endpoints, cqs, mrs}')
+		echo reload > "$dir/run-$n.tmp" && mv "$dir/run-$n.tmp" "$dir/run-$n"
+		pp_port=$((pp_port + 1))
+		for _ in $(seq 600); do
+			[ -e "$dir/srv-$n.listening" ] && break
+			sleep 0.2
+		done
+		old_to=$(cat "$to_param")
+		sent0=$(peer_tx_bytes)
+		echo 10000 > "$to_param"
+		"$REPO/tools/testing/fi_stream" -p swnic -e rdm -S 65536 -T 300 \
+			-t 120 -P $pp_port $ADDR_SERVER > /tmp/rl.out 2> /tmp/rl.err &
+		cpid=$!
+		# Wait until the stream flows (a MiB more has gone to the server).
+		for _ in $(seq 600); do
+			sent=$(($(peer_tx_bytes) - sent0))
+			[ "$sent" -gt 1048576 ] && break
+			sleep 0.2
+		done
+		if kill -0 "$cpid" 2>/dev/null && [ "$sent" -gt 1048576 ]; then
+			ok "a stream flows to the other VM before its restart"
+		else
+			not_ok "a stream flows to the other VM before its restart" \
+				"$sent bytes sent; client: $(tail -2 /tmp/rl.err)" \
+				"server: $(tail -3 "$dir/srv-$n.out")"
+		fi
+		: > "$dir/srv-$n.go"
+		t0=$SECONDS
+		wait "$cpid"
+		crc=$?
+		diag "the stream ended $((SECONDS - t0)) s after the restart began (exit $crc): $(tail -1 /tmp/rl.err)"
+		if [ "$crc" = 2 ] && [ $((SECONDS - t0)) -le 60 ] &&
+		   grep -Eq "completion error (104|110) " /tmp/rl.err; then
+			ok "the peer's module reloaded mid-stream: error completion (ECONNRESET or ETIMEDOUT) within 60 s"
+		else
+			not_ok "the peer's module reloaded mid-stream: error completion (ECONNRESET or ETIMEDOUT) within 60 s" \
+				"exit $crc after $((SECONDS - t0)) s: $(tail -2 /tmp/rl.err)" \
+				"server: $(tail -4 "$dir/srv-$n.out")" \
+				"our peers: $(swnic -j peer show | jq -c '.[]')"
+		fi
+		echo "$old_to" > "$to_param"
+		for _ in $(seq 900); do
+			[ -e "$dir/srv-$n.back" ] && break
+			sleep 0.2
+		done
+		check "the other VM unloaded and loaded swnic again" \
+			test "$(cat "$dir/srv-$n.rc" 2>/dev/null)" = 0
+		inflight=$(swnic -j peer show | jq '[.[] | (.msgs // 0) + (.inflight // 0)] | add // 0')
+		check "nothing stays in flight to the restarted peer" \
+			test "$inflight" = 0
+		after=$(swnic -j stat show | jq -c '.[] | select(.dev == "*") |
+			.counters | {domains, endpoints, cqs, mrs}')
+		check "every object of the failed stream is released" \
+			test "$before" = "$after"
+		pp_port=$((pp_port + 1))
+		if timeout 120 fi_pingpong -p swnic -e rdm -c -I 5 -S 4096 \
+			-P $pp_port $ADDR_SERVER > /tmp/cli.out 2>&1; then
+			ok "the restarted peer is talked to again (rdm 4 KiB, data checked)"
+		else
+			not_ok "the restarted peer is talked to again (rdm 4 KiB, data checked)" \
+				"$(tail -4 /tmp/cli.out)" \
+				"server: $(tail -4 "$dir/srv-$n.pp.out")"
+		fi
+		for _ in $(seq 600); do
+			[ -e "$dir/srv-$n.pp.rc" ] && break
+			sleep 0.2
+		done
+		n=$((n + 1))
+	}
+	reload_across
 
 	# Open MPI across the two VMs: mpirun here, the other rank's daemon
 	# started there through the shared directory (ssh's place).
