@@ -93,7 +93,7 @@ static unsigned int rx_mem_mb = 512;
 module_param(rx_mem_mb, uint, 0644);
 MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold (default 512)");
 
-#define SWNIC_WIN		256	/* packets in flight to a peer */
+#define SWNIC_WIN		256	/* PSNs in flight to a peer, oldest to next */
 #define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
 #define SWNIC_REO_MIN_US	250	/* RACK reordering window, at least */
 #define SWNIC_REO_MULT_MAX	16	/* ... grown to at most 16 times that */
@@ -555,6 +555,26 @@ static void swnic_arm(struct swnic_wnet *wn, ktime_t at)
 			       HRTIMER_MODE_ABS);
 }
 
+/*
+ * May a new packet go to @p? The window spans PSNs, from the oldest not
+ * yet ACKed to the next, not a count of packets in flight: packets SACKed
+ * past a lost one leave the count, and a count would let the PSNs run
+ * beyond what an ACK's bitmap speaks of - RACK would not see their loss,
+ * the RTO alone would, and the receiver drops what lies past its window.
+ * Under heavy loss a message then crawled from RTO to RTO.
+ */
+static bool swnic_wnd_open(const struct swnic_peer *p)
+{
+	const struct swnic_txpkt *t;
+
+	if (list_empty(&p->unacked))
+		return true;
+	t = list_first_entry(&p->unacked, struct swnic_txpkt, node);
+	return p->snd_nxt - t->psn < SWNIC_WIN;
+}
+
+static_assert(SWNIC_WIN <= SWNIC_SACK_BITS && SWNIC_WIN <= SWNIC_RX_WIN);
+
 /* Give @t (a reliable packet) the next PSN and keep it until ACKed. */
 static void swnic_track(struct swnic_wnet *wn, struct swnic_peer *p,
 			struct swnic_txpkt *t)
@@ -816,7 +836,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	bool ok = true;
 	int ret;
 
-	while (n < max && !tm->last && p->inflight < SWNIC_WIN) {
+	while (n < max && !tm->last && swnic_wnd_open(p)) {
 		t = swnic_txmsg_make(p, tm);
 		if (IS_ERR(t)) {
 			ok = false;
@@ -861,7 +881,7 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 	struct swnic_txmsg *tm;
 
 	lockdep_assert_held(&wn->lock);
-	while (p->inflight < SWNIC_WIN && !list_empty(&p->txq)) {
+	while (swnic_wnd_open(p) && !list_empty(&p->txq)) {
 		tm = list_first_entry(&p->txq, struct swnic_txmsg, node);
 		if (!swnic_txmsg_send(wn, p, tm))
 			break;
