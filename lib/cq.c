@@ -164,15 +164,14 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 	tail = atomic_load_explicit(r->tail, memory_order_acquire);
 	while (r->local != tail && swnic_cq_avail(cq) + cq->nerrors < cq->size) {
 		const uint8_t *slot = swnic_uring_slot(r, r->local);
+		bool inl;
 
 		memcpy(&kc, slot, sizeof(kc));
-		/* A small message rode in the entry: put it in place. */
-		if ((kc.flags & SWNIC_CQE_INLINE) &&
-		    kc.len <= SWNIC_CQE_INLINE_MAX &&
-		    r->entry_size >= sizeof(kc) + kc.len)
-			memcpy((void *)(uintptr_t)kc.buf, slot + sizeof(kc),
-			       kc.len);
-		swnic_cqe_complete(cq, &kc);
+		/* A small message rode in the entry: put in place. */
+		inl = (kc.flags & SWNIC_CQE_INLINE) &&
+		      kc.len <= SWNIC_CQE_INLINE_MAX &&
+		      r->entry_size >= sizeof(kc) + kc.len;
+		swnic_cqe_complete(cq, &kc, inl ? slot + sizeof(kc) : NULL);
 		r->local++;
 		atomic_store_explicit(r->head, r->local, memory_order_release);
 		freed = true;

@@ -586,7 +586,7 @@ static ssize_t swnic_ep_cancel_pool(struct swnic_ep *ep,
 
 		if (op->free || op->context != context)
 			continue;
-		c.context = (uintptr_t)op;
+		c.context = swnic_op_handle(op);
 		if (!ioctl(ep->fd, SWNIC_IOCTL_EP_CANCEL, &c))
 			return 0;
 		if (errno != ENOENT)

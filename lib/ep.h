@@ -188,7 +188,8 @@ ssize_t swnic_atomic_post_trig(struct swnic_ep *ep, uint8_t opcode,
 void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem);
 
 /* progress.c: the kernel's completions into the provider's CQ */
-void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc);
+void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
+			const void *inline_data);
 int swnic_errno_to_fi(int err);
 
 /* Hooks into cq.c, av.c and cntr.c. */

@@ -7,6 +7,7 @@
  * and the CQ's, cq.c), the pools of operations in flight and the doorbell.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -49,30 +50,122 @@ void swnic_uring_unmap(struct swnic_uring *r)
 
 /* ---- operations in flight ------------------------------------------------ */
 
+/*
+ * Arrays of ops are never given back to the allocator. A closed
+ * endpoint's completions may still wait in a CQ's kernel ring - those
+ * made before it closed, and its sends on the wire, which complete when
+ * the peer answers - naming its ops by address. So its arrays retire
+ * here instead, every op's generation moved on, and later pools take
+ * them: a completion whose handle carries an older generation is stale
+ * and dropped, as fi_endpoint(3) has a closed endpoint's operations
+ * discarded, and it never touches memory an endpoint gave back (nor a
+ * receive buffer the application freed after closing it). 16 bits of
+ * generation: a stale completion would have to wait unread while its
+ * array was retired 65536 times to be taken for a live one.
+ */
+struct swnic_op_array {
+	struct swnic_op_array *next;
+	struct swnic_op *ops;
+	size_t cap;
+};
+
+static pthread_mutex_t swnic_op_arrays_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct swnic_op_array *swnic_op_arrays;	/* retired */
+
+/* The least retired array of at least @size ops, or a new one. */
+static struct swnic_op *swnic_op_array_get(size_t size, size_t *cap)
+{
+	struct swnic_op_array **pp, **best = NULL, *a;
+	struct swnic_op *ops;
+
+	pthread_mutex_lock(&swnic_op_arrays_lock);
+	for (pp = &swnic_op_arrays; *pp; pp = &(*pp)->next)
+		if ((*pp)->cap >= size && (!best || (*pp)->cap < (*best)->cap))
+			best = pp;
+	a = best ? *best : NULL;
+	if (a)
+		*best = a->next;
+	pthread_mutex_unlock(&swnic_op_arrays_lock);
+	if (a) {
+		ops = a->ops;
+		*cap = a->cap;
+		free(a);
+		return ops;
+	}
+	ops = calloc(size, sizeof(*ops));
+	/* The generation takes the address's top bits. */
+	if (ops && (uintptr_t)(ops + size) >> SWNIC_OP_GEN_SHIFT) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "op array above 2^%d: %p\n",
+			   SWNIC_OP_GEN_SHIFT, (void *)ops);
+		free(ops);
+		return NULL;
+	}
+	*cap = size;
+	return ops;
+}
+
+static void swnic_op_array_put(struct swnic_op *ops, size_t cap)
+{
+	struct swnic_op_array *a = malloc(sizeof(*a));
+
+	for (size_t i = 0; i < cap; i++)
+		atomic_fetch_add_explicit(&ops[i].gen, 1, memory_order_release);
+	if (!a)
+		return;		/* kept, unused: never freed */
+	a->ops = ops;
+	a->cap = cap;
+	pthread_mutex_lock(&swnic_op_arrays_lock);
+	a->next = swnic_op_arrays;
+	swnic_op_arrays = a;
+	pthread_mutex_unlock(&swnic_op_arrays_lock);
+}
+
 int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
 		       size_t size)
 {
-	pool->ops = calloc(size, sizeof(*pool->ops));
+	pool->ops = swnic_op_array_get(size, &pool->cap);
 	if (!pool->ops)
 		return -FI_ENOMEM;
 	pool->size = size;
 	pool->used = 0;
 	pool->free = NULL;
 	for (size_t i = size; i-- > 0;) {
-		pool->ops[i].ep = ep;
-		pool->ops[i].free = true;
-		pool->ops[i].next = pool->free;
-		pool->free = &pool->ops[i];
+		struct swnic_op *op = &pool->ops[i];
+
+		op->ep = ep;
+		op->context = NULL;
+		op->bounce = NULL;
+		op->free = true;
+		op->next = pool->free;
+		pool->free = op;
 	}
 	return 0;
 }
 
+/* @ep closed (its CQs' locks taken since): its ops' completions are stale. */
 void swnic_op_pool_fini(struct swnic_op_pool *pool)
 {
-	for (size_t i = 0; pool->ops && i < pool->size; i++)
+	if (!pool->ops)
+		return;
+	for (size_t i = 0; i < pool->size; i++) {
 		free(pool->ops[i].bounce);
-	free(pool->ops);
+		pool->ops[i].bounce = NULL;
+	}
+	swnic_op_array_put(pool->ops, pool->cap);
 	pool->ops = NULL;
+}
+
+/* The op a kernel completion names, or NULL if its endpoint closed since. */
+struct swnic_op *swnic_op_of_handle(__u64 handle)
+{
+	struct swnic_op *op;
+
+	op = (struct swnic_op *)(uintptr_t)(handle &
+					    ((1ULL << SWNIC_OP_GEN_SHIFT) - 1));
+	if (atomic_load_explicit(&op->gen, memory_order_acquire) !=
+	    (uint16_t)(handle >> SWNIC_OP_GEN_SHIFT))
+		return NULL;
+	return op;
 }
 
 /* Caller holds ep->lock. NULL when every op is in flight. */
@@ -205,7 +298,7 @@ static int swnic_post(struct swnic_ep *ep, struct swnic_uring *r,
 			return -FI_EAGAIN;
 		}
 		swnic_op_fill(op, tmpl);
-		*entry_context = (uintptr_t)op;
+		*entry_context = swnic_op_handle(op);
 	}
 	ret = swnic_ring_produce(ep, r, entry, force);
 	if (ret && op)
@@ -254,7 +347,7 @@ int swnic_post_rq_trig(struct swnic_ep *ep, struct swnic_rqe *rqe,
 		return -FI_EAGAIN;
 	}
 	swnic_op_fill(op, tmpl);
-	rqe->context = (uintptr_t)op;
+	rqe->context = swnic_op_handle(op);
 	tr.rqe = *rqe;
 	if (ioctl(ep->fd, SWNIC_IOCTL_TRIG_RECV, &tr)) {
 		int err = errno;

@@ -49,8 +49,14 @@ struct swnic_hmem {
 	uint64_t device;
 };
 
-/* One operation in flight in the kernel. */
+/*
+ * One operation in flight in the kernel. The kernel knows it by its
+ * handle (swnic_op_handle()): its address and, in the top bits, its
+ * generation, which changes when its endpoint closes - a completion still
+ * naming it then is stale (swnic_op_of_handle()).
+ */
 struct swnic_op {
+	_Atomic uint16_t gen;
 	struct swnic_ep *ep;
 	void *context;			/* the application's */
 	uint64_t flags;			/* FI_* completion flags + FI_COMPLETION */
@@ -69,8 +75,20 @@ struct swnic_op_pool {
 	struct swnic_op *ops;
 	struct swnic_op *free;
 	size_t size;
+	size_t cap;			/* of @ops: at least @size */
 	size_t used;
 };
+
+#define SWNIC_OP_GEN_SHIFT	48
+
+static inline __u64 swnic_op_handle(const struct swnic_op *op)
+{
+	return (uintptr_t)op |
+	       (__u64)atomic_load_explicit(&op->gen, memory_order_relaxed)
+	       << SWNIC_OP_GEN_SHIFT;
+}
+
+struct swnic_op *swnic_op_of_handle(__u64 handle);
 
 int swnic_uring_map(struct swnic_uring *r, int fd,
 		    const struct swnic_ring_info *info);

@@ -88,8 +88,11 @@ static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc)
  * swnic_cqe_complete() - turn one kernel completion into the application's
  * @cq: the CQ whose kernel ring held @kc (the caller holds its lock)
  * @kc: the kernel's completion
+ * @inline_data: the message that rode in its entry (SWNIC_CQE_INLINE), or
+ *	NULL: put in place if the receive is still the application's
  */
-void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
+void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
+			const void *inline_data)
 {
 	bool error = kc->flags & SWNIC_CQE_ERROR;
 	bool rx = kc->flags & SWNIC_CQE_RECV;
@@ -114,7 +117,16 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc)
 				    kc->err);
 		return;
 	}
-	op = (struct swnic_op *)(uintptr_t)kc->context;
+	/*
+	 * Of an endpoint closed since (the CQ read nothing of it before):
+	 * discarded, and its receive buffer, which the application may have
+	 * freed, is not written.
+	 */
+	op = swnic_op_of_handle(kc->context);
+	if (!op)
+		return;
+	if (inline_data)
+		memcpy((void *)(uintptr_t)kc->buf, inline_data, kc->len);
 	ep = op->ep;
 	pool = rx ? &ep->rx_pool : &ep->tx_pool;
 

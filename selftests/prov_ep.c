@@ -706,6 +706,70 @@ TEST_F(ep, poll_on_cq_fd)
 	EXPECT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
 }
 
+/*
+ * fi_endpoint(3): closing an endpoint discards its outstanding operations.
+ * Completions of b's receives wait unread in the CQ's kernel ring when b
+ * closes: they are never reported, nor mistaken for the operations of an
+ * endpoint opened after it on the same CQ (which may take the memory b's
+ * gave back), and their data is not written to the receive buffers, which
+ * are the application's again once b closed.
+ */
+TEST_F(ep, close_discards_unread_completions)
+{
+	struct fid *fids[1] = { &self->b.cq->fid };
+	struct pollfd p = { .events = POLLIN };
+	char bufs[4][16], in[16] = "", out[16];
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *b2;
+	fi_addr_t to_b2;
+	char name[64];
+	size_t len = sizeof(name);
+	int ctx[4], ctx2;
+
+	ASSERT_EQ(0, fi_control(&self->b.cq->fid, FI_GETWAIT, &p.fd));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, bufs[i], sizeof(bufs[i]), NULL,
+				     FI_ADDR_UNSPEC, &ctx[i]));
+	ASSERT_EQ(FI_SUCCESS, fi_trywait(self->peer.fabric, fids, 1));
+	for (int i = 0; i < 4; i++) {
+		snprintf(out, sizeof(out), "old %d", i);
+		ASSERT_EQ(0, fi_send(self->a.ep, out, sizeof(out), NULL,
+				     self->a.peer, NULL));
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	}
+	/* b's completions are in the kernel's ring, not read. */
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(0, fi_close(&self->b.ep->fid));
+	self->b.ep = NULL;
+	memset(bufs, 0, sizeof(bufs));
+
+	/* Another endpoint on the same CQ, with a receive posted. */
+	ASSERT_EQ(0, fi_endpoint(self->peer.domain, self->peer.info, &b2,
+				 NULL));
+	self->b.ep = b2;
+	ASSERT_EQ(0, fi_ep_bind(b2, &self->b.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(b2, &self->b.av->fid, 0));
+	ASSERT_EQ(0, fi_enable(b2));
+	ASSERT_EQ(0, fi_recv(b2, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx2));
+	usleep(100000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	for (int i = 0; i < 4; i++)
+		for (size_t j = 0; j < sizeof(bufs[i]); j++)
+			ASSERT_EQ(0, bufs[i][j]);
+
+	/* b2 works: its receive completes with its own context. */
+	ASSERT_EQ(0, fi_getname(&b2->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(self->a.av, name, 1, &to_b2, 0, NULL));
+	snprintf(out, sizeof(out), "new");
+	ASSERT_EQ(0, fi_send(self->a.ep, out, sizeof(out), NULL, to_b2, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(&ctx2, e.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG, e.flags);
+	EXPECT_STREQ("new", in);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+}
+
 TEST_F(ep, cancel_posted_receive)
 {
 	char buf[16], out[16] = "after";
