@@ -2263,8 +2263,14 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		swnic_drop(wn, SWNIC_DROP_VERSION);
 		return;
 	}
-	/* Only requests may make a context; answers need ours. */
-	create = h.type == SWNIC_PKT_DATA || h.type == SWNIC_PKT_READ_REQ;
+	/*
+	 * Only requests may make a context, answers need ours - and a
+	 * PING: a peer probing an older us (this module restarted, or the
+	 * namespace made again) must get its RESET, or it would learn of
+	 * the restart only from the silence, after the peer timeout.
+	 */
+	create = h.type == SWNIC_PKT_DATA || h.type == SWNIC_PKT_READ_REQ ||
+		 h.type == SWNIC_PKT_PING;
 	if (v6) {
 		saddr = swnic_rx_name6(wn, skb, create, &limited);
 		if (!saddr)
@@ -2454,11 +2460,14 @@ static void swnic_held_closed(struct swnic_peer *p)
 }
 
 /*
- * @p holds sends of ours until its application receives them, which may
- * be long: its silence is not a failure then, its death is. Probe it
- * (PING, which it answers with an ACK) each quarter of the peer timeout
- * that nothing came from it, and fail it after a silent timeout as any
- * peer. Return: when to look again.
+ * Everything we sent @p is acknowledged and we await its answers only:
+ * it holds sends of ours until its application receives them, which may
+ * be long, or it executes our requests. Its silence is not a failure
+ * then, its death is - and its restart, which nothing we send would show
+ * us. Probe it (PING: a live peer answers with an ACK, a restarted one
+ * with a RESET) each quarter of the peer timeout that nothing came from
+ * it, and fail it after a silent timeout as any peer. Return: when to
+ * look again.
  */
 static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 			       ktime_t now, unsigned long timeout)
@@ -2513,11 +2522,10 @@ static void swnic_tick(struct swnic_wnet *wn)
 			swnic_held_closed(p);
 		/*
 		 * Busy: looked at again, for its silence and its retries;
-		 * but a peer that only holds sends of ours for receives
-		 * (its application posts them when it wants) is probed.
+		 * but a peer we only await answers from is probed.
 		 */
 		if (list_empty(&p->unacked) && list_empty(&p->txq) &&
-		    list_empty(&p->rxmsgs) && p->nmsgs == p->nheld_waiting) {
+		    list_empty(&p->rxmsgs)) {
 			if (p->nmsgs)
 				next = min(next, swnic_keepalive(wn, p, now,
 								 timeout));

@@ -7,7 +7,9 @@
 # send the target buffers as unexpected completes only once a receive
 # takes it - waiting several peer timeouts first, which only the
 # keepalives survive - and fails (ECONNABORTED) when the target's endpoint
-# closes on it; then a send held by a target whose link goes down and
+# closes on it; a send held by a target that restarts (a new namespace
+# with its address) fails with ECONNRESET, drawn by a keepalive, before
+# the peer timeout; then a send held by a target whose link goes down and
 # whose namespace is deleted fails with ETIMEDOUT within the bound; the
 # wire's counters show what was held and taken, and at the end every
 # object is released (the module's own counters).
@@ -35,6 +37,7 @@ cleanup()
 	$B swnic dev del swnicdb force >/dev/null 2>&1
 	ip netns del swnicda 2>/dev/null
 	ip netns del swnicdb 2>/dev/null
+	ip netns del swnicdc 2>/dev/null
 	swnic dev del swnicda force >/dev/null 2>&1
 	swnic dev del swnicdb force >/dev/null 2>&1
 }
@@ -111,6 +114,53 @@ if [ "$held" = 0 ] && [ "$waiting" = 0 ]; then
 else
 	not_ok "nothing is held any more" "held $held, held_waiting $waiting"
 fi
+
+# A held send whose target restarts: its link goes down, its process is
+# killed and its namespace deleted, but its veth end lives on in a new
+# namespace with the same address and a new device - a new incarnation,
+# with no context for the initiator. The initiator's next keepalive, to
+# the old incarnation, draws a RESET: the send fails with ECONNRESET,
+# well before the peer timeout (10 s here) that silence would take.
+echo 10000 > "$TIMEOUT_PARAM"
+$A selftests/wire/out/wire_dc -s -k >/dev/null 2>&1 &
+srv=$!
+$B timeout 120 selftests/wire/out/wire_dc -c -k -r -w 3000 $ADDR_A \
+	>/tmp/wdc.cli 2>&1 &
+cli=$!
+for _ in $(seq 300); do
+	grep -q waiting /tmp/wdc.cli 2>/dev/null && break
+	sleep 0.1
+done
+start=$(date +%s)
+$A ip link set swda down
+kill -9 $srv 2>/dev/null
+wait $srv 2>/dev/null
+$A swnic dev del swnicda force >/dev/null 2>&1
+ip netns add swnicdc
+$A ip link set swda netns swnicdc
+ip netns del swnicda
+ip netns add swnicda
+ip netns exec swnicdc ip link set swda netns swnicda
+ip netns del swnicdc
+if sh -c "$A ip addr add $ADDR_A/24 dev swda &&
+	  $A ip link set swda up && $A ip link set lo up &&
+	  $A swnic dev add swnicda netdev swda" >/tmp/wdc.rst 2>&1; then
+	restarted=yes
+else
+	restarted="failed: $(cat /tmp/wdc.rst)"
+fi
+wait $cli
+cli_rc=$?
+took=$(($(date +%s) - start))
+while read -r line; do diag "initiator $line"; done < /tmp/wdc.cli
+if [ "$restarted" = yes ] && [ $cli_rc = 0 ] && [ $took -lt 10 ]; then
+	ok "a held send fails with ECONNRESET when its peer restarts, before the peer timeout ($took s)"
+else
+	not_ok "a held send fails with ECONNRESET when its peer restarts, before the peer timeout" \
+		"restart: $restarted" "exit $cli_rc after $took s" \
+		"$(grep FAILED /tmp/wdc.cli)"
+fi
+echo "$TIMEOUT_MS" > "$TIMEOUT_PARAM"
 
 # A held send whose target dies: its link goes down (nothing more comes
 # from it, as from a host that crashed), its process is killed and its

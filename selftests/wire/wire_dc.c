@@ -25,7 +25,10 @@
  * waiting for -w ms, prints "waiting", and then expects it to fail with
  * ETIMEDOUT ("Connection timed out") within 60 s: test_wire_dc.sh cuts the
  * target's link and deletes its namespace meanwhile (-s -k: the target
- * only waits).
+ * only waits). With -r as well, it expects ECONNRESET ("Connection reset
+ * by peer") instead: test_wire_dc.sh restarts the target meanwhile (a new
+ * namespace with its address: a new incarnation), which must answer the
+ * initiator's keepalive to its old incarnation with a RESET.
  * Exit status 0 when every check passed.
  */
 #include <arpa/inet.h>
@@ -364,7 +367,8 @@ static int expect_error(void *ctx, int ms, const char *what, int want,
 	return r < 0 ? err.err : 0;
 }
 
-static int run_initiator(const char *node, int kill_mode, int peer_check)
+static int run_initiator(const char *node, int kill_mode, int restart,
+			 int peer_check)
 {
 	char addr[64], *a = malloc(LEN_A), *b = malloc(LEN_B);
 	char *c = malloc(LEN_C);
@@ -390,8 +394,14 @@ static int run_initiator(const char *node, int kill_mode, int peer_check)
 			check_held(1);
 		printf("waiting\n");
 		fflush(stdout);
-		expect_error(&ctx_c, 60000, "the held send, its peer gone",
-			     FI_ETIMEDOUT, "timed out");
+		if (restart)
+			expect_error(&ctx_c, 60000,
+				     "the held send, its peer restarted",
+				     FI_ECONNRESET, "reset");
+		else
+			expect_error(&ctx_c, 60000,
+				     "the held send, its peer gone",
+				     FI_ETIMEDOUT, "timed out");
 		return failures ? 1 : 0;
 	}
 
@@ -434,10 +444,10 @@ static int run_initiator(const char *node, int kill_mode, int peer_check)
 
 int main(int argc, char **argv)
 {
-	int opt, target = 0, kill_mode = 0, peer_check = 0;
+	int opt, target = 0, kill_mode = 0, restart = 0, peer_check = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "sckw:")) != -1) {
+	while ((opt = getopt(argc, argv, "sckrw:")) != -1) {
 		switch (opt) {
 		case 's':
 			target = 1;
@@ -447,6 +457,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			kill_mode = 1;
+			break;
+		case 'r':
+			restart = 1;
 			break;
 		case 'w':
 			wait_ms = atoi(optarg);
@@ -459,8 +472,10 @@ int main(int argc, char **argv)
 		return run_target(kill_mode);
 	if (optind != argc - 1)
 		goto usage;
-	return run_initiator(argv[optind], kill_mode, peer_check);
+	if (restart && !kill_mode)
+		goto usage;
+	return run_initiator(argv[optind], kill_mode, restart, peer_check);
 usage:
-	fprintf(stderr, "usage: wire_dc -s [-k] | wire_dc [-c] [-k] [-w MS] TARGET-IPV4\n");
+	fprintf(stderr, "usage: wire_dc -s [-k] | wire_dc [-c] [-k [-r]] [-w MS] TARGET-IPV4\n");
 	return 2;
 }
