@@ -115,9 +115,13 @@ $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 
 selftests: $(TESTS) $(MPI_TESTS) $(WIRE_TESTS) $(STREAM)
 
-selftests/wire/out/%: selftests/wire/%.c
+# The wire programs share their checks, fabric setup and out-of-band socket
+# (wire_util.c): every one is linked with it.
+WIRE_UTIL := selftests/wire/wire_util.c selftests/wire/wire_util.h
+
+selftests/wire/out/%: selftests/wire/%.c $(WIRE_UTIL)
 	@mkdir -p selftests/wire/out
-	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
+	$(CC) $(USER_CFLAGS) -o $@ $< selftests/wire/wire_util.c -lfabric
 
 selftests/mpi/out/%: selftests/mpi/%.c
 	@mkdir -p selftests/mpi/out

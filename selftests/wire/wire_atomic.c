@@ -18,14 +18,11 @@
  * target process code runs for the atomics: the target only waits. Every
  * wait is bounded. Exit status 0 when every check passed.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +34,7 @@
 #include <rdma/fi_errno.h>
 
 #include "../atomic_ref.h"
+#include "wire_util.h"
 
 #define OOB_PORT	47991
 #define PAGE		4096
@@ -52,7 +50,6 @@ struct target_info {
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
 static struct fi_info *info;
-static int failures;
 
 struct side {
 	struct fid_ep *ep;
@@ -61,120 +58,20 @@ struct side {
 	fi_addr_t peer;
 };
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("# ok: " __VA_ARGS__);			\
-			printf("\n");					\
-		} else {						\
-			printf("# FAILED: " __VA_ARGS__);		\
-			printf("\n");					\
-			failures++;					\
-		}							\
-		fflush(stdout);						\
-	} while (0)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "wire_atomic: %s: %d (%s)\n", what, ret,
-		fi_strerror(-ret));
-	exit(2);
-}
-
 static void setup(const char *node)
 {
-	struct fi_info *hints = fi_allocinfo();
-	int ret;
-
-	hints->fabric_attr->prov_name = strdup("swnic");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_ATOMIC;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_LOCAL;
-	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo", ret);
-	fi_freeinfo(hints);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)))
-		die("setup", ret);
+	info = wire_getinfo(wire_hints(FI_MSG | FI_ATOMIC), node);
+	wire_domain_open(info, &fabric, &domain);
 }
 
 static void side_open(struct side *s)
 {
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	int ret;
 
-	if ((ret = fi_endpoint(domain, info, &s->ep, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &s->cq, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &s->av, NULL)) ||
-	    (ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_ep_bind(s->ep, &s->av->fid, 0)) ||
+	if ((ret = wire_ep_open(domain, info, FI_CQ_FORMAT_TAGGED, &s->ep,
+				&s->cq, &s->av)) ||
 	    (ret = fi_enable(s->ep)))
 		die("endpoint", ret);
-}
-
-/* The target's out-of-band port at @node (IPv4 or IPv6). */
-static int oob_connect(const char *node)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	struct sockaddr_in6 sin6 = {
-		.sin6_family = AF_INET6,
-		.sin6_port = htons(OOB_PORT),
-	};
-	struct sockaddr *sa = (struct sockaddr *)&sin;
-	socklen_t len = sizeof(sin);
-	int s, i;
-
-	if (inet_pton(AF_INET, node, &sin.sin_addr) != 1 &&
-	    inet_pton(AF_INET6, node, &sin6.sin6_addr) == 1) {
-		sa = (struct sockaddr *)&sin6;
-		len = sizeof(sin6);
-	}
-	for (i = 0; i < 300; i++) {
-		s = socket(sa->sa_family, SOCK_STREAM, 0);
-		if (!connect(s, sa, len))
-			return s;
-		close(s);
-		usleep(100000);
-	}
-	die("connect to the target", -FI_ECONNREFUSED);
-	return -1;
-}
-
-/* One initiator's connection: over IPv6 or IPv4 (dual stack). */
-static int oob_accept(void)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	struct sockaddr_in6 sin6 = {
-		.sin6_family = AF_INET6,
-		.sin6_port = htons(OOB_PORT),
-	};
-	struct sockaddr *sa = (struct sockaddr *)&sin6;
-	socklen_t len = sizeof(sin6);
-	int one = 1, zero = 0, l, s;
-
-	l = socket(AF_INET6, SOCK_STREAM, 0);
-	if (l < 0) {	/* no IPv6 in this kernel */
-		l = socket(AF_INET, SOCK_STREAM, 0);
-		sa = (struct sockaddr *)&sin;
-		len = sizeof(sin);
-	} else {
-		setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	}
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, sa, len) || listen(l, 1))
-		die("listen", -FI_EADDRINUSE);
-	s = accept(l, NULL, NULL);
-	close(l);
-	return s;
 }
 
 static int run_target(void)
@@ -207,18 +104,16 @@ static int run_target(void)
 	ti.addr_rw = virt ? (uintptr_t)rw : 0;
 	ti.key_ro = fi_mr_key(mr_ro);
 	ti.addr_ro = virt ? (uintptr_t)ro : 0;
-	sock = oob_accept();
-	if (write(sock, &ti, sizeof(ti)) != sizeof(ti) ||
-	    read(sock, &done, 1) != 1)
-		die("out-of-band exchange", -FI_EIO);
+	sock = wire_oob_accept(OOB_PORT, WIRE_OOB_DUAL);
+	wire_send(sock, &ti, sizeof(ti), "out-of-band exchange");
+	wire_recv(sock, &done, 1, "out-of-band exchange");
 	CHECK(*(volatile uint64_t *)(rw + SUM_OFF) == 2 * ADDS,
 	      "target: the word both added to is %d (%llu)", 2 * ADDS,
 	      (unsigned long long)*(volatile uint64_t *)(rw + SUM_OFF));
 	CHECK(ro[0] == 0x11 && ro[PAGE - 1] == 0x11,
 	      "target: the read-only MR is untouched");
 	done = failures ? 1 : 0;
-	if (write(sock, &done, 1) != 1)
-		die("out-of-band result", -FI_EIO);
+	wire_send(sock, &done, 1, "out-of-band result");
 	close(sock);
 	fi_close(&mr_rw->fid);
 	fi_close(&mr_ro->fid);
@@ -271,9 +166,8 @@ static int run_initiator(const char *node)
 	setup(node);
 	side_open(&a);
 	side_open(&b);
-	sock = oob_connect(node);
-	if (read(sock, &ti, sizeof(ti)) != sizeof(ti))
-		die("out-of-band read", -FI_EIO);
+	sock = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
+	wire_recv(sock, &ti, sizeof(ti), "out-of-band read");
 	if (fi_av_insert(a.av, ti.addr, 1, &a.peer, 0, NULL) != 1 ||
 	    fi_av_insert(b.av, ti.addr, 1, &b.peer, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
@@ -357,8 +251,8 @@ static int run_initiator(const char *node)
 		      y.failures);
 	}
 
-	if (write(sock, &done, 1) != 1 || read(sock, &done, 1) != 1)
-		die("out-of-band end", -FI_EIO);
+	wire_send(sock, &done, 1, "out-of-band end");
+	wire_recv(sock, &done, 1, "out-of-band end");
 	CHECK(!done, "the target's checks passed");
 	close(sock);
 	return failures ? 1 : 0;

@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +47,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "wire_util.h"
 
 #define OOB_PORT	47991
 #define LEN_A		65536
@@ -61,53 +62,18 @@ static struct fid_ep *ep;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fi_info *info;
-static int failures;
 static int wait_ms = 2000;	/* -w: the quiet window */
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("# ok: " __VA_ARGS__);			\
-			printf("\n");					\
-		} else {						\
-			printf("# FAILED: " __VA_ARGS__);		\
-			printf("\n");					\
-			failures++;					\
-		}							\
-		fflush(stdout);						\
-	} while (0)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "wire_dc: %s: %d (%s)\n", what, ret,
-		fi_strerror(-ret));
-	exit(2);
-}
 
 static void setup(const char *node)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = wire_hints(FI_MSG | FI_TAGGED);
 	int ret;
 
-	hints->fabric_attr->prov_name = strdup("swnic");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
-	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo", ret);
-	fi_freeinfo(hints);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	info = wire_getinfo(hints, node);
+	wire_domain_open(info, &fabric, &domain);
+	if ((ret = wire_ep_open(domain, info, FI_CQ_FORMAT_TAGGED, &ep, &cq,
+				&av)) ||
 	    (ret = fi_enable(ep)))
 		die("setup", ret);
 }
@@ -158,56 +124,26 @@ static void expect_quiet(int ms, const char *what)
 	      r < 0 ? fi_strerror(err.err) : "");
 }
 
+/* The target's out-of-band port at @node: an IPv4 address, or die. */
 static int oob_connect(const char *node)
 {
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int s, i;
+	struct in_addr a;
 
-	if (inet_pton(AF_INET, node, &sin.sin_addr) != 1)
+	if (inet_pton(AF_INET, node, &a) != 1)
 		die("an IPv4 address", -FI_EINVAL);
-	for (i = 0; i < 300; i++) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-			return s;
-		close(s);
-		usleep(100000);
-	}
-	die("connect to the target", -FI_ECONNREFUSED);
-	return -1;
-}
-
-static int oob_accept(void)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int one = 1, l, s;
-
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
-		die("listen", -FI_EADDRINUSE);
-	s = accept(l, NULL, NULL);
-	close(l);
-	return s;
+	return wire_oob_connect(node, OOB_PORT, WIRE_OOB_IPV4);
 }
 
 static void oob_put(int s, char c)
 {
-	if (write(s, &c, 1) != 1)
-		die("out-of-band write", -FI_EIO);
+	wire_send(s, &c, 1, "out-of-band write");
 }
 
 static char oob_get(int s)
 {
 	char c;
 
-	if (read(s, &c, 1) != 1)
-		die("out-of-band read", -FI_EIO);
+	wire_recv(s, &c, 1, "out-of-band read");
 	return c;
 }
 
@@ -257,10 +193,9 @@ static int run_target(int kill_mode)
 	ret = fi_getname(&ep->fid, addr, &addrlen);
 	if (ret)
 		die("fi_getname", ret);
-	s = oob_accept();
-	if (write(s, &addrlen, sizeof(addrlen)) != sizeof(addrlen) ||
-	    write(s, addr, addrlen) != (ssize_t)addrlen)
-		die("out-of-band address", -FI_EIO);
+	s = wire_oob_accept(OOB_PORT, WIRE_OOB_IPV4);
+	wire_send(s, &addrlen, sizeof(addrlen), "out-of-band address");
+	wire_send(s, addr, addrlen, "out-of-band address");
 	if (kill_mode) {
 		oob_get(s);	/* killed meanwhile */
 		return 0;
@@ -379,10 +314,10 @@ static int run_initiator(const char *node, int kill_mode, int restart,
 
 	setup(node);
 	s = oob_connect(node);
-	if (read(s, &addrlen, sizeof(addrlen)) != sizeof(addrlen) ||
-	    addrlen > sizeof(addr) ||
-	    read(s, addr, addrlen) != (ssize_t)addrlen)
+	wire_recv(s, &addrlen, sizeof(addrlen), "out-of-band address");
+	if (addrlen > sizeof(addr))
 		die("out-of-band address", -FI_EIO);
+	wire_recv(s, addr, addrlen, "out-of-band address");
 	ret = fi_av_insert(av, addr, 1, &dest, 0, NULL);
 	if (ret != 1)
 		die("fi_av_insert", ret);

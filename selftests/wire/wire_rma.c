@@ -35,13 +35,10 @@
  * (FI_TC_DSCP), which its wire packets carry (test_wire.sh checks).
  * Exit status 0 when every check passed.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +49,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_trigger.h>
+
+#include "wire_util.h"
 
 #define OOB_PORT	47990
 #define LEN		(1 << 20)
@@ -89,43 +88,16 @@ static struct fid_cq *cq;
 static struct fid_cntr *wcntr;
 static struct fid_cntr *mcntr;	/* the read-write MR's (FI_MR_RMA_EVENT) */
 static struct fi_info *info;
-static int failures;
 static int triggered;		/* FI_TRIGGER offered (both sides alike) */
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("# ok: " __VA_ARGS__);			\
-			printf("\n");					\
-		} else {						\
-			printf("# FAILED: " __VA_ARGS__);		\
-			printf("\n");					\
-			failures++;					\
-		}							\
-	} while (0)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "wire_rma: %s: %d (%s)\n", what, ret,
-		fi_strerror(-ret));
-	exit(2);
-}
 
 static uint32_t tclass;		/* -t: the endpoints' traffic class */
 
 static void setup(const char *node, int target)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = wire_hints(FI_RMA | FI_RMA_EVENT | FI_FENCE);
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
 	int ret;
 
-	hints->fabric_attr->prov_name = strdup("swnic");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_RMA | FI_RMA_EVENT | FI_FENCE;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_LOCAL;
 	hints->mode = FI_CONTEXT;
 	hints->tx_attr->tclass = tclass;
 	hints->caps |= FI_TRIGGER;
@@ -139,13 +111,9 @@ static void setup(const char *node, int target)
 	if (ret)
 		die("fi_getinfo", ret);
 	fi_freeinfo(hints);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)) ||
-	    (ret = fi_endpoint(domain, info, &ep, NULL)) ||
-	    (ret = fi_cq_open(domain, &cq_attr, &cq, NULL)) ||
-	    (ret = fi_av_open(domain, &av_attr, &av, NULL)) ||
-	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (ret = fi_ep_bind(ep, &av->fid, 0)))
+	wire_domain_open(info, &fabric, &domain);
+	ret = wire_ep_open(domain, info, FI_CQ_FORMAT_DATA, &ep, &cq, &av);
+	if (ret)
 		die("setup", ret);
 	if (target) {
 		if ((ret = fi_cntr_open(domain, &cntr_attr, &wcntr, NULL)) ||
@@ -182,68 +150,6 @@ static int wait_comp(struct fi_cq_data_entry *out)
 		usleep(100);
 	}
 	return -FI_ETIMEDOUT;
-}
-
-/* The target's out-of-band port at @node (IPv4 or IPv6). */
-static int oob_connect(const char *node)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	struct sockaddr_in6 sin6 = {
-		.sin6_family = AF_INET6,
-		.sin6_port = htons(OOB_PORT),
-	};
-	struct sockaddr *sa = (struct sockaddr *)&sin;
-	socklen_t len = sizeof(sin);
-	int s, i;
-
-	if (inet_pton(AF_INET, node, &sin.sin_addr) != 1 &&
-	    inet_pton(AF_INET6, node, &sin6.sin6_addr) == 1) {
-		sa = (struct sockaddr *)&sin6;
-		len = sizeof(sin6);
-	}
-	for (i = 0; i < 300; i++) {
-		s = socket(sa->sa_family, SOCK_STREAM, 0);
-		if (!connect(s, sa, len))
-			return s;
-		close(s);
-		usleep(100000);
-	}
-	die("connect to the target", -FI_ECONNREFUSED);
-	return -1;
-}
-
-/* One initiator's connection: over IPv6 or IPv4 (dual stack). */
-static int oob_accept(void)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	struct sockaddr_in6 sin6 = {
-		.sin6_family = AF_INET6,
-		.sin6_port = htons(OOB_PORT),
-	};
-	struct sockaddr *sa = (struct sockaddr *)&sin6;
-	socklen_t len = sizeof(sin6);
-	int one = 1, zero = 0, l, s;
-
-	l = socket(AF_INET6, SOCK_STREAM, 0);
-	if (l < 0) {	/* no IPv6 in this kernel */
-		l = socket(AF_INET, SOCK_STREAM, 0);
-		sa = (struct sockaddr *)&sin;
-		len = sizeof(sin);
-	} else {
-		setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	}
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, sa, len) || listen(l, 1))
-		die("listen", -FI_EADDRINUSE);
-	s = accept(l, NULL, NULL);
-	close(l);
-	return s;
 }
 
 static int run_target(void)
@@ -288,10 +194,9 @@ static int run_target(void)
 		ti.key_mv = fi_mr_key(mr_mv);
 		ti.addr_mv = virt ? (uintptr_t)mv_iov[0].iov_base : 0;
 	}
-	s = oob_accept();
-	if (write(s, &ti, sizeof(ti)) != sizeof(ti) ||
-	    read(s, &done, 1) != 1)
-		die("out-of-band exchange", -FI_EIO);
+	s = wire_oob_accept(OOB_PORT, WIRE_OOB_DUAL);
+	wire_send(s, &ti, sizeof(ti), "out-of-band exchange");
+	wire_recv(s, &done, 1, "out-of-band exchange");
 
 	ret = wait_comp(&e);
 	CHECK(!ret && (e.flags & FI_REMOTE_CQ_DATA) && e.data == RDATA,
@@ -321,8 +226,7 @@ static int run_target(void)
 		;
 	CHECK(i == LEN, "target: its memory holds what was written (%d)", i);
 	done = failures ? 1 : 0;
-	if (write(s, &done, 1) != 1)
-		die("out-of-band result", -FI_EIO);
+	wire_send(s, &done, 1, "out-of-band result");
 	close(s);
 	fi_close(&mr_rw->fid);
 	fi_close(&mr_ro->fid);
@@ -485,9 +389,8 @@ static int run_initiator(const char *node)
 	int s, ret, i;
 
 	setup(node, 0);
-	s = oob_connect(node);
-	if (read(s, &ti, sizeof(ti)) != sizeof(ti))
-		die("out-of-band read", -FI_EIO);
+	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
+	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
 	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
 	ret = fi_mr_reg(domain, buf, LEN, FI_WRITE | FI_READ, 0, 0, 0, &mr,
@@ -545,8 +448,8 @@ static int run_initiator(const char *node)
 	if (ti.key_mv)
 		multi_range(buf, back, desc, peer, &ti);
 
-	if (write(s, &done, 1) != 1 || read(s, &done, 1) != 1)
-		die("out-of-band end", -FI_EIO);
+	wire_send(s, &done, 1, "out-of-band end");
+	wire_recv(s, &done, 1, "out-of-band end");
 	CHECK(!done, "the target's checks passed");
 	close(s);
 	fi_close(&mr->fid);
@@ -569,9 +472,8 @@ static int run_loop(const char *node)
 	int s, ret;
 
 	setup(node, 0);
-	s = oob_connect(node);
-	if (read(s, &ti, sizeof(ti)) != sizeof(ti))
-		die("out-of-band read", -FI_EIO);
+	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
+	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
 	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
 	ret = fi_mr_reg(domain, buf, LEN, FI_READ, 0, 0, 0, &mr, NULL);

@@ -15,21 +15,18 @@
  *      receive context 1, its source the target's SEP.
  * Exit status 0 when every check passed.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "wire_util.h"
 
 #define OOB_PORT	47992
 #define NCTX		2
@@ -38,7 +35,6 @@
 static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
-static int failures;
 
 struct sep {
 	struct fid_ep *sep;
@@ -48,45 +44,15 @@ struct sep {
 	fi_addr_t peer;
 };
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("# ok: " __VA_ARGS__);			\
-			printf("\n");					\
-		} else {						\
-			printf("# FAILED: " __VA_ARGS__);		\
-			printf("\n");					\
-			failures++;					\
-		}							\
-		fflush(stdout);						\
-	} while (0)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "wire_sep: %s: %d (%s)\n", what, ret,
-		fi_strerror(-ret));
-	exit(2);
-}
-
 static void setup(const char *node)
 {
-	struct fi_info *hints = fi_allocinfo();
-	int ret;
+	struct fi_info *hints = wire_hints(FI_MSG | FI_TAGGED | FI_SOURCE |
+					   FI_NAMED_RX_CTX);
 
-	hints->fabric_attr->prov_name = strdup("swnic");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_NAMED_RX_CTX;
 	hints->ep_attr->tx_ctx_cnt = NCTX;
 	hints->ep_attr->rx_ctx_cnt = NCTX;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_LOCAL;
-	ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo", ret);
-	fi_freeinfo(hints);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)))
-		die("setup", ret);
+	info = wire_getinfo(hints, node);
+	wire_domain_open(info, &fabric, &domain);
 }
 
 static void sep_open(struct sep *s)
@@ -115,85 +81,6 @@ static void sep_open(struct sep *s)
 		die("fi_enable", ret);
 }
 
-/* One completion within 20 s; FI_SOURCE in *src. */
-static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
-		      fi_addr_t *src)
-{
-	fi_addr_t dummy;
-
-	for (int i = 0; i < 20000; i++) {
-		ssize_t n = fi_cq_readfrom(cq, e, 1, src ? src : &dummy);
-
-		if (n != -FI_EAGAIN)
-			return n;
-		usleep(1000);
-	}
-	return -FI_ETIMEDOUT;
-}
-
-static int oob_connect(const char *node)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int s, i;
-
-	inet_pton(AF_INET, node, &sin.sin_addr);
-	for (i = 0; i < 300; i++) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-			return s;
-		close(s);
-		usleep(100000);
-	}
-	die("connect to the target", -FI_ECONNREFUSED);
-	return -1;
-}
-
-static int oob_accept(void)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int one = 1, l, s;
-
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
-		die("listen", -FI_EADDRINUSE);
-	s = accept(l, NULL, NULL);
-	close(l);
-	return s;
-}
-
-/* Swap the SEPs' names; the peer's goes into @s's AV. */
-static void swap_names(int sock, struct sep *s)
-{
-	char name[64], peer[64];
-	size_t len = sizeof(name);
-	int ret;
-
-	memset(name, 0, sizeof(name));
-	ret = fi_getname(&s->sep->fid, name, &len);
-	if (ret)
-		die("fi_getname", ret);
-	if (write(sock, name, sizeof(name)) != sizeof(name) ||
-	    read(sock, peer, sizeof(peer)) != sizeof(peer))
-		die("oob", -FI_EIO);
-	if (fi_av_insert(s->av, peer, 1, &s->peer, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-}
-
-static void sync_byte(int sock, int sending)
-{
-	char c = 'x';
-
-	if (sending ? write(sock, &c, 1) != 1 : read(sock, &c, 1) != 1)
-		die("oob sync", -FI_EIO);
-}
-
 static int run_target(void)
 {
 	static uint8_t big[BIG];
@@ -205,18 +92,18 @@ static int run_target(void)
 
 	memset(&s, 0, sizeof(s));
 	sep_open(&s);
-	sock = oob_accept();
-	swap_names(sock, &s);
+	sock = wire_oob_accept(OOB_PORT, WIRE_OOB_IPV4);
+	wire_swap_names(sock, &s.sep, 1, s.av, &s.peer);
 	for (i = 0; i < NCTX; i++)
 		if (fi_recv(s.rx[i], &buf[i], 8, NULL, FI_ADDR_UNSPEC,
 			    &buf[i]))
 			die("fi_recv", -FI_EIO);
 	if (fi_trecv(s.rx[1], big, BIG, NULL, s.peer, 7, 0, big))
 		die("fi_trecv", -FI_EIO);
-	sync_byte(sock, 1);
+	wire_sync(sock, true);
 
 	for (i = 0; i < NCTX; i++) {
-		ssize_t n = cq_get(s.rxcq[i], &e, &src);
+		ssize_t n = wire_cq_get(s.rxcq[i], &e, &src);
 
 		CHECK(n == 1 && e.op_context == &buf[i] &&
 		      buf[i] == 1000u + (1 - i),
@@ -225,7 +112,7 @@ static int run_target(void)
 		      "rx context %d: the source is the peer's SEP", i);
 	}
 	{
-		ssize_t n = cq_get(s.rxcq[1], &e, &src);
+		ssize_t n = wire_cq_get(s.rxcq[1], &e, &src);
 		int good = n == 1 && e.op_context == big && e.len == BIG &&
 			   (e.flags & FI_REMOTE_CQ_DATA) && e.data == 99;
 
@@ -235,12 +122,12 @@ static int run_target(void)
 		CHECK(fi_cq_read(s.rxcq[0], &e, 1) == -FI_EAGAIN,
 		      "rx context 0 got nothing else");
 	}
-	sync_byte(sock, 0);
+	wire_sync(sock, false);
 	if (fi_send(s.tx[1], &msg, 8, NULL, fi_rx_addr(s.peer, 1, 1), &msg))
 		die("fi_send", -FI_EIO);
-	CHECK(cq_get(s.txcq[1], &e, NULL) == 1 && e.op_context == &msg,
+	CHECK(wire_cq_get(s.txcq[1], &e, NULL) == 1 && e.op_context == &msg,
 	      "the answer completed on tx context 1");
-	sync_byte(sock, 0);
+	wire_sync(sock, false);
 	close(sock);
 	return failures ? 1 : 0;
 }
@@ -256,17 +143,17 @@ static int run_initiator(const char *node)
 
 	memset(&s, 0, sizeof(s));
 	sep_open(&s);
-	sock = oob_connect(node);
-	swap_names(sock, &s);
+	sock = wire_oob_connect(node, OOB_PORT, WIRE_OOB_IPV4);
+	wire_swap_names(sock, &s.sep, 1, s.av, &s.peer);
 	if (fi_recv(s.rx[1], &buf, 8, NULL, FI_ADDR_UNSPEC, &buf))
 		die("fi_recv", -FI_EIO);
-	sync_byte(sock, 0);
+	wire_sync(sock, false);
 	for (i = 0; i < NCTX; i++) {
 		msg[i] = 1000u + i;
 		if (fi_send(s.tx[i], &msg[i], 8, NULL,
 			    fi_rx_addr(s.peer, 1 - i, 1), &msg[i]))
 			die("fi_send", -FI_EIO);
-		CHECK(cq_get(s.txcq[i], &e, NULL) == 1 &&
+		CHECK(wire_cq_get(s.txcq[i], &e, NULL) == 1 &&
 		      e.op_context == &msg[i],
 		      "send %d completed on tx context %d", i, i);
 		CHECK(fi_cq_read(s.txcq[1 - i], &e, 1) == -FI_EAGAIN,
@@ -277,15 +164,15 @@ static int run_initiator(const char *node)
 	if (fi_tsenddata(s.tx[0], big, BIG, NULL, 99,
 			 fi_rx_addr(s.peer, 1, 1), 7, big))
 		die("fi_tsenddata", -FI_EIO);
-	CHECK(cq_get(s.txcq[0], &e, NULL) == 1 && e.op_context == big,
+	CHECK(wire_cq_get(s.txcq[0], &e, NULL) == 1 && e.op_context == big,
 	      "256 KiB tagged send completed on tx context 0");
-	sync_byte(sock, 1);
-	CHECK(cq_get(s.rxcq[1], &e, &src) == 1 && buf == 4242 &&
+	wire_sync(sock, true);
+	CHECK(wire_cq_get(s.rxcq[1], &e, &src) == 1 && buf == 4242 &&
 	      src == s.peer,
 	      "rx context 1 got the answer, from the target's SEP");
 	CHECK(fi_cq_read(s.rxcq[0], &e, 1) == -FI_EAGAIN,
 	      "rx context 0 got nothing");
-	sync_byte(sock, 1);
+	wire_sync(sock, true);
 	close(sock);
 	return failures ? 1 : 0;
 }

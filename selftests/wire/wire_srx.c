@@ -16,22 +16,19 @@
  *      the CQ of the endpoint it arrived at.
  * Exit status 0 when every check passed.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "wire_util.h"
 
 #define OOB_PORT	47993
 #define NEP		2
@@ -40,7 +37,6 @@
 static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
-static int failures;
 
 struct side {
 	struct fid_av *av;
@@ -50,45 +46,14 @@ struct side {
 	fi_addr_t peer[NEP];
 };
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("# ok: " __VA_ARGS__);			\
-			printf("\n");					\
-		} else {						\
-			printf("# FAILED: " __VA_ARGS__);		\
-			printf("\n");					\
-			failures++;					\
-		}							\
-		fflush(stdout);						\
-	} while (0)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "wire_srx: %s: %d (%s)\n", what, ret,
-		fi_strerror(-ret));
-	exit(2);
-}
-
 static void setup(bool shared)
 {
-	struct fi_info *hints = fi_allocinfo();
-	int ret;
+	struct fi_info *hints = wire_hints(FI_MSG | FI_TAGGED | FI_SOURCE);
 
-	hints->fabric_attr->prov_name = strdup("swnic");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE;
 	if (shared)
 		hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY | FI_MR_LOCAL;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-	if (ret)
-		die("fi_getinfo", ret);
-	fi_freeinfo(hints);
-	if ((ret = fi_fabric(info->fabric_attr, &fabric, NULL)) ||
-	    (ret = fi_domain(fabric, info, &domain, NULL)))
-		die("setup", ret);
+	info = wire_getinfo(hints, NULL);
+	wire_domain_open(info, &fabric, &domain);
 }
 
 static void side_open(struct side *s, bool shared)
@@ -114,89 +79,6 @@ static void side_open(struct side *s, bool shared)
 	}
 }
 
-/* One completion within 20 s; FI_SOURCE in *src. */
-static ssize_t cq_get(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
-		      fi_addr_t *src)
-{
-	fi_addr_t dummy;
-
-	for (int i = 0; i < 20000; i++) {
-		ssize_t n = fi_cq_readfrom(cq, e, 1, src ? src : &dummy);
-
-		if (n != -FI_EAGAIN)
-			return n;
-		usleep(1000);
-	}
-	return -FI_ETIMEDOUT;
-}
-
-static int oob_connect(const char *node)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int s, i;
-
-	inet_pton(AF_INET, node, &sin.sin_addr);
-	for (i = 0; i < 300; i++) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (!connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-			return s;
-		close(s);
-		usleep(100000);
-	}
-	die("connect to the target", -FI_ECONNREFUSED);
-	return -1;
-}
-
-static int oob_accept(void)
-{
-	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(OOB_PORT),
-	};
-	int one = 1, l, s;
-
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) || listen(l, 1))
-		die("listen", -FI_EADDRINUSE);
-	s = accept(l, NULL, NULL);
-	close(l);
-	return s;
-}
-
-/* Swap the endpoints' names; the peer's go into @s's AV. */
-static void swap_names(int sock, struct side *s)
-{
-	char name[NEP][64], peer[NEP][64];
-	int ret, i;
-
-	memset(name, 0, sizeof(name));
-	for (i = 0; i < NEP; i++) {
-		size_t len = sizeof(name[i]);
-
-		ret = fi_getname(&s->ep[i]->fid, name[i], &len);
-		if (ret)
-			die("fi_getname", ret);
-	}
-	if (write(sock, name, sizeof(name)) != sizeof(name) ||
-	    read(sock, peer, sizeof(peer)) != sizeof(peer))
-		die("oob", -FI_EIO);
-	for (i = 0; i < NEP; i++)
-		if (fi_av_insert(s->av, peer[i], 1, &s->peer[i], 0, NULL) != 1)
-			die("fi_av_insert", -FI_EINVAL);
-}
-
-static void sync_byte(int sock, int sending)
-{
-	char c = 'x';
-
-	if (sending ? write(sock, &c, 1) != 1 : read(sock, &c, 1) != 1)
-		die("oob sync", -FI_EIO);
-}
-
 static int run_target(void)
 {
 	static uint8_t big[BIG];
@@ -209,28 +91,28 @@ static int run_target(void)
 
 	memset(&s, 0, sizeof(s));
 	side_open(&s, true);
-	sock = oob_accept();
-	swap_names(sock, &s);
+	sock = wire_oob_accept(OOB_PORT, WIRE_OOB_IPV4);
+	wire_swap_names(sock, s.ep, NEP, s.av, s.peer);
 	for (i = 0; i < 2; i++)
 		if (fi_recv(s.srx, &buf[i], 8, NULL, FI_ADDR_UNSPEC, &buf[i]))
 			die("fi_recv", -FI_EIO);
 	if (fi_trecv(s.srx, big, BIG, NULL, FI_ADDR_UNSPEC, 7, 0, big))
 		die("fi_trecv", -FI_EIO);
-	sync_byte(sock, 1);
+	wire_sync(sock, true);
 	/* Initiator 0 -> endpoint 1, initiator 1 -> endpoint 0, then big. */
-	sync_byte(sock, 0);
-	n = cq_get(s.cq[1], &e, &src);
+	wire_sync(sock, false);
+	n = wire_cq_get(s.cq[1], &e, &src);
 	CHECK(n == 1 && e.op_context == &buf[0] && buf[0] == 1000,
 	      "receive 0 took the first message, on endpoint 1's CQ");
 	CHECK(n == 1 && src == s.peer[0], "its source is initiator 0");
-	n = cq_get(s.cq[0], &e, &src);
+	n = wire_cq_get(s.cq[0], &e, &src);
 	CHECK(n == 1 && e.op_context == &buf[1] && buf[1] == 1001,
 	      "receive 1 took the second message, on endpoint 0's CQ");
 	CHECK(n == 1 && src == s.peer[1], "its source is initiator 1");
 	{
 		int good;
 
-		n = cq_get(s.cq[0], &e, &src);
+		n = wire_cq_get(s.cq[0], &e, &src);
 		good = n == 1 && e.op_context == big && e.len == BIG &&
 		       (e.flags & FI_REMOTE_CQ_DATA) && e.data == 99 &&
 		       e.tag == 7 && src == s.peer[0];
@@ -241,16 +123,16 @@ static int run_target(void)
 	CHECK(fi_cq_read(s.cq[1], &e, 1) == -FI_EAGAIN,
 	      "endpoint 1 got nothing else");
 	/* An unexpected message at endpoint 1, then its receive. */
-	sync_byte(sock, 0);
+	wire_sync(sock, false);
 	if (fi_recv(s.srx, &buf[2], 8, NULL, FI_ADDR_UNSPEC, &buf[2]))
 		die("fi_recv", -FI_EIO);
-	n = cq_get(s.cq[1], &e, &src);
+	n = wire_cq_get(s.cq[1], &e, &src);
 	CHECK(n == 1 && e.op_context == &buf[2] && buf[2] == 1002 &&
 	      src == s.peer[1],
 	      "the unexpected message waited in the SRX for its receive");
 	CHECK(fi_cq_read(s.cq[0], &e, 1) == -FI_EAGAIN,
 	      "endpoint 0 got nothing else");
-	sync_byte(sock, 1);
+	wire_sync(sock, true);
 	close(sock);
 	return failures ? 1 : 0;
 }
@@ -265,30 +147,30 @@ static int run_initiator(const char *node)
 
 	memset(&s, 0, sizeof(s));
 	side_open(&s, false);
-	sock = oob_connect(node);
-	swap_names(sock, &s);
-	sync_byte(sock, 0);
+	sock = wire_oob_connect(node, OOB_PORT, WIRE_OOB_IPV4);
+	wire_swap_names(sock, s.ep, NEP, s.av, s.peer);
+	wire_sync(sock, false);
 	if (fi_send(s.ep[0], &msg[0], 8, NULL, s.peer[1], &msg[0]))
 		die("fi_send", -FI_EIO);
-	CHECK(cq_get(s.cq[0], &e, NULL) == 1 && e.op_context == &msg[0],
+	CHECK(wire_cq_get(s.cq[0], &e, NULL) == 1 && e.op_context == &msg[0],
 	      "send 0 completed");
 	if (fi_send(s.ep[1], &msg[1], 8, NULL, s.peer[0], &msg[1]))
 		die("fi_send", -FI_EIO);
-	CHECK(cq_get(s.cq[1], &e, NULL) == 1 && e.op_context == &msg[1],
+	CHECK(wire_cq_get(s.cq[1], &e, NULL) == 1 && e.op_context == &msg[1],
 	      "send 1 completed");
 	for (i = 0; i < BIG; i++)
 		big[i] = (uint8_t)(i * 7);
 	if (fi_tsenddata(s.ep[0], big, BIG, NULL, 99, s.peer[0], 7, big))
 		die("fi_tsenddata", -FI_EIO);
-	CHECK(cq_get(s.cq[0], &e, NULL) == 1 && e.op_context == big,
+	CHECK(wire_cq_get(s.cq[0], &e, NULL) == 1 && e.op_context == big,
 	      "256 KiB tagged send completed");
-	sync_byte(sock, 1);
+	wire_sync(sock, true);
 	if (fi_send(s.ep[1], &msg[2], 8, NULL, s.peer[1], &msg[2]))
 		die("fi_send", -FI_EIO);
-	CHECK(cq_get(s.cq[1], &e, NULL) == 1 && e.op_context == &msg[2],
+	CHECK(wire_cq_get(s.cq[1], &e, NULL) == 1 && e.op_context == &msg[2],
 	      "send 2 (unexpected there) completed");
-	sync_byte(sock, 1);
-	sync_byte(sock, 0);
+	wire_sync(sock, true);
+	wire_sync(sock, false);
 	close(sock);
 	return failures ? 1 : 0;
 }
