@@ -115,6 +115,29 @@ else
 	not_ok "nothing is held any more" "held $held, held_waiting $waiting"
 fi
 
+# held_send_target_down [-r]: a target (A) holds the initiator's (B's)
+# delivery-complete send (wire_dc -k, -r: expecting ECONNRESET); once it
+# waits, the target's link goes down, its process is killed and its device
+# deleted, as when its host crashes. Sets cli (the initiator's pid) and
+# start (when the target went down).
+held_send_target_down()
+{
+	$A selftests/wire/out/wire_dc -s -k >/dev/null 2>&1 &
+	srv=$!
+	$B timeout 120 selftests/wire/out/wire_dc -c -k "$@" -w 3000 $ADDR_A \
+		>/tmp/wdc.cli 2>&1 &
+	cli=$!
+	for _ in $(seq 300); do
+		grep -q waiting /tmp/wdc.cli 2>/dev/null && break
+		sleep 0.1
+	done
+	start=$(date +%s)
+	$A ip link set swda down
+	kill -9 $srv 2>/dev/null
+	wait $srv 2>/dev/null
+	$A swnic dev del swnicda force >/dev/null 2>&1
+}
+
 # A held send whose target restarts: its link goes down, its process is
 # killed and its namespace deleted, but its veth end lives on in a new
 # namespace with the same address and a new device, where the target
@@ -124,20 +147,7 @@ fi
 # ECONNRESET, well before the peer timeout (10 s here) that silence
 # would take.
 echo 10000 > "$TIMEOUT_PARAM"
-$A selftests/wire/out/wire_dc -s -k >/dev/null 2>&1 &
-srv=$!
-$B timeout 120 selftests/wire/out/wire_dc -c -k -r -w 3000 $ADDR_A \
-	>/tmp/wdc.cli 2>&1 &
-cli=$!
-for _ in $(seq 300); do
-	grep -q waiting /tmp/wdc.cli 2>/dev/null && break
-	sleep 0.1
-done
-start=$(date +%s)
-$A ip link set swda down
-kill -9 $srv 2>/dev/null
-wait $srv 2>/dev/null
-$A swnic dev del swnicda force >/dev/null 2>&1
+held_send_target_down -r
 ip netns add swnicdc
 $A ip link set swda netns swnicdc
 ip netns del swnicda
@@ -173,20 +183,7 @@ echo "$TIMEOUT_MS" > "$TIMEOUT_PARAM"
 # namespace deleted. The initiator's keepalives get no answer: the send
 # fails with ETIMEDOUT after the peer timeout.
 # (The target is no child of timeout: killed, it is gone.)
-$A selftests/wire/out/wire_dc -s -k >/dev/null 2>&1 &
-srv=$!
-$B timeout 120 selftests/wire/out/wire_dc -c -k -w 3000 $ADDR_A \
-	>/tmp/wdc.cli 2>&1 &
-cli=$!
-for _ in $(seq 300); do
-	grep -q waiting /tmp/wdc.cli 2>/dev/null && break
-	sleep 0.1
-done
-start=$(date +%s)
-$A ip link set swda down
-kill -9 $srv 2>/dev/null
-wait $srv 2>/dev/null
-$A swnic dev del swnicda force >/dev/null 2>&1
+held_send_target_down
 ip netns del swnicda
 wait $cli
 cli_rc=$?
