@@ -349,7 +349,8 @@ struct swnic_peer {
 	/* receiving */
 	u32 rcv_nxt;
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
-	bool ack_due;
+	bool ack_due;			/* packets came since our last ACK */
+	bool ack_now;			/* ... that no answer of ours covers */
 	u8 ack_tos;			/* of the last request packet: ACKs' */
 	u32 rx_dups;			/* its packets that came twice */
 	struct list_head rxmsgs;
@@ -530,6 +531,7 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 		pkt.a.dups = cpu_to_be32(p->rx_dups);
 		len = sizeof(pkt);
 		p->ack_due = false;
+		p->ack_now = false;
 	}
 	swnic_udp_xmit(wn, p, &pkt, len, type == SWNIC_PKT_ACK ? p->ack_tos : 0);
 }
@@ -1016,6 +1018,7 @@ static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 	p->exec_next = 0;
 	bitmap_zero(p->rcv_map, SWNIC_RX_WIN);
 	p->ack_due = false;
+	p->ack_now = false;
 	p->rx_dups = 0;
 }
 
@@ -1423,7 +1426,8 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		.flags = (sqe->flags & SWNIC_SQE_REMOTE_DATA ?
 			  SWNIC_MSGF_REMOTE_DATA : 0) |
 			 (sqe->flags & SWNIC_SQE_DELIVERY ?
-			  SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD : 0),
+			  SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD : 0) |
+			 SWNIC_MSGF_RESP_ACKS,
 		.ep_type = src->type,
 		.src_port = cpu_to_be16(swnic_ep_src_port(src)),
 		.dst_port = cpu_to_be16(sqe->dest_port),
@@ -1579,6 +1583,47 @@ static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
 			    SWNIC_RTO_MIN_US, SWNIC_RTO_MAX_US);
 }
 
+/* @t (reliable, ours) arrived: it goes. */
+static void swnic_pkt_acked(struct swnic_peer *p, struct swnic_txpkt *t)
+{
+	if (t->req && (!p->acked_any || psn_before(p->acked_req, t->req_id))) {
+		p->acked_req = t->req_id;
+		p->acked_any = true;
+	}
+	list_del(&t->node);
+	p->inflight--;
+	kfree(t);
+}
+
+/*
+ * An answer to our request @id came: the target answers a request only
+ * once it has all of it, so every packet of the request arrived. They
+ * are acknowledged by it (the target sends no ACK of its own for packets
+ * its answers cover: swnic_ack_implied()); the RTT is sampled from them
+ * as from an ACK.
+ */
+static void swnic_rx_implicit_ack(struct swnic_wnet *wn, struct swnic_peer *p,
+				  u32 id)
+{
+	struct swnic_txpkt *t, *tmp;
+	ktime_t now = ktime_get();
+	bool progress = false;
+
+	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
+		if (!t->req || t->req_id != id)
+			continue;
+		if (!t->retx)
+			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
+		swnic_pkt_acked(p, t);
+		progress = true;
+	}
+	if (!progress)
+		return;
+	p->rto_mark = now;
+	p->probed = false;
+	swnic_peer_pump(wn, p);
+}
+
 static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 			 u32 cum, const struct swnic_wire_ack *a, u32 dups)
 {
@@ -1612,14 +1657,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 				 p->min_rtt_us)) {
 			rack = t->stamp;
 		}
-		if (t->req && (!p->acked_any || psn_before(p->acked_req,
-							   t->req_id))) {
-			p->acked_req = t->req_id;
-			p->acked_any = true;
-		}
-		list_del(&t->node);
-		p->inflight--;
-		kfree(t);
+		swnic_pkt_acked(p, t);
 		progress = true;
 	}
 	if (psn_before(p->snd_una, cum))
@@ -1990,8 +2028,12 @@ static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (!swnic_rx_exec(wn, sdev, p, rm)) {
 			/* Keep the peer from timing us out while we wait. */
 			p->ack_due = true;
+			p->ack_now = true;
 			break;
 		}
+		/* An initiator that takes no answer as an ACK gets ACKs. */
+		if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
+			p->ack_now = true;
 		p->exec_next++;
 		swnic_rxmsg_free(wn, rm);
 	}
@@ -2132,6 +2174,7 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 	struct swnic_txmsg *tm;
 	int ret;
 
+	swnic_rx_implicit_ack(wn, p, id);
 	list_for_each_entry(tm, &p->waiting, node)
 		if (tm->msg_id == id)
 			goto found;
@@ -2338,6 +2381,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	if (h.type == SWNIC_PKT_PING) {
 		/* A peer waiting for a send we hold: an ACK says we live. */
 		p->ack_due = true;
+		p->ack_now = true;
 		return;
 	}
 	if (h.type == SWNIC_PKT_ACK) {
@@ -2366,6 +2410,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 		swnic_peer_drop(wn, p, SWNIC_DROP_DUP);
 		p->rx_dups++;		/* the sender learns it was spurious */
 		p->ack_due = true;	/* or our ACK was lost */
+		p->ack_now = true;
 		return;
 	}
 
@@ -2405,6 +2450,8 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	while (test_bit(p->rcv_nxt % SWNIC_RX_WIN, p->rcv_map))
 		clear_bit(p->rcv_nxt++ % SWNIC_RX_WIN, p->rcv_map);
 	p->ack_due = true;
+	if (h.type == SWNIC_PKT_RESP)
+		p->ack_now = true;	/* answers are acknowledged by ACKs */
 	if (h.type != SWNIC_PKT_RESP) {
 		p->ack_tos = swnic_skb_tos(skb);
 		p->ifindex = skb->skb_iif;
@@ -2580,6 +2627,29 @@ static void swnic_tick(struct swnic_wnet *wn)
 		swnic_arm(wn, next);
 }
 
+/*
+ * Do our answers acknowledge all that came from @p since our last ACK?
+ * Only packets of requests came (no answer, duplicate or PING: those
+ * want an ACK), from an initiator that takes an answer as the ACK of its
+ * request's packets (SWNIC_MSGF_RESP_ACKS); every request is executed
+ * (none partly received, none waiting for an earlier one or for room),
+ * with no hole in the PSNs (a SACK would help the sender), and every
+ * answer went out. A lost answer costs nothing more: the initiator's
+ * tail loss probe sends a packet again, and its duplicate is ACKed.
+ */
+static bool swnic_ack_implied(struct swnic_peer *p)
+{
+	struct swnic_txmsg *tm;
+
+	if (p->ack_now || !list_empty(&p->rxmsgs) ||
+	    !bitmap_empty(p->rcv_map, SWNIC_RX_WIN))
+		return false;
+	list_for_each_entry(tm, &p->txq, node)
+		if (tm->kind != SWNIC_TX_REQ)
+			return false;
+	return true;
+}
+
 static void swnic_udp_work(struct kthread_work *work)
 {
 	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
@@ -2597,9 +2667,9 @@ static void swnic_udp_work(struct kthread_work *work)
 		swnic_held_run(wn);
 		swnic_tick(wn);
 	}
-	/* One ACK per peer per round (coalesced). */
+	/* One ACK per peer per round (coalesced), unless answers did. */
 	list_for_each_entry(p, &wn->peers, node)
-		if (p->ack_due)
+		if (p->ack_due && !swnic_ack_implied(p))
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
 	mutex_unlock(&wn->lock);
 	if (!skb_queue_empty(&wn->rxq))

@@ -77,6 +77,12 @@ struct swnic_wire_ack {
  * answers as soon as it buffered the message (wire.rst).
  */
 #define SWNIC_MSGF_HOLD		BIT(2)
+/*
+ * The sender takes the answer to this message as the acknowledgement of
+ * all its packets: the target need not ACK them on their own. Without it
+ * (an older module) every packet is ACKed, as before.
+ */
+#define SWNIC_MSGF_RESP_ACKS	BIT(3)
 
 /**
  * struct swnic_wire_msg - DATA and READ_REQ: the message a fragment is of

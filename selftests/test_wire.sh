@@ -160,6 +160,27 @@ else
 	not_ok "large messages went as UDP GSO sends" "gso_sends: ${gso:-none}"
 fi
 
+# A target's answer acknowledges its request's packets: for one-packet
+# sends each way, each host sends its send, the answer to its peer's and
+# one ACK (of the peer's answer) per round trip - not also an ACK of the
+# peer's send, which made 4 (a few more for fi_pingpong's setup and loss
+# probes are allowed).
+tx_pkts()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq '[.[] | select(.peer == "*") | .counters.tx_packets] | add // 0'
+}
+n=300 tx_a=$(tx_pkts swnicwa) tx_b=$(tx_pkts swnicwb)
+pingpong "rdm 8 B across, $n round trips" -e rdm -I $n -S 8
+tx_a=$(($(tx_pkts swnicwa) - tx_a)) tx_b=$(($(tx_pkts swnicwb) - tx_b))
+if [ "$tx_a" -ge $((2 * n)) ] && [ "$tx_a" -le $((3 * n + 60)) ] &&
+   [ "$tx_b" -ge $((2 * n)) ] && [ "$tx_b" -le $((3 * n + 60)) ]; then
+	ok "answers acknowledge requests: packets sent per $n round trips $tx_a, $tx_b"
+else
+	not_ok "answers acknowledge requests: packets sent per $n round trips" \
+		"A sent $tx_a, B sent $tx_b; 2..3 per round trip wanted"
+fi
+
 # Loss with GSO on: netem drops a burst's packets together (up to 40 in a
 # row), the harshest loss pattern; every byte must still arrive.
 impair()
