@@ -17,6 +17,7 @@
 #include "bind.h"
 #include "device.h"
 #include "nl_events.h"
+#include "udp.h"
 
 /**
  * swnic_device_net() - the network namespace that owns a device
@@ -133,6 +134,16 @@ int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 	swnic_netdev_put(old, &old_tracker);
 out_rtnl:
 	rtnl_unlock();
+	/*
+	 * The namespace's wire listens from now on, as a NIC does once it
+	 * is up: a peer of this host's previous life (a module reloaded, a
+	 * namespace made again) gets its RESET at once, not only once an
+	 * application is back. Best effort: a port taken is reported
+	 * (rate-limited), and each new endpoint tries again, and fails with
+	 * the reason.
+	 */
+	if (!ret)
+		swnic_udp_open(net);
 	return ret;
 }
 

@@ -6,13 +6,13 @@
  * recovery; in short:
  *
  * - One kernel UDP socket per network namespace (pernet) and family (IPv4,
- *   and IPv6 when the kernel has it), port udp_port, opened when the
- *   first endpoint of a bound device is created there. Their encap_rcv
- *   hook takes every packet in softirq and queues it for the namespace's
- *   worker, which does all the rest in process context. An IPv6 peer is
- *   named by 32 bits, as an IPv4 one is by its address (uapi swnic.h,
- *   struct swnic_addr6): the engine, the rings and the MRs' peer lists
- *   see only names.
+ *   and IPv6 when the kernel has it), port udp_port, opened when a
+ *   device is bound to a netdev there (or an endpoint of it is made).
+ *   Their encap_rcv hook takes every packet in softirq and queues it for
+ *   the namespace's worker, which does all the rest in process context.
+ *   An IPv6 peer is named by 32 bits, as an IPv4 one is by its address
+ *   (uapi swnic.h, struct swnic_addr6): the engine, the rings and the
+ *   MRs' peer lists see only names.
  * - A peer context per remote (address, port): reliable, unordered packet
  *   delivery with 32-bit PSNs, cumulative ACK + SACK, RACK-style loss
  *   detection (a packet sent a reordering window before one that arrived
@@ -88,6 +88,10 @@ MODULE_PARM_DESC(udp_port, "UDP port of the wire in every network namespace (def
 static unsigned int peer_timeout_ms = 5000;
 module_param(peer_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(peer_timeout_ms, "a peer silent this long fails what was sent to it (ms, default 5000)");
+
+static unsigned int peer_idle_ms = 10000;
+module_param(peer_idle_ms, uint, 0644);
+MODULE_PARM_DESC(peer_idle_ms, "a peer context idle this long may be reused once a namespace has 1024 (ms, default 10000)");
 
 static unsigned int rx_mem_mb = 512;
 module_param(rx_mem_mb, uint, 0644);
@@ -224,6 +228,7 @@ struct swnic_wnet {
 	bool held_dead;			/* the worker is going: no more kicks */
 	u64 held_taken, held_failed;	/* held sends answered, by outcome */
 	u64 keepalives;			/* PINGs sent */
+	u64 peers_evicted;		/* idle contexts reused for new peers */
 };
 
 /* A reliable packet sent and not yet acknowledged. */
@@ -1244,9 +1249,59 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 	return NULL;
 }
 
+static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	swnic_peer_reset_tx(wn, p, ECONNABORTED, false);
+	swnic_peer_reset_rx(wn, p);
+	list_del(&p->node);
+	wn->npeers--;
+	wn->peers_gen++;
+	kfree(p);
+}
+
+/* Nothing in flight to or from @p. */
+static bool swnic_peer_quiet(const struct swnic_peer *p)
+{
+	return list_empty(&p->unacked) && list_empty(&p->waiting) &&
+	       list_empty(&p->txq) && list_empty(&p->rxmsgs);
+}
+
 /*
- * The peer context for @ip/@port; made if @create (capped; and when
- * @remote, made by a packet, rate-limited too).
+ * The context to reuse when the namespace has SWNIC_MAX_PEERS: the one
+ * heard from longest ago of those idle - nothing in flight either way,
+ * none of its sends held, no ACK due, silent for peer_idle_ms. Without
+ * this, a namespace that heard from 1024 sources (forged ones too: a
+ * request makes a context) could never make another, not even to post
+ * to a new peer. Should an evicted peer talk again, a new context is
+ * made: its first packet draws a RESET (its incarnation is new, or ours
+ * is), and the requests no incarnation acknowledged go again, as after
+ * any restart. Return: the context, or NULL if none is idle enough.
+ */
+static struct swnic_peer *swnic_peer_evictable(struct swnic_wnet *wn)
+{
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(peer_idle_ms));
+	struct swnic_peer *p, *old = NULL;
+
+	list_for_each_entry(p, &wn->peers, node) {
+		if (!swnic_peer_quiet(p) || p->nheld || p->nheld_waiting ||
+		    p->ack_due || time_before(jiffies, p->heard + idle))
+			continue;
+		if (!old || time_before(p->heard, old->heard))
+			old = p;
+	}
+	return old;
+}
+
+/* May one more context be made (reusing an idle one if need be)? */
+static bool swnic_peer_room(struct swnic_wnet *wn)
+{
+	return wn->npeers < SWNIC_MAX_PEERS || swnic_peer_evictable(wn);
+}
+
+/*
+ * The peer context for @ip/@port; made if @create (capped, reusing an
+ * idle one at the cap; and when @remote, made by a packet, rate-limited
+ * too).
  */
 static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 					 __be16 port, bool create, bool remote)
@@ -1255,10 +1310,16 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 
 	if (p || !create)
 		return p;
-	/* Capped; and rate-limited when made by packets, not by posters. */
-	if (wn->npeers >= SWNIC_MAX_PEERS ||
-	    (remote && !__ratelimit(&wn->peer_limit)))
+	/* Rate-limited when made by packets, not by posters; capped. */
+	if (remote && !__ratelimit(&wn->peer_limit))
 		return NULL;
+	if (wn->npeers >= SWNIC_MAX_PEERS) {
+		p = swnic_peer_evictable(wn);
+		if (!p)
+			return NULL;
+		swnic_peer_free(wn, p);
+		wn->peers_evicted++;
+	}
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return NULL;
@@ -1286,16 +1347,6 @@ static struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	wn->npeers++;
 	wn->peers_gen++;
 	return p;
-}
-
-static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
-{
-	swnic_peer_reset_tx(wn, p, ECONNABORTED, false);
-	swnic_peer_reset_rx(wn, p);
-	list_del(&p->node);
-	wn->npeers--;
-	wn->peers_gen++;
-	kfree(p);
 }
 
 /* ---- posting: the transport ops ---------------------------------------- */
@@ -1562,7 +1613,7 @@ const struct swnic_transport swnic_transport_udp = {
 	.atomic = swnic_udp_request,
 };
 
-/* ---- receiving: acknowledgements ---------------------------------------- */
+/* ---- receiving: acknowledgments ---------------------------------------- */
 
 static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
 {
@@ -2259,7 +2310,7 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 			       swnic_addr6_scope(saddr, skb->skb_iif), false);
 	if (name)
 		return name;
-	if (!create || wn->npeers >= SWNIC_MAX_PEERS ||
+	if (!create || !swnic_peer_room(wn) ||
 	    !__ratelimit(&wn->peer_limit)) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return 0;
@@ -2562,8 +2613,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 			if (sdev)
 				swnic_device_put(sdev);
 		}
-		if (list_empty(&p->unacked) && list_empty(&p->waiting) &&
-		    list_empty(&p->txq) && list_empty(&p->rxmsgs))
+		if (swnic_peer_quiet(p))
 			continue;
 		if (p->nheld_waiting)
 			swnic_held_closed(p);
@@ -2668,9 +2718,14 @@ static void swnic_udp_work(struct kthread_work *work)
 		swnic_tick(wn);
 	}
 	/* One ACK per peer per round (coalesced), unless answers did. */
-	list_for_each_entry(p, &wn->peers, node)
-		if (p->ack_due && !swnic_ack_implied(p))
+	list_for_each_entry(p, &wn->peers, node) {
+		if (!p->ack_due)
+			continue;
+		if (swnic_ack_implied(p))
+			p->ack_due = false;
+		else
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
+	}
 	mutex_unlock(&wn->lock);
 	if (!skb_queue_empty(&wn->rxq))
 		swnic_wire_kick(wn);
@@ -3077,7 +3132,8 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "held_waiting", held_waiting) ?:
 	      fn(arg, "held_taken", wn->held_taken) ?:
 	      fn(arg, "held_failed", wn->held_failed) ?:
-	      fn(arg, "keepalives", wn->keepalives);
+	      fn(arg, "keepalives", wn->keepalives) ?:
+	      fn(arg, "peers_evicted", wn->peers_evicted);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
 		ret = fn(arg, swnic_drop_names[i] ?: "drop_other",
 			 atomic64_read(&wn->drops[i]));

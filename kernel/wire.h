@@ -78,7 +78,7 @@ struct swnic_wire_ack {
  */
 #define SWNIC_MSGF_HOLD		BIT(2)
 /*
- * The sender takes the answer to this message as the acknowledgement of
+ * The sender takes the answer to this message as the acknowledgment of
  * all its packets: the target need not ACK them on their own. Without it
  * (an older module) every packet is ACKed, as before.
  */

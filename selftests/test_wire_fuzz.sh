@@ -33,16 +33,21 @@ ADDR_B=10.81.0.2
 PARAMS=/sys/module/swnic/parameters
 old_timeout=$(cat $PARAMS/peer_timeout_ms)
 old_rx_mem=$(cat $PARAMS/rx_mem_mb)
+old_idle=$(cat $PARAMS/peer_idle_ms)
 SEED=${SWNIC_FUZZ_SEED:-$(date +%s)}
 PACKETS=${SWNIC_WIRE_FUZZ_PACKETS:-20000}
 cleanup()
 {
 	echo "$old_timeout" > $PARAMS/peer_timeout_ms
 	echo "$old_rx_mem" > $PARAMS/rx_mem_mb
+	echo "$old_idle" > $PARAMS/peer_idle_ms
 	$A swnic dev del swnicfa force >/dev/null 2>&1
 	$B swnic dev del swnicfb force >/dev/null 2>&1
+	ip netns exec swnicfa swnic dev del swnicfa2 force >/dev/null 2>&1
+	ip netns exec swnicfc swnic dev del swnicfc force >/dev/null 2>&1
 	ip netns del swnicfa 2>/dev/null
 	ip netns del swnicfb 2>/dev/null
+	ip netns del swnicfc 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -214,6 +219,51 @@ done
 check "half-received messages released after the peer timeout" \
 	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
 
+# The flood left the server's namespace with all its 1024 contexts. A new
+# host (namespace C, on a second veth of A) is talked to all the same: a
+# context idle for peer_idle_ms (the flood's, the oldest heard first) is
+# reused for it.
+echo 1000 > $PARAMS/peer_idle_ms
+sleep 1.5
+w0=$(wire swnicfa)
+C="ip netns exec swnicfc"
+port=$((port + 1))
+if sh -c "ip netns add swnicfc &&
+	ip link add swfa2 type veth peer name swfc &&
+	ip link set swfa2 netns swnicfa && ip link set swfc netns swnicfc &&
+	$A ip addr add 10.81.1.1/24 dev swfa2 &&
+	$C ip addr add 10.81.1.2/24 dev swfc &&
+	$A ip link set swfa2 up && $C ip link set swfc up &&
+	$C ip link set lo up &&
+	$A swnic dev add swnicfa2 netdev swfa2 &&
+	$C swnic dev add swnicfc netdev swfc &&
+	$C ping -c 1 -W 5 10.81.1.1" >/tmp/wfz.c 2>&1; then
+	# The server on A's second device, whose netdev C reaches.
+	$A timeout 120 fi_pingpong -p swnic -d swnicfa2 -e rdm -c -I 20 \
+		-S 4096 -B $port >/tmp/wfz.srv 2>&1 &
+	srv=$!
+	wait_listen swnicfa $port
+	$C timeout 120 fi_pingpong -p swnic -e rdm -c -I 20 -S 4096 -P $port \
+		10.81.1.1 >/tmp/wfz.cli 2>&1
+	cli_rc=$?
+	wait $srv
+	srv_rc=$?
+else
+	cli_rc="no namespace C: $(cat /tmp/wfz.c)" srv_rc=-
+fi
+w1=$(wire swnicfa)
+if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ] &&
+   printf '%s' "$w1" | jq -e --argjson b "$w0" \
+	'.peers <= 1024 and $b.peers == 1024 and .peers_evicted > $b.peers_evicted' \
+	>/dev/null; then
+	ok "a new peer is talked to at 1024 contexts, an idle one reused ($(printf '%s' "$w1" | jq .peers_evicted) evicted)"
+else
+	not_ok "a new peer is talked to at 1024 contexts, an idle one reused" \
+		"client exit $cli_rc: $(tail -3 /tmp/wfz.cli)" \
+		"server exit $srv_rc: $(tail -3 /tmp/wfz.srv)" \
+		"before: $w0" "after:  $w1"
+fi
+
 splat=$(dmesg | tail -n +$((dmesg_lines + 1)) |
 	grep -E 'BUG|WARNING|Oops|general protection|KASAN|UBSAN|kmemleak|hung task|RCU stall' |
 	head -20)
@@ -224,9 +274,12 @@ else
 fi
 
 $A swnic dev del swnicfa force >/dev/null 2>&1
+$A swnic dev del swnicfa2 force >/dev/null 2>&1
 $B swnic dev del swnicfb force >/dev/null 2>&1
+ip netns exec swnicfc swnic dev del swnicfc force >/dev/null 2>&1
 ip netns del swnicfa
 ip netns del swnicfb
+ip netns del swnicfc 2>/dev/null
 for _ in $(seq 50); do
 	[ "$(objects)" = "$before" ] && break
 	sleep 0.2
