@@ -218,6 +218,7 @@ struct swnic_wnet {
 	struct ratelimit_state peer_limit;
 	atomic64_t drops[__SWNIC_DROP_NUM];
 	u64 tx_pkts, rx_pkts, retx_pkts;
+	u64 tx_errors;			/* packets the stack refused (lost) */
 	u64 gso_sends;			/* UDP GSO sends (of several packets) */
 	u64 probes;			/* tail loss probes */
 	u64 rto_fires;			/* retransmit timeouts that fired */
@@ -500,6 +501,8 @@ static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	/* A packet the stack drops is lost like any other: recovered. */
 	if (swnic_udp_sendv(wn, p, &iov, 1, len, 0, tos) >= 0)
 		wn->tx_pkts++;
+	else
+		wn->tx_errors++;
 }
 
 static void swnic_hdr_init(struct swnic_peer *p, struct swnic_wire_hdr *h,
@@ -868,6 +871,8 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (ret >= 0) {
 			wn->tx_pkts += n;
 			wn->gso_sends++;
+		} else {
+			wn->tx_errors += n;
 		}
 		/* Dropped by the stack: lost, and recovered, as any. */
 		if (ret != -EINVAL && ret != -EIO)
@@ -879,6 +884,8 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (swnic_udp_sendv(wn, p, &iov[i], 1, iov[i].iov_len, 0,
 				    tm->tos) >= 0)
 			wn->tx_pkts++;
+		else
+			wn->tx_errors++;
 	return ok;
 }
 
@@ -2772,6 +2779,25 @@ static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
+ * The send buffer of a namespace's socket: what every peer's window may
+ * have on its way at once (a packet is charged until the device sends
+ * it, or veth hands it over). The default (wmem_default, ~208 KiB) is
+ * less than one peer's window of 256 full packets: a burst overran it,
+ * and the stack refused packets (tx_errors) that only the RTO recovered.
+ * The packets are ours already (kept until ACKed), so this bounds no
+ * memory that the windows do not.
+ */
+static void swnic_udp_sock_bufs(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	lock_sock(sk);
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, 8 << 20);
+	release_sock(sk);
+}
+
+/*
  * udp_sock_create6() (ip6_udp_tunnel.ko) for our one configuration, made
  * here so that the module needs no more than udp_tunnel.ko: a kernel
  * socket on [::]:udp_port, IPv6 only (IPv4 has its own), checksums on both
@@ -2826,6 +2852,7 @@ static void swnic_udp_open6(struct swnic_wnet *wn)
 		return;
 	}
 	setup_udp_tunnel_sock(wn->net, sock, &tcfg);
+	swnic_udp_sock_bufs(sock);
 	wn->sock6 = sock;
 }
 
@@ -2882,6 +2909,7 @@ int swnic_udp_open(struct net *net)
 		goto out;
 	}
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	swnic_udp_sock_bufs(sock);
 	wn->sock = sock;
 	swnic_udp_open6(wn);
 out:
@@ -3119,6 +3147,7 @@ int swnic_udp_counters(struct net *net,
 		held_waiting += p->nheld_waiting;
 	}
 	ret = fn(arg, "tx_packets", wn->tx_pkts) ?:
+	      fn(arg, "tx_errors", wn->tx_errors) ?:
 	      fn(arg, "rx_packets", wn->rx_pkts) ?:
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
 	      fn(arg, "gso_sends", wn->gso_sends) ?:
