@@ -106,6 +106,14 @@ require_cmd()
 	done
 }
 
+# wire_counters NS: the wire counters of network namespace NS (the "*" row
+# of swnic peer show), one JSON object.
+wire_counters()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq -c '.[] | select(.peer == "*") | .counters'
+}
+
 # check DESC CMD [ARGS...]: ok if CMD succeeds; else not ok with its output.
 check()
 {

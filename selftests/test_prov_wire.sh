@@ -119,8 +119,7 @@ across()
 # Packets the namespace's wire sent and took (PEER_GET's totals).
 wire()
 {
-	$A swnic -j peer show |
-		jq "[.[] | select(.peer == \"*\") | .counters.$1] | add // 0"
+	wire_counters swnicpa | jq ".$1 // 0"
 }
 tx0=$(wire tx_packets) rx0=$(wire rx_packets)
 for prog in $PROGS; do

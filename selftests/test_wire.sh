@@ -152,8 +152,7 @@ fi
 
 # Large messages go as UDP GSO sends (a burst of packets crosses the stack
 # once) while the devices do generic segmentation.
-gso=$($B swnic -j peer show | jq '[.[] | select(.peer == "*") |
-	.counters.gso_sends] | add // 0')
+gso=$(wire_counters swnicwb | jq '.gso_sends // 0')
 if [ "${gso:-0}" -gt 0 ]; then
 	ok "large messages went as UDP GSO sends ($gso)"
 else
@@ -167,8 +166,7 @@ fi
 # probes are allowed).
 tx_pkts()
 {
-	ip netns exec "$1" swnic -j peer show |
-		jq '[.[] | select(.peer == "*") | .counters.tx_packets] | add // 0'
+	wire_counters "$1" | jq '.tx_packets // 0'
 }
 n=300 tx_a=$(tx_pkts swnicwa) tx_b=$(tx_pkts swnicwb)
 pingpong "rdm 8 B across, $n round trips" -e rdm -I $n -S 8

@@ -129,8 +129,7 @@ pingpong "rdm 16 MiB across IPv6, data checked" -e rdm -c -I 2 -S 16777216
 
 # Large messages go as UDP GSO sends over IPv6 too (the route looked up in
 # the namespace with ip6_route_output).
-gso=$($B swnic -j peer show | jq '[.[] | select(.peer == "*") |
-	.counters.gso_sends] | add // 0')
+gso=$(wire_counters swnic6b | jq '.gso_sends // 0')
 if [ "${gso:-0}" -gt 0 ]; then
 	ok "large messages went as UDP GSO sends over IPv6 ($gso)"
 else
@@ -201,7 +200,7 @@ else
 	not_ok "swnic peer show names the IPv6 peer" \
 		"$(printf '%s' "$peers" | jq -c '[.[] | .peer]' 2>&1)"
 fi
-ns=$($A swnic -j peer show | jq '.[] | select(.peer == "*") | .counters')
+ns=$(wire_counters swnic6a)
 if printf '%s' "$ns" | jq -e '.drop_checksum == 0 and .drop_addr == 0' \
 	>/dev/null; then
 	ok "no IPv6 packet dropped as corrupt or from a bad address"

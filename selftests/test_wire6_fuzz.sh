@@ -52,12 +52,6 @@ objects()
 {
 	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
 }
-# The wire counters of namespace $1 (swnic6fa...).
-wire()
-{
-	ip netns exec "$1" swnic -j peer show |
-		jq -c '.[] | select(.peer == "*") | .counters'
-}
 before=$(objects)
 dmesg_lines=$(dmesg | wc -l)
 diag "seeds $SEED (flood) and $((SEED + 1)) (spoofed), $PACKETS packets each"
@@ -79,7 +73,7 @@ check "a swnic device in each, bound to its veth" sh -c "
 	$A swnic dev add swnic6fa netdev sw6fa &&
 	$B swnic dev add swnic6fb netdev sw6fb"
 check "the namespaces reach each other (ping -6)" $A ping -6 -c 1 -W 5 $ADDR_B
-base=$(wire swnic6fa)
+base=$(wire_counters swnic6fa)
 
 wait_listen()
 {
@@ -163,7 +157,7 @@ else
 		"$(printf '%s' "$live" | jq -c '[.[] | {peer, counters}] | .[:6]')"
 fi
 
-after_fz=$(wire swnic6fa)
+after_fz=$(wire_counters swnic6fa)
 diag "server's wire counters before: $base" "after: $after_fz"
 for reason in short checksum version stale window dup bad_msg peers addr; do
 	b=$(printf '%s' "$base" | jq ".drop_$reason")
@@ -183,7 +177,7 @@ fi
 
 # The fuzzer's contexts fall silent: their half-received messages go.
 for _ in $(seq 200); do
-	[ "$(wire swnic6fa | jq .rx_mem_bytes)" = 0 ] && break
+	[ "$(wire_counters swnic6fa | jq .rx_mem_bytes)" = 0 ] && break
 	sleep 0.2
 done
 check "half-received messages released after the peer timeout" \

@@ -55,12 +55,6 @@ objects()
 {
 	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
 }
-# The wire counters of namespace $1 (swnicfa...).
-wire()
-{
-	ip netns exec "$1" swnic -j peer show |
-		jq -c '.[] | select(.peer == "*") | .counters'
-}
 before=$(objects)
 dmesg_lines=$(dmesg | wc -l)
 diag "seeds $SEED (flood) and $((SEED + 1)) (spoofed), $PACKETS packets each"
@@ -82,7 +76,7 @@ check "a swnic device in each, bound to its veth" sh -c "
 	$A swnic dev add swnicfa netdev swfa &&
 	$B swnic dev add swnicfb netdev swfb"
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
-base=$(wire swnicfa)
+base=$(wire_counters swnicfa)
 
 wait_listen()
 {
@@ -166,7 +160,7 @@ else
 		"$(printf '%s' "$live" | jq -c '[.[] | {peer, counters}] | .[:6]')"
 fi
 
-after_fz=$(wire swnicfa)
+after_fz=$(wire_counters swnicfa)
 diag "server's wire counters before: $base" "after: $after_fz"
 for reason in short checksum version stale window dup bad_msg peers; do
 	b=$(printf '%s' "$base" | jq ".drop_$reason")
@@ -190,16 +184,16 @@ fi
 # address. Each is dropped as drop_addr, and makes no peer context.
 BAD=40
 for kind in zero lbcast mcast bcast; do
-	w0=$(wire swnicfa)
+	w0=$(wire_counters swnicfa)
 	$B selftests/wire/out/wire_fuzz -s "$SEED" -n $BAD -x $kind -i swfb \
 		$ADDR_A >/tmp/wfz.bad 2>&1
 	bad_rc=$?
 	want=$(( $(printf '%s' "$w0" | jq .drop_addr) + BAD ))
 	for _ in $(seq 50); do
-		[ "$(wire swnicfa | jq .drop_addr)" -ge $want ] && break
+		[ "$(wire_counters swnicfa | jq .drop_addr)" -ge $want ] && break
 		sleep 0.2
 	done
-	w1=$(wire swnicfa)
+	w1=$(wire_counters swnicfa)
 	if [ $bad_rc = 0 ] &&
 	   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
 	   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
@@ -213,7 +207,7 @@ done
 
 # The fuzzer's contexts fall silent: their half-received messages go.
 for _ in $(seq 200); do
-	[ "$(wire swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+	[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
 	sleep 0.2
 done
 check "half-received messages released after the peer timeout" \
@@ -225,7 +219,7 @@ check "half-received messages released after the peer timeout" \
 # reused for it.
 echo 1000 > $PARAMS/peer_idle_ms
 sleep 1.5
-w0=$(wire swnicfa)
+w0=$(wire_counters swnicfa)
 C="ip netns exec swnicfc"
 port=$((port + 1))
 if sh -c "ip netns add swnicfc &&
@@ -251,7 +245,7 @@ if sh -c "ip netns add swnicfc &&
 else
 	cli_rc="no namespace C: $(cat /tmp/wfz.c)" srv_rc=-
 fi
-w1=$(wire swnicfa)
+w1=$(wire_counters swnicfa)
 if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ] &&
    printf '%s' "$w1" | jq -e --argjson b "$w0" \
 	'.peers <= 1024 and $b.peers == 1024 and .peers_evicted > $b.peers_evicted' \
