@@ -492,17 +492,24 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 	return kernel_sendmsg(sock, &msg, iov, n, len);
 }
 
+/* Send one sealed packet, counted as sent or refused. */
+static void swnic_udp_send1(struct swnic_wnet *wn, struct swnic_peer *p,
+			    struct kvec *iov, u8 tos)
+{
+	/* A packet the stack drops is lost like any other: recovered. */
+	if (swnic_udp_sendv(wn, p, iov, 1, iov->iov_len, 0, tos) >= 0)
+		wn->tx_pkts++;
+	else
+		wn->tx_errors++;
+}
+
 static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 			   void *buf, size_t len, u8 tos)
 {
 	struct kvec iov = { .iov_base = buf, .iov_len = len };
 
 	swnic_pkt_seal(buf, len);
-	/* A packet the stack drops is lost like any other: recovered. */
-	if (swnic_udp_sendv(wn, p, &iov, 1, len, 0, tos) >= 0)
-		wn->tx_pkts++;
-	else
-		wn->tx_errors++;
+	swnic_udp_send1(wn, p, &iov, tos);
 }
 
 static void swnic_hdr_init(struct swnic_peer *p, struct swnic_wire_hdr *h,
@@ -871,21 +878,18 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (ret >= 0) {
 			wn->tx_pkts += n;
 			wn->gso_sends++;
-		} else {
-			wn->tx_errors += n;
+			return ok;
 		}
 		/* Dropped by the stack: lost, and recovered, as any. */
-		if (ret != -EINVAL && ret != -EIO)
+		if (ret != -EINVAL && ret != -EIO) {
+			wn->tx_errors += n;
 			return ok;
+		}
 		/* Refused (no offload after all): one by one. */
 		p->gso = false;
 	}
 	for (i = 0; i < n; i++)
-		if (swnic_udp_sendv(wn, p, &iov[i], 1, iov[i].iov_len, 0,
-				    tm->tos) >= 0)
-			wn->tx_pkts++;
-		else
-			wn->tx_errors++;
+		swnic_udp_send1(wn, p, &iov[i], tm->tos);
 	return ok;
 }
 
