@@ -7,7 +7,8 @@
 # In each a swnic device is bound to the virtio NIC (10.99.0.1 and
 # 10.99.0.2); VM 1 runs the servers, VM 2 the clients of Debian's
 # fi_pingpong (RDM msg and tagged, MSG connected, DGRAM, 1 MiB, data
-# checked) and of wire_rma; then VM 1 restarts mid-stream (its link down,
+# checked), of wire_rma, and again over IPv6 (fd99::1 and fd99::2 on a
+# macvlan of the NIC: RDM 8 B to 1 MiB, MSG connected); then VM 1 restarts mid-stream (its link down,
 # its module unloaded and loaded again: a new incarnation) and VM 2's
 # stream must fail within the bounded time, release everything and talk
 # to the new incarnation; then a 2-rank Open MPI job (OFI MTL, swnic)
@@ -38,6 +39,19 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 PORT_A=${SWNIC_TWOVM_PORT:-47731}
 PORT_B=$((PORT_A + 1))
 ADDR_SERVER=10.99.0.1
+ADDR6_SERVER=fd99::1	# and fd99::2: the IPv6 pass (no DAD: up at once)
+ADDR6_CLIENT=fd99::2
+
+# The IPv6 pass's device: an endpoint takes its device's IPv4 address if it
+# has one, so IPv6 needs a netdev with IPv6 only - a macvlan on the NIC,
+# whose frames take the same wire.
+guest_ip6()
+{
+	ip link add sw6 link "$SWNIC_VM_NETDEV" type macvlan mode bridge &&
+	ip -6 addr add "$1/64" dev sw6 nodad &&
+	ip link set sw6 up &&
+	swnic dev add swnicw6 netdev sw6
+}
 
 # ---- in the guests ----------------------------------------------------------
 
@@ -113,6 +127,7 @@ guest_server()
 	local dir=$1 n=0 rc pid lport
 
 	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	guest_ip6 "$ADDR6_SERVER"
 	[ -e "$dir/bench" ] && guest_rxe
 	: > "$dir/server-ready"
 	# One server per client run, in the order the client runs them;
@@ -177,6 +192,7 @@ guest_client()
 	local dir=$1 n=0 rc srv
 
 	swnic dev add swnicw netdev "$SWNIC_VM_NETDEV" || exit 1
+	guest_ip6 "$ADDR6_CLIENT"
 	for _ in $(seq 600); do
 		[ -e "$dir/server-ready" ] && ping -c 1 -W 1 $ADDR_SERVER \
 			>/dev/null 2>&1 && break
@@ -184,11 +200,15 @@ guest_client()
 	done
 	check "the other VM answers over the wire (ping)" \
 		ping -c 1 -W 5 $ADDR_SERVER
+	check "the other VM answers over the wire on IPv6 (ping)" \
+		ping -6 -c 1 -W 5 $ADDR6_SERVER
 
+	# The server runs with the same arguments; -6 first: over IPv6.
 	across()
 	{
-		local desc=$1
+		local desc=$1 addr=$ADDR_SERVER
 		shift
+		[ "$1" = -6 ] && addr=$ADDR6_SERVER
 		echo "$*" > "$dir/run-$n.tmp" && mv "$dir/run-$n.tmp" "$dir/run-$n"
 		pp_port=$((pp_port + 1))
 		for _ in $(seq 600); do
@@ -200,7 +220,7 @@ guest_client()
 				$ADDR_SERVER > /tmp/cli.out 2>&1
 		else
 			timeout 150 fi_pingpong -p swnic "$@" -P $pp_port \
-				$ADDR_SERVER > /tmp/cli.out 2>&1
+				"$addr" > /tmp/cli.out 2>&1
 		fi
 		rc=$?
 		for _ in $(seq 600); do
@@ -226,6 +246,20 @@ guest_client()
 		-e dgram -c -I 10 -S 1024
 	across "RMA write/read, remote CQ data, key errors between two VMs" \
 		wire_rma
+	across "rdm msg 8 B..1 MiB between two VMs over IPv6, data checked" \
+		-6 -d swnicw6 -e rdm -c -I 5 -S all
+	across "msg (connected) 64 KiB between two VMs over IPv6, data checked" \
+		-6 -d swnicw6 -e msg -c -I 10 -S 65536
+	# ... on the wire's IPv6 socket: the peer context is the address's.
+	peers=$(swnic -j peer show 2>&1)
+	if printf '%s' "$peers" | jq -e --arg a "[$ADDR6_SERVER]:4793" \
+		'[.[] | select(.peer == $a and .tx_bytes > 1048576 and
+				.rx_bytes > 1048576)] | length == 1' >/dev/null; then
+		ok "the IPv6 runs went over the wire to [$ADDR6_SERVER]:4793"
+	else
+		not_ok "the IPv6 runs went over the wire to [$ADDR6_SERVER]:4793" \
+			"$(printf '%s' "$peers" | jq -c '[.[] | {peer, tx_bytes, rx_bytes}]' 2>&1)"
+	fi
 
 	# The server's host restarts mid-transfer: its module is reloaded (a
 	# new incarnation). Our stream fails within the bounded time: by the
