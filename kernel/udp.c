@@ -107,7 +107,7 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
 #define SWNIC_RXQ_MAX		8192	/* packets queued for the worker */
 #define SWNIC_RTO_INIT_US	20000
-#define SWNIC_RTO_MIN_US	10000	/* 4 ms: spurious in a busy guest */
+#define SWNIC_RTO_MIN_US	10000	/* 4 ms fired spuriously: wire.rst */
 #define SWNIC_RTO_MAX_US	1000000
 #define SWNIC_RETX_BURST	64	/* timeout retransmissions per tick */
 #define SWNIC_PTO_MIN_US	1000	/* tail loss probe after 2 srtt, >= */

@@ -8,8 +8,9 @@
 # 10.99.0.2); VM 1 runs the servers, VM 2 the clients of Debian's
 # fi_pingpong (RDM msg and tagged, MSG connected, DGRAM, 1 MiB, data
 # checked), of wire_rma, and again over IPv6 (fd99::1 and fd99::2 on a
-# macvlan of the NIC: RDM 8 B to 1 MiB, MSG connected); then VM 1 restarts mid-stream (its link down,
-# its module unloaded and loaded again: a new incarnation) and VM 2's
+# macvlan of the NIC: RDM 8 B to 1 MiB, MSG connected); then VM 1
+# restarts mid-stream (its link down, its module unloaded and loaded
+# again: a new incarnation) and VM 2's
 # stream must fail within the bounded time, release everything and talk
 # to the new incarnation; then a 2-rank Open MPI job (OFI MTL, swnic)
 # with a rank in each VM: mpirun in VM 2 starts the other rank's daemon
