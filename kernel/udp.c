@@ -191,6 +191,19 @@ struct swnic_name6_user {
 	DECLARE_BITMAP(named, SWNIC_MAX_ADDR6);
 };
 
+/*
+ * A reassembly buffer kept: init_on_alloc (Debian's default) zeroes every
+ * fresh one, a pass over each received byte that a kept one is spared.
+ */
+struct swnic_rxbuf {
+	void *buf;
+	size_t size;
+};
+
+#define SWNIC_RX_SPARES		4
+#define SWNIC_RX_SPARE_MIN	(64 << 10)
+#define SWNIC_RX_SPARE_MAX	(16 << 20)
+
 struct swnic_wnet {
 	struct net *net;
 	struct mutex lock;		/* everything below but @rxq */
@@ -214,6 +227,15 @@ struct swnic_wnet {
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
 	u64 rx_mem;			/* bytes of messages being received */
+	/*
+	 * Reassembly buffers kept for the next messages (swnic_rxbuf_get()),
+	 * within the rx_mem_mb budget with @rx_mem, freed after a second
+	 * unused.
+	 */
+	struct swnic_rxbuf spares[SWNIC_RX_SPARES];
+	u64 spare_mem;
+	unsigned long spare_at;		/* jiffies: last kept or reused */
+	u64 spare_reuses;		/* messages given a kept buffer */
 	bool dead;
 	struct ratelimit_state peer_limit;
 	atomic64_t drops[__SWNIC_DROP_NUM];
@@ -241,6 +263,8 @@ struct swnic_txpkt {
 	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
 	u8 tos;				/* its IP TOS: DSCP << 2 */
+	u16 poff;			/* payload offset, if @pcsum is its sum */
+	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;
 	u8 buf[];
 };
@@ -295,6 +319,7 @@ struct swnic_rxmsg {
 	struct swnic_wire_msg m;	/* from the first fragment */
 	u64 len, got;
 	void *buf;			/* the message (len bytes) */
+	size_t size;			/* of @buf, maybe more than @len */
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
@@ -429,6 +454,24 @@ static void swnic_pkt_seal(void *buf, size_t len)
 
 	h->csum = 0;
 	h->csum = csum_fold(csum_partial(buf, len, 0));
+}
+
+/*
+ * Seal a reliable packet: its payload was summed as it was copied in
+ * (@t->pcsum, swnic_txmsg_copy()), so only the headers are read again.
+ */
+static void swnic_txpkt_seal(struct swnic_txpkt *t)
+{
+	struct swnic_wire_hdr *h = (void *)t->buf;
+	__wsum sum;
+
+	if (!t->poff) {
+		swnic_pkt_seal(t->buf, t->len);
+		return;
+	}
+	h->csum = 0;
+	sum = csum_partial(t->buf, t->poff, 0);
+	h->csum = csum_fold(csum_block_add(sum, t->pcsum, t->poff));
 }
 
 /*
@@ -618,40 +661,50 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 			     struct swnic_txpkt *t)
 {
 	struct swnic_wire_hdr *h = (void *)t->buf;
+	struct kvec iov = { .iov_base = t->buf, .iov_len = t->len };
 
 	/* The receiver may have learnt of us since: name it. */
 	h->dst_inc = cpu_to_be32(p->their_inc);
 	t->retx = true;
 	t->stamp = ktime_get();
-	swnic_udp_xmit(wn, p, t->buf, t->len, t->tos);
+	swnic_txpkt_seal(t);
+	swnic_udp_send1(wn, p, &iov, t->tos);
 	p->retx++;
 	wn->retx_pkts++;
 }
 
-/* Copy @len bytes at @pos of a request's pinned source to @buf. */
-static void swnic_txmsg_copy(struct swnic_txmsg *tm, u64 pos, u8 *buf,
-			     u32 len)
+/*
+ * Copy @len bytes at @pos of a request's source to @buf, summing them on
+ * the way: one pass over the data, not two. Return: their checksum.
+ */
+static __wsum swnic_txmsg_copy(struct swnic_txmsg *tm, u64 pos, u8 *buf,
+			       u32 len)
 {
 	u64 at = tm->off + pos;
+	__wsum sum = 0;
+	u32 done = 0;
 
-	if (tm->abuf) {
-		memcpy(buf, tm->abuf + pos, len);
-		return;
-	}
-	if (tm->inline_src) {
-		memcpy(buf, tm->inl + pos, len);
-		return;
-	}
-	while (len) {
+	if (!len)
+		return 0;
+	if (tm->abuf)
+		return csum_partial_copy_nocheck(tm->abuf + pos, buf, len);
+	if (tm->inline_src)
+		return csum_partial_copy_nocheck(tm->inl + pos, buf, len);
+	while (done < len) {
 		struct page *page = tm->pages[at >> PAGE_SHIFT];
 		u32 off = at & ~PAGE_MASK;
-		u32 n = min_t(u32, len, PAGE_SIZE - off);
+		u32 n = min_t(u32, len - done, PAGE_SIZE - off);
+		void *from = kmap_local_page(page);
 
-		memcpy_from_page(buf, page, off, n);
-		buf += n;
+		sum = csum_block_add(sum, csum_partial_copy_nocheck(from + off,
+								    buf + done,
+								    n),
+				     done);
+		kunmap_local(from);
+		done += n;
 		at += n;
-		len -= n;
 	}
+	return sum;
 }
 
 static void swnic_txmsg_unpin(struct swnic_txmsg *tm)
@@ -753,7 +806,8 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 		t->req_id = tm->msg_id;
 		*m = tm->m;
 		m->offset = cpu_to_be64(tm->pos);
-		swnic_txmsg_copy(tm, tm->pos, (u8 *)(m + 1), n);
+		t->pcsum = swnic_txmsg_copy(tm, tm->pos, (u8 *)(m + 1), n);
+		t->poff = hlen;
 	} else {
 		struct swnic_wire_resp *r = (void *)(h + 1);
 
@@ -775,8 +829,11 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 				return NULL;
 			}
 		}
-		if (tm->kind == SWNIC_TX_ATOMIC_DATA)
-			swnic_txmsg_copy(tm, tm->pos, (u8 *)(r + 1), n);
+		if (tm->kind == SWNIC_TX_ATOMIC_DATA) {
+			t->pcsum = swnic_txmsg_copy(tm, tm->pos, (u8 *)(r + 1),
+						    n);
+			t->poff = hlen;
+		}
 	}
 	tm->pos += n;
 	if (tm->kind == SWNIC_TX_STATUS || tm->pos >= tm->len)
@@ -862,7 +919,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (!t)
 			continue;	/* now a status: make that */
 		swnic_track(wn, p, t);
-		swnic_pkt_seal(t->buf, t->len);
+		swnic_txpkt_seal(t);
 		iov[n++] = (struct kvec) { .iov_base = t->buf,
 					   .iov_len = t->len };
 		bytes += t->len;
@@ -927,11 +984,76 @@ static u32 swnic_new_inc(void)
 	return inc;
 }
 
+/*
+ * A buffer for a message of @len bytes (> 0) to be reassembled in: a
+ * kept one at most twice that size, else a new one. Its contents are
+ * whatever was there: a message is whole only when each fragment arrived.
+ */
+static void *swnic_rxbuf_get(struct swnic_wnet *wn, u64 len, size_t *size)
+{
+	struct swnic_rxbuf *b, *best = NULL;
+	void *buf;
+
+	for (b = wn->spares; b < wn->spares + SWNIC_RX_SPARES; b++)
+		if (b->buf && b->size >= len && b->size / 2 <= len &&
+		    (!best || b->size < best->size))
+			best = b;
+	if (!best) {
+		*size = len;
+		return kvmalloc(len, GFP_KERNEL);
+	}
+	buf = best->buf;
+	*size = best->size;
+	best->buf = NULL;
+	wn->spare_mem -= *size;
+	wn->spare_at = jiffies;
+	wn->spare_reuses++;
+	return buf;
+}
+
+/* Keep @buf (@size bytes) for a later message, or free it. */
+static void swnic_rxbuf_put(struct swnic_wnet *wn, void *buf, size_t size)
+{
+	struct swnic_rxbuf *b, *slot = NULL;
+
+	if (buf && size >= SWNIC_RX_SPARE_MIN && size <= SWNIC_RX_SPARE_MAX)
+		for (b = wn->spares; b < wn->spares + SWNIC_RX_SPARES; b++)
+			if (!slot || !b->buf ||
+			    (slot->buf && b->size < slot->size))
+				slot = b;
+	/* The smallest kept gives way to a larger one. */
+	if (slot && slot->buf && slot->size >= size)
+		slot = NULL;
+	if (!slot) {
+		kvfree(buf);
+		return;
+	}
+	if (slot->buf) {
+		wn->spare_mem -= slot->size;
+		kvfree(slot->buf);
+	}
+	*slot = (struct swnic_rxbuf) { .buf = buf, .size = size };
+	wn->spare_mem += size;
+	wn->spare_at = jiffies;
+}
+
+/* Free the kept buffers. */
+static void swnic_rxbuf_trim(struct swnic_wnet *wn)
+{
+	struct swnic_rxbuf *b;
+
+	for (b = wn->spares; b < wn->spares + SWNIC_RX_SPARES; b++) {
+		kvfree(b->buf);
+		b->buf = NULL;
+	}
+	wn->spare_mem = 0;
+}
+
 static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 {
 	list_del(&rm->node);
 	wn->rx_mem -= rm->len;
-	kvfree(rm->buf);
+	swnic_rxbuf_put(wn, rm->buf, rm->size);
 	kvfree(rm->frags);
 	kfree(rm);
 }
@@ -2134,7 +2256,12 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (pos->msg_id == id)
 			goto found;
-	/* New: made in order of msg_id, charged to the namespace's budget. */
+	/*
+	 * New: made in order of msg_id, charged to the namespace's budget
+	 * (buffers kept for reuse give way).
+	 */
+	if (wn->rx_mem + wn->spare_mem + len > (u64)rx_mem_mb << 20)
+		swnic_rxbuf_trim(wn);
 	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
@@ -2142,13 +2269,12 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
-	/* Not zeroed: whole only when every fragment arrived (@frags). */
 	if (len) {
-		rm->buf = kvmalloc(len, GFP_KERNEL);
+		rm->buf = swnic_rxbuf_get(wn, len, &rm->size);
 		rm->frags = kvcalloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(len, frag)),
 				     sizeof(long), GFP_KERNEL);
 		if (!rm->buf || !rm->frags) {
-			kvfree(rm->buf);
+			swnic_rxbuf_put(wn, rm->buf, rm->size);
 			kvfree(rm->frags);
 			kfree(rm);
 			swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
@@ -2684,6 +2810,16 @@ static void swnic_tick(struct swnic_wnet *wn)
 		p->probed = true;
 		wn->probes++;
 	}
+	/* Buffers kept for reuse go after a second unused. */
+	if (wn->spare_mem) {
+		long left = wn->spare_at + HZ - jiffies;
+
+		if (left <= 0)
+			swnic_rxbuf_trim(wn);
+		else
+			next = min(next, ktime_add_ms(now,
+						      jiffies_to_msecs(left)));
+	}
 	if (next != KTIME_MAX)
 		swnic_arm(wn, next);
 }
@@ -3161,6 +3297,8 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "spurious_retx", wn->spurious) ?:
 	      fn(arg, "peers", wn->npeers) ?:
 	      fn(arg, "rx_mem_bytes", wn->rx_mem) ?:
+	      fn(arg, "rx_spare_bytes", wn->spare_mem) ?:
+	      fn(arg, "rx_buf_reuses", wn->spare_reuses) ?:
 	      fn(arg, "held", held) ?:
 	      fn(arg, "held_waiting", held_waiting) ?:
 	      fn(arg, "held_taken", wn->held_taken) ?:
@@ -3309,6 +3447,7 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	mutex_lock(&wn->lock);
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
+	swnic_rxbuf_trim(wn);
 	/* Every held send was its peer's: forgotten, or freed with it. */
 	WARN_ON(!list_empty(&wn->held_done));
 	/*

@@ -99,7 +99,27 @@ pingpong "rdm tagged 64 KiB across, data checked" -e rdm -m tagged -c -I 20 \
 pingpong "msg (connected) 4 KiB across, data checked" -e msg -c -I 20 -S 4096
 pingpong "dgram 1 KiB across, data checked" -e dgram -c -I 20 -S 1024
 pingpong "rdm 16 MiB across, data checked" -e rdm -c -I 3 -S 16777216
+reuses=$(wire_counters swnicwa | jq '.rx_buf_reuses // 0')
+if [ "${reuses:-0}" -gt 0 ]; then
+	ok "large messages were reassembled in kept buffers ($reuses reuses)"
+else
+	not_ok "large messages were reassembled in kept buffers" \
+		"rx_buf_reuses: ${reuses:-none}"
+fi
 pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
+# Kept buffers are freed after a second unused (64 MiB is not kept).
+spare=
+for _ in $(seq 50); do
+	spare=$(wire_counters swnicwa | jq '.rx_spare_bytes')
+	[ "$spare" = 0 ] && break
+	sleep 0.1
+done
+if [ "$spare" = 0 ]; then
+	ok "kept reassembly buffers are freed once unused (rx_spare_bytes 0)"
+else
+	not_ok "kept reassembly buffers are freed once unused" \
+		"rx_spare_bytes: ${spare:-none} after 5 s"
+fi
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 
