@@ -226,7 +226,7 @@ struct swnic_wnet {
 	struct list_head peers;
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
-	u64 rx_mem;			/* bytes of messages being received */
+	u64 rx_mem;			/* buffer bytes of messages being received */
 	/*
 	 * Reassembly buffers kept for the next messages (swnic_rxbuf_get()),
 	 * within the rx_mem_mb budget with @rx_mem, freed after a second
@@ -236,6 +236,8 @@ struct swnic_wnet {
 	u64 spare_mem;
 	unsigned long spare_at;		/* jiffies: last kept or reused */
 	u64 spare_reuses;		/* messages given a kept buffer */
+	struct list_head txpool;	/* packet buffers kept, newest first */
+	u32 ntxpool;
 	bool dead;
 	struct ratelimit_state peer_limit;
 	atomic64_t drops[__SWNIC_DROP_NUM];
@@ -266,8 +268,18 @@ struct swnic_txpkt {
 	u16 poff;			/* payload offset, if @pcsum is its sum */
 	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;
+	u32 size;			/* allocated, with this header */
 	u8 buf[];
 };
+
+/*
+ * Packets' buffers of SWNIC_TXPOOL_MIN..MAX bytes are kept for the next
+ * packets (swnic_txpkt_alloc()), SWNIC_TXPOOL_NUM at most: like
+ * reassembly buffers, each fresh one would be zeroed (init_on_alloc).
+ */
+#define SWNIC_TXPOOL_NUM	512
+#define SWNIC_TXPOOL_MIN	1024
+#define SWNIC_TXPOOL_MAX	(16 << 10)
 
 enum swnic_txkind {
 	SWNIC_TX_REQ,			/* our request: fragments of a message */
@@ -446,6 +458,40 @@ static const u8 swnic_peer_drop_reasons[] = {
 static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
 
 /* ---- sending packets ---------------------------------------------------- */
+
+/* A packet of @len bytes: a kept buffer if the newest kept is enough. */
+static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
+					     size_t len)
+{
+	size_t size = kmalloc_size_roundup(sizeof(struct swnic_txpkt) + len);
+	struct swnic_txpkt *t;
+
+	t = list_first_entry_or_null(&wn->txpool, struct swnic_txpkt, node);
+	if (t && t->size >= size) {
+		list_del(&t->node);
+		wn->ntxpool--;
+		wn->spare_at = jiffies;
+		size = t->size;
+	} else {
+		t = kmalloc(size, GFP_KERNEL);
+		if (!t)
+			return NULL;
+	}
+	*t = (struct swnic_txpkt) { .len = len, .size = size };
+	return t;
+}
+
+static void swnic_txpkt_free(struct swnic_wnet *wn, struct swnic_txpkt *t)
+{
+	if (wn->ntxpool >= SWNIC_TXPOOL_NUM || t->size < SWNIC_TXPOOL_MIN ||
+	    t->size > SWNIC_TXPOOL_MAX) {
+		kfree(t);
+		return;
+	}
+	list_add(&t->node, &wn->txpool);
+	wn->ntxpool++;
+	wn->spare_at = jiffies;
+}
 
 /* Our end-to-end checksum over the whole packet (@buf, @len bytes). */
 static void swnic_pkt_seal(void *buf, size_t len)
@@ -775,7 +821,8 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
  * it). Return: the packet; NULL if @tm changed to a status answer (a read
  * from an MR that went away: make again); ERR_PTR(-ENOMEM).
  */
-static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
+static struct swnic_txpkt *swnic_txmsg_make(struct swnic_wnet *wn,
+					    struct swnic_peer *p,
 					    struct swnic_txmsg *tm)
 {
 	size_t hlen = sizeof(struct swnic_wire_hdr);
@@ -791,10 +838,10 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 	if (tm->kind == SWNIC_TX_STATUS ||
 	    (tm->kind == SWNIC_TX_REQ && tm->m.opcode == SWNIC_OP_READ))
 		n = 0;
-	t = kmalloc(struct_size(t, buf, hlen + n), GFP_KERNEL);
+	t = swnic_txpkt_alloc(wn, hlen + n);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
-	*t = (struct swnic_txpkt) { .len = hlen + n, .tos = tm->tos };
+	t->tos = tm->tos;
 	h = (void *)t->buf;
 
 	if (tm->kind == SWNIC_TX_REQ) {
@@ -823,7 +870,7 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_peer *p,
 			ret = swnic_read_mr(p, tm, tm->pos, r + 1, n);
 			if (ret) {
 				/* The MR went away: the read's outcome now. */
-				kfree(t);
+				swnic_txpkt_free(wn, t);
 				tm->kind = SWNIC_TX_STATUS;
 				tm->status = -ret;
 				return NULL;
@@ -911,7 +958,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	int ret;
 
 	while (n < max && !tm->last && swnic_wnd_open(p)) {
-		t = swnic_txmsg_make(p, tm);
+		t = swnic_txmsg_make(wn, p, tm);
 		if (IS_ERR(t)) {
 			ok = false;
 			break;
@@ -1037,9 +1084,10 @@ static void swnic_rxbuf_put(struct swnic_wnet *wn, void *buf, size_t size)
 	wn->spare_at = jiffies;
 }
 
-/* Free the kept buffers. */
-static void swnic_rxbuf_trim(struct swnic_wnet *wn)
+/* Free the kept buffers (those of packets too, @all). */
+static void swnic_kept_free(struct swnic_wnet *wn, bool all)
 {
+	struct swnic_txpkt *t, *tmp;
 	struct swnic_rxbuf *b;
 
 	for (b = wn->spares; b < wn->spares + SWNIC_RX_SPARES; b++) {
@@ -1047,12 +1095,18 @@ static void swnic_rxbuf_trim(struct swnic_wnet *wn)
 		b->buf = NULL;
 	}
 	wn->spare_mem = 0;
+	if (!all)
+		return;
+	list_for_each_entry_safe(t, tmp, &wn->txpool, node)
+		kfree(t);
+	INIT_LIST_HEAD(&wn->txpool);
+	wn->ntxpool = 0;
 }
 
 static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 {
 	list_del(&rm->node);
-	wn->rx_mem -= rm->len;
+	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
 	kvfree(rm->frags);
 	kfree(rm);
@@ -1177,7 +1231,7 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
 		list_del(&t->node);
-		kfree(t);
+		swnic_txpkt_free(wn, t);
 	}
 	p->inflight = 0;
 	/* Oldest first: the waiting requests were made before the queued. */
@@ -1768,7 +1822,8 @@ static void swnic_rtt_sample(struct swnic_peer *p, s64 us)
 }
 
 /* @t (reliable, ours) arrived: it goes. */
-static void swnic_pkt_acked(struct swnic_peer *p, struct swnic_txpkt *t)
+static void swnic_pkt_acked(struct swnic_wnet *wn, struct swnic_peer *p,
+			    struct swnic_txpkt *t)
 {
 	if (t->req && (!p->acked_any || psn_before(p->acked_req, t->req_id))) {
 		p->acked_req = t->req_id;
@@ -1776,7 +1831,7 @@ static void swnic_pkt_acked(struct swnic_peer *p, struct swnic_txpkt *t)
 	}
 	list_del(&t->node);
 	p->inflight--;
-	kfree(t);
+	swnic_txpkt_free(wn, t);
 }
 
 /*
@@ -1798,7 +1853,7 @@ static void swnic_rx_implicit_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 			continue;
 		if (!t->retx)
 			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
-		swnic_pkt_acked(p, t);
+		swnic_pkt_acked(wn, p, t);
 		progress = true;
 	}
 	if (!progress)
@@ -1841,7 +1896,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 				 p->min_rtt_us)) {
 			rack = t->stamp;
 		}
-		swnic_pkt_acked(p, t);
+		swnic_pkt_acked(wn, p, t);
 		progress = true;
 	}
 	if (psn_before(p->snd_una, cum))
@@ -2261,7 +2316,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * (buffers kept for reuse give way).
 	 */
 	if (wn->rx_mem + wn->spare_mem + len > (u64)rx_mem_mb << 20)
-		swnic_rxbuf_trim(wn);
+		swnic_kept_free(wn, false);
 	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
@@ -2285,7 +2340,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->m = *m;
 	rm->len = len;
 	rm->tos = swnic_skb_tos(skb);
-	wn->rx_mem += len;
+	wn->rx_mem += rm->size;
 	list_for_each_entry(pos, &p->rxmsgs, node)
 		if (psn_before(id, pos->msg_id))
 			break;
@@ -2811,11 +2866,11 @@ static void swnic_tick(struct swnic_wnet *wn)
 		wn->probes++;
 	}
 	/* Buffers kept for reuse go after a second unused. */
-	if (wn->spare_mem) {
+	if (wn->spare_mem || wn->ntxpool) {
 		long left = wn->spare_at + HZ - jiffies;
 
 		if (left <= 0)
-			swnic_rxbuf_trim(wn);
+			swnic_kept_free(wn, true);
 		else
 			next = min(next, ktime_add_ms(now,
 						      jiffies_to_msecs(left)));
@@ -3388,6 +3443,7 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	INIT_LIST_HEAD(&wn->peers);
 	xa_init(&wn->users6);
 	INIT_LIST_HEAD(&wn->held_done);
+	INIT_LIST_HEAD(&wn->txpool);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
 	return 0;
@@ -3447,7 +3503,7 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	mutex_lock(&wn->lock);
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
-	swnic_rxbuf_trim(wn);
+	swnic_kept_free(wn, true);
 	/* Every held send was its peer's: forgotten, or freed with it. */
 	WARN_ON(!list_empty(&wn->held_done));
 	/*
