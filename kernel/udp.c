@@ -8,8 +8,9 @@
  * - One kernel UDP socket per network namespace (pernet) and family (IPv4,
  *   and IPv6 when the kernel has it), port udp_port, opened when a
  *   device is bound to a netdev there (or an endpoint of it is made).
- *   Their encap_rcv hook takes every packet in softirq and queues it for
- *   the namespace's worker, which does all the rest in process context.
+ *   Their data_ready hook wakes the namespace's worker, which reads
+ *   them (UDP_GRO: bursts whole) and does all the rest in process
+ *   context.
  *   An IPv6 peer is named by 32 bits, as an IPv4 one is by its address
  *   (uapi swnic.h, struct swnic_addr6): the engine, the rings and the
  *   MRs' peer lists see only names.
@@ -105,7 +106,7 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
-#define SWNIC_RXQ_MAX		8192	/* packets queued for the worker */
+#define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
 #define SWNIC_RTO_INIT_US	20000
 #define SWNIC_RTO_MIN_US	10000	/* 4 ms fired spuriously: wire.rst */
 #define SWNIC_RTO_MAX_US	1000000
@@ -133,7 +134,7 @@ enum {
 	SWNIC_DROP_BAD_MSG,	/* fragment inconsistent with its message */
 	SWNIC_DROP_NO_MEM,	/* over rx_mem_mb, or no memory */
 	SWNIC_DROP_PEERS,	/* peer context limit or rate hit */
-	SWNIC_DROP_QUEUE,	/* worker queue full */
+	SWNIC_DROP_QUEUE,	/* a socket's queue full (or UDP checksum) */
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
 	SWNIC_DROP_ADDR,	/* IPv6: not from a unicast peer, or to a group */
 	__SWNIC_DROP_NUM
@@ -206,7 +207,7 @@ struct swnic_rxbuf {
 
 struct swnic_wnet {
 	struct net *net;
-	struct mutex lock;		/* everything below but @rxq */
+	struct mutex lock;		/* everything below */
 	struct socket *sock;		/* NULL until first needed */
 	struct socket *sock6;		/* IPv6: NULL until then, or if none */
 	/*
@@ -219,7 +220,7 @@ struct swnic_wnet {
 	u32 nnames6;
 	u32 user_names6;		/* of them, made by unprivileged ioctls */
 	struct xarray users6;		/* swnic_name6_user by uid, @lock */
-	struct sk_buff_head rxq;	/* from encap_rcv to the worker */
+	int sk_drops[2];		/* the sockets' sk_drops, counted */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
 	struct hrtimer timer;		/* the next RTO, probe or tick */
@@ -244,6 +245,7 @@ struct swnic_wnet {
 	u64 tx_pkts, rx_pkts, retx_pkts;
 	u64 tx_errors;			/* packets the stack refused (lost) */
 	u64 gso_sends;			/* UDP GSO sends (of several packets) */
+	u64 gso_recvs;			/* bursts received (taken whole) */
 	u64 probes;			/* tail loss probes */
 	u64 rto_fires;			/* retransmit timeouts that fired */
 	u64 rack_retx;			/* packets RACK found lost */
@@ -2516,9 +2518,11 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 }
 
 /* Take one packet (worker). */
-static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
+static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
+			    unsigned int base, unsigned int plen)
 {
-	unsigned int len = skb->len, off = sizeof(struct swnic_wire_hdr);
+	unsigned int len = base + plen;
+	unsigned int off = base + sizeof(struct swnic_wire_hdr);
 	bool v6 = skb->protocol == htons(ETH_P_IPV6);
 	struct swnic_device *sdev = NULL;
 	struct swnic_wire_hdr h;
@@ -2529,11 +2533,11 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb)
 	bool ok = true, create, limited = false;
 
 	wn->rx_pkts++;
-	if (skb_copy_bits(skb, 0, &h, sizeof(h))) {
+	if (skb_copy_bits(skb, base, &h, sizeof(h))) {
 		swnic_drop(wn, SWNIC_DROP_SHORT);
 		return;
 	}
-	if (csum_fold(skb_checksum(skb, 0, len, 0))) {
+	if (csum_fold(skb_checksum(skb, base, plen, 0))) {
 		swnic_drop(wn, SWNIC_DROP_CSUM);
 		return;
 	}
@@ -2902,20 +2906,107 @@ static bool swnic_ack_implied(struct swnic_peer *p)
 	return true;
 }
 
+/*
+ * The next datagram of @sk (a burst, if the device or GRO made one), UDP's
+ * checksum checked; an IPv4 packet routed here as a broadcast or multicast
+ * (a subnet's broadcast address, which its header does not tell, as well
+ * as 255.255.255.255 and groups) dropped: peers send to our unicast
+ * address. UDP drops the route before it queues a packet, so the address
+ * is looked up again.
+ */
+static struct sk_buff *swnic_udp_dequeue(struct swnic_wnet *wn,
+					 struct sock *sk)
+{
+	struct sk_buff *skb;
+	int off = 0, err;
+
+	while ((skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err))) {
+		if (!udp_skb_csum_unnecessary(skb) &&
+		    __udp_lib_checksum_complete(skb)) {
+			swnic_drop(wn, SWNIC_DROP_CSUM);
+			kfree_skb(skb);
+			continue;
+		}
+		if (skb->protocol == htons(ETH_P_IP) &&
+		    inet_addr_type(wn->net, ip_hdr(skb)->daddr) != RTN_LOCAL) {
+			swnic_drop(wn, SWNIC_DROP_ADDR);
+			kfree_skb(skb);
+			continue;
+		}
+		return skb;
+	}
+	return NULL;
+}
+
+/* Does @sock have datagrams queued? */
+static bool swnic_udp_pending(struct socket *sock)
+{
+	return sock &&
+	       (!skb_queue_empty_lockless(&udp_sk(sock->sk)->reader_queue) ||
+		!skb_queue_empty_lockless(&sock->sk->sk_receive_queue));
+}
+
+/* Count what UDP dropped for a full queue since last time. */
+static void swnic_udp_drops(struct swnic_wnet *wn, struct socket *sock,
+			    int *seen)
+{
+	int d;
+
+	if (!sock)
+		return;
+	d = atomic_read(&sock->sk->sk_drops);
+	if (d != *seen)
+		atomic64_add((u32)(d - *seen), &wn->drops[SWNIC_DROP_QUEUE]);
+	*seen = d;
+}
+
+/*
+ * Take up to SWNIC_BATCH packets from the sockets, in turn. A burst (UDP
+ * GSO from a local sender, or GRO) is taken whole: its packets are
+ * gso_size bytes each, the last maybe shorter.
+ */
+static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
+{
+	struct socket *socks[2] = { wn->sock, wn->sock6 };
+	unsigned int n = 0, i, got = 1;
+	struct sk_buff *skb;
+
+	while (n < SWNIC_BATCH && got) {
+		got = 0;
+		for (i = 0; i < ARRAY_SIZE(socks); i++) {
+			unsigned int seg, at;
+
+			if (!socks[i])
+				continue;
+			skb = swnic_udp_dequeue(wn, socks[i]->sk);
+			if (!skb)
+				continue;
+			got++;
+			seg = skb->len;
+			if (skb_is_gso(skb)) {
+				seg = skb_shinfo(skb)->gso_size ?: skb->len;
+				wn->gso_recvs++;
+			}
+			for (at = 0; at < skb->len; at += seg, n++)
+				swnic_rx_packet(wn, skb, at,
+						min(seg, skb->len - at));
+			consume_skb(skb);
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(socks); i++)
+		swnic_udp_drops(wn, socks[i], &wn->sk_drops[i]);
+	return swnic_udp_pending(wn->sock) || swnic_udp_pending(wn->sock6);
+}
+
 static void swnic_udp_work(struct kthread_work *work)
 {
 	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
 	struct swnic_peer *p;
-	struct sk_buff *skb;
-	int n = 0;
+	bool more = false;
 
 	mutex_lock(&wn->lock);
-	while (n++ < SWNIC_BATCH && (skb = skb_dequeue(&wn->rxq))) {
-		if (!wn->dead)
-			swnic_rx_packet(wn, skb);
-		kfree_skb(skb);
-	}
 	if (!wn->dead) {
+		more = swnic_udp_rx_batch(wn);
 		swnic_held_run(wn);
 		swnic_tick(wn);
 	}
@@ -2929,7 +3020,7 @@ static void swnic_udp_work(struct kthread_work *work)
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
 	}
 	mutex_unlock(&wn->lock);
-	if (!skb_queue_empty(&wn->rxq))
+	if (more)
 		swnic_wire_kick(wn);
 }
 
@@ -2941,55 +3032,52 @@ static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* encap_rcv, softirq: every datagram to the port. Return: 0 (taken). */
-static int swnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+/* Softirq: a socket has datagrams (or bursts) for the worker. */
+static void swnic_udp_data_ready(struct sock *sk)
 {
-	struct swnic_wnet *wn = rcu_dereference_sk_user_data(sk);
+	struct swnic_wnet *wn;
 
-	/*
-	 * Peers send to our unicast address: an IPv4 packet routed here as
-	 * a broadcast or multicast (a subnet's broadcast address, which the
-	 * worker cannot tell from its header, as well as 255.255.255.255
-	 * and groups) is no peer's. Its route is the skb's until UDP is done.
-	 */
-	if (wn && skb->protocol == htons(ETH_P_IP) && skb_rtable(skb) &&
-	    skb_rtable(skb)->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
-		swnic_drop(wn, SWNIC_DROP_ADDR);
-		kfree_skb(skb);
-		return 0;
-	}
-	if (!wn || skb_queue_len(&wn->rxq) >= SWNIC_RXQ_MAX ||
-	    !pskb_may_pull(skb, sizeof(struct udphdr))) {
-		if (wn)
-			swnic_drop(wn, SWNIC_DROP_QUEUE);
-		kfree_skb(skb);
-		return 0;
-	}
-	skb_pull(skb, sizeof(struct udphdr));
-	/* The worker needs no route: a queued packet holds no device. */
-	skb_dst_drop(skb);
-	skb_queue_tail(&wn->rxq, skb);
-	swnic_wire_kick(wn);
-	return 0;
+	rcu_read_lock();
+	wn = rcu_dereference_sk_user_data(sk);
+	if (wn)
+		swnic_wire_kick(wn);
+	rcu_read_unlock();
 }
 
 /*
- * The send buffer of a namespace's socket: what every peer's window may
- * have on its way at once (a packet is charged until the device sends
- * it, or veth hands it over). The default (wmem_default, ~208 KiB) is
- * less than one peer's window of 256 full packets: a burst overran it,
- * and the stack refused packets (tx_errors) that only the RTO recovered.
- * The packets are ours already (kept until ACKed), so this bounds no
- * memory that the windows do not.
+ * Make a namespace's socket the wire's: its datagrams go to the worker,
+ * which reads them (UDP_GRO: a burst stays whole, where a tunnel's
+ * encap_rcv would have it cut into single packets first -
+ * udp_unexpected_gso()).
+ *
+ * The send buffer is what every peer's window may have on its way at once
+ * (a packet is charged until the device sends it, or veth hands it over).
+ * The default (wmem_default, ~208 KiB) is less than one peer's window of
+ * 256 full packets: a burst overran it, and the stack refused packets
+ * (tx_errors) that only the RTO recovered. The packets are ours already
+ * (kept until ACKed), so this bounds no memory that the windows do not.
+ * The receive buffer bounds what waits for the worker (over it, UDP drops
+ * and drop_queue counts).
  */
-static void swnic_udp_sock_bufs(struct socket *sock)
+static int swnic_udp_sock_setup(struct swnic_wnet *wn, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
+	int one = 1, ret;
 
+	ret = sock->ops->setsockopt(sock, SOL_UDP, UDP_GRO,
+				    KERNEL_SOCKPTR(&one), sizeof(one));
+	if (ret)
+		return ret;
 	lock_sock(sk);
-	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK | SOCK_RCVBUF_LOCK;
 	WRITE_ONCE(sk->sk_sndbuf, 8 << 20);
+	WRITE_ONCE(sk->sk_rcvbuf, SWNIC_RCVBUF);
 	release_sock(sk);
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, wn);
+	sk->sk_data_ready = swnic_udp_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
 }
 
 /*
@@ -3030,24 +3118,23 @@ static int swnic_udp_sock_create6(struct net *net, struct socket **sockp)
  */
 static void swnic_udp_open6(struct swnic_wnet *wn)
 {
-	struct udp_tunnel_sock_cfg tcfg = {
-		.sk_user_data = wn,
-		.encap_type = 1,
-		.encap_rcv = swnic_udp_encap_recv,
-	};
 	struct socket *sock;
 	int ret;
 
 	if (wn->sock6 || !ipv6_mod_enabled())
 		return;
 	ret = swnic_udp_sock_create6(wn->net, &sock);
+	if (!ret) {
+		ret = swnic_udp_sock_setup(wn, sock);
+		if (ret)
+			udp_tunnel_sock_release(sock);
+	}
 	if (ret) {
 		pr_warn_ratelimited("wire: UDP port %u (IPv6): error %d\n",
 				    udp_port, ret);
 		return;
 	}
-	setup_udp_tunnel_sock(wn->net, sock, &tcfg);
-	swnic_udp_sock_bufs(sock);
+	wn->sk_drops[1] = 0;
 	wn->sock6 = sock;
 }
 
@@ -3064,11 +3151,6 @@ static void swnic_udp_open6(struct swnic_wnet *wn)
 int swnic_udp_open(struct net *net)
 {
 	struct swnic_wnet *wn = swnic_wnet(net);
-	struct udp_tunnel_sock_cfg tcfg = {
-		.sk_user_data = wn,
-		.encap_type = 1,
-		.encap_rcv = swnic_udp_encap_recv,
-	};
 	struct udp_port_cfg ucfg = {
 		.family = AF_INET,
 		.local_ip.s_addr = htonl(INADDR_ANY),
@@ -3103,8 +3185,14 @@ int swnic_udp_open(struct net *net)
 				    ret);
 		goto out;
 	}
-	setup_udp_tunnel_sock(net, sock, &tcfg);
-	swnic_udp_sock_bufs(sock);
+	ret = swnic_udp_sock_setup(wn, sock);
+	if (ret) {
+		udp_tunnel_sock_release(sock);
+		pr_warn_ratelimited("wire: UDP port %u: error %d\n", udp_port,
+				    ret);
+		goto out;
+	}
+	wn->sk_drops[0] = 0;
 	wn->sock = sock;
 	swnic_udp_open6(wn);
 out:
@@ -3346,6 +3434,7 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "rx_packets", wn->rx_pkts) ?:
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
 	      fn(arg, "gso_sends", wn->gso_sends) ?:
+	      fn(arg, "gso_recvs", wn->gso_recvs) ?:
 	      fn(arg, "tail_probes", wn->probes) ?:
 	      fn(arg, "rto_fires", wn->rto_fires) ?:
 	      fn(arg, "rack_retx", wn->rack_retx) ?:
@@ -3436,7 +3525,6 @@ static int __net_init swnic_udp_net_init(struct net *net)
 
 	wn->net = net;
 	mutex_init(&wn->lock);
-	skb_queue_head_init(&wn->rxq);
 	kthread_init_work(&wn->work, swnic_udp_work);
 	hrtimer_init(&wn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	wn->timer.function = swnic_udp_timer;
@@ -3478,7 +3566,6 @@ static void __net_exit swnic_udp_net_pre_exit(struct net *net)
 		udp_tunnel_sock_release(sock);
 	if (sock6)
 		udp_tunnel_sock_release(sock6);
-	skb_queue_purge(&wn->rxq);
 }
 
 static void __net_exit swnic_udp_net_exit(struct net *net)
@@ -3499,7 +3586,6 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	if (wn->worker)
 		kthread_destroy_worker(wn->worker);
 	wn->worker = NULL;
-	skb_queue_purge(&wn->rxq);
 	mutex_lock(&wn->lock);
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);

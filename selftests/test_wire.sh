@@ -178,6 +178,14 @@ if [ "${gso:-0}" -gt 0 ]; then
 else
 	not_ok "large messages went as UDP GSO sends" "gso_sends: ${gso:-none}"
 fi
+# ... and veth hands the bursts over whole: the receiver reads each as one
+# (UDP_GRO on a plain socket; a tunnel's encap_rcv would get them cut).
+gro=$(wire_counters swnicwa | jq '.gso_recvs // 0')
+if [ "${gro:-0}" -gt 0 ]; then
+	ok "the receiver took the bursts whole ($gro)"
+else
+	not_ok "the receiver took the bursts whole" "gso_recvs: ${gro:-none}"
+fi
 
 # A target's answer acknowledges its request's packets: for one-packet
 # sends each way, each host sends its send, the answer to its peer's and
