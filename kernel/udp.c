@@ -370,6 +370,7 @@ struct swnic_peer {
 	int scope;			/* link-local: the netdev's ifindex */
 	int ifindex;			/* where its requests come in */
 	u32 my_inc, their_inc;
+	bool anon;			/* @my_inc sent a packet naming none */
 	unsigned long heard;		/* jiffies: last valid packet */
 	/* sending */
 	u32 snd_nxt, snd_una;
@@ -606,6 +607,7 @@ static void swnic_udp_xmit(struct swnic_wnet *wn, struct swnic_peer *p,
 static void swnic_hdr_init(struct swnic_peer *p, struct swnic_wire_hdr *h,
 			   u8 type, u32 psn)
 {
+	p->anon |= !p->their_inc;
 	*h = (struct swnic_wire_hdr) {
 		.version = SWNIC_WIRE_VERSION,
 		.type = type,
@@ -642,13 +644,19 @@ static void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_udp_xmit(wn, p, &pkt, len, type == SWNIC_PKT_ACK ? p->ack_tos : 0);
 }
 
-/* A RESET to the peer's incarnation @inc (not the one we know, maybe). */
+/*
+ * A RESET to the peer's incarnation @inc (not the one we know, maybe),
+ * refusing a packet of it that named @named of ours (0: none). Its PSN
+ * echoes @named: the peer takes the RESET only if that is whom it names
+ * now, so that one drawn by a packet older than what it knows of us is
+ * not taken for a new refusal.
+ */
 static void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
-			     u32 inc)
+			     u32 inc, u32 named)
 {
 	struct swnic_wire_hdr h;
 
-	swnic_hdr_init(p, &h, SWNIC_PKT_RESET, 0);
+	swnic_hdr_init(p, &h, SWNIC_PKT_RESET, named);
 	h.dst_inc = cpu_to_be32(inc);
 	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
 }
@@ -713,6 +721,7 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	/* The receiver may have learnt of us since: name it. */
 	h->dst_inc = cpu_to_be32(p->their_inc);
+	p->anon |= !p->their_inc;
 	t->retx = true;
 	t->stamp = ktime_get();
 	swnic_txpkt_seal(t);
@@ -1216,17 +1225,33 @@ static void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 	p->rx_dups = 0;
 }
 
+/* swnic_peer_reset_tx() flags */
+#define SWNIC_RESET_RETRY	BIT(0)	/* what was never seen goes again */
+#define SWNIC_RESET_KEEP_INC	BIT(1)	/* our old packets name another */
+
 /*
- * Start a new incarnation towards the peer: it restarted, or stopped
- * answering. Our requests fail with @err, except, if @retry, those the
- * old incarnation never acknowledged a packet of: nothing of them was
- * seen, and they go again, first to the new incarnation (in their order,
- * numbered from 0 as its context expects). Answers to the old
- * incarnation's requests are dropped: their initiator is gone.
+ * Start again towards the peer, from PSN 0: it restarted, forgot us, or
+ * stopped answering. Our requests fail with @err, except, with
+ * SWNIC_RESET_RETRY, those the old incarnation never acknowledged a
+ * packet of: nothing of them was seen, and they go again, first to the
+ * new incarnation (in their order, numbered from 0 as its context
+ * expects). Answers to the old incarnation's requests are dropped: their
+ * initiator is gone.
+ *
+ * Our packets still on their way must not be taken for the new ones, so
+ * we start a new incarnation too - unless the caller knows that they all
+ * name an incarnation of the peer that is not the one we name from now on
+ * (SWNIC_RESET_KEEP_INC), which drops them, and none of ours named none
+ * (@p->anon). Keeping it then is what lets two ends settle that learn of
+ * each other's new incarnation at once: were each to start another on
+ * learning of the other's, they would chase each other until the
+ * requests failed.
  */
 static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
-				int err, bool retry)
+				int err, unsigned int flags)
 {
+	bool retry = flags & SWNIC_RESET_RETRY;
+
 	struct swnic_txmsg *tm, *ttmp;
 	struct swnic_txpkt *t, *tmp;
 	LIST_HEAD(again);
@@ -1250,7 +1275,10 @@ static void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 			swnic_req_done(p, tm, err);
 		}
 	}
-	p->my_inc = swnic_new_inc();
+	if (!(flags & SWNIC_RESET_KEEP_INC) || p->anon) {
+		p->my_inc = swnic_new_inc();
+		p->anon = false;
+	}
 	p->snd_nxt = 0;
 	p->snd_una = 0;
 	p->next_msg_id = 0;
@@ -1440,7 +1468,7 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 
 static void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 {
-	swnic_peer_reset_tx(wn, p, ECONNABORTED, false);
+	swnic_peer_reset_tx(wn, p, ECONNABORTED, 0);
 	swnic_peer_reset_rx(wn, p);
 	list_del(&p->node);
 	wn->npeers--;
@@ -2581,12 +2609,18 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	}
 
 	if (h.type == SWNIC_PKT_RESET) {
-		/* The peer forgot us: only a RESET naming us now counts. */
-		if (dst_inc != p->my_inc) {
+		/*
+		 * The peer forgot us: only a RESET naming us now, refusing a
+		 * packet that named whom we name now (its PSN), counts. Our
+		 * packets to an incarnation before it are dropped there.
+		 */
+		if (dst_inc != p->my_inc || psn != p->their_inc) {
 			swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 			return;
 		}
-		swnic_peer_reset_tx(wn, p, ECONNRESET, true);
+		swnic_peer_reset_tx(wn, p, ECONNRESET, SWNIC_RESET_RETRY |
+				    (p->their_inc && p->their_inc != src_inc ?
+				     SWNIC_RESET_KEEP_INC : 0));
 		swnic_peer_reset_rx(wn, p);
 		p->their_inc = src_inc;
 		p->heard = jiffies;
@@ -2603,7 +2637,7 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		 * packets from the peer's address never sees our incarnation,
 		 * so it cannot reset a live context.
 		 */
-		swnic_send_reset(wn, p, src_inc);
+		swnic_send_reset(wn, p, src_inc, dst_inc);
 		swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 		return;
 	}
@@ -2611,13 +2645,16 @@ static void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		/*
 		 * A new incarnation of the peer, proven (it names us, or we
 		 * knew none): what it sent before is gone, and so is what it
-		 * had received from us.
+		 * had received from us. Ours still on their way name the one
+		 * before, and it drops them: we may stay who we are.
 		 */
 		bool known = p->their_inc;
 
 		if (known) {
 			swnic_peer_reset_rx(wn, p);
-			swnic_peer_reset_tx(wn, p, ECONNRESET, true);
+			swnic_peer_reset_tx(wn, p, ECONNRESET,
+					    SWNIC_RESET_RETRY |
+					    SWNIC_RESET_KEEP_INC);
 		}
 		p->their_inc = src_inc;
 		if (known)
@@ -2735,7 +2772,7 @@ static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
 	else
 		pr_debug("peer %pI4:%u silent for %u ms: failed\n",
 			 &p->ip, ntohs(p->port), peer_timeout_ms);
-	swnic_peer_reset_tx(wn, p, ETIMEDOUT, false);
+	swnic_peer_reset_tx(wn, p, ETIMEDOUT, 0);
 	swnic_peer_reset_rx(wn, p);
 	p->their_inc = 0;
 }

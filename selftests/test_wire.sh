@@ -70,26 +70,62 @@ port=47800
 # pingpong DESC CLIENT-AND-SERVER-OPTIONS...: server in A, client in B.
 pingpong()
 {
-	local desc=$1 srv cli_rc srv_rc t0=$SECONDS
-	shift
+	pingpong_in a "$@"
+}
+
+# pingpong_in a|b DESC OPTIONS...: the server in namespace swnicw$1, the
+# client in the other. Files /tmp/wpp.$1.*; with PP_BG=1, started in the
+# background and waited for by pingpong_wait $1 (two cross at once).
+pingpong_in()
+{
+	local at=$1 desc=$2 srv cli_rc srv_rc t0=$SECONDS
+	local sns=swnicw$1 cns=swnicwb saddr=$ADDR_A o=/tmp/wpp.$1
+	shift 2
+	[ "$at" = b ] && cns=swnicwa saddr=$ADDR_B
 	port=$((port + 1))
-	$A timeout 300 fi_pingpong -p swnic "$@" -B "$port" >/tmp/wpp.srv \
-		2>/tmp/wpp.srv.err &
+	ip netns exec "$sns" timeout 300 fi_pingpong -p swnic "$@" \
+		-B "$port" >$o.srv 2>$o.srv.err &
 	srv=$!
-	wait_listen swnicwa "$port"
-	$B timeout 300 fi_pingpong -p swnic "$@" -P "$port" "$ADDR_A" \
-		>/tmp/wpp.cli 2>/tmp/wpp.cli.err
+	wait_listen "$sns" "$port"
+	if [ "$PP_BG" = 1 ]; then
+		echo "$desc" >$o.desc
+		echo "$srv" >$o.pid
+		ip netns exec "$cns" timeout 300 fi_pingpong -p swnic "$@" \
+			-P "$port" "$saddr" >$o.cli 2>$o.cli.err &
+		echo "$!" >$o.cpid
+		return
+	fi
+	ip netns exec "$cns" timeout 300 fi_pingpong -p swnic "$@" \
+		-P "$port" "$saddr" >$o.cli 2>$o.cli.err
 	cli_rc=$?
 	wait "$srv"
 	srv_rc=$?
-	diag "$desc: $((SECONDS - t0)) s"
-	if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ]; then
-		ok "$desc"
+	pingpong_result "$desc" "$o" "$cli_rc" "$srv_rc" $((SECONDS - t0))
+}
+
+pingpong_wait()
+{
+	local o=/tmp/wpp.$1 cli_rc srv_rc t0=$SECONDS
+
+	wait "$(cat $o.cpid)"
+	cli_rc=$?
+	wait "$(cat $o.pid)"
+	srv_rc=$?
+	pingpong_result "$(cat $o.desc)" "$o" "$cli_rc" "$srv_rc" \
+		$((SECONDS - t0))
+}
+
+# pingpong_result DESC FILES CLIENT-RC SERVER-RC SECONDS
+pingpong_result()
+{
+	diag "$1: $5 s"
+	if [ "$3" = 0 ] && [ "$4" = 0 ]; then
+		ok "$1"
 	else
-		not_ok "$desc" "client exit $cli_rc: $(tail -3 /tmp/wpp.cli.err)" \
-			"$(tail -2 /tmp/wpp.cli)" \
-			"server exit $srv_rc: $(tail -3 /tmp/wpp.srv.err)" \
-			"$(tail -2 /tmp/wpp.srv)"
+		not_ok "$1" "client exit $3: $(tail -3 $2.cli.err)" \
+			"$(tail -2 $2.cli)" \
+			"server exit $4: $(tail -3 $2.srv.err)" \
+			"$(tail -2 $2.srv)"
 	fi
 }
 
@@ -323,28 +359,79 @@ check "the peer's namespace made again (same address, new device)" sh -c "
 pingpong "a restarted peer is talked to again (rdm 4 KiB, data checked)" \
 	-e rdm -c -I 20 -S 4096
 
+# Make namespace A again while idle (a new incarnation), joined to B by a
+# new veth pair whose end in B is $1; B's device is bound to that end.
+restart_a()
+{
+	$A swnic dev del swnicwa force >/dev/null 2>&1
+	ip netns del swnicwa &&
+	ip netns add swnicwa &&
+	ip link add swwa type veth peer name "$1" &&
+	ip link set swwa netns swnicwa && ip link set "$1" netns swnicwb &&
+	$A ip addr add $ADDR_A/24 dev swwa &&
+	$B ip addr add $ADDR_B/24 dev "$1" &&
+	$A ip link set swwa up && $B ip link set "$1" up &&
+	$A ip link set lo up &&
+	swnic dev del swnicwb force && $B swnic dev add swnicwb netdev "$1" &&
+	$A swnic dev add swnicwa netdev swwa
+}
+
+# Both ends' contexts name each other's current incarnation (and B's
+# refused at most $1 packets as stale since $2, its counters then).
+incs_agree()
+{
+	local a b stale
+	a=$($A swnic -j peer show |
+		jq -r ".[] | select(.peer | startswith(\"$ADDR_B:\")) |
+		       \"\\(.local_inc) \\(.remote_inc)\"")
+	b=$($B swnic -j peer show |
+		jq -r ".[] | select(.peer | startswith(\"$ADDR_A:\")) |
+		       \"\\(.remote_inc) \\(.local_inc)\"")
+	stale=$(($(wire_counters swnicwb | jq .drop_stale) -
+		 $(printf '%s' "$2" | jq .drop_stale)))
+	echo "A (local remote): $a; B (remote local): $b; B stale: $stale"
+	[ -n "$a" ] && [ "$a" = "$b" ] && [ "$stale" -le "$1" ]
+}
+
 # Whether the client's context kept the old incarnation above depends on
 # how the vanished peer's reads failed (a timeout forgets it). Now it
 # knows this one for sure: restart the peer while idle, and the client's
 # first packets must go through the RESET and be sent again, whole.
-$A swnic dev del swnicwa force >/dev/null 2>&1
-ip netns del swnicwa
-ip netns add swnicwa
-check "the peer's namespace made again, while idle" sh -c "
-	ip link add swwa type veth peer name swwc &&
-	ip link set swwa netns swnicwa && ip link set swwc netns swnicwb &&
-	$A ip addr add $ADDR_A/24 dev swwa &&
-	$B ip addr add $ADDR_B/24 dev swwc &&
-	$A ip link set swwa up && $B ip link set swwc up &&
-	$A ip link set lo up &&
-	swnic dev del swnicwb force && $B swnic dev add swnicwb netdev swwc &&
-	$A swnic dev add swnicwa netdev swwa"
+check "the peer's namespace made again, while idle" restart_a swwc
 pingpong "a peer restarted while idle is talked to again, through a RESET (rdm 64 KiB, data checked)" \
 	-e rdm -c -I 10 -S 65536
 $A swnic -j peer show | jq -e '.[0].counters.drop_stale > 0' >/dev/null &&
 	ok "the restarted peer refused the old incarnation's packets (drop_stale)" ||
 	not_ok "the restarted peer refused the old incarnation's packets (drop_stale)" \
 		"$($A swnic -j peer show | jq -c '.[0].counters')"
+
+# The restarted peer talks first, to one that knows its old incarnation:
+# that one's RESET makes it start again, naming B; B takes the new
+# incarnation as proven and keeps its own, so the two settle after one
+# round trip, where each had made the other start again, on and on,
+# until the requests failed with ECONNRESET.
+check "the peer's namespace made again, while idle (2)" restart_a swwd
+w0=$(wire_counters swnicwb)
+pingpong_in b "a restarted peer that talks first is answered (rdm 64 KiB, data checked)" \
+	-e rdm -c -I 10 -S 65536
+check "both ends name each other's incarnation, after one RESET" \
+	incs_agree 64 "$w0"
+
+# Both talk at once to the other's old incarnation (each a server and a
+# client): the RESETs may cross. A RESET counts only if it refuses a
+# packet naming whom its receiver names now (it echoes that in its PSN),
+# so the one drawn by a packet older than the other's start is not taken
+# for a new refusal; both transfers complete, no request fails.
+check "the peer's namespace made again, while idle (3)" restart_a swwe
+w0=$(wire_counters swnicwb)
+PP_BG=1 pingpong_in a "after a restart, A's side of two crossing transfers completes (rdm 64 KiB, data checked)" \
+	-e rdm -c -I 10 -S 65536
+PP_BG=1 pingpong_in b "after a restart, B's side of two crossing transfers completes (rdm 64 KiB, data checked)" \
+	-e rdm -c -I 10 -S 65536
+pingpong_wait a
+pingpong_wait b
+check "after the crossing, both ends name each other's incarnation" \
+	incs_agree 64 "$w0"
 
 $A swnic dev del swnicwa force >/dev/null 2>&1
 ip netns del swnicwa
