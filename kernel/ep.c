@@ -391,11 +391,19 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 {
 	struct swnic_ep_doorbell *db = arg;
 
-	if (db->flags)
+	if (db->flags & ~SWNIC_DB_POLL)
 		return -EOPNOTSUPP;
+	if (db->__reserved)
+		return -EINVAL;
 	/* Only the process that owns the rings' buffers may drive them. */
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
+	if (db->flags & SWNIC_DB_POLL) {
+		db->sq_done = 0;
+		db->rq_done = 0;
+		db->polled = swnic_udp_poll(ep->dom->sdev);
+		return 0;
+	}
 	return swnic_engine_doorbell(ep, db);
 }
 

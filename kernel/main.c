@@ -36,7 +36,7 @@ static void __init swnic_abi_check(void)
 	BUILD_BUG_ON(sizeof(struct swnic_ep_create) != 168);
 	BUILD_BUG_ON(sizeof(struct swnic_port_block) != 16);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_auth_key) != 16);
-	BUILD_BUG_ON(sizeof(struct swnic_ep_doorbell) != 16);
+	BUILD_BUG_ON(sizeof(struct swnic_ep_doorbell) != 24);
 	BUILD_BUG_ON(sizeof(struct swnic_ep_peek) != 56);
 	BUILD_BUG_ON(sizeof(struct swnic_inval_page) != 64);
 	BUILD_BUG_ON(sizeof(struct swnic_inval_query) != 48);

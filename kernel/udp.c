@@ -107,6 +107,7 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
+#define SWNIC_POLL_FALLBACK_US	400	/* busy polling: the worker's turn */
 #define SWNIC_RTO_INIT_US	20000
 #define SWNIC_RTO_MIN_US	10000	/* 4 ms fired spuriously: wire.rst */
 #define SWNIC_RTO_MAX_US	1000000
@@ -224,6 +225,16 @@ struct swnic_wnet {
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
 	struct hrtimer timer;		/* the next RTO, probe or tick */
+	/*
+	 * Busy polling (swnic_udp_poll()): while an application polls, a
+	 * packet does not wake the worker; @poll_timer does, after
+	 * SWNIC_POLL_FALLBACK_US, if no round read the sockets since.
+	 */
+	struct hrtimer poll_timer;
+	atomic_t rx_ready;		/* data_ready calls */
+	int rx_seen;			/* @rx_ready as a round began reading */
+	int rx_armed;			/* @rx_ready as @poll_timer was armed */
+	bool polling;			/* an application polls */
 	struct list_head peers;
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
@@ -246,6 +257,9 @@ struct swnic_wnet {
 	u64 tx_errors;			/* packets the stack refused (lost) */
 	u64 gso_sends;			/* UDP GSO sends (of several packets) */
 	u64 gso_recvs;			/* bursts received (taken whole) */
+	u64 polls;			/* rounds run by busy polling */
+	atomic64_t poll_fallbacks;	/* ... that left packets to the worker */
+	atomic64_t rx_kicks;		/* worker wakeups by data_ready */
 	u64 probes;			/* tail loss probes */
 	u64 rto_fires;			/* retransmit timeouts that fired */
 	u64 rack_retx;			/* packets RACK found lost */
@@ -3009,6 +3023,11 @@ static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
 	struct sk_buff *skb;
 
 	while (n < SWNIC_BATCH && got) {
+		/*
+		 * What swnic_udp_data_ready() counted so far is queued, and
+		 * read below (the last pass finds the queues empty).
+		 */
+		WRITE_ONCE(wn->rx_seen, atomic_read_acquire(&wn->rx_ready));
 		got = 0;
 		for (i = 0; i < ARRAY_SIZE(socks); i++) {
 			unsigned int seg, at;
@@ -3035,13 +3054,16 @@ static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
 	return swnic_udp_pending(wn->sock) || swnic_udp_pending(wn->sock6);
 }
 
-static void swnic_udp_work(struct kthread_work *work)
+/*
+ * One round of the wire (wn->lock held): what came in, sends held by
+ * targets that were taken, timers; then the round's ACKs. Return: true if
+ * packets are left for another.
+ */
+static bool swnic_wire_round(struct swnic_wnet *wn)
 {
-	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
 	struct swnic_peer *p;
 	bool more = false;
 
-	mutex_lock(&wn->lock);
 	if (!wn->dead) {
 		more = swnic_udp_rx_batch(wn);
 		swnic_held_run(wn);
@@ -3056,9 +3078,58 @@ static void swnic_udp_work(struct kthread_work *work)
 		else
 			swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
 	}
+	return more;
+}
+
+static void swnic_udp_work(struct kthread_work *work)
+{
+	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
+	bool more;
+
+	mutex_lock(&wn->lock);
+	more = swnic_wire_round(wn);
 	mutex_unlock(&wn->lock);
 	if (more)
 		swnic_wire_kick(wn);
+}
+
+/**
+ * swnic_udp_poll() - busy polling: a round of the wire, in the caller
+ * @sdev: the device of the caller's endpoint
+ *
+ * An application spinning on its CQ for a peer on another host takes what
+ * came in for its device's namespace itself (SWNIC_DB_POLL), rather than
+ * waiting for the namespace's worker to be woken and scheduled. Only if
+ * packets wait and no one holds the wire (the worker or a poster is at
+ * it, or another poller): it comes back at once otherwise. Nothing in a
+ * round depends on whose context it runs in: written for the worker, a
+ * kthread without an mm, it reaches users' memory only through pinned
+ * pages and the copy helpers (recv.c), which take any mm.
+ *
+ * Return: true if @sdev is bound to a netdev (there is a wire to poll).
+ */
+bool swnic_udp_poll(struct swnic_device *sdev)
+{
+	struct net *net = swnic_udp_get_net(sdev);
+	struct swnic_wnet *wn;
+	bool more = false;
+
+	if (!net)
+		return false;
+	wn = swnic_wnet(net);
+	if (!READ_ONCE(wn->polling))
+		WRITE_ONCE(wn->polling, true);
+	if ((swnic_udp_pending(READ_ONCE(wn->sock)) ||
+	     swnic_udp_pending(READ_ONCE(wn->sock6))) &&
+	    mutex_trylock(&wn->lock)) {
+		wn->polls++;
+		more = swnic_wire_round(wn);
+		mutex_unlock(&wn->lock);
+		if (more)
+			swnic_wire_kick(wn);
+	}
+	put_net(net);
+	return true;
 }
 
 static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
@@ -3069,16 +3140,70 @@ static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* Softirq: a socket has datagrams (or bursts) for the worker. */
+static ktime_t swnic_poll_fallback(void)
+{
+	return ns_to_ktime(SWNIC_POLL_FALLBACK_US * NSEC_PER_USEC);
+}
+
+/*
+ * Softirq: a socket has datagrams (or bursts) for the worker - or, while
+ * an application busy-polls, for it: then the worker is woken only if no
+ * round read the sockets within SWNIC_POLL_FALLBACK_US (the application
+ * stopped polling). Waking it for every packet regardless made a spinning
+ * application's latency worse, not better: the worker, a real-time
+ * thread, took the CPU from one of the pingpong's two spinning sides, or
+ * spun on the lock the poller held.
+ */
 static void swnic_udp_data_ready(struct sock *sk)
 {
 	struct swnic_wnet *wn;
+	int n;
 
 	rcu_read_lock();
 	wn = rcu_dereference_sk_user_data(sk);
-	if (wn)
-		swnic_wire_kick(wn);
+	if (wn) {
+		/*
+		 * Ordered after the datagram was queued, as a round reads
+		 * the count before the queue (swnic_udp_rx_batch()).
+		 */
+		n = atomic_inc_return(&wn->rx_ready);
+		if (!READ_ONCE(wn->polling)) {
+			atomic64_inc(&wn->rx_kicks);
+			swnic_wire_kick(wn);
+		} else if (!hrtimer_is_queued(&wn->poll_timer)) {
+			WRITE_ONCE(wn->rx_armed, n);
+			hrtimer_start(&wn->poll_timer, swnic_poll_fallback(),
+				      HRTIMER_MODE_REL);
+		}
+	}
 	rcu_read_unlock();
+}
+
+/*
+ * Busy polling's fallback. If a round began reading after the datagram
+ * that armed it came, it was taken: what came since gets its own time.
+ * If not, it waited SWNIC_POLL_FALLBACK_US: nobody polls any more, and
+ * the worker takes it, and is woken for every datagram again until an
+ * application polls.
+ */
+static enum hrtimer_restart swnic_udp_poll_timer(struct hrtimer *t)
+{
+	struct swnic_wnet *wn = container_of(t, struct swnic_wnet,
+					     poll_timer);
+	int seen = READ_ONCE(wn->rx_seen);
+	int ready = atomic_read(&wn->rx_ready);
+
+	if (seen == ready)
+		return HRTIMER_NORESTART;
+	if (seen - READ_ONCE(wn->rx_armed) < 0) {
+		atomic64_inc(&wn->poll_fallbacks);
+		WRITE_ONCE(wn->polling, false);
+		swnic_wire_kick(wn);
+		return HRTIMER_NORESTART;
+	}
+	WRITE_ONCE(wn->rx_armed, ready);
+	hrtimer_forward_now(t, swnic_poll_fallback());
+	return HRTIMER_RESTART;
 }
 
 /*
@@ -3172,7 +3297,7 @@ static void swnic_udp_open6(struct swnic_wnet *wn)
 		return;
 	}
 	wn->sk_drops[1] = 0;
-	wn->sock6 = sock;
+	WRITE_ONCE(wn->sock6, sock);
 }
 
 /**
@@ -3230,7 +3355,7 @@ int swnic_udp_open(struct net *net)
 		goto out;
 	}
 	wn->sk_drops[0] = 0;
-	wn->sock = sock;
+	WRITE_ONCE(wn->sock, sock);
 	swnic_udp_open6(wn);
 out:
 	mutex_unlock(&wn->lock);
@@ -3472,6 +3597,9 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
 	      fn(arg, "gso_sends", wn->gso_sends) ?:
 	      fn(arg, "gso_recvs", wn->gso_recvs) ?:
+	      fn(arg, "busy_polls", wn->polls) ?:
+	      fn(arg, "poll_fallbacks", atomic64_read(&wn->poll_fallbacks)) ?:
+	      fn(arg, "rx_kicks", atomic64_read(&wn->rx_kicks)) ?:
 	      fn(arg, "tail_probes", wn->probes) ?:
 	      fn(arg, "rto_fires", wn->rto_fires) ?:
 	      fn(arg, "rack_retx", wn->rack_retx) ?:
@@ -3565,6 +3693,8 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	kthread_init_work(&wn->work, swnic_udp_work);
 	hrtimer_init(&wn->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	wn->timer.function = swnic_udp_timer;
+	hrtimer_init(&wn->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	wn->poll_timer.function = swnic_udp_poll_timer;
 	INIT_LIST_HEAD(&wn->peers);
 	xa_init(&wn->users6);
 	INIT_LIST_HEAD(&wn->held_done);
@@ -3615,6 +3745,7 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 
 	/* The sockets went in .pre_exit: no packet comes in any more. */
 	synchronize_rcu();
+	hrtimer_cancel(&wn->poll_timer);
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
 	if (wn->worker)

@@ -14,6 +14,7 @@ extern const struct swnic_transport swnic_transport_udp;
 int swnic_udp_open(struct net *net);
 int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr);
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr);
+bool swnic_udp_poll(struct swnic_device *sdev);
 bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name);
 int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg);
 

@@ -75,6 +75,8 @@ struct swnic_cq {
 	uint32_t kid;
 	struct swnic_uring kring;
 	struct swnic_list eps;		/* bound endpoints (ep->cq_node[]) */
+	/* busy polling: empty reads before the next (its device unbound) */
+	unsigned int poll_skip;
 };
 
 static struct fi_ops swnic_cq_fi_ops;
@@ -193,6 +195,45 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 	}
 }
 
+/*
+ * Busy polling, with the data lock held, when a read found nothing: have
+ * the kernel take what the wire brought for the namespace of the CQ's
+ * device in our context (SWNIC_DB_POLL), then move its completions.
+ * Where the device is not bound to a netdev (no wire: one-host traffic
+ * completes without a thread hop anyway), or the kernel cannot, it is
+ * asked again only every SWNIC_CQ_POLL_SKIP empty reads.
+ */
+#define SWNIC_CQ_POLL_SKIP	4096
+
+static void swnic_cq_busy_poll(struct swnic_cq *cq)
+{
+	struct swnic_ep_doorbell db = {
+		.size = sizeof(db),
+		.flags = SWNIC_DB_POLL,
+	};
+	struct swnic_list *pos;
+
+	if (!swnic_params.busy_poll || cq->kfd < 0 ||
+	    !(cq->domain->dev.attr.features & SWNIC_FEAT_WIRE_POLL))
+		return;
+	if (cq->poll_skip) {
+		cq->poll_skip--;
+		return;
+	}
+	/* Every endpoint of the CQ is of its domain: any one will do. */
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (!ep->enabled)
+			continue;
+		if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db) || !db.polled)
+			cq->poll_skip = SWNIC_CQ_POLL_SKIP;
+		else
+			swnic_cq_progress(cq);
+		return;
+	}
+}
+
 /* Progress from outside the CQ (counters): takes the data lock. */
 void swnic_cq_progress_all(struct swnic_cq *cq)
 {
@@ -225,6 +266,14 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 		goto out;
 	}
 	n = swnic_cq_avail(cq);
+	if (!n) {
+		swnic_cq_busy_poll(cq);
+		n = swnic_cq_avail(cq);
+	}
+	if (cq->nerrors) {
+		ret = -FI_EAVAIL;
+		goto out;
+	}
 	if (!n) {
 		ret = -FI_EAGAIN;
 		goto out;

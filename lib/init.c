@@ -15,6 +15,7 @@ struct swnic_params swnic_params = {
 	.mr_cache_max = 1024,
 	.doorbell_engine = 0,
 	.remote_comm = 0,
+	.busy_poll = 1,
 };
 
 static void swnic_cleanup(void)
@@ -60,11 +61,23 @@ static void swnic_params_init(void)
 			"post (default: %d)", swnic_params.doorbell_engine);
 
 	fi_param_define(&swnic_prov, "remote_comm", FI_PARAM_BOOL,
-			"Report FI_REMOTE_COMM, for applications that ask for it "
-			"but run on one host (Open MPI's OFI MTL). swnic does "
-			"not reach other hosts yet: sends to them complete with "
-			"FI_EHOSTUNREACH (default: %d)", swnic_params.remote_comm);
+			"Report FI_REMOTE_COMM on a device bound to no netdev, "
+			"for applications that ask for it but run on one host "
+			"(Open MPI's OFI MTL). Such a device reaches no other "
+			"host: sends to one complete with FI_EHOSTUNREACH "
+			"(default: %d)", swnic_params.remote_comm);
 
+	fi_param_define(&swnic_prov, "busy_poll", FI_PARAM_BOOL,
+			"A CQ read that finds nothing takes what the wire "
+			"brought for the device's network namespace itself "
+			"(one syscall), rather than leaving it to the kernel's "
+			"worker thread to be woken and scheduled: lower "
+			"latency to peers on other hosts while the "
+			"application spins. Only for a device bound to a "
+			"netdev (default: %d)", swnic_params.busy_poll);
+
+	if (!fi_param_get_bool(&swnic_prov, "busy_poll", &val))
+		swnic_params.busy_poll = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "remote_comm", &val))
 		swnic_params.remote_comm = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "doorbell_engine", &val))

@@ -1053,6 +1053,51 @@ TEST_F(dp, peek_abi)
 	EXPECT_EQ(EINVAL, c.err);
 }
 
+/* Busy polling (SWNIC_DB_POLL) is of the wire only: the rings stay. */
+TEST_F(dp, busy_poll_abi)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_ep_doorbell db = {
+		.size = sizeof(db), .flags = SWNIC_DB_POLL, .polled = 7,
+	};
+	char src[8] = "polled", dst[8] = "";
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 1);
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 2);
+	struct swnic_cqe c;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_WIRE_POLL);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	/* The device is bound to no netdev (endpoint_addresses): no wire. */
+	ASSERT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(0, db.polled);
+	EXPECT_EQ(0, db.sq_done);
+	db.polled = 7;
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(0, db.polled);
+	EXPECT_EQ(0, db.rq_done);
+	/* Neither ring was taken: nothing sent, nothing completed. */
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	EXPECT_STREQ("", dst);
+	/* Flags it does not know; the reserved word. */
+	db.flags = SWNIC_DB_POLL | 1U << 5;
+	ASSERT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	db.flags = SWNIC_DB_POLL;
+	db.__reserved = 1;
+	ASSERT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(EINVAL, errno);
+	/* The plain doorbell takes the rings as ever. */
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ("polled", dst);
+}
+
 /* Datagram and reliable endpoints do not talk to each other. */
 TEST_F(dp, endpoint_types_must_match)
 {
@@ -1118,6 +1163,13 @@ TEST(cross_process_pingpong)
 			_exit(2);
 		if (t_doorbell(&ep, NULL) != -EPERM)
 			_exit(3);
+		/* Nor poll the wire through the parent's endpoint. */
+		if (ioctl(ep.fd, SWNIC_IOCTL_EP_DOORBELL,
+			  &(struct swnic_ep_doorbell){
+				.size = sizeof(struct swnic_ep_doorbell),
+				.flags = SWNIC_DB_POLL }) != -1 ||
+		    errno != EPERM)
+			_exit(7);
 		t_ring_push(&cep.rq, &r);
 		t_doorbell(&cep, NULL);
 		if (write(pipefd[1], &cep.port, sizeof(cep.port)) != 2)

@@ -846,7 +846,7 @@ static void fill_doorbell(struct fz *f, void *p, int dom)
 {
 	struct swnic_ep_doorbell *d = p;
 
-	d->flags = maybe(f, 0);
+	d->flags = pick_flags(f, SWNIC_DB_POLL);
 }
 
 static void fill_cancel(struct fz *f, void *p, int dom)

@@ -121,6 +121,8 @@ enum {
  * SWNIC_TRIG_RETRY_MS; SWNIC_PORT_BLOCK_FIXED, a block at a chosen port.
  */
 #define SWNIC_FEAT_TRIG_RECV	(1ULL << 23)
+/* Busy polling of the wire: SWNIC_DB_POLL (struct swnic_ep_doorbell) */
+#define SWNIC_FEAT_WIRE_POLL	(1ULL << 24)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

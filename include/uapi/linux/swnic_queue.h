@@ -490,17 +490,35 @@ struct swnic_ep_create {
 	__u32 __reserved3;		/* must be 0 */
 };
 
+/*
+ * struct swnic_ep_doorbell flags (SWNIC_FEAT_WIRE_POLL): busy polling. The
+ * rings are not looked at; instead what the wire brought the namespace of
+ * the endpoint's device is taken now, in the caller's context, as the
+ * namespace's worker would once woken and scheduled (a round of it, if no
+ * one else is at it). For an application that spins on its CQ waiting for
+ * a peer on another host: it saves the worker's wakeup on the way.
+ */
+#define SWNIC_DB_POLL		(1U << 0)
+
 /**
  * struct swnic_ep_doorbell - SWNIC_IOCTL_EP_DOORBELL on an endpoint fd
  *
- * Consumes the SQ and RQ (SYSCALL mode) or wakes the engine (ENGINE mode).
- * Returns 0, or EPIPE if a ring is broken.
+ * Consumes the SQ and RQ (SYSCALL mode) or wakes the engine (ENGINE mode);
+ * or, with SWNIC_DB_POLL, polls the wire. Returns 0, or EPIPE if a ring is
+ * broken.
  */
 struct swnic_ep_doorbell {
 	__u32 size;			/* in: sizeof(struct swnic_ep_doorbell) */
-	__u32 flags;			/* in: must be 0 */
+	__u32 flags;			/* in: 0 or SWNIC_DB_POLL */
 	__u32 sq_done;			/* out: SQ entries consumed */
 	__u32 rq_done;			/* out: RQ entries consumed */
+	/*
+	 * out (SWNIC_FEAT_WIRE_POLL; before it the struct ended above):
+	 * with SWNIC_DB_POLL, 1 if the device is bound to a netdev (the
+	 * wire was looked at), 0 if not (polling is of no use until it is).
+	 */
+	__u32 polled;
+	__u32 __reserved;		/* 0 */
 };
 
 /**
