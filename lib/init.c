@@ -15,7 +15,7 @@ struct swnic_params swnic_params = {
 	.mr_cache_max = 1024,
 	.doorbell_engine = 0,
 	.remote_comm = 0,
-	.busy_poll = 1,
+	.busy_poll = 0,
 };
 
 static void swnic_cleanup(void)
@@ -73,8 +73,9 @@ static void swnic_params_init(void)
 			"(one syscall), rather than leaving it to the kernel's "
 			"worker thread to be woken and scheduled: lower "
 			"latency to peers on other hosts while the "
-			"application spins. Only for a device bound to a "
-			"netdev (default: %d)", swnic_params.busy_poll);
+			"application spins, at some cost to bulk transfers. "
+			"Only for a device bound to a netdev (default: %d)",
+			swnic_params.busy_poll);
 
 	if (!fi_param_get_bool(&swnic_prov, "busy_poll", &val))
 		swnic_params.busy_poll = !!val;

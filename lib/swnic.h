@@ -96,7 +96,7 @@ struct swnic_params {
 	size_t mr_cache_max;	/* cached, unused registrations kept */
 	int doorbell_engine;	/* endpoints use the kernel's engine thread */
 	int remote_comm;	/* claim FI_REMOTE_COMM (one-host jobs) */
-	int busy_poll;		/* an empty CQ read polls the wire */
+	int busy_poll;		/* an empty CQ read polls the wire (opt-in) */
 };
 
 extern struct swnic_params swnic_params;

@@ -159,20 +159,20 @@ fi
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 
-# Busy polling: fi_pingpong spins on its CQ, and each read that finds
-# nothing has the kernel run the wire's round in its own context
-# (SWNIC_DB_POLL; busy_polls counts the rounds so run, in both
-# namespaces). FI_SWNIC_BUSY_POLL=0 leaves every packet to the workers.
+# Busy polling (FI_SWNIC_BUSY_POLL=1): fi_pingpong spins on its CQ, and
+# each read that finds nothing has the kernel run the wire's round in
+# its own context (SWNIC_DB_POLL; busy_polls counts the rounds so run,
+# in both namespaces). By default every packet is left to the workers.
 busy_polls()
 {
 	echo $(($(wire_counters swnicwa | jq '.busy_polls // 0') +
 		$(wire_counters swnicwb | jq '.busy_polls // 0')))
 }
 p0=$(busy_polls)
-pingpong "rdm 8 B across, busy polling, data checked" \
+FI_SWNIC_BUSY_POLL=1 pingpong "rdm 8 B across, busy polling, data checked" \
 	-e rdm -c -I 100 -S 8
 p1=$(busy_polls)
-FI_SWNIC_BUSY_POLL=0 pingpong "rdm 8 B across, no busy polling, data checked" \
+pingpong "rdm 8 B across, no busy polling (the default), data checked" \
 	-e rdm -c -I 100 -S 8
 p2=$(busy_polls)
 if [ "$p1" -gt "$p0" ]; then
@@ -182,9 +182,9 @@ else
 		"busy_polls: $p0 before, $p1 after"
 fi
 if [ "$p2" = "$p1" ]; then
-	ok "with FI_SWNIC_BUSY_POLL=0 no round ran in an application"
+	ok "without FI_SWNIC_BUSY_POLL=1 no round ran in an application"
 else
-	not_ok "with FI_SWNIC_BUSY_POLL=0 no round ran in an application" \
+	not_ok "without FI_SWNIC_BUSY_POLL=1 no round ran in an application" \
 		"busy_polls: $p1 before, $p2 after"
 fi
 
