@@ -231,7 +231,7 @@ struct swnic_wnet {
 	 * SWNIC_POLL_FALLBACK_US, if no round read the sockets since.
 	 */
 	struct hrtimer poll_timer;
-	atomic_t rx_ready;		/* data_ready calls */
+	atomic_t rx_ready;		/* data_ready calls while @polling */
 	int rx_seen;			/* @rx_ready as a round began reading */
 	int rx_armed;			/* @rx_ready as @poll_timer was armed */
 	bool polling;			/* an application polls */
@@ -3161,16 +3161,17 @@ static void swnic_udp_data_ready(struct sock *sk)
 
 	rcu_read_lock();
 	wn = rcu_dereference_sk_user_data(sk);
-	if (wn) {
+	if (wn && !READ_ONCE(wn->polling)) {
+		atomic64_inc(&wn->rx_kicks);
+		swnic_wire_kick(wn);
+	} else if (wn) {
 		/*
-		 * Ordered after the datagram was queued, as a round reads
-		 * the count before the queue (swnic_udp_rx_batch()).
+		 * Counted only while someone polls (the worker takes the
+		 * rest), ordered after the datagram was queued, as a round
+		 * reads the count before the queue (swnic_udp_rx_batch()).
 		 */
 		n = atomic_inc_return(&wn->rx_ready);
-		if (!READ_ONCE(wn->polling)) {
-			atomic64_inc(&wn->rx_kicks);
-			swnic_wire_kick(wn);
-		} else if (!hrtimer_is_queued(&wn->poll_timer)) {
+		if (!hrtimer_is_queued(&wn->poll_timer)) {
 			WRITE_ONCE(wn->rx_armed, n);
 			hrtimer_start(&wn->poll_timer, swnic_poll_fallback(),
 				      HRTIMER_MODE_REL);

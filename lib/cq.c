@@ -261,12 +261,8 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 		return -FI_EINVAL;
 	swnic_lock_acquire(&cq->lock);
 	swnic_cq_progress(cq);
-	if (cq->nerrors) {
-		ret = -FI_EAVAIL;
-		goto out;
-	}
 	n = swnic_cq_avail(cq);
-	if (!n) {
+	if (!n && !cq->nerrors) {
 		swnic_cq_busy_poll(cq);
 		n = swnic_cq_avail(cq);
 	}
