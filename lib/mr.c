@@ -119,7 +119,7 @@ int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr)
 static void swnic_mr_unregister_segs(struct swnic_mr *mr, size_t n)
 {
 	while (n--)
-		swnic_kmr_dereg(mr->domain, &mr->seg_kmrs[n]);
+		swnic_kmr_dereg(mr->domain, &mr->segs[n].kmr);
 }
 
 /*
@@ -137,11 +137,11 @@ static int swnic_mr_register_segs(struct swnic_mr *mr)
 	int ret;
 
 	for (i = 0; i < mr->nsegs; i++) {
-		struct swnic_kmr *k = &mr->seg_kmrs[i];
+		struct swnic_kmr *k = &mr->segs[i].kmr;
 
 		memset(k, 0, sizeof(*k));
-		k->addr = (uintptr_t)mr->segs[i].iov_base;
-		k->length = mr->segs[i].iov_len;
+		k->addr = (uintptr_t)mr->segs[i].iov.iov_base;
+		k->length = mr->segs[i].iov.iov_len;
 		k->access = access;
 		k->reg_flags = mr->reg_flags & SWNIC_MR_REG_ODP;
 		k->auth_key = mr->auth_key;
@@ -178,7 +178,7 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	kmr->length = mr->nsegs ? 0 : mr->length;
 	kmr->nsegs = (uint32_t)mr->nsegs;
 	for (size_t i = 0; i < mr->nsegs; i++)
-		kmr->seg_handles[i] = mr->seg_kmrs[i].handle;
+		kmr->seg_handles[i] = mr->segs[i].kmr.handle;
 	kmr->access = mr->access;
 	kmr->reg_flags = mr->nsegs ?
 			 (mr->reg_flags & ~SWNIC_MR_REG_ODP) | SWNIC_MR_REG_IOV :
@@ -330,6 +330,12 @@ void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem)
 	}
 }
 
+static void swnic_mr_free(struct swnic_mr *mr)
+{
+	free(mr->segs);
+	free(mr);
+}
+
 static int swnic_mr_close(struct fid *fid)
 {
 	struct swnic_mr *mr =
@@ -345,7 +351,7 @@ static int swnic_mr_close(struct fid *fid)
 	}
 	swnic_mr_unregister(mr);
 	swnic_domain_child(mr->domain, SWNIC_CHILD_MR, -1);
-	free(mr);
+	swnic_mr_free(mr);
 	return 0;
 }
 
@@ -446,9 +452,9 @@ static int swnic_mr_refresh(struct swnic_mr *mr, struct fi_mr_modify *mod)
 
 		/* A multi-range MR: within one of its ranges. */
 		for (size_t j = 0; j < mr->nsegs && !in; j++) {
-			uint64_t b = (uintptr_t)mr->segs[j].iov_base;
+			uint64_t b = (uintptr_t)mr->segs[j].iov.iov_base;
 
-			in = a >= b && a + l <= b + mr->segs[j].iov_len;
+			in = a >= b && a + l <= b + mr->segs[j].iov.iov_len;
 		}
 		if (!in)
 			return -FI_EINVAL;
@@ -662,9 +668,12 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	mr->length = attr->mr_iov[0].iov_len;
 	if (attr->iov_count > 1) {
 		/* Peers address the concatenation (SWNIC_MR_REG_IOV). */
+		mr->segs = calloc(attr->iov_count, sizeof(*mr->segs));
+		if (!mr->segs)
+			return -FI_ENOMEM;
 		mr->nsegs = attr->iov_count;
-		memcpy(mr->segs, attr->mr_iov,
-		       attr->iov_count * sizeof(*attr->mr_iov));
+		for (size_t i = 0; i < attr->iov_count; i++)
+			mr->segs[i].iov = attr->mr_iov[i];
 		for (size_t i = 1; i < attr->iov_count; i++) {
 			if (mr->length + attr->mr_iov[i].iov_len < mr->length)
 				return -FI_EINVAL;
@@ -736,9 +745,15 @@ static int swnic_mr_create(struct swnic_domain *dom,
 			   dom->dev.name);
 		return -FI_ENOSYS;
 	}
-	mr = calloc(1, sizeof(*mr));
+	/*
+	 * Not calloc: glibc's calloc bypasses the thread cache, and this
+	 * allocation is most of what a registration the cache serves costs.
+	 * explicit_bzero, as the compiler folds malloc + memset into calloc.
+	 */
+	mr = malloc(sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
+	explicit_bzero(mr, sizeof(*mr));
 	ret = swnic_mr_prepare(dom, attr, flags, swnic_flags, mr);
 	if (ret)
 		goto err_free;
@@ -777,7 +792,7 @@ static int swnic_mr_create(struct swnic_domain *dom,
 	return 0;
 
 err_free:
-	free(mr);
+	swnic_mr_free(mr);
 	return ret;
 }
 

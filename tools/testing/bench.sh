@@ -25,7 +25,8 @@
 #         the provider's registration cache) beside ibv_reg_mr +
 #         ibv_dereg_mr on soft-RoCE (rdma_rxe's rxe0 over a veth end), in
 #         usec per pair (tools/testing/reg_bench, median of REG_ITERS), per
-#         size in REG_SIZES; swnic's speed-up over rxe.
+#         size in REG_SIZES, the three taking turns run by run; swnic's
+#         speed-up over rxe.
 #   soak  the same pair at MTU 1500, GSO/TSO off, 1 % netem loss on both
 #         ends: tools/testing/fi_soak for SOAK_SECS (30 minutes) - random
 #         sends, tagged sends, injects, RMA writes read back and fetching
@@ -325,23 +326,39 @@ rxe_up()
 		rdma link add rxe0 type rxe netdev "$RXE_VETH"
 }
 
-# reg_measure MODE SIZE: RUNS runs of reg_bench, the median to reg[] and a
-# line to the TSV (lat_us: usec per register + deregister pair).
-declare -A reg
-reg_measure()
+# reg_run MODE SIZE: one run of reg_bench, its figure appended to
+# regruns[PROV,SIZE] ("-" if it failed, with its message on stderr).
+declare -A reg regruns
+reg_prov()
 {
-	local mode=$1 size=$2 prov rs="" r
+	local prov=${1%%:*}
 
-	prov=${mode%%:*}
 	[ "$prov" = verbs ] && prov=rxe
-	for _ in $(seq "$RUNS"); do
-		r=$("$SWNIC_REPO/tools/testing/reg_bench" "$mode" "$size" \
-			"$REG_ITERS" 2>/tmp/bench-reg.err) || r=-
-		rs="$rs $r"
-	done
+	echo "$prov"
+}
+
+reg_run()
+{
+	local mode=$1 size=$2 prov r
+
+	prov=$(reg_prov "$mode")
+	r=$("$SWNIC_REPO/tools/testing/reg_bench" "$mode" "$size" \
+		"$REG_ITERS" 2>/tmp/bench-reg.err) || {
+		r=-
+		sed "s/^/# reg $prov $size: /" /tmp/bench-reg.err >&2
+	}
+	regruns[$prov,$size]="${regruns[$prov,$size]:-} $r"
+}
+
+# reg_done PROV SIZE: the median of its runs to reg[] and a line to the TSV
+# (lat_us: usec per register + deregister pair).
+reg_done()
+{
+	local prov=$1 size=$2 rs
+
+	rs=${regruns[$prov,$size]:-}
 	reg[$prov,$size]=$(echo "$rs" | median)
 	echo "# reg $prov $size x$REG_ITERS: usec$rs" >&2
-	[ "$r" = - ] && sed "s/^/# reg $prov $size: /" /tmp/bench-reg.err >&2
 	rs=${rs# }
 	printf 'reg\t-\t0\t%s\t-\t%s\t%s\t-\t-\t%s\t-\n' "$prov" "$size" \
 		"${reg[$prov,$size]}" "${rs// /,}" >> "$tsv"
@@ -349,21 +366,27 @@ reg_measure()
 
 section_reg()
 {
-	local size rxe=1
+	local size mode modes rxe=1
 
 	if [ ! -x "$SWNIC_REPO/tools/testing/reg_bench" ]; then
 		echo "bench: no tools/testing/reg_bench (libibverbs-dev): reg skipped" >&2
 		return
 	fi
 	rxe_up || { echo "bench: no rdma_rxe device: rxe column empty" >&2; rxe=0; }
+	# Runs interleaved, so that a slow spell of the machine does not
+	# fall on one side of a ratio only.
+	modes="swnic swnic-hit"
+	[ $rxe = 1 ] && modes="$modes verbs:rxe0"
 	for size in $REG_SIZES; do
-		reg_measure swnic "$size"
-		reg_measure swnic-hit "$size"
-		if [ $rxe = 1 ]; then
-			reg_measure verbs:rxe0 "$size"
-		else
-			reg[rxe,$size]=-
-		fi
+		for _ in $(seq "$RUNS"); do
+			for mode in $modes; do
+				reg_run "$mode" "$size"
+			done
+		done
+		for mode in $modes; do
+			reg_done "$(reg_prov "$mode")" "$size"
+		done
+		[ $rxe = 1 ] || reg[rxe,$size]=-
 	done
 	rxe_down
 	{
