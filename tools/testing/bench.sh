@@ -629,7 +629,7 @@ peers_busy()
 section_soak()
 {
 	local A=(ip netns exec "$NS_A") B=(ip netns exec "$NS_B")
-	local soak=$SWNIC_REPO/tools/testing/fi_soak before srv cli srv_rc
+	local soak=$SWNIC_REPO/tools/testing/fi_soak before srv srv_rc
 	local cli_rc busy=- zero=no result t0 secs retx
 
 	before=$(objects)

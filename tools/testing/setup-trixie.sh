@@ -128,8 +128,8 @@ root_extras()
 	done
 	[ -z "$missing" ] && return 0
 	log "apt-get install in the root:$missing"
+	# shellcheck disable=SC2086
 	{ chroot "$ROOT" apt-get -o APT::Sandbox::User=root -qq update &&
-	  # shellcheck disable=SC2086
 	  chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive \
 		apt-get -o APT::Sandbox::User=root -y --no-install-recommends \
 		install $missing && chroot "$ROOT" apt-get clean; } \
