@@ -71,7 +71,7 @@ struct swnic_mr {
 	 * @length the sum.
 	 */
 	size_t nsegs;
-	struct swnic_mr_seg *segs;	/* nsegs of them (malloc), or NULL */
+	struct swnic_mr_seg *segs;	/* nsegs of them, or NULL */
 	/*
 	 * Device memory (an iface other than FI_HMEM_SYSTEM, with the
 	 * domain's HMEM override): not registered with the kernel; the

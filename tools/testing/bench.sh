@@ -205,13 +205,13 @@ median()
 ratio()
 {
 	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
+		if (a == "" || b == "" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
 }
 
 percent()
 {
 	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.0f", 100 * a / b }'
+		if (a == "" || b == "" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.0f", 100 * a / b }'
 }
 
 # measure SECTION MTU LOSS SERVER-NS CLIENT-NS ADDR PROVIDER EP SIZE: RUNS
@@ -280,7 +280,8 @@ section_host()
 			measure host - 0 "" "" 127.0.0.1 "$prov" rdm "$size"
 		done
 	done
-	memcpy=$("$SWNIC_REPO/tools/testing/memcpy_bw" 1048576)
+	memcpy=$("$SWNIC_REPO/tools/testing/memcpy_bw" 1048576) || memcpy=-
+	[ -n "$memcpy" ] || memcpy=-
 	printf 'host\t-\t0\tmemcpy\t-\t1048576\t-\t%s\t-\t-\t%s\n' \
 		"$memcpy" "$memcpy" >> "$tsv"
 
