@@ -374,6 +374,7 @@ section_reg()
 		return
 	fi
 	rxe_up || { echo "bench: no rdma_rxe device: rxe column empty" >&2; rxe=0; }
+	regruns=()
 	# Runs interleaved, so that a slow spell of the machine does not
 	# fall on one side of a ratio only.
 	modes="swnic swnic-hit"
