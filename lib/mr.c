@@ -119,7 +119,7 @@ int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr)
 static void swnic_mr_unregister_segs(struct swnic_mr *mr, size_t n)
 {
 	while (n--)
-		swnic_kmr_dereg(mr->domain, &mr->segs[n].kmr);
+		swnic_kmr_dereg(mr->domain, &mr->segs[n]);
 }
 
 /*
@@ -137,11 +137,8 @@ static int swnic_mr_register_segs(struct swnic_mr *mr)
 	int ret;
 
 	for (i = 0; i < mr->nsegs; i++) {
-		struct swnic_kmr *k = &mr->segs[i].kmr;
+		struct swnic_kmr *k = &mr->segs[i];	/* addr, length set */
 
-		memset(k, 0, sizeof(*k));
-		k->addr = (uintptr_t)mr->segs[i].iov.iov_base;
-		k->length = mr->segs[i].iov.iov_len;
 		k->access = access;
 		k->reg_flags = mr->reg_flags & SWNIC_MR_REG_ODP;
 		k->auth_key = mr->auth_key;
@@ -178,7 +175,7 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	kmr->length = mr->nsegs ? 0 : mr->length;
 	kmr->nsegs = (uint32_t)mr->nsegs;
 	for (size_t i = 0; i < mr->nsegs; i++)
-		kmr->seg_handles[i] = mr->segs[i].kmr.handle;
+		kmr->seg_handles[i] = mr->segs[i].handle;
 	kmr->access = mr->access;
 	kmr->reg_flags = mr->nsegs ?
 			 (mr->reg_flags & ~SWNIC_MR_REG_ODP) | SWNIC_MR_REG_IOV :
@@ -452,9 +449,9 @@ static int swnic_mr_refresh(struct swnic_mr *mr, struct fi_mr_modify *mod)
 
 		/* A multi-range MR: within one of its ranges. */
 		for (size_t j = 0; j < mr->nsegs && !in; j++) {
-			uint64_t b = (uintptr_t)mr->segs[j].iov.iov_base;
+			uint64_t b = mr->segs[j].addr;
 
-			in = a >= b && a + l <= b + mr->segs[j].iov.iov_len;
+			in = a >= b && a + l <= b + mr->segs[j].length;
 		}
 		if (!in)
 			return -FI_EINVAL;
@@ -672,8 +669,10 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 		if (!mr->segs)
 			return -FI_ENOMEM;
 		mr->nsegs = attr->iov_count;
-		for (size_t i = 0; i < attr->iov_count; i++)
-			mr->segs[i].iov = attr->mr_iov[i];
+		for (size_t i = 0; i < attr->iov_count; i++) {
+			mr->segs[i].addr = (uintptr_t)attr->mr_iov[i].iov_base;
+			mr->segs[i].length = attr->mr_iov[i].iov_len;
+		}
 		for (size_t i = 1; i < attr->iov_count; i++) {
 			if (mr->length + attr->mr_iov[i].iov_len < mr->length)
 				return -FI_EINVAL;

@@ -40,12 +40,6 @@ enum swnic_mr_state {
 	SWNIC_MR_FAILED,		/* FI_REG_MR: the error went to the EQ */
 };
 
-/* One range of a multi-range MR and its kernel MR. */
-struct swnic_mr_seg {
-	struct iovec iov;
-	struct swnic_kmr kmr;
-};
-
 /*
  * An application's MR. Kept small (the segments of a multi-range MR live
  * apart): a registration served by the cache is little more than its
@@ -71,7 +65,7 @@ struct swnic_mr {
 	 * @length the sum.
 	 */
 	size_t nsegs;
-	struct swnic_mr_seg *segs;	/* nsegs of them, or NULL */
+	struct swnic_kmr *segs;		/* nsegs (addr, length: the range), or NULL */
 	/*
 	 * Device memory (an iface other than FI_HMEM_SYSTEM, with the
 	 * domain's HMEM override): not registered with the kernel; the
