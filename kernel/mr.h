@@ -246,6 +246,10 @@ int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
 int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 			   u64 len);
 void swnic_mr_ref_put(struct swnic_mr_ref *ref);
+int swnic_mr_ref_get_recv(struct swnic_domain *dom, u32 handle, u64 addr,
+			  u64 len, struct swnic_mr_ref *ref);
+int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
+			 const void *ksrc, u64 len);
 u64 swnic_mr_ref_span(const struct swnic_mr_ref *ref, u64 pos, u64 *va);
 
 /* netlink: dumps and counters */

@@ -22,6 +22,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 
 #include "cntr.h"
 #include "domain.h"
@@ -537,6 +538,151 @@ int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 	if (ref->write)
 		return -EPERM;
 	return swnic_mr_ref_walk(ref, pos, len, swnic_mr_copy_page, &c);
+}
+
+/**
+ * swnic_mr_ref_get_recv() - the owner's pinned MR under a receive buffer
+ * @dom: the domain that posted the receive
+ * @handle: the handle the receive named (SWNIC_RQE_MR): a hint
+ * @addr: the bytes to write: a virtual address in @dom's memory
+ * @len: bytes, not 0
+ * @ref: out: a writing reference, for swnic_mr_ref_copy_in()
+ *
+ * The receive's owner registered the buffer (the provider's registration
+ * cache does), so its pages are pinned already, and kept those of the
+ * range by the MR's notifier: an invalidation revokes the MR. A delivery
+ * then writes them directly instead of pinning the buffer for each
+ * message. Only a valid pinned MR of @dom, of its own pages (not ODP, not
+ * REG_IOV), with the RECV right, covering all of [@addr, @addr + @len)
+ * serves: whatever MR the handle names now, it maps exactly those bytes.
+ *
+ * Context: any but hardirq; does not sleep.
+ * Return: 0, or -ENOENT: no such MR (the caller copies without it).
+ */
+int swnic_mr_ref_get_recv(struct swnic_domain *dom, u32 handle, u64 addr,
+			  u64 len, struct swnic_mr_ref *ref)
+{
+	struct swnic_mr_domain *mrd;
+	struct swnic_mr *mr;
+
+	mrd = swnic_mr_domain_get_rcu(dom);
+	if (!mrd)
+		return -ENOENT;
+	mr = swnic_mr_lookup_handle(mrd, handle);
+	swnic_mr_domain_put(mrd);
+	if (!mr)
+		return -ENOENT;
+	if (mr->nsegs || !(mr->access & SWNIC_MR_ACCESS_RECV) || !len ||
+	    addr < mr->addr || addr - mr->addr > mr->length ||
+	    len > mr->length - (addr - mr->addr))
+		goto err;
+
+	*ref = (struct swnic_mr_ref) {
+		.mr = mr,
+		.start = addr - mr->addr,
+		.len = len,
+		.write = true,
+	};
+	spin_lock_bh(&mr->lock);
+	if (mr->state == SWNIC_MR_STATE_VALID && mr->umem) {
+		ref->umem = mr->umem;
+		swnic_umem_get(ref->umem);
+	}
+	spin_unlock_bh(&mr->lock);
+	if (ref->umem)
+		return 0;
+err:
+	swnic_mr_put(mr);
+	return -ENOENT;
+}
+
+/*
+ * From this size on, a copy from user memory uses streaming stores: the
+ * data is for another process, and a large message only evicts the
+ * sender's working set from its cache (as swnic_copy_to_mm()).
+ */
+#define SWNIC_MR_COPY_NT_MIN	(64 * 1024)
+
+/*
+ * How many pages from @page, at most @contig (physically contiguous, from
+ * the umem's extent), one copy may cover: those of its folio (a huge
+ * page's). Never across folios: hardened usercopy allows a copy from user
+ * space to span one folio only. Without a direct map for every page
+ * (HIGHMEM) each page is mapped on its own.
+ */
+static unsigned long swnic_mr_copy_run(struct page *page, unsigned long contig)
+{
+	struct folio *folio = page_folio(page);
+
+	if (IS_ENABLED(CONFIG_HIGHMEM) || !folio_test_large(folio))
+		return 1;
+	return min(contig, folio_nr_pages(folio) -
+			   (page_to_pfn(page) - folio_pfn(folio)));
+}
+
+/**
+ * swnic_mr_ref_copy_in() - copy a message into all of a pinned access
+ * @ref: from swnic_mr_ref_get_recv()
+ * @usrc: source in the current address space, or NULL to use @ksrc
+ * @ksrc: kernel source, used when @usrc is NULL
+ * @len: bytes: the access's length
+ *
+ * Never sleeps or faults the destination in (its pages are pinned); a
+ * caller that must not sleep on the source disables page faults around
+ * the call. A fault may leave part of the destination written.
+ *
+ * Return: 0, -EFAULT (the source), -ERANGE (@len is not the access's).
+ */
+int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
+			 const void *ksrc, u64 len)
+{
+	struct swnic_umem *umem = ref->umem;
+	bool nt = usrc && len >= SWNIC_MR_COPY_NT_MIN;
+	struct iov_iter iter;
+	u64 off;
+	int ret = 0;
+
+	if (len != ref->len || !umem || !ref->write)
+		return -ERANGE;
+	if (nt)
+		iov_iter_ubuf(&iter, ITER_SOURCE, (void __user *)usrc, len);
+	/* From the start of the umem's first page. */
+	off = ref->start + (ref->mr->addr - umem->addr);
+	while (len) {
+		unsigned int pgoff = offset_in_page(off);
+		unsigned long contig, run, i;
+		struct page *page;
+		void *kaddr;
+		size_t n;
+
+		page = swnic_umem_page(umem, off >> PAGE_SHIFT, &contig);
+		run = swnic_mr_copy_run(page, contig);
+		n = min_t(u64, len, run * PAGE_SIZE - pgoff);
+		run = DIV_ROUND_UP(pgoff + n, PAGE_SIZE);
+		kaddr = run > 1 ? page_address(page) : kmap_local_page(page);
+		if (nt) {
+			if (copy_from_iter_nocache(kaddr + pgoff, n, &iter) != n)
+				ret = -EFAULT;
+		} else if (usrc) {
+			if (copy_from_user(kaddr + pgoff, usrc, n))
+				ret = -EFAULT;
+			usrc += n;
+		} else {
+			memcpy(kaddr + pgoff, ksrc, n);
+			ksrc += n;
+		}
+		if (run == 1)
+			kunmap_local(kaddr);
+		for (i = 0; i < run; i++)
+			flush_dcache_page(nth_page(page, i));
+		if (ret)
+			break;
+		off += n;
+		len -= n;
+	}
+	if (nt)
+		wmb();	/* streaming stores before the caller's CQE store */
+	return ret;
 }
 
 /* Bytes an MR_ACCESS copies between two chances to reschedule. */

@@ -32,6 +32,7 @@
 #include "device.h"
 #include "domain.h"
 #include "ep.h"
+#include "mr.h"
 #include "recv.h"
 #include "stats.h"
 #include "trig.h"
@@ -318,6 +319,38 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
 }
 
 /*
+ * Copy @n bytes of a message to @off in @recv's buffer, under @dst's
+ * rx_lock: into the pages of the MR the receive named (SWNIC_RQE_MR) if it
+ * still covers them, else pinning the buffer in the receiver's memory for
+ * the copy. Return: as swnic_copy_to_mm() with SWNIC_COPY_NOFAULT.
+ */
+static int swnic_recv_copy(struct swnic_ep *dst, struct swnic_recv *recv,
+			   u64 off, const void __user *usrc, const void *kbuf,
+			   u64 n)
+{
+	u64 addr = recv->rqe.addr + off;
+	struct swnic_mr_ref ref;
+	int ret;
+
+	if (!(recv->rqe.flags & SWNIC_RQE_MR) ||
+	    swnic_mr_ref_get_recv(dst->dom, recv->rqe.mr, addr, n, &ref))
+		return swnic_copy_to_mm(dst->dom->mm, addr, usrc, kbuf, n,
+					SWNIC_COPY_NOFAULT);
+	if (usrc)
+		pagefault_disable();
+	ret = swnic_mr_ref_copy_in(&ref, usrc, kbuf, n);
+	if (usrc)
+		pagefault_enable();
+	swnic_mr_ref_put(&ref);
+	/* A source page that was not there: fault it in, try again. */
+	if (ret == -EFAULT && usrc)
+		ret = -SWNIC_EFAULTIN;
+	if (!ret)
+		swnic_stat_inc(dst->dom->sdev, dst->dom, SWNIC_STAT_RECV_MR);
+	return ret;
+}
+
+/*
  * swnic_recv_deliver() under @dst's rx_lock. @head holds the first bytes of
  * a user source (as many as a CQE takes). Return: as swnic_recv_deliver(),
  * or -SWNIC_EFAULTIN with @fault set (nothing changed) unless @hard.
@@ -367,8 +400,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 			memcpy(data, kbuf ?: head, n);
 			cqe.flags |= SWNIC_CQE_INLINE;
 		} else {
-			ret = swnic_copy_to_mm(dst->dom->mm, recv->rqe.addr + off,
-					       usrc, kbuf, n, SWNIC_COPY_NOFAULT);
+			ret = swnic_recv_copy(dst, recv, off, usrc, kbuf, n);
 		}
 		if (ret == -SWNIC_EFAULTIN && !hard) {
 			swnic_cq_unreserve(dst->rx_cq);
@@ -534,13 +566,14 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 /* ---- the receive queue -------------------------------------------------- */
 
 #define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
-			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM | SWNIC_RQE_KEY)
+			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM | SWNIC_RQE_KEY | \
+			 SWNIC_RQE_MR)
 
 int swnic_rqe_check(const struct swnic_rqe *rqe)
 {
 	if (rqe->flags & ~SWNIC_RQE_FLAGS)
 		return -EOPNOTSUPP;
-	if (rqe->__pad[0] || rqe->__pad[1])
+	if (!(rqe->flags & SWNIC_RQE_MR) && rqe->mr)
 		return -EINVAL;
 	if ((rqe->flags & SWNIC_RQE_KEY) ?
 	    rqe->key_index > SWNIC_EP_AUTH_KEYS_MAX : rqe->key_index)

@@ -23,6 +23,7 @@ static const struct {
 	[SWNIC_STAT_LIMITS_HIT] = { "limits_hit", true },
 	[SWNIC_STAT_AUTH_KEY_SETS] = { "auth_key_sets", true },
 	[SWNIC_STAT_AUTH_KEY_DENIED] = { "auth_key_denied", true },
+	[SWNIC_STAT_RECV_MR] = { "recv_mr_copies", true },
 };
 
 /* The MR counters, by their place in struct swnic_mr_counters. */

@@ -25,6 +25,7 @@ enum swnic_stat {
 	SWNIC_STAT_LIMITS_HIT,		/* requests refused by a limit */
 	SWNIC_STAT_AUTH_KEY_SETS,	/* auth keys taken through the ioctl */
 	SWNIC_STAT_AUTH_KEY_DENIED,	/* auth keys refused to non-members */
+	SWNIC_STAT_RECV_MR,		/* deliveries into a receive's MR */
 	__SWNIC_STAT_NUM
 };
 

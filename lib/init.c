@@ -13,6 +13,7 @@ struct swnic_params swnic_params = {
 	.mr_odp = 0,
 	.mr_cache = 1,
 	.mr_cache_max = 1024,
+	.recv_reg_min = 64 * 1024,
 	.doorbell_engine = 0,
 	.remote_comm = 0,
 	.busy_poll = 0,
@@ -52,6 +53,15 @@ static void swnic_params_init(void)
 	fi_param_define(&swnic_prov, "mr_cache_max", FI_PARAM_SIZE_T,
 			"Unused registrations the cache keeps per domain "
 			"(default: %zu)", swnic_params.mr_cache_max);
+	fi_param_define(&swnic_prov, "recv_reg_min", FI_PARAM_SIZE_T,
+			"A receive buffer of at least this many bytes that "
+			"is posted a second time is registered through the "
+			"cache (pinned, charged to RLIMIT_MEMLOCK), so that "
+			"the kernel writes messages into its pinned pages "
+			"instead of pinning the buffer for each one; 0: "
+			"never. Receives whose descriptor names a pinned "
+			"registration of the buffer use it at any size "
+			"(default: %zu)", swnic_params.recv_reg_min);
 
 	fi_param_define(&swnic_prov, "doorbell_engine", FI_PARAM_BOOL,
 			"Endpoints ring the doorbell through the device's "
@@ -91,6 +101,8 @@ static void swnic_params_init(void)
 		swnic_params.mr_cache = !!val;
 	if (!fi_param_get_size_t(&swnic_prov, "mr_cache_max", &sval))
 		swnic_params.mr_cache_max = sval;
+	if (!fi_param_get_size_t(&swnic_prov, "recv_reg_min", &sval))
+		swnic_params.recv_reg_min = sval;
 }
 
 FI_EXT_INI

@@ -327,6 +327,35 @@ void swnic_desc_hmem(void **desc, size_t count, struct swnic_hmem *hmem)
 	}
 }
 
+/*
+ * The MR a receive into [@addr, @addr + @len) names (SWNIC_RQE_MR), or 0:
+ * the kernel then writes the pinned pages of that registration of the
+ * buffer rather than pin the buffer for each message. The one @desc names
+ * if it is a pinned registration of the buffer, else one the cache holds
+ * (from recv_reg_min bytes on).
+ */
+uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
+			      uint64_t addr, uint64_t len)
+{
+	const struct swnic_mr *mr = desc;
+	const struct swnic_kmr *kmr;
+
+	if (!(dom->dev.attr.features & SWNIC_FEAT_RECV_MR) || !len)
+		return 0;
+	if (mr && mr->mr_fid.fid.ops == &swnic_mr_fi_ops &&
+	    mr->domain == dom) {
+		kmr = mr->kmr;
+		if (kmr && !kmr->nsegs && !(kmr->reg_flags & SWNIC_MR_REG_ODP) &&
+		    (kmr->access & SWNIC_MR_ACCESS_RECV) && kmr->addr <= addr &&
+		    addr + len <= kmr->addr + kmr->length)
+			return kmr->handle;
+	}
+	if (!swnic_params.recv_reg_min || len < swnic_params.recv_reg_min ||
+	    swnic_params.mr_odp)
+		return 0;
+	return swnic_mr_cache_recv(dom, addr, len);
+}
+
 static void swnic_mr_free(struct swnic_mr *mr)
 {
 	free(mr->segs);

@@ -82,6 +82,8 @@ int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
 		  uint64_t requested_key);
 void swnic_kmr_dereg(struct swnic_domain *dom, struct swnic_kmr *kmr);
 int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr);
+uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
+			      uint64_t addr, uint64_t len);
 
 /* The registration cache; every call is a no-op when it is disabled. */
 int swnic_mr_cache_init(struct swnic_domain *dom);
@@ -91,6 +93,9 @@ bool swnic_mr_cache_enabled(struct swnic_domain *dom);
 int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
 		       struct swnic_kmr **kmr);
 void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr);
+/* A cached registration's handle for a receive buffer, or 0. */
+uint32_t swnic_mr_cache_recv(struct swnic_domain *dom, uint64_t addr,
+			     uint64_t len);
 void swnic_mr_cache_stats(struct swnic_domain *dom, struct fi_swnic_stats *s);
 int swnic_inval_map(struct swnic_domain *dom);
 

@@ -28,6 +28,9 @@
 
 #include "mr.h"
 
+/* Receive buffers remembered, to register those posted again. */
+#define SWNIC_RECV_SEEN		16
+
 struct swnic_mr_cache {
 	pthread_mutex_t lock;		/* protects everything below */
 	struct swnic_list entries;	/* every cached registration */
@@ -37,6 +40,12 @@ struct swnic_mr_cache {
 	size_t max_unused;
 	uint64_t seen;			/* invalidation generation consumed */
 	uint64_t hits, misses, evictions, invalidations, flushes;
+	/*
+	 * Receive buffers posted once and not registered (by address):
+	 * a second post of one registers it (swnic_mr_cache_recv()).
+	 */
+	struct { uint64_t addr, len; } recv_seen[SWNIC_RECV_SEEN];
+	bool recv_reg_off;		/* a registration failed: no more */
 };
 
 /* Map the domain's invalidation page (once); the caller holds ctl_lock. */
@@ -322,6 +331,91 @@ void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
 	swnic_mr_cache_sync(dom);
 	swnic_mr_cache_trim(dom);
 	pthread_mutex_unlock(&cache->lock);
+}
+
+/* A cached pinned registration with the RECV right over the range. */
+static struct swnic_kmr *swnic_mr_cache_find_recv(struct swnic_mr_cache *cache,
+						  uint64_t addr, uint64_t len)
+{
+	struct swnic_list *pos;
+	struct swnic_kmr *kmr;
+
+	swnic_list_for_each(pos, &cache->entries) {
+		kmr = swnic_list_entry(pos, struct swnic_kmr, node);
+		if (kmr->addr <= addr && addr + len <= kmr->addr + kmr->length &&
+		    (kmr->access & SWNIC_MR_ACCESS_RECV) && !kmr->nsegs &&
+		    !(kmr->reg_flags & SWNIC_MR_REG_ODP))
+			return kmr;
+	}
+	return NULL;
+}
+
+/*
+ * The handle of a cached registration that a receive into [@addr, @addr +
+ * @len) can name (SWNIC_RQE_MR), or 0. A buffer not cached is registered
+ * the second time it is posted (with every local right, so that the
+ * application's own registrations of it find it too), not the first: a
+ * buffer received into once would pay a registration for one copy.
+ * The receive holds no reference: an entry evicted or invalidated
+ * meanwhile leaves a handle the kernel no longer finds over the buffer,
+ * and it then pins the buffer for the copy, as without one.
+ */
+uint32_t swnic_mr_cache_recv(struct swnic_domain *dom, uint64_t addr,
+			     uint64_t len)
+{
+	struct swnic_mr_cache *cache = dom->mr_cache;
+	struct swnic_mr tmp = {
+		.addr = addr,
+		.length = len,
+		.access = SWNIC_MR_ACCESS_SEND | SWNIC_MR_ACCESS_RECV |
+			  SWNIC_MR_ACCESS_READ | SWNIC_MR_ACCESS_WRITE,
+	};
+	struct swnic_kmr *kmr;
+	uint32_t handle = 0;
+	size_t slot;
+	int ret;
+
+	if (!cache || !len)
+		return 0;
+	pthread_mutex_lock(&cache->lock);
+	swnic_mr_cache_sync(dom);
+	kmr = swnic_mr_cache_find_recv(cache, addr, len);
+	if (kmr) {
+		handle = kmr->handle;
+		if (!kmr->refs) {
+			/* Recently used: the last to be evicted. */
+			swnic_list_del(&kmr->lru);
+			swnic_list_add_tail(&cache->unused, &kmr->lru);
+		}
+		pthread_mutex_unlock(&cache->lock);
+		return handle;
+	}
+	slot = (addr >> 12 ^ len) % SWNIC_RECV_SEEN;
+	if (cache->recv_reg_off || cache->recv_seen[slot].addr != addr ||
+	    cache->recv_seen[slot].len != len) {
+		cache->recv_seen[slot].addr = addr;
+		cache->recv_seen[slot].len = len;
+		pthread_mutex_unlock(&cache->lock);
+		return 0;
+	}
+	cache->recv_seen[slot].addr = 0;
+	cache->recv_seen[slot].len = 0;
+	pthread_mutex_unlock(&cache->lock);
+
+	ret = swnic_mr_cache_get(dom, &tmp, &kmr);
+	if (ret) {
+		/* Over RLIMIT_MEMLOCK, most likely: receives copy as before. */
+		SWNIC_INFO(FI_LOG_MR,
+			   "%s: receive buffer not registered (%s): no more\n",
+			   dom->dev.name, fi_strerror(-ret));
+		pthread_mutex_lock(&cache->lock);
+		cache->recv_reg_off = true;
+		pthread_mutex_unlock(&cache->lock);
+		return 0;
+	}
+	handle = kmr->handle;
+	swnic_mr_cache_put(dom, kmr);
+	return handle;
 }
 
 void swnic_mr_cache_stats(struct swnic_domain *dom, struct fi_swnic_stats *s)

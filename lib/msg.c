@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 
 #include "ep.h"
+#include "mr.h"
 
 #define swnic_ep_from(f) swnic_container_of(f, struct swnic_ep, ep_fid)
 
@@ -347,6 +348,10 @@ ssize_t swnic_ep_post_recv_trig(struct swnic_ep *ep, const struct iovec *iov,
 	rqe.len = len;
 	if (count == 1 && hmem.iface == FI_HMEM_SYSTEM) {
 		rqe.addr = (uintptr_t)iov[0].iov_base;
+		rqe.mr = swnic_mr_recv_handle(ep->domain, desc ? desc[0] : NULL,
+					      rqe.addr, len);
+		if (rqe.mr)
+			rqe.flags |= SWNIC_RQE_MR;
 	} else if (count >= 1) {
 		/* Scattered at completion (through the override for HMEM). */
 		bounce = malloc(len ? len : 1);

@@ -14,6 +14,8 @@
 
 #include "kselftest_harness.h"
 #include "swnic_rings.h"
+#include "mr_util.h"
+#include "gauge_util.h"
 
 #define DEV_PATH "/dev/swnic0"
 
@@ -102,13 +104,13 @@ TEST_F(dp, send_recv_one_copy)
 
 /*
  * One large send into @dst at @off: every byte lands, the ones around it
- * stay. The kernel copies runs of physically contiguous pages in one go
+ * stay. @mr: the handle of an MR the receive names (SWNIC_RQE_MR), or 0. The kernel copies runs of physically contiguous pages in one go
  * (a huge page is one run; ordinary pages make runs of every length), so
  * unaligned starts and ends inside a run must be exact.
  */
 static void large_copy(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(dp) *self, unsigned char *dst,
-		       size_t dst_len, size_t off, size_t len)
+		       size_t dst_len, size_t off, size_t len, uint32_t mr)
 {
 	unsigned char *src = malloc(len);
 	struct swnic_rqe r = t_recv(dst + off, len, 0xb0b);
@@ -117,6 +119,10 @@ static void large_copy(struct __test_metadata *_metadata,
 	size_t i;
 
 	ASSERT_NE(NULL, src);
+	if (mr) {
+		r.flags |= SWNIC_RQE_MR;
+		r.mr = mr;
+	}
 	for (i = 0; i < len; i++)
 		src[i] = (unsigned char)(i * 131 + (i >> 12) + 7);
 	memset(dst, 0x5a, dst_len);
@@ -151,8 +157,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	ASSERT_NE(MAP_FAILED, dst);
 	for (size_t i = len; i; i -= 4096)
 		dst[i - 1] = 1;
-	large_copy(_metadata, self, dst, len, 4095, len - 4095 - 4097);
-	large_copy(_metadata, self, dst, len, 1, 70001);
+	large_copy(_metadata, self, dst, len, 4095, len - 4095 - 4097, 0);
+	large_copy(_metadata, self, dst, len, 1, 70001, 0);
 	munmap(dst, len);
 
 	/*
@@ -167,8 +173,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	dst = (unsigned char *)(((uintptr_t)raw + len - 1) & ~(len - 1));
 	madvise(dst, 4 * len, MADV_HUGEPAGE);
 	memset(dst, 1, 4 * len);
-	large_copy(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777);
-	large_copy(_metadata, self, dst, 4 * len, 0, 4 * len);
+	large_copy(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777, 0);
+	large_copy(_metadata, self, dst, 4 * len, 0, 4 * len, 0);
 	munmap(raw, 5 * len);
 
 	/* A huge page: one run of 512 pages (reserved here if none is). */
@@ -181,8 +187,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (dst != MAP_FAILED) {
-		large_copy(_metadata, self, dst, len, 123, len - 123 - 5);
-		large_copy(_metadata, self, dst, len, 8191, 300000);
+		large_copy(_metadata, self, dst, len, 123, len - 123 - 5, 0);
+		large_copy(_metadata, self, dst, len, 8191, 300000, 0);
 		munmap(dst, len);
 	}
 	if (nr && !had) {
@@ -193,6 +199,196 @@ TEST_F(dp, large_copy_across_page_runs)
 		fclose(nr);
 	if (dst == MAP_FAILED)
 		SKIP(return, "no huge page: %s", strerror(errno));
+}
+
+/* ---- receives into registered memory (SWNIC_RQE_MR) -------------------- */
+
+/* Deliveries into a receive's MR so far, in domain @dom. */
+static uint64_t recv_mr_copies(struct __test_metadata *_metadata, int dom)
+{
+	uint64_t v = 0;
+
+	EXPECT_EQ(0, stat_read_domain(mr_domain_id(dom), "recv_mr_copies", &v));
+	return v;
+}
+
+TEST_F(dp, recv_into_registered_memory)
+{
+	size_t len = 1 << 20, all = len + 2 * PAGE;
+	unsigned char *dst = map_anon(all);
+	uint64_t before;
+	uint32_t h;
+
+	ASSERT_NE(NULL, dst);
+	memset(dst, 1, all);
+	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &h));
+	before = recv_mr_copies(_metadata, self->db);
+	/* Streaming stores from an unaligned start; a piece across a page. */
+	large_copy(_metadata, self, dst, all, 123, len, h);
+	large_copy(_metadata, self, dst, all, PAGE - 1, 5000, h);
+	/* All of the MR, to its last byte. */
+	large_copy(_metadata, self, dst, all, 0, all, h);
+	EXPECT_EQ(before + 3, recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+
+	/* Deregistered: the same receive is written as without an MR. */
+	large_copy(_metadata, self, dst, all, 7, 70000, h);
+	EXPECT_EQ(before + 3, recv_mr_copies(_metadata, self->db));
+	munmap(dst, all);
+}
+
+/*
+ * The handle is a hint: a receive that names an MR that cannot take the
+ * message (another buffer's, one without the RECV right, on-demand, too
+ * short, another domain's, none) still gets every byte in its buffer and
+ * nothing lands anywhere else.
+ */
+TEST_F(dp, recv_mr_hint_is_checked)
+{
+	size_t len = 64 * 1024;
+	unsigned char *buf = map_anon(4 * len);
+	unsigned char *dst = buf, *other = buf + 2 * len, *x = buf + 3 * len;
+	struct swnic_rqe r = t_recv(dst, 8, 0xbad);
+	struct swnic_cqe c;
+	uint32_t h[6], ha;
+	uint64_t before;
+	size_t i, n = 0;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0x77, 4 * len);
+	ASSERT_EQ(0, mr_reg(self->db, other, len, SWNIC_MR_ACCESS_RECV, 0,
+			    NULL, &h[n++]));
+	ASSERT_EQ(0, mr_reg(self->db, dst, 2 * len, SWNIC_MR_ACCESS_SEND, 0,
+			    NULL, &h[n++]));
+	ASSERT_EQ(0, mr_reg(self->db, dst, len / 2, SWNIC_MR_ACCESS_RECV, 0,
+			    NULL, &h[n++]));
+	if (!mr_reg(self->db, dst, 2 * len, SWNIC_MR_ACCESS_RECV,
+		    SWNIC_MR_REG_ODP, NULL, &h[n]))
+		n++;
+	h[n++] = 0xfffffff0;
+	/* Domain a's MR over x: b's receives look in b's MRs only. */
+	ASSERT_EQ(0, mr_reg(self->da, x, len, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &ha));
+	h[n++] = ha;
+
+	before = recv_mr_copies(_metadata, self->db);
+	for (i = 0; i < n; i++) {
+		size_t j;
+
+		large_copy(_metadata, self, dst, 2 * len, 1, len, h[i]);
+		for (j = 0; j < 2 * len; j++) {
+			if (other[j] != 0x77)
+				break;
+		}
+		EXPECT_EQ(2 * len, j) {
+			TH_LOG("hint %zu wrote elsewhere", i);
+		}
+	}
+	EXPECT_EQ(before, recv_mr_copies(_metadata, self->db));
+
+	/* A handle without the flag is refused. */
+	r.mr = h[0];
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0xbad, c.context);
+	EXPECT_EQ(EINVAL, c.err);
+	EXPECT_EQ(0, mr_dereg(self->da, ha));
+	for (i = 0; i + 2 < n; i++)
+		EXPECT_EQ(0, mr_dereg(self->db, h[i]));
+	munmap(buf, 4 * len);
+}
+
+/*
+ * The buffer's pages change after the receive was posted (a new mapping
+ * at its address): the MR's notifier revoked it, and the message lands in
+ * the buffer's new pages, not in the ones the MR had pinned.
+ */
+TEST_F(dp, recv_mr_after_remap)
+{
+	size_t len = 256 * 1024;
+	unsigned char *dst = map_anon(len), *src = malloc(len);
+	struct swnic_rqe r = t_recv(dst, len, 0xb0b);
+	struct swnic_sqe s = t_send(src, len, &self->b, 0xa11ce);
+	struct swnic_cqe c;
+	uint64_t before;
+	uint32_t h;
+
+	ASSERT_NE(NULL, dst);
+	ASSERT_NE(NULL, src);
+	memset(dst, 1, len);
+	for (size_t i = 0; i < len; i++)
+		src[i] = (unsigned char)(i * 7 + 3);
+	ASSERT_EQ(0, mr_reg(self->db, dst, len, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &h));
+	before = recv_mr_copies(_metadata, self->db);
+	r.flags |= SWNIC_RQE_MR;
+	r.mr = h;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+
+	ASSERT_EQ(dst, mmap(dst, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	EXPECT_EQ(SWNIC_MR_STATE_REVOKED, mr_state(self->db, h));
+
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(len, c.len);
+	EXPECT_EQ(0, memcmp(src, dst, len));
+	EXPECT_EQ(before, recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+	munmap(dst, len);
+	free(src);
+}
+
+/*
+ * A source whose pages are not mapped yet (a file's, never touched): the
+ * copy into the MR stops at the fault, the doorbell faults the source in
+ * and delivers again, into the MR.
+ */
+TEST_F(dp, recv_mr_source_faults_in)
+{
+	size_t len = 512 * 1024;
+	unsigned char *dst = map_anon(len), *pattern = malloc(len), *src;
+	struct swnic_rqe r = t_recv(dst, len, 0xb0b);
+	struct swnic_sqe s;
+	struct swnic_cqe c;
+	uint64_t before;
+	uint32_t h;
+	int fd = memfd_create("swnic-src", MFD_CLOEXEC);
+
+	ASSERT_NE(NULL, dst);
+	ASSERT_NE(NULL, pattern);
+	ASSERT_LE(0, fd);
+	for (size_t i = 0; i < len; i++)
+		pattern[i] = (unsigned char)(i * 13 + (i >> 12));
+	ASSERT_EQ((ssize_t)len, pwrite(fd, pattern, len, 0));
+	src = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	memset(dst, 1, len);
+	ASSERT_EQ(0, mr_reg(self->db, dst, len, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &h));
+	before = recv_mr_copies(_metadata, self->db);
+	r.flags |= SWNIC_RQE_MR;
+	r.mr = h;
+	s = t_send(src, len, &self->b, 0xa11ce);
+	exchange(_metadata, self, &s, &r);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(0, memcmp(pattern, dst, len));
+	EXPECT_EQ(before + 1, recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+	munmap(src, len);
+	close(fd);
+	munmap(dst, len);
+	free(pattern);
 }
 
 TEST_F(dp, no_completion_unless_asked)

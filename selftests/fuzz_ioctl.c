@@ -834,12 +834,15 @@ static void fill_trig_recv(struct fz *f, void *p, int dom)
 		pick_range(f, &t->rqe.addr, &t->rqe.len);
 	}
 	t->rqe.flags = pick_flags(f, SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV |
-				  SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM);
+				  SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM |
+				  SWNIC_RQE_MR);
 	t->rqe.tag = fz_below(&f->r, 4);
 	t->rqe.min_free = fz_below(&f->r, 64);
 	t->rqe.src_addr = htonl(INADDR_LOOPBACK);
 	t->rqe.src_port = pick_port(f);
-	t->rqe.__pad[0] = maybe(f, 0);
+	/* An MR's handle (few exist: often a live one); rarely one alone. */
+	if ((t->rqe.flags & SWNIC_RQE_MR) || fz_chance(&f->r, 3))
+		t->rqe.mr = fz_below(&f->r, 8);
 }
 
 static void fill_doorbell(struct fz *f, void *p, int dom)
@@ -1600,9 +1603,10 @@ static void op_post(struct fz *f)
 			if (fz_chance(&f->r, 60))
 				q->len = fz_below(&f->r, 2048);
 			q->flags = pick_flags(f, SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV |
-					      SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM);
-			if (fz_chance(&f->r, 3))
-				q->__pad[1] = 1;
+					      SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM |
+					      SWNIC_RQE_MR);
+			if ((q->flags & SWNIC_RQE_MR) || fz_chance(&f->r, 3))
+				q->mr = fz_below(&f->r, 8);
 		}
 		q->tag = fz_below(&f->r, 4);
 		q->ignore = fz_chance(&f->r, 70) ? 0 : ~0ULL;

@@ -90,6 +90,68 @@ static inline int gauges_read(struct gauges *g)
 	return ret;
 }
 
+struct stat_one {
+	const char *name;
+	uint64_t value;
+	bool found;
+};
+
+static inline int stat_one_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct stat_one *s = data;
+	const struct nlattr *entry, *a;
+	struct nlc_attrs t;
+
+	nlc_attrs(nlh, &t);
+	if (!t.tb[SWNIC_A_STATS])
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(entry, t.tb[SWNIC_A_STATS]) {
+		const char *name = NULL;
+		const struct nlattr *value = NULL;
+
+		mnl_attr_for_each_nested(a, entry) {
+			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
+				name = mnl_attr_get_str(a);
+			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE)
+				value = a;
+		}
+		if (name && value && !strcmp(name, s->name)) {
+			s->value = mnl_attr_get_u64(value);
+			s->found = true;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+/*
+ * Read one named counter of a domain (STAT_GET with its id: `swnic stat
+ * show domain ID`). Return: 0, -ENOENT if the domain has no such counter.
+ */
+static inline int stat_read_domain(uint32_t dom_id, const char *name,
+				   uint64_t *value)
+{
+	struct stat_one s = { .name = name };
+	struct nlc_reply r = { .cb = stat_one_cb, .data = &s };
+	struct nlc *c = calloc(1, sizeof(*c));
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	ret = nlc_open(c);
+	if (!ret) {
+		nlh = nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0);
+		mnl_attr_put_u32(nlh, SWNIC_A_DOMAIN_ID, dom_id);
+		ret = nlc_talk(c, nlh, &r);
+	}
+	nlc_close(c);
+	free(c);
+	if (!ret && !s.found)
+		ret = -ENOENT;
+	*value = s.value;
+	return ret;
+}
+
 /* Equal live objects (domains, endpoints, CQs, MRs, pinned bytes)? */
 static inline bool gauges_equal_objects(const struct gauges *a,
 					const struct gauges *b)

@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "prov_util.h"
+#include "gauge_util.h"
 
 struct side {
 	struct fid_ep *ep;
@@ -411,6 +412,121 @@ TEST_F(ep, sendv_recvv_gather_scatter)
 	EXPECT_EQ('b', b1[1]);
 	EXPECT_EQ('z', b1[2]);
 	EXPECT_EQ('z', b2[5002 - 100 - 1]);
+}
+
+/* b's registration cache counters. */
+static void b_stats(struct __test_metadata *_metadata, FIXTURE_DATA(ep) *self,
+		    struct fi_swnic_stats *st)
+{
+	struct fi_swnic_ops_domain *ops = prov_ext(self->peer.domain);
+
+	ASSERT_NE(NULL, ops);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	ASSERT_EQ(0, ops->query_stats(self->peer.domain, st));
+}
+
+/* Deliveries into receives' MRs in b's domain (in-host only: 0 across). */
+static uint64_t b_recv_mr(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ep) *self)
+{
+	struct fi_swnic_ops_domain *ops = prov_ext(self->peer.domain);
+	struct swnic_query_device q = { .size = sizeof(q) };
+	uint64_t v = 0;
+
+	if (prov_across())
+		return 0;
+	EXPECT_EQ(0, ops->query_device(self->peer.domain, &q));
+	EXPECT_EQ(0, stat_read_domain(q.domain_id, "recv_mr_copies", &v));
+	return v;
+}
+
+/* One message of @len from a into @in (posted with @desc), checked. */
+static void recv_one(struct __test_metadata *_metadata, FIXTURE_DATA(ep) *self,
+		     unsigned char *in, void *desc, size_t len, int seed)
+{
+	unsigned char *out = malloc(len);
+	struct fi_cq_tagged_entry e;
+
+	ASSERT_NE(NULL, out);
+	for (size_t i = 0; i < len; i++)
+		out[i] = (unsigned char)(i * 17 + seed + (i >> 12));
+	memset(in, 0, len);
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, len, desc, FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, out, len, NULL, self->a.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(len, e.len);
+	EXPECT_EQ(0, memcmp(out, in, len));
+	free(out);
+}
+
+/*
+ * Receives into registered memory (SWNIC_RQE_MR): a large buffer posted a
+ * second time is registered through the cache (FI_SWNIC_RECV_REG_MIN),
+ * not the first time; a receive whose descriptor names an MR over its
+ * buffer uses that one at any size. In-host the kernel's recv_mr_copies
+ * shows the messages went into the MR's pages. A buffer whose pages
+ * changed is written in its new pages.
+ */
+TEST_F(ep, receives_into_registered_buffers)
+{
+	size_t len = 256 * 1024, small = 8192;
+	unsigned char *in = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fi_swnic_stats st0, st;
+	struct fid_mr *mr;
+	uint64_t c0;
+
+	ASSERT_NE(MAP_FAILED, in);
+	if (!prov_feature(self->peer.domain, SWNIC_FEAT_RECV_MR))
+		SKIP(goto out, "the kernel has no SWNIC_FEAT_RECV_MR");
+	b_stats(_metadata, self, &st0);
+	c0 = b_recv_mr(_metadata, self);
+
+	/* First post: remembered, not registered. */
+	recv_one(_metadata, self, in, NULL, len, 1);
+	b_stats(_metadata, self, &st);
+	EXPECT_EQ(st0.cache_misses, st.cache_misses);
+	EXPECT_EQ(st0.domain.mrs, st.domain.mrs);
+	EXPECT_EQ(c0, b_recv_mr(_metadata, self));
+
+	/* Second: registered (one more kernel MR, cached), used. */
+	recv_one(_metadata, self, in, NULL, len, 2);
+	b_stats(_metadata, self, &st);
+	EXPECT_EQ(st0.cache_misses + 1, st.cache_misses);
+	EXPECT_EQ(st0.cache_entries + 1, st.cache_entries);
+	EXPECT_EQ(st0.domain.mrs + 1, st.domain.mrs);
+	if (!prov_across())
+		EXPECT_EQ(c0 + 1, b_recv_mr(_metadata, self));
+
+	/* Third: the cached registration again, nothing new. */
+	recv_one(_metadata, self, in, NULL, len, 3);
+	b_stats(_metadata, self, &st);
+	EXPECT_EQ(st0.cache_misses + 1, st.cache_misses);
+	EXPECT_EQ(st0.domain.mrs + 1, st.domain.mrs);
+	if (!prov_across())
+		EXPECT_EQ(c0 + 2, b_recv_mr(_metadata, self));
+
+	/* New pages at the buffer's address: the entry goes, bytes land. */
+	ASSERT_EQ(in, mmap(in, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	recv_one(_metadata, self, in, NULL, len, 4);
+	b_stats(_metadata, self, &st);
+	EXPECT_EQ(st0.cache_invalidations + 1, st.cache_invalidations);
+	EXPECT_EQ(st0.domain.mrs, st.domain.mrs);
+	if (!prov_across())
+		EXPECT_EQ(c0 + 2, b_recv_mr(_metadata, self));
+
+	/* A small receive whose descriptor names an MR over its buffer. */
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, in, len, FI_RECV, 0, 0, 0,
+			       &mr, NULL));
+	recv_one(_metadata, self, in + 100, fi_mr_desc(mr), small, 5);
+	if (!prov_across())
+		EXPECT_EQ(c0 + 3, b_recv_mr(_metadata, self));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+out:
+	munmap(in, len);
 }
 
 TEST_F(ep, truncation_is_an_error_completion)

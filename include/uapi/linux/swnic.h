@@ -123,6 +123,8 @@ enum {
 #define SWNIC_FEAT_TRIG_RECV	(1ULL << 23)
 /* Busy polling of the wire: SWNIC_DB_POLL (struct swnic_ep_doorbell) */
 #define SWNIC_FEAT_WIRE_POLL	(1ULL << 24)
+/* Receives into registered memory: SWNIC_RQE_MR (swnic_queue.h) */
+#define SWNIC_FEAT_RECV_MR	(1ULL << 25)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

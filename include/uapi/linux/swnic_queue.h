@@ -416,6 +416,14 @@ struct swnic_sqe_trigger {
  * DIRECTED as well, from @src_addr/@src_port only. Not with CLAIM.
  */
 #define SWNIC_RQE_KEY		(1U << 4)
+/*
+ * @mr is the handle of an MR of the endpoint's domain, registered over
+ * the buffer (SWNIC_FEAT_RECV_MR): a hint, not a right. If that MR is
+ * still valid, pinned (not ODP, not REG_IOV), has the RECV right and
+ * covers the bytes a message brings, they go straight into its pages;
+ * otherwise the buffer is written as without the flag.
+ */
+#define SWNIC_RQE_MR		(1U << 5)
 
 /**
  * struct swnic_rqe - one posted receive (64 bytes)
@@ -431,7 +439,7 @@ struct swnic_rqe {
 	__u32 src_addr;			/* DIRECTED: sender IPv4 */
 	__u16 src_port;			/* DIRECTED: sender port */
 	__u16 key_index;		/* KEY: the sender's key's index, else 0 */
-	__u16 __pad[2];			/* 0 */
+	__u32 mr;			/* MR: an MR's handle, else 0 */
 };
 
 /**
@@ -701,10 +709,11 @@ struct swnic_trig_cancel {
  * Errors, beyond the generic contract: EINVAL (unknown trigger flags,
  * @trig.__reserved not 0, comp_cntr without TRIG_F_CNTR), EOPNOTSUPP or
  * EINVAL (an RQE the RQ would refuse: unknown flags, bad combinations,
- * @__pad not 0, a buffer out of the user's address space), ENOENT (no
- * such counter), EAGAIN (the receive CQ is full), ENOSPC (SWNIC_TRIG_MAX
- * wait), EPERM (not the process that opened the domain), EOPNOTSUPP (a
- * shared receive context, or an endpoint that joined one: SWNIC_FEAT_SRX).
+ * @mr without SWNIC_RQE_MR, a buffer out of the user's address space),
+ * ENOENT (no such counter), EAGAIN (the receive CQ is full), ENOSPC
+ * (SWNIC_TRIG_MAX wait), EPERM (not the process that opened the domain),
+ * EOPNOTSUPP (a shared receive context, or an endpoint that joined one:
+ * SWNIC_FEAT_SRX).
  */
 struct swnic_trig_recv {
 	__u32 size;			/* in: sizeof(struct swnic_trig_recv) */
