@@ -18,35 +18,95 @@
 
 #define SWNIC_COPY_CHUNK	64	/* pages pinned at a time */
 
-/*
- * How many of @pages (at most @n) follow the first within its folio (a
- * transparent or hugetlb huge page), so that one copy covers them. Never
- * across folios, even physically adjacent ones: hardened usercopy allows
- * a copy from user space to span one folio only. Without a direct map
- * for every page (HIGHMEM) each page is mapped on its own.
+/**
+ * swnic_copy_folio_run() - pages one copy may cover from @page
+ * @page: the first
+ * @max: at most this many: the pages from @page on that the caller knows
+ *	 to follow it (pinned in a row, or physically contiguous)
+ *
+ * Those of its folio (a transparent or hugetlb huge page), never across
+ * folios, even physically adjacent ones: hardened usercopy allows a copy
+ * from user space to span one folio only. Without a direct map for every
+ * page (HIGHMEM) each page is mapped on its own.
+ *
+ * Return: 1 to @max.
  */
-static long swnic_copy_run(struct page **pages, long n)
+unsigned long swnic_copy_folio_run(struct page *page, unsigned long max)
 {
-	struct folio *folio = page_folio(pages[0]);
-	unsigned long pfn = page_to_pfn(pages[0]);
-	long i;
+	struct folio *folio = page_folio(page);
 
 	if (IS_ENABLED(CONFIG_HIGHMEM) || !folio_test_large(folio))
 		return 1;
-	for (i = 1; i < n; i++)
-		if (page_folio(pages[i]) != folio ||
-		    page_to_pfn(pages[i]) != pfn + i)
+	return min(max, folio_nr_pages(folio) -
+			(page_to_pfn(page) - folio_pfn(folio)));
+}
+
+/*
+ * How many of @pages (at most @n), pinned one by one, follow the first
+ * within its folio, so that one copy covers them.
+ */
+static long swnic_copy_run(struct page **pages, long n)
+{
+	unsigned long pfn = page_to_pfn(pages[0]);
+	long i, max = swnic_copy_folio_run(pages[0], n);
+
+	for (i = 1; i < max; i++)
+		if (page_to_pfn(pages[i]) != pfn + i)
 			break;
 	return i;
 }
 
-/*
- * From this size on, a copy from user memory uses streaming stores
- * (copy_from_iter_nocache): the data is for another process, most likely
- * on another CPU, and a large message only evicts the sender's working
- * set from its cache.
+/**
+ * swnic_copy_src_init() - start copying a message
+ * @s: out
+ * @usrc: source in the current address space, or NULL to use @ksrc
+ * @ksrc: kernel source, used when @usrc is NULL
+ * @len: bytes in all
  */
-#define SWNIC_COPY_NT_MIN	(64 * 1024)
+void swnic_copy_src_init(struct swnic_copy_src *s, const void __user *usrc,
+			 const void *ksrc, size_t len)
+{
+	s->usrc = usrc;
+	s->ksrc = ksrc;
+	s->nt = usrc && len >= SWNIC_COPY_NT_MIN;
+	if (s->nt)
+		iov_iter_ubuf(&s->iter, ITER_SOURCE, (void __user *)usrc, len);
+}
+
+/**
+ * swnic_copy_src_to() - copy the next @n bytes of a message to @kaddr
+ * @s: from swnic_copy_src_init()
+ * @kaddr: destination, within one folio
+ * @n: bytes
+ *
+ * Return: 0, or -EFAULT: the user source is not mapped (or, with page
+ * faults disabled, not present).
+ */
+int swnic_copy_src_to(struct swnic_copy_src *s, void *kaddr, size_t n)
+{
+	if (s->nt)
+		return copy_from_iter_nocache(kaddr, n, &s->iter) == n ?
+		       0 : -EFAULT;
+	if (s->usrc) {
+		if (copy_from_user(kaddr, s->usrc, n))
+			return -EFAULT;
+		s->usrc += n;
+		return 0;
+	}
+	memcpy(kaddr, s->ksrc, n);
+	s->ksrc += n;
+	return 0;
+}
+
+/**
+ * swnic_copy_src_end() - the copy is over, done or not
+ * @s: from swnic_copy_src_init()
+ */
+void swnic_copy_src_end(struct swnic_copy_src *s)
+{
+	if (s->nt)
+		wmb();	/* streaming stores before the caller's CQE store */
+}
 
 /**
  * swnic_copy_to_mm() - copy into another process's memory
@@ -70,9 +130,8 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len, unsigned int flags)
 {
 	bool nofault = flags & SWNIC_COPY_NOFAULT;
-	bool nt = usrc && len >= SWNIC_COPY_NT_MIN;
 	struct page *pages[SWNIC_COPY_CHUNK];
-	struct iov_iter iter;
+	struct swnic_copy_src src;
 	int ret = 0;
 
 	if (!len)
@@ -81,8 +140,7 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		return -EFAULT;
 	if (!mmget_not_zero(mm))
 		return -ESRCH;
-	if (nt)
-		iov_iter_ubuf(&iter, ITER_SOURCE, (void __user *)usrc, len);
+	swnic_copy_src_init(&src, usrc, ksrc, len);
 
 	while (len) {
 		unsigned long start = dst & PAGE_MASK;
@@ -131,18 +189,7 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			kaddr = run > 1 ? page_address(pages[i]) :
 				kmap_local_page(pages[i]);
 
-			if (nt) {
-				if (copy_from_iter_nocache(kaddr + off, n,
-							   &iter) != n)
-					ret = -EFAULT;
-			} else if (usrc) {
-				if (copy_from_user(kaddr + off, usrc, n))
-					ret = -EFAULT;
-				usrc += n;
-			} else {
-				memcpy(kaddr + off, ksrc, n);
-				ksrc += n;
-			}
+			ret = swnic_copy_src_to(&src, kaddr + off, n);
 			if (run == 1)
 				kunmap_local(kaddr);
 			if (ret)
@@ -169,8 +216,7 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			}
 		}
 	}
-	if (nt)
-		wmb();	/* streaming stores before the caller's CQE store */
+	swnic_copy_src_end(&src);
 	mmput(mm);
 	return ret;
 }

@@ -4,6 +4,7 @@
 
 #include <linux/mm_types.h>
 #include <linux/types.h>
+#include <linux/uio.h>
 
 /*
  * Returned (negated) by a SWNIC_COPY_NOFAULT copy that would have had to
@@ -14,6 +15,29 @@
 
 /* swnic_copy_to_mm() flags */
 #define SWNIC_COPY_NOFAULT	BIT(0)	/* under a lock: never sleep on memory */
+
+/*
+ * The source of a message being copied into pages: the current process's
+ * memory (@usrc; from SWNIC_COPY_NT_MIN bytes on read with streaming
+ * stores, as the data is for another process and a large message would
+ * only evict the sender's working set), or a kernel buffer. Consumed in
+ * order by swnic_copy_src_to(); swnic_copy_src_end() fences streaming
+ * stores before the caller publishes a completion.
+ */
+struct swnic_copy_src {
+	const void __user *usrc;
+	const void *ksrc;
+	struct iov_iter iter;
+	bool nt;
+};
+
+#define SWNIC_COPY_NT_MIN	(64 * 1024)
+
+void swnic_copy_src_init(struct swnic_copy_src *s, const void __user *usrc,
+			 const void *ksrc, size_t len);
+int swnic_copy_src_to(struct swnic_copy_src *s, void *kaddr, size_t n);
+void swnic_copy_src_end(struct swnic_copy_src *s);
+unsigned long swnic_copy_folio_run(struct page *page, unsigned long max);
 
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len, unsigned int flags);

@@ -22,9 +22,9 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/uio.h>
 
 #include "cntr.h"
+#include "copy.h"
 #include "domain.h"
 #include "mr.h"
 #include "umem.h"
@@ -596,30 +596,6 @@ err:
 	return -ENOENT;
 }
 
-/*
- * From this size on, a copy from user memory uses streaming stores: the
- * data is for another process, and a large message only evicts the
- * sender's working set from its cache (as swnic_copy_to_mm()).
- */
-#define SWNIC_MR_COPY_NT_MIN	(64 * 1024)
-
-/*
- * How many pages from @page, at most @contig (physically contiguous, from
- * the umem's extent), one copy may cover: those of its folio (a huge
- * page's). Never across folios: hardened usercopy allows a copy from user
- * space to span one folio only. Without a direct map for every page
- * (HIGHMEM) each page is mapped on its own.
- */
-static unsigned long swnic_mr_copy_run(struct page *page, unsigned long contig)
-{
-	struct folio *folio = page_folio(page);
-
-	if (IS_ENABLED(CONFIG_HIGHMEM) || !folio_test_large(folio))
-		return 1;
-	return min(contig, folio_nr_pages(folio) -
-			   (page_to_pfn(page) - folio_pfn(folio)));
-}
-
 /**
  * swnic_mr_ref_copy_in() - copy a message into all of a pinned access
  * @ref: from swnic_mr_ref_get_recv()
@@ -637,51 +613,37 @@ int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
 			 const void *ksrc, u64 len)
 {
 	struct swnic_umem *umem = ref->umem;
-	bool nt = usrc && len >= SWNIC_MR_COPY_NT_MIN;
-	struct iov_iter iter;
+	struct swnic_copy_src src;
 	u64 off;
 	int ret = 0;
 
 	if (len != ref->len || !umem || !ref->write)
 		return -ERANGE;
-	if (nt)
-		iov_iter_ubuf(&iter, ITER_SOURCE, (void __user *)usrc, len);
+	swnic_copy_src_init(&src, usrc, ksrc, len);
 	/* From the start of the umem's first page. */
 	off = ref->start + (ref->mr->addr - umem->addr);
-	while (len) {
+	while (len && !ret) {
 		unsigned int pgoff = offset_in_page(off);
 		unsigned long contig, run, i;
 		struct page *page;
 		void *kaddr;
 		size_t n;
 
+		/* The pages of a huge page in one go, not 4 KiB at a time. */
 		page = swnic_umem_page(umem, off >> PAGE_SHIFT, &contig);
-		run = swnic_mr_copy_run(page, contig);
+		run = swnic_copy_folio_run(page, contig);
 		n = min_t(u64, len, run * PAGE_SIZE - pgoff);
 		run = DIV_ROUND_UP(pgoff + n, PAGE_SIZE);
 		kaddr = run > 1 ? page_address(page) : kmap_local_page(page);
-		if (nt) {
-			if (copy_from_iter_nocache(kaddr + pgoff, n, &iter) != n)
-				ret = -EFAULT;
-		} else if (usrc) {
-			if (copy_from_user(kaddr + pgoff, usrc, n))
-				ret = -EFAULT;
-			usrc += n;
-		} else {
-			memcpy(kaddr + pgoff, ksrc, n);
-			ksrc += n;
-		}
+		ret = swnic_copy_src_to(&src, kaddr + pgoff, n);
 		if (run == 1)
 			kunmap_local(kaddr);
 		for (i = 0; i < run; i++)
 			flush_dcache_page(nth_page(page, i));
-		if (ret)
-			break;
 		off += n;
 		len -= n;
 	}
-	if (nt)
-		wmb();	/* streaming stores before the caller's CQE store */
+	swnic_copy_src_end(&src);
 	return ret;
 }
 

@@ -144,6 +144,36 @@ static void large_copy(struct __test_metadata *_metadata,
 	free(src);
 }
 
+/* Deliveries into a receive's MR so far, in domain @dom. */
+static uint64_t recv_mr_copies(struct __test_metadata *_metadata, int dom)
+{
+	uint64_t v = 0;
+
+	EXPECT_EQ(0, stat_read_domain(mr_domain_id(dom), "recv_mr_copies", &v));
+	return v;
+}
+
+/*
+ * large_copy() twice: into @dst as it is mapped (pinned for the copy),
+ * then through an MR over all of it (SWNIC_RQE_MR: the MR's pages, runs
+ * taken from its extents), which must have been used.
+ */
+static void large_copy_both(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(dp) *self, unsigned char *dst,
+			    size_t dst_len, size_t off, size_t len)
+{
+	uint64_t before;
+	uint32_t h;
+
+	large_copy(_metadata, self, dst, dst_len, off, len, 0);
+	ASSERT_EQ(0, mr_reg(self->db, dst, dst_len, SWNIC_MR_ACCESS_RECV, 0,
+			    NULL, &h));
+	before = recv_mr_copies(_metadata, self->db);
+	large_copy(_metadata, self, dst, dst_len, off, len, h);
+	EXPECT_EQ(before + 1, recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+}
+
 TEST_F(dp, large_copy_across_page_runs)
 {
 	size_t len = 1 << 21;
@@ -157,8 +187,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	ASSERT_NE(MAP_FAILED, dst);
 	for (size_t i = len; i; i -= 4096)
 		dst[i - 1] = 1;
-	large_copy(_metadata, self, dst, len, 4095, len - 4095 - 4097, 0);
-	large_copy(_metadata, self, dst, len, 1, 70001, 0);
+	large_copy_both(_metadata, self, dst, len, 4095, len - 4095 - 4097);
+	large_copy_both(_metadata, self, dst, len, 1, 70001);
 	munmap(dst, len);
 
 	/*
@@ -173,8 +203,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	dst = (unsigned char *)(((uintptr_t)raw + len - 1) & ~(len - 1));
 	madvise(dst, 4 * len, MADV_HUGEPAGE);
 	memset(dst, 1, 4 * len);
-	large_copy(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777, 0);
-	large_copy(_metadata, self, dst, 4 * len, 0, 4 * len, 0);
+	large_copy_both(_metadata, self, dst, 4 * len, len - 12345, 2 * len + 777);
+	large_copy_both(_metadata, self, dst, 4 * len, 0, 4 * len);
 	munmap(raw, 5 * len);
 
 	/* A huge page: one run of 512 pages (reserved here if none is). */
@@ -187,8 +217,8 @@ TEST_F(dp, large_copy_across_page_runs)
 	dst = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (dst != MAP_FAILED) {
-		large_copy(_metadata, self, dst, len, 123, len - 123 - 5, 0);
-		large_copy(_metadata, self, dst, len, 8191, 300000, 0);
+		large_copy_both(_metadata, self, dst, len, 123, len - 123 - 5);
+		large_copy_both(_metadata, self, dst, len, 8191, 300000);
 		munmap(dst, len);
 	}
 	if (nr && !had) {
@@ -202,15 +232,6 @@ TEST_F(dp, large_copy_across_page_runs)
 }
 
 /* ---- receives into registered memory (SWNIC_RQE_MR) -------------------- */
-
-/* Deliveries into a receive's MR so far, in domain @dom. */
-static uint64_t recv_mr_copies(struct __test_metadata *_metadata, int dom)
-{
-	uint64_t v = 0;
-
-	EXPECT_EQ(0, stat_read_domain(mr_domain_id(dom), "recv_mr_copies", &v));
-	return v;
-}
 
 TEST_F(dp, recv_into_registered_memory)
 {

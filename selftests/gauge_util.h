@@ -24,7 +24,55 @@ struct gauges {
 	unsigned int found;		/* how many of the above were reported */
 };
 
-static inline int gauges_cb(const struct nlmsghdr *nlh, void *data)
+/* Call @fn(name, value, @data) for each counter of a STAT_GET reply. */
+static inline void stats_each(const struct nlmsghdr *nlh,
+			      void (*fn)(const char *, uint64_t, void *),
+			      void *data)
+{
+	const struct nlattr *entry, *a;
+	struct nlc_attrs t;
+
+	nlc_attrs(nlh, &t);
+	if (!t.tb[SWNIC_A_STATS])
+		return;
+	mnl_attr_for_each_nested(entry, t.tb[SWNIC_A_STATS]) {
+		const char *name = NULL;
+		const struct nlattr *value = NULL;
+
+		mnl_attr_for_each_nested(a, entry) {
+			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
+				name = mnl_attr_get_str(a);
+			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE)
+				value = a;
+		}
+		if (name && value)
+			fn(name, mnl_attr_get_u64(value), data);
+	}
+}
+
+/* STAT_GET of domain @dom_id, or module-wide (0), through @cb. */
+static inline int stats_get(uint32_t dom_id, mnl_cb_t cb, void *data)
+{
+	struct nlc_reply r = { .cb = cb, .data = data };
+	struct nlc *c = calloc(1, sizeof(*c));
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	ret = nlc_open(c);
+	if (!ret) {
+		nlh = nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0);
+		if (dom_id)
+			mnl_attr_put_u32(nlh, SWNIC_A_DOMAIN_ID, dom_id);
+		ret = nlc_talk(c, nlh, &r);
+	}
+	nlc_close(c);
+	free(c);
+	return ret;
+}
+
+static inline void gauges_one(const char *name, uint64_t value, void *data)
 {
 	static const struct {
 		const char *name;
@@ -40,51 +88,27 @@ static inline int gauges_cb(const struct nlmsghdr *nlh, void *data)
 		{ "triggered_ops", offsetof(struct gauges, triggered_ops) },
 	};
 	struct gauges *g = data;
-	const struct nlattr *entry, *a;
-	struct nlc_attrs t;
 
-	nlc_attrs(nlh, &t);
-	if (!t.tb[SWNIC_A_STATS])
-		return MNL_CB_OK;
-	mnl_attr_for_each_nested(entry, t.tb[SWNIC_A_STATS]) {
-		const char *name = NULL;
-		uint64_t value = 0;
-		bool has_value = false;
-
-		mnl_attr_for_each_nested(a, entry) {
-			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
-				name = mnl_attr_get_str(a);
-			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE) {
-				value = mnl_attr_get_u64(a);
-				has_value = true;
-			}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i].name)) {
+			*(uint64_t *)((char *)g + names[i].off) = value;
+			g->found++;
 		}
-		if (!name || !has_value)
-			continue;
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(name, names[i].name)) {
-				*(uint64_t *)((char *)g + names[i].off) = value;
-				g->found++;
-			}
-	}
+}
+
+static inline int gauges_cb(const struct nlmsghdr *nlh, void *data)
+{
+	stats_each(nlh, gauges_one, data);
 	return MNL_CB_OK;
 }
 
 /* Read the module-wide gauges. Return: 0, -ENOENT if one is missing. */
 static inline int gauges_read(struct gauges *g)
 {
-	struct nlc_reply r = { .cb = gauges_cb, .data = g };
-	struct nlc *c = calloc(1, sizeof(*c));
 	int ret;
 
 	memset(g, 0, sizeof(*g));
-	if (!c)
-		return -ENOMEM;
-	ret = nlc_open(c);
-	if (!ret)
-		ret = nlc_talk(c, nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0), &r);
-	nlc_close(c);
-	free(c);
+	ret = stats_get(0, gauges_cb, g);
 	if (!ret && g->found != 8)
 		ret = -ENOENT;
 	return ret;
@@ -96,30 +120,20 @@ struct stat_one {
 	bool found;
 };
 
-static inline int stat_one_cb(const struct nlmsghdr *nlh, void *data)
+static inline void stat_one_match(const char *name, uint64_t value,
+				  void *data)
 {
 	struct stat_one *s = data;
-	const struct nlattr *entry, *a;
-	struct nlc_attrs t;
 
-	nlc_attrs(nlh, &t);
-	if (!t.tb[SWNIC_A_STATS])
-		return MNL_CB_OK;
-	mnl_attr_for_each_nested(entry, t.tb[SWNIC_A_STATS]) {
-		const char *name = NULL;
-		const struct nlattr *value = NULL;
-
-		mnl_attr_for_each_nested(a, entry) {
-			if (mnl_attr_get_type(a) == SWNIC_A_STAT_NAME)
-				name = mnl_attr_get_str(a);
-			else if (mnl_attr_get_type(a) == SWNIC_A_STAT_VALUE)
-				value = a;
-		}
-		if (name && value && !strcmp(name, s->name)) {
-			s->value = mnl_attr_get_u64(value);
-			s->found = true;
-		}
+	if (!strcmp(name, s->name)) {
+		s->value = value;
+		s->found = true;
 	}
+}
+
+static inline int stat_one_cb(const struct nlmsghdr *nlh, void *data)
+{
+	stats_each(nlh, stat_one_match, data);
 	return MNL_CB_OK;
 }
 
@@ -131,21 +145,8 @@ static inline int stat_read_domain(uint32_t dom_id, const char *name,
 				   uint64_t *value)
 {
 	struct stat_one s = { .name = name };
-	struct nlc_reply r = { .cb = stat_one_cb, .data = &s };
-	struct nlc *c = calloc(1, sizeof(*c));
-	struct nlmsghdr *nlh;
-	int ret;
+	int ret = stats_get(dom_id, stat_one_cb, &s);
 
-	if (!c)
-		return -ENOMEM;
-	ret = nlc_open(c);
-	if (!ret) {
-		nlh = nlc_msg(c, SWNIC_NL_CMD_STAT_GET, 0);
-		mnl_attr_put_u32(nlh, SWNIC_A_DOMAIN_ID, dom_id);
-		ret = nlc_talk(c, nlh, &r);
-	}
-	nlc_close(c);
-	free(c);
 	if (!ret && !s.found)
 		ret = -ENOENT;
 	*value = s.value;
