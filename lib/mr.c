@@ -94,6 +94,23 @@ int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
 	return 0;
 }
 
+/*
+ * swnic_kmr_reg() for an application's MR: if pinning is over a limit
+ * (RLIMIT_MEMLOCK, the device's pinned bytes) and the registration cache
+ * keeps registrations nobody uses - its own pins, which the application
+ * never asked to keep - they go, and it is tried once more.
+ */
+int swnic_kmr_reg_reclaim(struct swnic_domain *dom, struct swnic_kmr *kmr,
+			  uint64_t requested_key)
+{
+	int ret = swnic_kmr_reg(dom, kmr, requested_key);
+
+	if ((ret == -FI_ENOMEM || ret == -FI_ENOSPC) &&
+	    swnic_mr_cache_reclaim(dom))
+		ret = swnic_kmr_reg(dom, kmr, requested_key);
+	return ret;
+}
+
 void swnic_kmr_dereg(struct swnic_domain *dom, struct swnic_kmr *kmr)
 {
 	struct swnic_mr_dereg dereg = {
@@ -142,7 +159,7 @@ static int swnic_mr_register_segs(struct swnic_mr *mr)
 		k->access = access;
 		k->reg_flags = mr->reg_flags & SWNIC_MR_REG_ODP;
 		k->auth_key = mr->auth_key;
-		ret = swnic_kmr_reg(mr->domain, k, 0);
+		ret = swnic_kmr_reg_reclaim(mr->domain, k, 0);
 		if (ret) {
 			swnic_mr_unregister_segs(mr, i);
 			return ret;
@@ -186,7 +203,7 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	kmr->refs = 1;
 	swnic_list_init(&kmr->node);
 	swnic_list_init(&kmr->lru);
-	ret = swnic_kmr_reg(dom, kmr, mr->requested_key);
+	ret = swnic_kmr_reg_reclaim(dom, kmr, mr->requested_key);
 	if (ret) {
 		free(kmr);
 		swnic_mr_unregister_segs(mr, mr->nsegs);

@@ -80,6 +80,8 @@ struct swnic_mr {
 
 int swnic_kmr_reg(struct swnic_domain *dom, struct swnic_kmr *kmr,
 		  uint64_t requested_key);
+int swnic_kmr_reg_reclaim(struct swnic_domain *dom, struct swnic_kmr *kmr,
+			  uint64_t requested_key);
 void swnic_kmr_dereg(struct swnic_domain *dom, struct swnic_kmr *kmr);
 int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr);
 uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
@@ -93,6 +95,8 @@ bool swnic_mr_cache_enabled(struct swnic_domain *dom);
 int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
 		       struct swnic_kmr **kmr);
 void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr);
+/* Deregister what the cache keeps unused: did it keep any? */
+bool swnic_mr_cache_reclaim(struct swnic_domain *dom);
 /* A cached registration's handle for a receive buffer, or 0. */
 uint32_t swnic_mr_cache_recv(struct swnic_domain *dom, uint64_t addr,
 			     uint64_t len);

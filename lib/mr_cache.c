@@ -252,8 +252,37 @@ static void swnic_mr_cache_trim(struct swnic_domain *dom)
 	}
 }
 
-int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
-		       struct swnic_kmr **out)
+/*
+ * Deregister every cached registration no MR uses, so that what they
+ * pinned is charged no more. Return: whether there was any.
+ */
+bool swnic_mr_cache_reclaim(struct swnic_domain *dom)
+{
+	struct swnic_mr_cache *cache = dom->mr_cache;
+	struct swnic_kmr *kmr;
+	bool any;
+
+	if (!cache)
+		return false;
+	pthread_mutex_lock(&cache->lock);
+	any = cache->nunused;
+	while (cache->nunused) {
+		kmr = swnic_list_entry(cache->unused.next, struct swnic_kmr,
+				       lru);
+		cache->evictions++;
+		swnic_mr_cache_detach(dom, kmr);
+	}
+	pthread_mutex_unlock(&cache->lock);
+	return any;
+}
+
+/*
+ * swnic_mr_cache_get(); @reclaim: an application's registration, which
+ * may take what the cache keeps unused if pinning is over a limit.
+ */
+static int swnic_mr_cache_get_kmr(struct swnic_domain *dom,
+				  struct swnic_mr *mr, struct swnic_kmr **out,
+				  bool reclaim)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
 	struct swnic_kmr *kmr;
@@ -284,7 +313,8 @@ int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
 	kmr->access = mr->access;
 	kmr->reg_flags = mr->reg_flags;
 	kmr->auth_key = mr->auth_key;
-	ret = swnic_kmr_reg(dom, kmr, 0);
+	ret = reclaim ? swnic_kmr_reg_reclaim(dom, kmr, 0) :
+			swnic_kmr_reg(dom, kmr, 0);
 	if (ret) {
 		free(kmr);
 		return ret;
@@ -308,6 +338,12 @@ int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
 	pthread_mutex_unlock(&cache->lock);
 	*out = kmr;
 	return 0;
+}
+
+int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
+		       struct swnic_kmr **out)
+{
+	return swnic_mr_cache_get_kmr(dom, mr, out, true);
 }
 
 void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
@@ -402,15 +438,21 @@ uint32_t swnic_mr_cache_recv(struct swnic_domain *dom, uint64_t addr,
 	cache->recv_seen[slot].len = 0;
 	pthread_mutex_unlock(&cache->lock);
 
-	ret = swnic_mr_cache_get(dom, &tmp, &kmr);
+	/*
+	 * Never at the cost of what the cache keeps for others (no reclaim).
+	 * Over a limit (RLIMIT_MEMLOCK, the device's), receives of this
+	 * domain copy as before from now on: the application's own
+	 * registrations need what is left.
+	 */
+	ret = swnic_mr_cache_get_kmr(dom, &tmp, &kmr, false);
 	if (ret) {
-		/* Over RLIMIT_MEMLOCK, most likely: receives copy as before. */
-		SWNIC_INFO(FI_LOG_MR,
-			   "%s: receive buffer not registered (%s): no more\n",
+		SWNIC_INFO(FI_LOG_MR, "%s: receive buffer not registered (%s)\n",
 			   dom->dev.name, fi_strerror(-ret));
-		pthread_mutex_lock(&cache->lock);
-		cache->recv_reg_off = true;
-		pthread_mutex_unlock(&cache->lock);
+		if (ret == -FI_ENOMEM || ret == -FI_ENOSPC) {
+			pthread_mutex_lock(&cache->lock);
+			cache->recv_reg_off = true;
+			pthread_mutex_unlock(&cache->lock);
+		}
 		return 0;
 	}
 	handle = kmr->handle;

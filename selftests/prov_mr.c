@@ -10,8 +10,10 @@
  * eviction). Peer accesses go through the kernel's MR_ACCESS hook from a
  * second domain, as a remote endpoint would.
  */
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "prov_util.h"
@@ -657,6 +659,164 @@ TEST(cache_eviction)
 	for (i = 0; i < 4; i++)
 		munmap(buf[i], PAGE);
 	fi_freeinfo(info);
+	prov_close(&ctx);
+}
+
+/* An endpoint with its own CQ, in @d, addressed through @av. */
+struct small_ep {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	fi_addr_t addr;		/* its address in the AV */
+};
+
+static void small_ep_open(struct __test_metadata *_metadata,
+			  struct prov_ctx *ctx, struct fid_av *av,
+			  struct small_ep *e)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	char name[64];
+	size_t len = sizeof(name);
+
+	ASSERT_EQ(0, fi_endpoint(ctx->domain, ctx->info, &e->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(ctx->domain, &cq_attr, &e->cq, NULL));
+	ASSERT_EQ(0, fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(e->ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(e->ep));
+	ASSERT_EQ(0, fi_getname(&e->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &e->addr, 0, NULL));
+}
+
+static void small_ep_close(struct small_ep *e)
+{
+	fi_close(&e->ep->fid);
+	fi_close(&e->cq->fid);
+}
+
+/* One completion of @cq (up to 5 s): 1, or what the read said. */
+static ssize_t small_cq_wait(struct fid_cq *cq)
+{
+	struct fi_cq_entry e;
+
+	for (int i = 0; i < 5000; i++) {
+		ssize_t n = fi_cq_read(cq, &e, 1);
+
+		if (n != -FI_EAGAIN)
+			return n;
+		usleep(1000);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+/* @len bytes from @a into @buf at @b, checked. */
+static void small_transfer(struct __test_metadata *_metadata,
+			   struct small_ep *a, struct small_ep *b,
+			   unsigned char *buf, size_t len, int seed)
+{
+	unsigned char *out = malloc(len);
+
+	ASSERT_NE(NULL, out);
+	for (size_t i = 0; i < len; i++)
+		out[i] = (unsigned char)(i * 29 + seed);
+	memset(buf, 0, len);
+	ASSERT_EQ(0, fi_recv(b->ep, buf, len, NULL, FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(a->ep, out, len, NULL, b->addr, NULL));
+	ASSERT_EQ(1, small_cq_wait(a->cq));
+	ASSERT_EQ(1, small_cq_wait(b->cq));
+	EXPECT_EQ(0, memcmp(out, buf, len));
+	free(out);
+}
+
+/*
+ * An unprivileged process under RLIMIT_MEMLOCK: what the cache pinned on
+ * its own for a receive buffer posted again (FI_SWNIC_RECV_REG_MIN) and
+ * keeps unused never makes the application's registration fail - it
+ * goes first - and a receive buffer that can no longer be registered is
+ * still received into, as without registration.
+ */
+TEST(recv_registrations_give_way_under_memlock)
+{
+	size_t lim = 1 << 20, rlen = 512 * 1024, blen = 768 * 1024;
+	struct rlimit rl = { lim, lim };
+	struct fi_swnic_ops_domain *ops;
+	struct fi_swnic_stats st = { .size = sizeof(st) };
+	struct small_ep a, b;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	unsigned char *rbuf, *bbuf;
+	struct prov_ctx ctx;
+	struct fi_info *hints;
+	struct fid_av *av;
+	struct fid_mr *mr;
+	unsigned long long caps = 0;
+	char line[256];
+	FILE *f;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	if (geteuid() == 0) {
+		ASSERT_EQ(0, setgroups(0, NULL));
+		ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+		ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+	}
+	f = fopen("/proc/self/status", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	if (caps & (1ULL << 14))
+		SKIP(return, "cannot shed CAP_IPC_LOCK");
+
+	hints = prov_hints();
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->domain_attr->mr_mode = FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	ASSERT_EQ(0, prov_open(&ctx, hints));
+	fi_freeinfo(hints);
+	if (!prov_feature(ctx.domain, SWNIC_FEAT_RECV_MR))
+		SKIP(return, "the kernel has no SWNIC_FEAT_RECV_MR");
+	ops = prov_ext(ctx.domain);
+	ASSERT_NE(NULL, ops);
+	ASSERT_EQ(0, fi_av_open(ctx.domain, &av_attr, &av, NULL));
+	small_ep_open(_metadata, &ctx, av, &a);
+	small_ep_open(_metadata, &ctx, av, &b);
+	rbuf = map(rlen);
+	bbuf = map(blen);
+	ASSERT_NE(NULL, rbuf);
+	ASSERT_NE(NULL, bbuf);
+
+	/* Posted twice: registered, and kept by the cache when done. */
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 1);
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 2);
+	ASSERT_EQ(0, ops->query_stats(ctx.domain, &st));
+	EXPECT_EQ(rlen, st.domain.pinned_bytes);
+	EXPECT_EQ(1, st.cache_unused);
+
+	/*
+	 * The application's registration is over the limit with it: the
+	 * kernel refuses the first try, the cache lets go, the second works.
+	 */
+	ASSERT_EQ(0, fi_mr_reg(ctx.domain, bbuf, blen, FI_REMOTE_WRITE, 0, 0, 0,
+			       &mr, NULL));
+	ASSERT_EQ(0, ops->query_stats(ctx.domain, &st));
+	EXPECT_EQ(blen, st.domain.pinned_bytes);
+	EXPECT_EQ(1, st.domain.memlock_denied);
+	EXPECT_EQ(0, st.cache_unused);
+	EXPECT_EQ(1, st.cache_evictions);
+
+	/* The buffer again, twice: no room to register it, received into. */
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 3);
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 4);
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 5);
+	ASSERT_EQ(0, ops->query_stats(ctx.domain, &st));
+	EXPECT_EQ(blen, st.domain.pinned_bytes);
+	EXPECT_EQ(2, st.domain.memlock_denied);
+
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	small_ep_close(&a);
+	small_ep_close(&b);
+	fi_close(&av->fid);
+	munmap(rbuf, rlen);
+	munmap(bbuf, blen);
 	prov_close(&ctx);
 }
 
