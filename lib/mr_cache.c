@@ -45,7 +45,7 @@ struct swnic_mr_cache {
 	 * a second post of one registers it (swnic_mr_cache_recv()).
 	 */
 	struct { uint64_t addr, len; } recv_seen[SWNIC_RECV_SEEN];
-	bool recv_reg_off;		/* a registration failed: no more */
+	bool recv_reg_off;		/* one was over a limit: no more */
 };
 
 /* Map the domain's invalidation page (once); the caller holds ctl_lock. */
