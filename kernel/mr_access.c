@@ -111,6 +111,29 @@ static bool swnic_mr_peer_allowed(const struct swnic_mr *mr,
 	return false;
 }
 
+/*
+ * Take @mr's pages for an access if it is VALID: *@umem is its pinned
+ * umem, referenced, or NULL for an ODP MR. Return: 0, -EKEYREVOKED
+ * (revoked), -ENOKEY (being deregistered).
+ */
+static int swnic_mr_take_umem(struct swnic_mr *mr, struct swnic_umem **umem)
+{
+	int ret = 0;
+
+	*umem = NULL;
+	spin_lock_bh(&mr->lock);
+	if (mr->state == SWNIC_MR_STATE_VALID) {
+		*umem = mr->umem;
+		if (*umem)
+			swnic_umem_get(*umem);
+	} else {
+		ret = mr->state == SWNIC_MR_STATE_REVOKED ? -EKEYREVOKED :
+							    -ENOKEY;
+	}
+	spin_unlock_bh(&mr->lock);
+	return ret;
+}
+
 /**
  * swnic_mr_ref_get() - check an access and take a reference for it
  * @dom: the domain that owns the MR (for a peer's access, the target);
@@ -160,16 +183,7 @@ int swnic_mr_ref_get(struct swnic_domain *dom, const struct swnic_mr_target *t,
 		.len = t->len,
 		.write = t->access & SWNIC_MR_ACCESS_WRITES,
 	};
-	spin_lock_bh(&mr->lock);
-	if (mr->state == SWNIC_MR_STATE_VALID) {
-		ref->umem = mr->umem;
-		if (ref->umem)
-			swnic_umem_get(ref->umem);
-	} else {
-		ret = mr->state == SWNIC_MR_STATE_REVOKED ? -EKEYREVOKED :
-							    -ENOKEY;
-	}
-	spin_unlock_bh(&mr->lock);
+	ret = swnic_mr_take_umem(mr, &ref->umem);
 	if (ret)
 		goto err_mr;
 	swnic_mr_domain_put(mrd);
@@ -400,16 +414,7 @@ static int swnic_mr_walk_segs(struct swnic_mr_ref *ref, u64 off, u64 len,
 			ret = -EACCES;
 			break;
 		}
-		spin_lock_bh(&seg->lock);
-		if (seg->state == SWNIC_MR_STATE_VALID) {
-			piece.umem = seg->umem;
-			if (piece.umem)
-				swnic_umem_get(piece.umem);
-		} else {
-			ret = seg->state == SWNIC_MR_STATE_REVOKED ?
-			      -EKEYREVOKED : -ENOKEY;
-		}
-		spin_unlock_bh(&seg->lock);
+		ret = swnic_mr_take_umem(seg, &piece.umem);
 		if (ret)
 			break;
 		piece.start = off - so;
@@ -562,8 +567,14 @@ int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 int swnic_mr_ref_get_recv(struct swnic_domain *dom, u32 handle, u64 addr,
 			  u64 len, struct swnic_mr_ref *ref)
 {
+	struct swnic_mr_target t = {
+		.flags = SWNIC_MR_TARGET_LOCAL,
+		.addr = addr,
+		.len = len,
+	};
 	struct swnic_mr_domain *mrd;
 	struct swnic_mr *mr;
+	s64 start;
 
 	mrd = swnic_mr_domain_get_rcu(dom);
 	if (!mrd)
@@ -572,24 +583,20 @@ int swnic_mr_ref_get_recv(struct swnic_domain *dom, u32 handle, u64 addr,
 	swnic_mr_domain_put(mrd);
 	if (!mr)
 		return -ENOENT;
-	if (mr->nsegs || !(mr->access & SWNIC_MR_ACCESS_RECV) || !len ||
-	    addr < mr->addr || addr - mr->addr > mr->length ||
-	    len > mr->length - (addr - mr->addr))
+	if (mr->nsegs || !(mr->access & SWNIC_MR_ACCESS_RECV) || !len)
+		goto err;
+	start = swnic_mr_target_offset(mr, &t);
+	if (start < 0)
 		goto err;
 
 	*ref = (struct swnic_mr_ref) {
 		.mr = mr,
-		.start = addr - mr->addr,
+		.start = start,
 		.len = len,
 		.write = true,
 	};
-	spin_lock_bh(&mr->lock);
-	if (mr->state == SWNIC_MR_STATE_VALID && mr->umem) {
-		ref->umem = mr->umem;
-		swnic_umem_get(ref->umem);
-	}
-	spin_unlock_bh(&mr->lock);
-	if (ref->umem)
+	/* Valid and pinned (an ODP MR has no umem to write through). */
+	if (!swnic_mr_take_umem(mr, &ref->umem) && ref->umem)
 		return 0;
 err:
 	swnic_mr_put(mr);

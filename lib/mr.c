@@ -362,9 +362,7 @@ uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
 	if (mr && mr->mr_fid.fid.ops == &swnic_mr_fi_ops &&
 	    mr->domain == dom) {
 		kmr = mr->kmr;
-		if (kmr && !kmr->nsegs && !(kmr->reg_flags & SWNIC_MR_REG_ODP) &&
-		    (kmr->access & SWNIC_MR_ACCESS_RECV) && kmr->addr <= addr &&
-		    addr + len <= kmr->addr + kmr->length)
+		if (kmr && swnic_kmr_recv_covers(kmr, addr, len))
 			return kmr->handle;
 	}
 	if (!swnic_params.recv_reg_min || len < swnic_params.recv_reg_min ||

@@ -87,6 +87,19 @@ int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr);
 uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
 			      uint64_t addr, uint64_t len);
 
+/*
+ * Can a receive into [@addr, @addr + @len) name @kmr (SWNIC_RQE_MR)? The
+ * kernel's own test, made before it is asked: pinned pages of one range
+ * (not ODP, not REG_IOV) with the RECV right, over all of the buffer.
+ */
+static inline bool swnic_kmr_recv_covers(const struct swnic_kmr *kmr,
+					 uint64_t addr, uint64_t len)
+{
+	return !kmr->nsegs && !(kmr->reg_flags & SWNIC_MR_REG_ODP) &&
+	       (kmr->access & SWNIC_MR_ACCESS_RECV) && kmr->addr <= addr &&
+	       addr + len <= kmr->addr + kmr->length;
+}
+
 /* The registration cache; every call is a no-op when it is disabled. */
 int swnic_mr_cache_init(struct swnic_domain *dom);
 void swnic_mr_cache_fini(struct swnic_domain *dom);

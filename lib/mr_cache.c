@@ -238,13 +238,13 @@ static struct swnic_kmr *swnic_mr_cache_find(struct swnic_mr_cache *cache,
 	return NULL;
 }
 
-/* Keep at most max_unused registrations nobody uses: drop the oldest. */
-static void swnic_mr_cache_trim(struct swnic_domain *dom)
+/* Keep at most @keep registrations nobody uses: drop the oldest. */
+static void swnic_mr_cache_trim(struct swnic_domain *dom, size_t keep)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
 	struct swnic_kmr *kmr;
 
-	while (cache->nunused > cache->max_unused) {
+	while (cache->nunused > keep) {
 		kmr = swnic_list_entry(cache->unused.next, struct swnic_kmr,
 				       lru);
 		cache->evictions++;
@@ -259,19 +259,13 @@ static void swnic_mr_cache_trim(struct swnic_domain *dom)
 bool swnic_mr_cache_reclaim(struct swnic_domain *dom)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
-	struct swnic_kmr *kmr;
 	bool any;
 
 	if (!cache)
 		return false;
 	pthread_mutex_lock(&cache->lock);
 	any = cache->nunused;
-	while (cache->nunused) {
-		kmr = swnic_list_entry(cache->unused.next, struct swnic_kmr,
-				       lru);
-		cache->evictions++;
-		swnic_mr_cache_detach(dom, kmr);
-	}
+	swnic_mr_cache_trim(dom, 0);
 	pthread_mutex_unlock(&cache->lock);
 	return any;
 }
@@ -365,7 +359,7 @@ void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
 	swnic_list_add_tail(&cache->unused, &kmr->lru);
 	cache->nunused++;
 	swnic_mr_cache_sync(dom);
-	swnic_mr_cache_trim(dom);
+	swnic_mr_cache_trim(dom, cache->max_unused);
 	pthread_mutex_unlock(&cache->lock);
 }
 
@@ -378,9 +372,7 @@ static struct swnic_kmr *swnic_mr_cache_find_recv(struct swnic_mr_cache *cache,
 
 	swnic_list_for_each(pos, &cache->entries) {
 		kmr = swnic_list_entry(pos, struct swnic_kmr, node);
-		if (kmr->addr <= addr && addr + len <= kmr->addr + kmr->length &&
-		    (kmr->access & SWNIC_MR_ACCESS_RECV) && !kmr->nsegs &&
-		    !(kmr->reg_flags & SWNIC_MR_REG_ODP))
+		if (swnic_kmr_recv_covers(kmr, addr, len))
 			return kmr;
 	}
 	return NULL;
