@@ -22,6 +22,7 @@
 #include "device.h"
 #include "domain.h"
 #include "ep.h"
+#include "help.h"
 #include "mmap.h"
 #include "mr.h"
 #include "service.h"
@@ -45,7 +46,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_SHARED_AV |
 		      SWNIC_FEAT_PORT_BLOCK | SWNIC_FEAT_TRIG_RECV |
 		      SWNIC_FEAT_SRX | SWNIC_FEAT_WIRE_POLL |
-		      SWNIC_FEAT_RECV_MR |
+		      SWNIC_FEAT_RECV_MR | SWNIC_FEAT_COPY_HELP |
 		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
@@ -82,12 +83,13 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 
 /**
  * struct swnic_ioctl_op - one ioctl command, of the device fd or of an
- * endpoint fd: one table, one extensible-struct contract for both
+ * object's fd: one table, one extensible-struct contract for all
  * @size: the kernel's size of the command's struct
  * @min_size: the struct's first released size; anything shorter is EINVAL
  * @handler: device fd: runs on the kernel's copy; its output is copied back
  * @ep_handler: the same, for a command on an endpoint fd
  * @av_handler: the same, for a command on a shared AV's fd
+ * @cq_handler: the same, for a command on a CQ's fd
  */
 struct swnic_ioctl_op {
 	unsigned int size;
@@ -95,6 +97,7 @@ struct swnic_ioctl_op {
 	int (*handler)(struct swnic_domain *dom, void *arg);
 	int (*ep_handler)(struct swnic_ep *ep, void *arg);
 	int (*av_handler)(struct swnic_av_file *av, void *arg);
+	int (*cq_handler)(struct swnic_cq *cq, void *arg);
 };
 
 #define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last)			\
@@ -118,6 +121,13 @@ struct swnic_ioctl_op {
 		.av_handler = _fn,					\
 	}
 
+#define SWNIC_IOCTL_CQ_OP(_cmd, _fn, _struct, _last)			\
+	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
+		.size = sizeof(_struct),				\
+		.min_size = offsetofend(_struct, _last),		\
+		.cq_handler = _fn,					\
+	}
+
 /* Union of every command's struct: the kernel's copy lives on the stack. */
 union swnic_ioctl_buf {
 	struct swnic_query_device query_device;
@@ -135,6 +145,7 @@ union swnic_ioctl_buf {
 	struct swnic_ep_cancel ep_cancel;
 	struct swnic_ep_peek ep_peek;
 	struct swnic_trig_recv trig_recv;
+	struct swnic_cq_help cq_help;
 	struct swnic_mr_bind_cntr mr_bind_cntr;
 	struct swnic_cntr_update cntr_update;
 	struct swnic_trig_cntr trig_cntr;
@@ -251,17 +262,19 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 		       struct swnic_addr6, name),
 	SWNIC_IOCTL_EP_OP(TRIG_RECV, swnic_trig_ioctl_recv,
 			  struct swnic_trig_recv, rqe),
+	SWNIC_IOCTL_CQ_OP(CQ_HELP, swnic_cq_ioctl_help,
+			  struct swnic_cq_help, copied),
 };
 
 /*
- * One ioctl on a device fd (@dom), an endpoint fd (@ep) or a shared AV's
- * fd (@av): exactly one is set. Return: the handler's answer; -ENOTTY for
+ * One ioctl on a device fd (@dom), an endpoint fd (@ep), a shared AV's fd
+ * (@av) or a CQ fd (@cq): exactly one is set. Return: the handler's answer; -ENOTTY for
  * a command of another kind of fd; -EINVAL, -E2BIG, -EFAULT for a struct
  * that breaks the contract.
  */
 static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 			    struct swnic_domain *dom, struct swnic_ep *ep,
-			    struct swnic_av_file *av)
+			    struct swnic_av_file *av, struct swnic_cq *cq)
 {
 	void __user *uarg = (void __user *)arg;
 	const struct swnic_ioctl_op *op;
@@ -277,7 +290,8 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 	if (nr < SWNIC_CMD_BASE || nr >= SWNIC_CMD_BASE + ARRAY_SIZE(swnic_ioctl_ops))
 		return -ENOTTY;
 	op = &swnic_ioctl_ops[nr - SWNIC_CMD_BASE];
-	if (dom ? !op->handler : ep ? !op->ep_handler : !op->av_handler)
+	if (dom ? !op->handler : ep ? !op->ep_handler :
+	    av ? !op->av_handler : !op->cq_handler)
 		return -ENOTTY;
 
 	if (get_user(usize, (u32 __user *)uarg))
@@ -292,8 +306,10 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 		ret = op->handler(dom, &call.buf);
 	else if (ep)
 		ret = op->ep_handler(ep, &call.buf);
-	else
+	else if (av)
 		ret = op->av_handler(av, &call.buf);
+	else
+		ret = op->cq_handler(cq, &call.buf);
 	if (ret)
 		return ret;
 	if (copy_to_user(uarg, &call.buf, min_t(u32, usize, op->size))) {
@@ -321,7 +337,7 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 		 struct swnic_ep *ep)
 {
-	return swnic_ioctl_run(cmd, arg, dom, ep, NULL);
+	return swnic_ioctl_run(cmd, arg, dom, ep, NULL, NULL);
 }
 
 /**
@@ -335,7 +351,20 @@ long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 long swnic_ioctl_av(unsigned int cmd, unsigned long arg,
 		    struct swnic_av_file *av)
 {
-	return swnic_ioctl_run(cmd, arg, NULL, NULL, av);
+	return swnic_ioctl_run(cmd, arg, NULL, NULL, av, NULL);
+}
+
+/**
+ * swnic_ioctl_cq() - one ioctl on a CQ's fd
+ * @cmd: the command
+ * @arg: its struct, in user space
+ * @cq: the fd's CQ
+ *
+ * Return: as swnic_ioctl().
+ */
+long swnic_ioctl_cq(unsigned int cmd, unsigned long arg, struct swnic_cq *cq)
+{
+	return swnic_ioctl_run(cmd, arg, NULL, NULL, NULL, cq);
 }
 
 static long swnic_chardev_ioctl(struct file *file, unsigned int cmd,

@@ -7,6 +7,7 @@
 struct swnic_domain;
 struct swnic_ep;
 struct swnic_av_file;
+struct swnic_cq;
 
 extern const struct file_operations swnic_chardev_fops;
 
@@ -14,6 +15,7 @@ long swnic_ioctl(unsigned int cmd, unsigned long arg, struct swnic_domain *dom,
 		 struct swnic_ep *ep);
 long swnic_ioctl_av(unsigned int cmd, unsigned long arg,
 		    struct swnic_av_file *av);
+long swnic_ioctl_cq(unsigned int cmd, unsigned long arg, struct swnic_cq *cq);
 
 void swnic_ioctl_defer_fd(void *arg, int fd, struct file *file);
 int swnic_ioctl_new_file(void *arg, const char *name,

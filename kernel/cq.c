@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
@@ -176,8 +177,16 @@ static int swnic_cq_file_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+static long swnic_cq_file_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	return swnic_ioctl_cq(cmd, arg, file->private_data);
+}
+
 static const struct file_operations swnic_cq_fops = {
 	.owner = THIS_MODULE,
+	.unlocked_ioctl = swnic_cq_file_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 	.poll = swnic_cq_poll,
 	.mmap = swnic_cq_mmap,
 	.release = swnic_cq_file_release,

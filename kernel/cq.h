@@ -10,6 +10,7 @@
 #include "ring.h"
 
 struct swnic_domain;
+struct swnic_help_job;
 
 /*
  * A completion queue: a ring the kernel produces into from any context
@@ -28,6 +29,9 @@ struct swnic_cq {
 	atomic_t deferred;		/* held completions (swnic_deferred) */
 	u64 overflows;			/* completions refused: ring was full */
 	bool inline_data;		/* immutable: SWNIC_CQ_F_INLINE_DATA */
+	/* help.c: the copy shared now (set and cleared under @lock) */
+	struct swnic_help_job __rcu *help_job;
+	atomic_t help_skip;		/* large copies not to share */
 };
 
 int swnic_cq_create(struct swnic_domain *dom, void *arg);

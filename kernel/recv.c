@@ -32,6 +32,7 @@
 #include "device.h"
 #include "domain.h"
 #include "ep.h"
+#include "help.h"
 #include "mr.h"
 #include "recv.h"
 #include "stats.h"
@@ -336,11 +337,15 @@ static int swnic_recv_copy(struct swnic_ep *dst, struct swnic_recv *recv,
 	    swnic_mr_ref_get_recv(dst->dom, recv->rqe.mr, addr, n, &ref))
 		return swnic_copy_to_mm(dst->dom->mm, addr, usrc, kbuf, n,
 					SWNIC_COPY_NOFAULT);
-	if (usrc)
-		pagefault_disable();
-	ret = swnic_mr_ref_copy_in(&ref, usrc, kbuf, n);
-	if (usrc)
-		pagefault_enable();
+	/* A large one: shared with the receiver's poll, if it helps. */
+	ret = usrc ? swnic_help_copy_in(dst->rx_cq, &ref, usrc, n) : -EAGAIN;
+	if (ret == -EAGAIN) {
+		if (usrc)
+			pagefault_disable();
+		ret = swnic_mr_ref_copy_in(&ref, usrc, kbuf, n);
+		if (usrc)
+			pagefault_enable();
+	}
 	swnic_mr_ref_put(&ref);
 	/* A source page that was not there: fault it in, try again. */
 	if (ret == -EFAULT && usrc)

@@ -24,6 +24,7 @@ static const struct {
 	[SWNIC_STAT_AUTH_KEY_SETS] = { "auth_key_sets", true },
 	[SWNIC_STAT_AUTH_KEY_DENIED] = { "auth_key_denied", true },
 	[SWNIC_STAT_RECV_MR] = { "recv_mr_copies", true },
+	[SWNIC_STAT_COPY_HELP] = { "copy_help_bytes", true },
 };
 
 /* The MR counters, by their place in struct swnic_mr_counters. */
@@ -70,19 +71,21 @@ static u64 swnic_mr_counter(const struct swnic_mr_counters *c, int i)
 }
 
 /**
- * swnic_stat_inc() - count an event on a device and, if given, a domain
+ * swnic_stat_add() - count events (or bytes) on a device and, if given, a
+ *	domain; swnic_stat_inc() counts one
  * @sdev: the device
  * @dom: the domain (of @sdev) the event belongs to, or NULL
  * @stat: the counter
+ * @n: how many
  *
  * Lockless; any context.
  */
-void swnic_stat_inc(struct swnic_device *sdev, struct swnic_domain *dom,
-		    enum swnic_stat stat)
+void swnic_stat_add(struct swnic_device *sdev, struct swnic_domain *dom,
+		    enum swnic_stat stat, u64 n)
 {
-	atomic64_inc(&sdev->stats.v[stat]);
+	atomic64_add(n, &sdev->stats.v[stat]);
 	if (dom && swnic_stat_desc[stat].domain)
-		atomic64_inc(&dom->stats.v[stat]);
+		atomic64_add(n, &dom->stats.v[stat]);
 }
 
 /* @dom's MR counters, or @sdev's when @dom is NULL. */

@@ -26,6 +26,7 @@ enum swnic_stat {
 	SWNIC_STAT_AUTH_KEY_SETS,	/* auth keys taken through the ioctl */
 	SWNIC_STAT_AUTH_KEY_DENIED,	/* auth keys refused to non-members */
 	SWNIC_STAT_RECV_MR,		/* deliveries into a receive's MR */
+	SWNIC_STAT_COPY_HELP,		/* bytes receivers' polls copied */
 	__SWNIC_STAT_NUM
 };
 
@@ -69,8 +70,16 @@ static inline void swnic_obj_add(enum swnic_obj obj, long n)
 	atomic_long_add(n, &swnic_objects[obj]);
 }
 
-void swnic_stat_inc(struct swnic_device *sdev, struct swnic_domain *dom,
-		    enum swnic_stat stat);
+void swnic_stat_add(struct swnic_device *sdev, struct swnic_domain *dom,
+		    enum swnic_stat stat, u64 n);
+
+static inline void swnic_stat_inc(struct swnic_device *sdev,
+				  struct swnic_domain *dom,
+				  enum swnic_stat stat)
+{
+	swnic_stat_add(sdev, dom, stat, 1);
+}
+
 void swnic_stats_reset(struct swnic_device *sdev, struct swnic_domain *dom);
 int swnic_stats_fill(struct sk_buff *skb, struct swnic_device *sdev,
 		     struct swnic_domain *dom);

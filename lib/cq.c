@@ -234,6 +234,24 @@ static void swnic_cq_busy_poll(struct swnic_cq *cq)
 	}
 }
 
+/*
+ * With the data lock held, when a read found nothing: if a peer on this
+ * host is copying a large message into one of our receives and shares the
+ * copy (SWNIC_RING_F_HELP), take chunks of it in our context - we would
+ * only spin meanwhile - then move the completions it may have brought.
+ */
+static void swnic_cq_help(struct swnic_cq *cq)
+{
+	struct swnic_cq_help h = { .size = sizeof(h) };
+
+	if (!swnic_params.copy_help || cq->kfd < 0 ||
+	    !(atomic_load_explicit(cq->kring.flags, memory_order_relaxed) &
+	      SWNIC_RING_F_HELP))
+		return;
+	if (!ioctl(cq->kfd, SWNIC_IOCTL_CQ_HELP, &h))
+		swnic_cq_progress(cq);
+}
+
 /* Progress from outside the CQ (counters): takes the data lock. */
 void swnic_cq_progress_all(struct swnic_cq *cq)
 {
@@ -263,6 +281,7 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	swnic_cq_progress(cq);
 	n = swnic_cq_avail(cq);
 	if (!n && !cq->nerrors) {
+		swnic_cq_help(cq);
 		swnic_cq_busy_poll(cq);
 		n = swnic_cq_avail(cq);
 	}

@@ -17,6 +17,7 @@ struct swnic_params swnic_params = {
 	.doorbell_engine = 0,
 	.remote_comm = 0,
 	.busy_poll = 0,
+	.copy_help = 1,
 };
 
 static void swnic_cleanup(void)
@@ -87,8 +88,18 @@ static void swnic_params_init(void)
 			"Only for a device bound to a netdev (default: %d)",
 			swnic_params.busy_poll);
 
+	fi_param_define(&swnic_prov, "copy_help", FI_PARAM_BOOL,
+			"A CQ read that finds nothing while a peer on this "
+			"host copies a large message (256 KiB or more) into a "
+			"receive of this CQ takes part in that copy (one "
+			"syscall), so two CPUs copy it. Only for receives into "
+			"registered buffers: see recv_reg_min (default: %d)",
+			swnic_params.copy_help);
+
 	if (!fi_param_get_bool(&swnic_prov, "busy_poll", &val))
 		swnic_params.busy_poll = !!val;
+	if (!fi_param_get_bool(&swnic_prov, "copy_help", &val))
+		swnic_params.copy_help = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "remote_comm", &val))
 		swnic_params.remote_comm = !!val;
 	if (!fi_param_get_bool(&swnic_prov, "doorbell_engine", &val))

@@ -98,6 +98,7 @@ struct swnic_params {
 	int doorbell_engine;	/* endpoints use the kernel's engine thread */
 	int remote_comm;	/* claim FI_REMOTE_COMM (one-host jobs) */
 	int busy_poll;		/* an empty CQ read polls the wire (opt-in) */
+	int copy_help;		/* an empty CQ read helps a large copy */
 };
 
 extern struct swnic_params swnic_params;

@@ -5,6 +5,7 @@
  * multi-receive, both doorbell modes, and hostile ring contents.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -410,6 +411,178 @@ TEST_F(dp, recv_mr_source_faults_in)
 	close(fd);
 	munmap(dst, len);
 	free(pattern);
+}
+
+/* ---- large copies shared with the receiver's poll (SWNIC_IOCTL_CQ_HELP) */
+
+static uint64_t copy_help_bytes(struct __test_metadata *_metadata, int dom)
+{
+	uint64_t v = 0;
+
+	EXPECT_EQ(0, stat_read_domain(mr_domain_id(dom), "copy_help_bytes", &v));
+	return v;
+}
+
+struct helper {
+	int cq_fd;
+	_Atomic int stop;
+	uint64_t copied;	/* what its calls copied */
+	uint64_t calls, helped;	/* calls; those that copied something */
+	int err;		/* the first failure's errno */
+};
+
+/* The receiver's poll: while its CQ is empty, help whatever it shares. */
+static void *helper_main(void *arg)
+{
+	struct helper *hp = arg;
+
+	while (!atomic_load(&hp->stop)) {
+		struct swnic_cq_help h = { .size = sizeof(h), .copied = 99 };
+
+		if (ioctl(hp->cq_fd, SWNIC_IOCTL_CQ_HELP, &h)) {
+			if (!hp->err)
+				hp->err = errno;
+			continue;
+		}
+		hp->calls++;
+		hp->copied += h.copied;
+		hp->helped += !!h.copied;
+	}
+	return NULL;
+}
+
+/*
+ * Large sends into a receive's MR while a thread of the receiver calls
+ * CQ_HELP on its CQ, as the provider's CQ read does: every byte lands
+ * where it belongs whoever copied it (both copy by 64 KiB chunks, from
+ * the sender's pages at its own offset into the MR's at the receive's),
+ * the helper's bytes are counted exactly, and the flag is gone after.
+ * A 9 MiB message is shared as three jobs (4 MiB at most each).
+ */
+TEST_F(dp, large_copy_shared_with_receiver_poll)
+{
+	static const size_t cases[][2] = {	/* offset, length */
+		{ 123, 1 << 20 }, { PAGE - 1, 300001 }, { 0, 4 << 20 },
+		{ 77, (9 << 20) + 5 }, { 5000, 256 * 1024 }, { 1, 2 << 20 },
+	};
+	size_t all = (10 << 20) + 2 * PAGE;
+	unsigned char *dst = map_anon(all);
+	struct helper hp = { .cq_fd = self->cb.fd };
+	uint64_t before, mr_before;
+	unsigned int round, i;
+	pthread_t t;
+	uint32_t h;
+
+	ASSERT_NE(NULL, dst);
+	memset(dst, 1, all);
+	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &h));
+	before = copy_help_bytes(_metadata, self->db);
+	mr_before = recv_mr_copies(_metadata, self->db);
+	ASSERT_EQ(0, pthread_create(&t, NULL, helper_main, &hp));
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < ARRAY_SIZE(cases); i++)
+			large_copy(_metadata, self, dst, all, cases[i][0],
+				   cases[i][1], h);
+	atomic_store(&hp.stop, 1);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, hp.err);
+	EXPECT_LT(0, hp.calls);
+	/* Two CPUs, a spinning helper, 18 messages: it took part. */
+	EXPECT_LT(0, hp.helped);
+	EXPECT_LT(0, hp.copied);
+	EXPECT_EQ(before + hp.copied, copy_help_bytes(_metadata, self->db));
+	EXPECT_EQ(mr_before + 3 * ARRAY_SIZE(cases),
+		  recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
+	TH_LOG("helper: %llu of its %llu calls copied %llu bytes",
+	       (unsigned long long)hp.helped, (unsigned long long)hp.calls,
+	       (unsigned long long)hp.copied);
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+	munmap(dst, all);
+}
+
+/*
+ * A source whose pages were never touched is not shared (the kernel takes
+ * no page that is not there): it is faulted in and copied the ordinary
+ * way. Then nobody helps: the sender copies all of it itself, every byte
+ * right, nothing counted.
+ */
+TEST_F(dp, large_copy_unshared)
+{
+	size_t len = 3 << 20, all = len + PAGE;
+	unsigned char *dst = map_anon(all), *fresh = map_anon(len);
+	struct swnic_rqe r = t_recv(dst + 9, len, 1);
+	struct swnic_sqe s = t_send(fresh, len, &self->b, 2);
+	uint64_t before, mr_before;
+	struct swnic_cqe c;
+	unsigned int i;
+	uint32_t h;
+
+	ASSERT_NE(NULL, dst);
+	ASSERT_NE(NULL, fresh);
+	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
+			    &h));
+	before = copy_help_bytes(_metadata, self->db);
+	mr_before = recv_mr_copies(_metadata, self->db);
+
+	/* First (a copy no one helped makes the CQ skip the next ones). */
+	r.flags |= SWNIC_RQE_MR;
+	r.mr = h;
+	memset(dst, 0x5a, all);
+	exchange(_metadata, self, &s, &r);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(len, c.len);
+	for (i = 0; i < len; i++)
+		if (dst[9 + i])
+			break;
+	EXPECT_EQ(len, i);
+	EXPECT_EQ(0x5a, dst[8]);
+	EXPECT_EQ(0x5a, dst[9 + len]);
+
+	for (i = 0; i < 3; i++)
+		large_copy(_metadata, self, dst, all, i * 1000, len - 7, h);
+	EXPECT_EQ(before, copy_help_bytes(_metadata, self->db));
+	EXPECT_EQ(mr_before + 4, recv_mr_copies(_metadata, self->db));
+	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
+	EXPECT_EQ(0, mr_dereg(self->db, h));
+	munmap(fresh, len);
+	munmap(dst, all);
+}
+
+/* The ioctl's contract: on a CQ's fd only, nothing to do is no error. */
+TEST_F(dp, cq_help_abi)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_cq_help h = { .size = sizeof(h), .copied = 99 };
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_COPY_HELP);
+	/* No copy shared now. */
+	ASSERT_EQ(0, ioctl(self->cb.fd, SWNIC_IOCTL_CQ_HELP, &h));
+	EXPECT_EQ(0, h.copied);
+	/* Flags it does not know; a struct shorter than its first size. */
+	h.flags = 1;
+	ASSERT_EQ(-1, ioctl(self->cb.fd, SWNIC_IOCTL_CQ_HELP, &h));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	h.flags = 0;
+	h.size = offsetof(struct swnic_cq_help, copied);
+	ASSERT_EQ(-1, ioctl(self->cb.fd, SWNIC_IOCTL_CQ_HELP, &h));
+	EXPECT_EQ(EINVAL, errno);
+	h.size = sizeof(h);
+	/* Not on a device's or an endpoint's fd; their commands not here. */
+	ASSERT_EQ(-1, ioctl(self->db, SWNIC_IOCTL_CQ_HELP, &h));
+	EXPECT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_CQ_HELP, &h));
+	EXPECT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->cb.fd, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->cb.fd, SWNIC_IOCTL_EP_DOORBELL, &h));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
 }
 
 TEST_F(dp, no_completion_unless_asked)

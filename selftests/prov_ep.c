@@ -11,6 +11,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include <rdma/fi_rma.h>
@@ -427,8 +429,8 @@ static void b_stats(struct __test_metadata *_metadata, FIXTURE_DATA(ep) *self,
 }
 
 /* Deliveries into receives' MRs in b's domain (in-host only: 0 across). */
-static uint64_t b_recv_mr(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(ep) *self)
+static uint64_t b_counter(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ep) *self, const char *name)
 {
 	struct fi_swnic_ops_domain *ops = prov_ext(self->peer.domain);
 	struct swnic_query_device q = { .size = sizeof(q) };
@@ -437,8 +439,14 @@ static uint64_t b_recv_mr(struct __test_metadata *_metadata,
 	if (prov_across())
 		return 0;
 	EXPECT_EQ(0, ops->query_device(self->peer.domain, &q));
-	EXPECT_EQ(0, stat_read_domain(q.domain_id, "recv_mr_copies", &v));
+	EXPECT_EQ(0, stat_read_domain(q.domain_id, name, &v));
 	return v;
+}
+
+static uint64_t b_recv_mr(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ep) *self)
+{
+	return b_counter(_metadata, self, "recv_mr_copies");
 }
 
 /* One message of @len from a into @in (posted with @desc), checked. */
@@ -526,6 +534,76 @@ TEST_F(ep, receives_into_registered_buffers)
 		EXPECT_EQ(c0 + 3, b_recv_mr(_metadata, self));
 	EXPECT_EQ(0, fi_close(&mr->fid));
 out:
+	munmap(in, len);
+}
+
+/* A receiver spinning on its CQ, as applications that wait do. */
+struct spinner {
+	struct fid_cq *cq;
+	struct fi_cq_tagged_entry e;
+	ssize_t ret;
+};
+
+static void *spin_cq(void *arg)
+{
+	struct spinner *sp = arg;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		sp->ret = fi_cq_read(sp->cq, &sp->e, 1);
+		if (sp->ret != -FI_EAGAIN)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	return NULL;
+}
+
+/*
+ * A large message from this host into a registered receive buffer: the
+ * receiver's CQ read, spinning meanwhile, takes part in the copy
+ * (SWNIC_IOCTL_CQ_HELP; FI_SWNIC_COPY_HELP), and every byte lands right.
+ * The buffer is registered from its second post (recv_reg_min).
+ */
+TEST_F(ep, receiver_poll_helps_large_copies)
+{
+	size_t len = 1 << 20;
+	unsigned char *in = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *out = malloc(len);
+	struct fi_cq_tagged_entry e;
+	uint64_t h0;
+
+	ASSERT_NE(MAP_FAILED, in);
+	ASSERT_NE(NULL, out);
+	if (prov_across())
+		SKIP(goto out, "one host only: the wire copies from its own buffer");
+	if (!prov_feature(self->peer.domain, SWNIC_FEAT_COPY_HELP))
+		SKIP(goto out, "the kernel has no SWNIC_FEAT_COPY_HELP");
+	h0 = b_counter(_metadata, self, "copy_help_bytes");
+	for (int round = 0; round < 8; round++) {
+		struct spinner sp = { .cq = self->b.cq };
+		pthread_t t;
+
+		for (size_t i = 0; i < len; i++)
+			out[i] = (unsigned char)(i * 29 + round + (i >> 12));
+		memset(in, 0, len);
+		ASSERT_EQ(0, fi_recv(self->b.ep, in, len, NULL, FI_ADDR_UNSPEC,
+				     NULL));
+		ASSERT_EQ(0, pthread_create(&t, NULL, spin_cq, &sp));
+		usleep(2000);	/* it spins before the send comes */
+		ASSERT_EQ(0, fi_send(self->a.ep, out, len, NULL, self->a.peer,
+				     NULL));
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_EQ(1, sp.ret);
+		EXPECT_EQ(len, sp.e.len);
+		EXPECT_EQ(0, memcmp(out, in, len));
+	}
+	/* Registered from the second post on, its copies were shared. */
+	EXPECT_LT(h0, b_counter(_metadata, self, "copy_help_bytes"));
+out:
+	free(out);
 	munmap(in, len);
 }
 

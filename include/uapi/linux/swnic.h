@@ -59,6 +59,7 @@ enum {
 	SWNIC_CMD_PORT_BLOCK,		/* SWNIC_FEAT_PORT_BLOCK */
 	SWNIC_CMD_ADDR6,		/* an IPv6 peer's name (WIRE_IPV6) */
 	SWNIC_CMD_TRIG_RECV,		/* swnic_queue.h (SWNIC_FEAT_TRIG_RECV) */
+	SWNIC_CMD_CQ_HELP,		/* swnic_queue.h, on a CQ fd (COPY_HELP) */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -125,6 +126,8 @@ enum {
 #define SWNIC_FEAT_WIRE_POLL	(1ULL << 24)
 /* Receives into registered memory: SWNIC_RQE_MR (swnic_queue.h) */
 #define SWNIC_FEAT_RECV_MR	(1ULL << 25)
+/* A receiver's poll shares a large copy: SWNIC_IOCTL_CQ_HELP (swnic_queue.h) */
+#define SWNIC_FEAT_COPY_HELP	(1ULL << 26)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

@@ -57,6 +57,7 @@
 #define SWNIC_RING_F_BROKEN		(1U << 1)	/* bad index seen: ring dead */
 #define SWNIC_RING_F_OVERFLOW		(1U << 2)	/* CQ: a completion was lost */
 #define SWNIC_RING_F_LAZY		(1U << 3)	/* RQ: taken without a doorbell */
+#define SWNIC_RING_F_HELP		(1U << 4)	/* CQ: a copy to share */
 
 /**
  * struct swnic_ring_info - where a ring is and how it is laid out
@@ -722,6 +723,29 @@ struct swnic_trig_recv {
 	struct swnic_rqe rqe;		/* in: the receive */
 };
 
+/**
+ * struct swnic_cq_help - SWNIC_IOCTL_CQ_HELP on a CQ fd
+ *
+ * SWNIC_FEAT_COPY_HELP. A large message (SWNIC_HELP_MIN bytes or more)
+ * from a sender on this host into a receive that names its buffer's MR
+ * (SWNIC_RQE_MR) is copied by the sender's call a chunk at a time; while
+ * it is, the kernel sets SWNIC_RING_F_HELP in the flags word of the
+ * receive's CQ. A consumer that polls the CQ and finds it empty and the
+ * flag set may call this: its call then takes chunks of that copy too,
+ * so two CPUs copy the message instead of one, and returns once none is
+ * left. The copy runs between pages the kernel holds - the sender's,
+ * the MR's - and never touches the caller's memory otherwise; the
+ * completion is posted as always, once every chunk is in place. With no
+ * copy to share, it returns 0 at once (@copied 0).
+ */
+struct swnic_cq_help {
+	__u32 size;			/* in: sizeof(struct swnic_cq_help) */
+	__u32 flags;			/* in: must be 0 */
+	__aligned_u64 copied;		/* out: bytes this call copied */
+};
+
+#define SWNIC_HELP_MIN		(256 * 1024)
+
 #define SWNIC_IOCTL_CQ_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_CREATE)
 #define SWNIC_IOCTL_EP_CREATE		_IO(SWNIC_TYPE, SWNIC_CMD_EP_CREATE)
 #define SWNIC_IOCTL_EP_DOORBELL		_IO(SWNIC_TYPE, SWNIC_CMD_EP_DOORBELL)
@@ -733,5 +757,6 @@ struct swnic_trig_recv {
 #define SWNIC_IOCTL_TRIG_CNTR		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CNTR)
 #define SWNIC_IOCTL_TRIG_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CANCEL)
 #define SWNIC_IOCTL_TRIG_RECV		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_RECV)
+#define SWNIC_IOCTL_CQ_HELP		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_HELP)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
