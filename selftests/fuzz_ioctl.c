@@ -887,13 +887,21 @@ static void fill_ep_auth_key(struct fz *f, void *p, int dom)
 	k->index = fz_u32(&f->r);
 }
 
+static void fill_cq_help(struct fz *f, void *p, int dom)
+{
+	struct swnic_cq_help *h = p;
+
+	h->flags = pick_flags(f, 0);
+	h->copied = fz_u64(&f->r);	/* out only */
+}
+
 /* ---- the commands ------------------------------------------------------- */
 
 struct cmd {
 	const char *name;
 	unsigned int nr;
 	size_t size;
-	int kind;		/* K_DOM: the device fd's; K_EP: an endpoint's */
+	int kind;		/* K_DOM: the device fd's; K_EP: an endpoint's... */
 	void (*fill)(struct fz *f, void *p, int dom);
 	struct fz_errset errs;
 };
@@ -926,6 +934,7 @@ static struct cmd cmds[] = {
 	CMD(AV_WRITE, K_AV, swnic_av_write, fill_av_write),
 	CMD(PORT_BLOCK, K_DOM, swnic_port_block, fill_port_block),
 	CMD(ADDR6, K_DOM, swnic_addr6, fill_addr6),
+	CMD(CQ_HELP, K_CQ, swnic_cq_help, fill_cq_help),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -992,6 +1001,7 @@ static void init_cmds(void)
 	cmd_by_nr(SWNIC_CMD_ADDR6)->errs =
 		FZ_ERRS(EPERM, EAFNOSUPPORT, ENETDOWN, EADDRNOTAVAIL, ENOSPC,
 			EDQUOT, ENOMEM, ENOENT);
+	cmd_by_nr(SWNIC_CMD_CQ_HELP)->errs = FZ_ERRS(EOPNOTSUPP);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }
@@ -1291,8 +1301,7 @@ static void op_ioctl(struct fz *f, int want)
 	right_kind = c && (kind == c->kind);
 	if (kind == K_BAD)
 		expect = EBADF;
-	else if (kind == K_FOREIGN || kind == K_CQ || kind == K_CNTR ||
-		 !right_kind)
+	else if (kind == K_FOREIGN || kind == K_CNTR || !right_kind)
 		expect = ENOTTY;
 	else if (pm == P_BAD)
 		expect = EFAULT;
