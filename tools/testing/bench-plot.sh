@@ -158,7 +158,7 @@ size_plots()
 meta=$(awk -F'\t' 'NR > 1 { n++ } END { print n + 0 }' "$tsv")
 [ "$meta" -gt 0 ] || { echo "bench-plot: $tsv has no figures" >&2; exit 1; }
 
-memcpy=$(awk -F'\t' 'NR > 1 && $4 == "memcpy" && $8 != "-" { print $8 }' "$tsv")
+memcpy=$(awk -F'\t' 'NR > 1 && $4 == "memcpy" && $6 == 1048576 && $8 != "-" { print $8 }' "$tsv")
 extra=
 [ -n "$memcpy" ] &&
 	extra=", $memcpy with lines lw 1 lc rgb \"#000000\" dt 3 title 'memcpy 1 MiB (ceiling)'"

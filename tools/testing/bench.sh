@@ -271,19 +271,50 @@ table()
 
 # ---- host: one host, over 127.0.0.1 ---------------------------------------
 
+# The ceiling: memcpy in the guest, of 64 KiB, 1 MiB and 16 MiB, each
+# sampled before, between and after the providers' runs (the guest's
+# speed drifts with the build machine's load), median of those; the
+# fastest of the three is the ceiling. (Under TCG glibc's memcpy varies
+# by size more than on a real CPU: it picks rep movsb, which TCG runs
+# slowly, for some sizes and vector or streaming moves for others.)
+MEMCPY_SIZES="65536 1048576 16777216"
+declare -A mcs
+memcpy_sample()
+{
+	local size v
+
+	for size in $MEMCPY_SIZES; do
+		v=$("$SWNIC_REPO/tools/testing/memcpy_bw" "$size") || v=
+		[ -n "$v" ] && mcs[$size]="${mcs[$size]:-} $v"
+	done
+	return 0
+}
+
 section_host()
 {
-	local prov size memcpy hdr row
+	local prov size hdr row mc ceiling=-
+	declare -A memcpy
 
+	memcpy_sample
 	for prov in $PROVIDERS; do
 		for size in $SIZES; do
 			measure host - 0 "" "" 127.0.0.1 "$prov" rdm "$size"
 		done
+		memcpy_sample
 	done
-	memcpy=$("$SWNIC_REPO/tools/testing/memcpy_bw" 1048576) || memcpy=-
-	[ -n "$memcpy" ] || memcpy=-
-	printf 'host\t-\t0\tmemcpy\t-\t1048576\t-\t%s\t-\t-\t%s\n' \
-		"$memcpy" "$memcpy" >> "$tsv"
+	for size in $MEMCPY_SIZES; do
+		memcpy[$size]=-
+		[ -n "${mcs[$size]:-}" ] &&
+			memcpy[$size]=$(echo "${mcs[$size]}" | median)
+		echo "# host memcpy $size: MB/s${mcs[$size]:-}" >&2
+		[ "${memcpy[$size]}" != - ] &&
+			{ [ "$ceiling" = - ] ||
+			  awk -v a="${memcpy[$size]}" -v b="$ceiling" 'BEGIN { exit !(a > b) }'; } &&
+			ceiling=${memcpy[$size]}
+		mc=${mcs[$size]:-}; mc=${mc# }
+		printf 'host\t-\t0\tmemcpy\t-\t%s\t-\t%s\t-\t-\t%s\n' \
+			"$size" "${memcpy[$size]}" "${mc// /,}" >> "$tsv"
+	done
 
 	hdr=size
 	for prov in $PROVIDERS; do hdr="$hdr	$prov-us	$prov-MB/s"; done
@@ -297,11 +328,11 @@ section_host()
 			done
 			row="$row	$(ratio "${lat[host,-,0,swnic,$size]:--}" "${lat[host,-,0,shm,$size]:--}")"
 			row="$row	$(ratio "${bw[host,-,0,swnic,$size]:--}" "${bw[host,-,0,shm,$size]:--}")"
-			row="$row	$(ratio "${bw[host,-,0,swnic,$size]:--}" "$memcpy")"
+			row="$row	$(ratio "${bw[host,-,0,swnic,$size]:--}" "$ceiling")"
 			echo "$row"
 		done
 	} | table "One host: fi_pingpong -e rdm over 127.0.0.1, one-way latency (usec) and bandwidth (MB/s), median of $RUNS runs" \
-		"memcpy 1 MiB in the guest: $memcpy MB/s" \
+		"memcpy in the guest (median of $(echo ${mcs[1048576]:-} | wc -w) samples, before, between and after the providers): 64 KiB ${memcpy[65536]}, 1 MiB ${memcpy[1048576]}, 16 MiB ${memcpy[16777216]} MB/s; bw/memcpy is against the fastest, $ceiling MB/s" \
 		"targets (issue 17): 8 B, 64 B and 4 KiB lat/shm <= 0.80; 1 MiB and 16 MiB bw/memcpy >= 0.80"
 }
 
