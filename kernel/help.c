@@ -27,6 +27,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -54,7 +55,7 @@
  * @dst_off: offset of the first byte from the start of @umem's first page
  * @len: bytes
  * @nchunks: SWNIC_HELP_CHUNK chunks in @len
- * @next: the next chunk to take (runs past @nchunks once all are taken)
+ * @next: the next chunk to take; @nchunks once all are taken
  * @finished: chunks copied
  * @helped: bytes the helpers copied
  * @rcu: freed after a grace period: a helper may still be looking at it
@@ -120,7 +121,8 @@ static u64 swnic_help_run(struct swnic_help_job *job, bool helper)
 
 	for (;;) {
 		preempt_disable();
-		i = atomic_inc_return(&job->next) - 1;
+		/* Never past the last: a helper's calls cannot wrap it. */
+		i = atomic_fetch_add_unless(&job->next, 1, job->nchunks);
 		if (i >= job->nchunks) {
 			preempt_enable();
 			break;
@@ -231,9 +233,9 @@ static int swnic_help_piece(struct swnic_cq *cq, struct swnic_umem *umem,
  * Context: process, may sleep (waiting for a helper's last chunk); the
  * caller may hold the receiver's rx_lock: nothing here waits on either
  * process's memory.
- * Return: 0, -EFAULT (the source), or -EAGAIN if nothing was copied: the
- * message is too short, or not to be shared now (the caller copies it
- * with swnic_mr_ref_copy_in()).
+ * Return: 0, -EFAULT (the source), -EINTR (a fatal signal, between two
+ * jobs), or -EAGAIN if nothing was copied: the message is too short, or
+ * not to be shared now (the caller copies it with swnic_mr_ref_copy_in()).
  */
 int swnic_help_copy_in(struct swnic_cq *cq, struct swnic_mr_ref *ref,
 		       const void __user *usrc, u64 len)
@@ -258,6 +260,11 @@ int swnic_help_copy_in(struct swnic_cq *cq, struct swnic_mr_ref *ref,
 	while (done < len) {
 		u64 n = min_t(u64, len - done, SWNIC_HELP_PIECE);
 
+		/* A sender being killed stops, as a long copy does. */
+		if (done && fatal_signal_pending(current)) {
+			kvfree(pages);
+			return -EINTR;
+		}
 		if (swnic_help_piece(cq, ref->umem, dst_off + done,
 				     start + done, n, pages))
 			break;

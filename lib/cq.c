@@ -245,6 +245,7 @@ static void swnic_cq_help(struct swnic_cq *cq)
 	struct swnic_cq_help h = { .size = sizeof(h) };
 
 	if (!swnic_params.copy_help || cq->kfd < 0 ||
+	    !(cq->domain->dev.attr.features & SWNIC_FEAT_COPY_HELP) ||
 	    !(atomic_load_explicit(cq->kring.flags, memory_order_relaxed) &
 	      SWNIC_RING_F_HELP))
 		return;
