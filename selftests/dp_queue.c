@@ -105,15 +105,18 @@ TEST_F(dp, send_recv_one_copy)
 
 /*
  * One large send into @dst at @off: every byte lands, the ones around it
- * stay. @mr: the handle of an MR the receive names (SWNIC_RQE_MR), or 0. The kernel copies runs of physically contiguous pages in one go
- * (a huge page is one run; ordinary pages make runs of every length), so
- * unaligned starts and ends inside a run must be exact.
+ * stay. @mr: the handle of an MR the receive names (SWNIC_RQE_MR), or 0.
+ * The kernel copies runs of physically contiguous pages in one go (a huge
+ * page is one run; ordinary pages make runs of every length), so
+ * unaligned starts and ends inside a run must be exact. @given: the
+ * source, untouched before the send; NULL: a pattern in fresh memory.
  */
-static void large_copy(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(dp) *self, unsigned char *dst,
-		       size_t dst_len, size_t off, size_t len, uint32_t mr)
+static void large_copy_from(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(dp) *self, unsigned char *dst,
+			    size_t dst_len, size_t off, size_t len, uint32_t mr,
+			    unsigned char *given)
 {
-	unsigned char *src = malloc(len);
+	unsigned char *src = given ?: malloc(len);
 	struct swnic_rqe r = t_recv(dst + off, len, 0xb0b);
 	struct swnic_sqe s = t_send(src, len, &self->b, 0xa11ce);
 	struct swnic_cqe c;
@@ -124,7 +127,7 @@ static void large_copy(struct __test_metadata *_metadata,
 		r.flags |= SWNIC_RQE_MR;
 		r.mr = mr;
 	}
-	for (i = 0; i < len; i++)
+	for (i = 0; !given && i < len; i++)
 		src[i] = (unsigned char)(i * 131 + (i >> 12) + 7);
 	memset(dst, 0x5a, dst_len);
 	exchange(_metadata, self, &s, &r);
@@ -142,7 +145,15 @@ static void large_copy(struct __test_metadata *_metadata,
 		if (dst[i] != 0x5a)
 			break;
 	EXPECT_EQ(dst_len, i);
-	free(src);
+	if (!given)
+		free(src);
+}
+
+static void large_copy(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(dp) *self, unsigned char *dst,
+		       size_t dst_len, size_t off, size_t len, uint32_t mr)
+{
+	large_copy_from(_metadata, self, dst, dst_len, off, len, mr, NULL);
 }
 
 /* Deliveries into a receive's MR so far, in domain @dom. */
@@ -234,17 +245,29 @@ TEST_F(dp, large_copy_across_page_runs)
 
 /* ---- receives into registered memory (SWNIC_RQE_MR) -------------------- */
 
+/* @len bytes of fresh memory, all 1s, registered with the RECV right. */
+static unsigned char *recv_mr_buffer(int dom, size_t len, uint32_t *h)
+{
+	unsigned char *p = map_anon(len);
+
+	if (!p)
+		return NULL;
+	memset(p, 1, len);
+	if (mr_reg(dom, p, len, SWNIC_MR_ACCESS_RECV, 0, NULL, h)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
 TEST_F(dp, recv_into_registered_memory)
 {
 	size_t len = 1 << 20, all = len + 2 * PAGE;
-	unsigned char *dst = map_anon(all);
-	uint64_t before;
 	uint32_t h;
+	unsigned char *dst = recv_mr_buffer(self->db, all, &h);
+	uint64_t before;
 
 	ASSERT_NE(NULL, dst);
-	memset(dst, 1, all);
-	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
-			    &h));
 	before = recv_mr_copies(_metadata, self->db);
 	/* Streaming stores from an unaligned start; a piece across a page. */
 	large_copy(_metadata, self, dst, all, 123, len, h);
@@ -466,17 +489,15 @@ TEST_F(dp, large_copy_shared_with_receiver_poll)
 		{ 77, (9 << 20) + 5 }, { 5000, 256 * 1024 }, { 1, 2 << 20 },
 	};
 	size_t all = (10 << 20) + 2 * PAGE;
-	unsigned char *dst = map_anon(all);
 	struct helper hp = { .cq_fd = self->cb.fd };
 	uint64_t before, mr_before;
 	unsigned int round, i;
+	unsigned char *dst;
 	pthread_t t;
 	uint32_t h;
 
+	dst = recv_mr_buffer(self->db, all, &h);
 	ASSERT_NE(NULL, dst);
-	memset(dst, 1, all);
-	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
-			    &h));
 	before = copy_help_bytes(_metadata, self->db);
 	mr_before = recv_mr_copies(_metadata, self->db);
 	ASSERT_EQ(0, pthread_create(&t, NULL, helper_main, &hp));
@@ -511,38 +532,22 @@ TEST_F(dp, large_copy_shared_with_receiver_poll)
 TEST_F(dp, large_copy_unshared)
 {
 	size_t len = 3 << 20, all = len + PAGE;
-	unsigned char *dst = map_anon(all), *fresh = map_anon(len);
-	struct swnic_rqe r = t_recv(dst + 9, len, 1);
-	struct swnic_sqe s = t_send(fresh, len, &self->b, 2);
-	uint64_t before, mr_before;
-	struct swnic_cqe c;
-	unsigned int i;
 	uint32_t h;
+	unsigned char *dst = recv_mr_buffer(self->db, all, &h);
+	unsigned char *fresh = map_anon(len);
+	uint64_t before, mr_before;
+	unsigned int i;
 
 	ASSERT_NE(NULL, dst);
 	ASSERT_NE(NULL, fresh);
-	ASSERT_EQ(0, mr_reg(self->db, dst, all, SWNIC_MR_ACCESS_RECV, 0, NULL,
-			    &h));
 	before = copy_help_bytes(_metadata, self->db);
 	mr_before = recv_mr_copies(_metadata, self->db);
 
-	/* First (a copy no one helped makes the CQ skip the next ones). */
-	r.flags |= SWNIC_RQE_MR;
-	r.mr = h;
-	memset(dst, 0x5a, all);
-	exchange(_metadata, self, &s, &r);
-	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
-	EXPECT_EQ(0, c.err);
-	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
-	EXPECT_EQ(0, c.err);
-	EXPECT_EQ(len, c.len);
-	for (i = 0; i < len; i++)
-		if (dst[9 + i])
-			break;
-	EXPECT_EQ(len, i);
-	EXPECT_EQ(0x5a, dst[8]);
-	EXPECT_EQ(0x5a, dst[9 + len]);
-
+	/*
+	 * First (a copy no one helped makes the CQ skip the next ones); its
+	 * zeros are read only after the send.
+	 */
+	large_copy_from(_metadata, self, dst, all, 9, len, h, fresh);
 	for (i = 0; i < 3; i++)
 		large_copy(_metadata, self, dst, all, i * 1000, len - 7, h);
 	EXPECT_EQ(before, copy_help_bytes(_metadata, self->db));
