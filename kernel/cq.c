@@ -52,25 +52,22 @@ struct swnic_cq *swnic_cq_lookup(struct swnic_domain *dom, u32 id)
 /* Promise the caller one slot for a completion it will post. */
 bool swnic_cq_reserve(struct swnic_cq *cq)
 {
-	unsigned long irqflags;
 	bool ok;
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	ok = swnic_ring_space(&cq->ring) > cq->reserved;
 	if (ok)
 		cq->reserved++;
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	return ok;
 }
 
 void swnic_cq_unreserve(struct swnic_cq *cq)
 {
-	unsigned long irqflags;
-
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	if (!WARN_ON_ONCE(!cq->reserved))
 		cq->reserved--;
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 }
 
 /* A CQ entry with room for an inline payload (SWNIC_CQ_F_INLINE_DATA). */
@@ -94,7 +91,6 @@ int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 {
 	struct swnic_cq_entry e;
 	const void *entry = cqe;
-	unsigned long irqflags;
 	int ret = 0;
 
 	BUILD_BUG_ON(sizeof(e) != 128);
@@ -110,7 +106,7 @@ int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 		entry = &e;
 	}
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	if (reserved) {
 		if (!WARN_ON_ONCE(!cq->reserved))
 			cq->reserved--;
@@ -124,8 +120,9 @@ int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 		ret = -EAGAIN;
 	}
 out_unlock:
-	spin_unlock_irqrestore(&cq->lock, irqflags);
-	if (!ret)
+	spin_unlock(&cq->lock);
+	/* A spinning reader is the common case: no wait queue lock for it. */
+	if (!ret && wq_has_sleeper(&cq->wq))
 		wake_up_interruptible(&cq->wq);
 	return ret;
 }
@@ -151,6 +148,8 @@ static __poll_t swnic_cq_poll(struct file *file, poll_table *wait)
 	struct swnic_cq *cq = file->private_data;
 
 	poll_wait(file, &cq->wq, wait);
+	/* Queued before the look at the ring: pairs with wq_has_sleeper(). */
+	smp_mb();
 	return swnic_ring_empty(&cq->ring) ? 0 : EPOLLIN | EPOLLRDNORM;
 }
 

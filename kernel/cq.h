@@ -22,7 +22,7 @@ struct swnic_cq {
 	struct kref ref;
 	struct swnic_domain *dom;	/* holds a domain reference */
 	u32 id;				/* in dom->cqs */
-	spinlock_t lock;		/* serialises producers of @ring */
+	spinlock_t lock;		/* serialises producers of @ring (tasks only) */
 	struct swnic_ring ring;
 	wait_queue_head_t wq;		/* poll() waiters */
 	u32 reserved;			/* slots promised to posters, @lock */

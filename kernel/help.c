@@ -162,7 +162,6 @@ static int swnic_help_piece(struct swnic_cq *cq, struct swnic_umem *umem,
 {
 	int nr = DIV_ROUND_UP(offset_in_page(start) + len, PAGE_SIZE);
 	struct swnic_help_job *job;
-	unsigned long irqflags;
 	u64 helped;
 	int got;
 
@@ -191,24 +190,24 @@ static int swnic_help_piece(struct swnic_cq *cq, struct swnic_umem *umem,
 	job->len = len;
 	job->nchunks = DIV_ROUND_UP(len, SWNIC_HELP_CHUNK);
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	if (rcu_access_pointer(cq->help_job)) {
-		spin_unlock_irqrestore(&cq->lock, irqflags);
+		spin_unlock(&cq->lock);
 		swnic_help_put_pages(pages, nr);
 		kfree(job);
 		return -EAGAIN;
 	}
 	rcu_assign_pointer(cq->help_job, job);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	swnic_ring_set_flags(&cq->ring, SWNIC_RING_F_HELP, 0);
 
 	swnic_help_run(job, false);
 
 	/* No new helper; the chunks helpers took are being copied now. */
 	swnic_ring_set_flags(&cq->ring, 0, SWNIC_RING_F_HELP);
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	RCU_INIT_POINTER(cq->help_job, NULL);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	wait_for_completion(&job->done);
 
 	helped = atomic64_read(&job->helped);

@@ -220,14 +220,13 @@ bool swnic_ring_empty(struct swnic_ring *r)
  * the CQ's OVERFLOW: cq->lock): the read-modify-write of @kflags and the
  * store that publishes it are one step under @flags_lock, so neither a
  * concurrent change nor the order of two stores can lose a flag.
- * Context: any; the caller's barriers order it against other words.
+ * Context: a task (never an interrupt: the wire's timers only wake its
+ * worker); the caller's barriers order it against other words.
  */
 void swnic_ring_set_flags(struct swnic_ring *r, u32 set, u32 clear)
 {
-	unsigned long irqflags;
-
-	spin_lock_irqsave(&r->flags_lock, irqflags);
+	spin_lock(&r->flags_lock);
 	r->kflags = (r->kflags & ~clear) | set;
 	WRITE_ONCE(*r->flags, r->kflags);
-	spin_unlock_irqrestore(&r->flags_lock, irqflags);
+	spin_unlock(&r->flags_lock);
 }
