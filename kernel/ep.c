@@ -59,6 +59,7 @@ static void swnic_ep_release(struct kref *ref)
 	if (ep->srx)
 		swnic_ep_put(ep->srx);
 	swnic_domain_put(ep->dom);
+	kfree(ep->recv_spare);		/* none once flushed */
 	mutex_destroy(&ep->sq_lock);
 	mutex_destroy(&ep->rx_lock);
 	call_rcu(&ep->rcu, swnic_ep_free_rcu);
@@ -391,7 +392,7 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 {
 	struct swnic_ep_doorbell *db = arg;
 
-	if (db->flags & ~SWNIC_DB_POLL)
+	if (db->flags & ~(SWNIC_DB_POLL | SWNIC_DB_SQ))
 		return -EOPNOTSUPP;
 	if (db->__reserved)
 		return -EINVAL;

@@ -126,6 +126,8 @@ struct swnic_ep {
 	u32 unexp_msgs;
 	u32 unexp_bytes;
 	u32 nrecvs;			/* posted receives, <= rq.entries */
+	/* the last receive to leave, kept for the next to be posted */
+	struct swnic_recv *recv_spare;
 	bool dead;			/* fd closed or owner exited: refused */
 
 	struct list_head engine_node;	/* on the device engine's list */

@@ -200,14 +200,32 @@ static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 	}
 }
 
-/* A posted receive leaves (rx_lock held). */
+/*
+ * A posted receive leaves (rx_lock held). The endpoint keeps one for the
+ * next post: a ping-pong posts and completes one receive per message.
+ */
 static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 {
 	lockdep_assert_held(&ep->rx_lock);
 	ep->nrecvs--;
 	if (recv->cntr)
 		swnic_cntr_put(recv->cntr);
-	kfree(recv);
+	if (!ep->recv_spare && !ep->dead)
+		ep->recv_spare = recv;
+	else
+		kfree(recv);
+}
+
+static struct swnic_recv *swnic_recv_alloc(struct swnic_ep *ep)
+{
+	struct swnic_recv *recv = ep->recv_spare;
+
+	lockdep_assert_held(&ep->rx_lock);
+	if (!recv)
+		return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	ep->recv_spare = NULL;
+	memset(recv, 0, sizeof(*recv));
+	return recv;
 }
 
 /* The counter @recv's completions count in. */
@@ -684,7 +702,7 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	/* Receives are bounded as the RQ is: one user cannot pile them up. */
 	if (ep->nrecvs >= ep->rq.entries)
 		return -EAGAIN;
-	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	recv = swnic_recv_alloc(ep);
 	if (!recv)
 		return -ENOMEM;
 	recv->rqe = *rqe;
@@ -1071,6 +1089,8 @@ void swnic_recv_flush(struct swnic_ep *ep)
 		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
 		kvfree(u);
 	}
+	kfree(ep->recv_spare);
+	ep->recv_spare = NULL;
 	INIT_LIST_HEAD(&ep->recvs);
 	INIT_LIST_HEAD(&ep->trecvs);
 	INIT_LIST_HEAD(&ep->unexp);
