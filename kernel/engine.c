@@ -28,9 +28,10 @@
 /* Both rings, receives first so that sends to ourselves can match. */
 static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 {
-	int rq, sq;
+	int rq = 0, sq;
 
-	rq = swnic_recv_process_rq(ep);
+	if (!db || !(db->flags & SWNIC_DB_SQ) || !swnic_recv_rq_lazy_idle(ep))
+		rq = swnic_recv_process_rq(ep);
 	if (rq < 0)
 		return rq;
 	/* A shared receive context sends nothing: its SQ is never read. */

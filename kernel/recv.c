@@ -820,6 +820,23 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 }
 
 /**
+ * swnic_recv_rq_lazy_idle() - may @ep's RQ wait for the next sender?
+ * @ep: the endpoint
+ *
+ * A lazy RQ while no unexpected message waits for a receive (no
+ * NEED_WAKEUP): a sender takes its receives before it matches. Lockless:
+ * a delivery that sets NEED_WAKEUP looks at the RQ again after it (see
+ * swnic_recv_unexp_changed()), so a receive the owner published before
+ * this doorbell is never left behind a waiting message.
+ */
+bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep)
+{
+	u32 f = swnic_ring_kflags(&ep->rq);
+
+	return (f & SWNIC_RING_F_LAZY) && !(f & SWNIC_RING_F_NEED_WAKEUP);
+}
+
+/**
  * swnic_recv_process_rq() - consume the receive queue
  * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
  *

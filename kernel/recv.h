@@ -34,6 +34,7 @@ struct swnic_msg_src {
 int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf);
 int swnic_recv_process_rq(struct swnic_ep *ep);
+bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep);
 int swnic_recv_cancel(struct swnic_ep *ep, u64 context);
 int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p);
 void swnic_recv_flush(struct swnic_ep *ep);

@@ -95,4 +95,10 @@ bool swnic_ring_empty(struct swnic_ring *r);
 
 void swnic_ring_set_flags(struct swnic_ring *r, u32 set, u32 clear);
 
+/* The flags word as the kernel last set it (user writes do not count). */
+static inline u32 swnic_ring_kflags(const struct swnic_ring *r)
+{
+	return READ_ONCE(r->kflags);
+}
+
 #endif /* _SWNIC_RING_H */

@@ -792,6 +792,80 @@ TEST_F(dp, lazy_rq_needs_no_doorbell)
 	EXPECT_FALSE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
 }
 
+/*
+ * A doorbell rung for the SQ (SWNIC_DB_SQ) leaves a lazy RQ's receives to
+ * the next sender, unless a message waits for them; it sends as ever.
+ */
+TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+	char src[3][8] = { "first", "early", "next" }, dst[3][8] = {};
+	struct swnic_rqe r = t_recv(dst[0], sizeof(dst[0]), 1);
+	struct swnic_sqe s = t_send(src[0], sizeof(src[0]), &self->b, 2);
+	struct swnic_cqe c;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_DB_SQ);
+
+	/* Nothing waits: the receive stays in the ring, nothing completes. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	db.flags = SWNIC_DB_SQ;
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(0, db.rq_done);
+	EXPECT_EQ(0, db.sq_done);
+	EXPECT_EQ(*self->b.rq.head + 1, *self->b.rq.tail);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+
+	/* The sender's own SQ doorbell sends; it takes the receive. */
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
+					  .flags = SWNIC_DB_SQ };
+	ASSERT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(1, db.sq_done);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(1, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ("first", dst[0]);
+	EXPECT_EQ(*self->b.rq.tail, *self->b.rq.head);
+
+	/* A message waits (NEED_WAKEUP): the SQ doorbell takes the RQ too. */
+	s.addr = (uintptr_t)src[1];
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_TRUE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	r = t_recv(dst[1], sizeof(dst[1]), 3);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
+					  .flags = SWNIC_DB_SQ };
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(1, db.rq_done);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(3, c.context);
+	EXPECT_STREQ("early", dst[1]);
+	EXPECT_FALSE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
+
+	/* The plain doorbell still takes the RQ at once. */
+	r = t_recv(dst[2], sizeof(dst[2]), 4);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, &db));
+	EXPECT_EQ(1, db.rq_done);
+	EXPECT_EQ(*self->b.rq.tail, *self->b.rq.head);
+	s.addr = (uintptr_t)src[2];
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(4, c.context);
+	EXPECT_STREQ("next", dst[2]);
+
+	/* Flags it does not know. */
+	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
+					  .flags = SWNIC_DB_SQ | 1U << 5 };
+	ASSERT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
 /* Another process's send takes a receive posted without a doorbell. */
 TEST(lazy_rq_cross_process)
 {

@@ -849,7 +849,7 @@ static void fill_doorbell(struct fz *f, void *p, int dom)
 {
 	struct swnic_ep_doorbell *d = p;
 
-	d->flags = pick_flags(f, SWNIC_DB_POLL);
+	d->flags = pick_flags(f, SWNIC_DB_POLL | SWNIC_DB_SQ);
 }
 
 static void fill_cancel(struct fz *f, void *p, int dom)

@@ -128,6 +128,8 @@ enum {
 #define SWNIC_FEAT_RECV_MR	(1ULL << 25)
 /* A receiver's poll shares a large copy: SWNIC_IOCTL_CQ_HELP (swnic_queue.h) */
 #define SWNIC_FEAT_COPY_HELP	(1ULL << 26)
+/* A doorbell for the SQ may leave a lazy RQ to senders: SWNIC_DB_SQ */
+#define SWNIC_FEAT_DB_SQ	(1ULL << 27)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

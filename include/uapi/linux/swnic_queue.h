@@ -509,6 +509,15 @@ struct swnic_ep_create {
  */
 #define SWNIC_DB_POLL		(1U << 0)
 
+/*
+ * Doorbell flag (SWNIC_FEAT_DB_SQ): rung for the SQ. The RQ is consumed
+ * only if it needs the doorbell - not lazy, or unexpected messages wait
+ * (NEED_WAKEUP); otherwise its receives are left to the next sender, which
+ * takes them before it matches, as it takes those posted with no doorbell.
+ * The owner then never waits for the receive side a delivery holds.
+ */
+#define SWNIC_DB_SQ		(1U << 1)
+
 /**
  * struct swnic_ep_doorbell - SWNIC_IOCTL_EP_DOORBELL on an endpoint fd
  *
@@ -518,7 +527,7 @@ struct swnic_ep_create {
  */
 struct swnic_ep_doorbell {
 	__u32 size;			/* in: sizeof(struct swnic_ep_doorbell) */
-	__u32 flags;			/* in: 0 or SWNIC_DB_POLL */
+	__u32 flags;			/* in: 0, SWNIC_DB_POLL or SWNIC_DB_SQ */
 	__u32 sq_done;			/* out: SQ entries consumed */
 	__u32 rq_done;			/* out: RQ entries consumed */
 	/*
