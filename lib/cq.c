@@ -18,6 +18,14 @@
  * FI_THREAD_COMPLETION the application serialises and no lock is taken.
  * fi_cq_signal may come from any thread: it only touches atomics and the
  * wait object.
+ *
+ * A read that would find nothing to do skips the data lock (a spinning
+ * application's poll is mostly these): swnic_cq_quiet() looks, without
+ * the lock, at the kernel ring's indices and at @stirred, which whatever
+ * gives progress work outside the kernel ring sets - a completion or an
+ * error the provider queued, SQ entries the kernel left for progress to
+ * retry. A locked read clears it first and sets it again if it leaves
+ * such work, so a concurrent setter is never lost.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +85,9 @@ struct swnic_cq {
 	struct swnic_list eps;		/* bound endpoints (ep->cq_node[]) */
 	/* busy polling: empty reads before the next (its device unbound) */
 	unsigned int poll_skip;
+
+	atomic_bool kready;		/* @kring mapped (release) */
+	atomic_bool stirred;		/* see the top of this file */
 };
 
 static struct fi_ops swnic_cq_fi_ops;
@@ -192,6 +203,7 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 		if (((ep->rm_enabled || ep->fence_used) && sq_left) ||
 		    (ep->engine && freed && (sq_left || rq_left)))
 			swnic_ep_doorbell(ep);
+		swnic_ep_sq_retry(ep);
 	}
 }
 
@@ -268,6 +280,37 @@ static bool swnic_cq_kernel_pending(struct swnic_cq *cq)
 	       atomic_load_explicit(cq->kring.tail, memory_order_acquire);
 }
 
+/* Progress has work outside the kernel ring: see the top of this file. */
+void swnic_cq_stir(struct swnic_cq *cq)
+{
+	if (cq)
+		atomic_store(&cq->stirred, true);
+}
+
+/*
+ * Would a read find nothing and do nothing? Without the data lock: the
+ * kernel ring's indices are atomics; a read that loses a race with a
+ * producer reports nothing, as it would have an instant earlier.
+ */
+static bool swnic_cq_quiet(struct swnic_cq *cq)
+{
+	const struct swnic_uring *r = &cq->kring;
+
+	if (atomic_load(&cq->stirred))
+		return false;
+	if (atomic_load_explicit(&cq->kready, memory_order_acquire)) {
+		if (atomic_load_explicit(r->head, memory_order_relaxed) !=
+		    atomic_load_explicit(r->tail, memory_order_acquire))
+			return false;
+		/* A copy to share, or the wire to poll: the locked path. */
+		if (swnic_params.busy_poll ||
+		    (atomic_load_explicit(r->flags, memory_order_relaxed) &
+		     SWNIC_RING_F_HELP))
+			return false;
+	}
+	return true;
+}
+
 static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr)
 {
@@ -278,7 +321,11 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 
 	if (count && !buf)
 		return -FI_EINVAL;
+	if (swnic_cq_quiet(cq))
+		return -FI_EAGAIN;
 	swnic_lock_acquire(&cq->lock);
+	/* Before looking: a setter meanwhile is seen by the next read. */
+	atomic_store(&cq->stirred, false);
 	swnic_cq_progress(cq);
 	n = swnic_cq_avail(cq);
 	if (!n && !cq->nerrors) {
@@ -306,6 +353,8 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	swnic_cq_update_wait(cq);
 	ret = (ssize_t)n;
 out:
+	if (swnic_cq_avail(cq) || cq->nerrors)
+		swnic_cq_stir(cq);
 	swnic_lock_release(&cq->lock);
 	return ret;
 }
@@ -464,6 +513,7 @@ static ssize_t swnic_cq_push_locked(struct swnic_cq *cq,
 		return -FI_EAGAIN;
 	cq->ring[cq->tail & (cq->size - 1)] = *e;
 	cq->tail++;
+	swnic_cq_stir(cq);
 	swnic_wait_set(&cq->wait);
 	return 0;
 }
@@ -508,6 +558,7 @@ static ssize_t swnic_cq_push_err(struct swnic_cq *cq,
 	} else {
 		swnic_list_add_tail(&cq->errors, &err->node);
 		cq->nerrors++;
+		swnic_cq_stir(cq);
 		swnic_wait_set(&cq->wait);
 	}
 	if (!locked)
@@ -611,6 +662,7 @@ int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id)
 	}
 	cq->kfd = c.fd;
 	cq->kid = c.cq_id;
+	atomic_store_explicit(&cq->kready, true, memory_order_release);
 out:
 	if (!ret)
 		*id = cq->kid;
@@ -878,6 +930,8 @@ int swnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	swnic_list_init(&cq->errors);
 	swnic_list_init(&cq->eps);
 	cq->kfd = -1;
+	atomic_init(&cq->kready, false);
+	atomic_init(&cq->stirred, false);
 
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;

@@ -229,6 +229,8 @@ void swnic_cntr_bind(struct swnic_cntr *cntr, int delta);
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cq_progress_all(struct swnic_cq *cq);
+void swnic_cq_stir(struct swnic_cq *cq);
+void swnic_ep_sq_retry(struct swnic_ep *ep);
 
 /* CQs one counter progresses (each endpoint adds its one or two). */
 #define SWNIC_CNTR_MAX_CQS	16

@@ -212,15 +212,20 @@ static void swnic_op_fill(struct swnic_op *op, const struct swnic_op *tmpl)
 
 /* ---- doorbells ------------------------------------------------------------- */
 
-int swnic_ep_doorbell(struct swnic_ep *ep)
+static int swnic_ep_doorbell_flags(struct swnic_ep *ep, uint32_t flags)
 {
-	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+	struct swnic_ep_doorbell db = { .size = sizeof(db), .flags = flags };
 
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db)) {
 		SWNIC_WARN(FI_LOG_EP_DATA, "doorbell: %s\n", strerror(errno));
 		return errno == EPIPE ? -FI_EIO : -errno;
 	}
 	return 0;
+}
+
+int swnic_ep_doorbell(struct swnic_ep *ep)
+{
+	return swnic_ep_doorbell_flags(ep, 0);
 }
 
 /*
@@ -275,9 +280,29 @@ static int swnic_ring_produce(struct swnic_ep *ep, struct swnic_uring *r,
 	} else {
 		wake = !ep->engine || swnic_uring_need_wakeup(&ep->sq);
 	}
+	/*
+	 * Rung for an SQE: a lazy RQ's receives may wait for the sender that
+	 * takes them (SWNIC_DB_SQ), rather than for a lock its delivery holds.
+	 */
 	if (wake)
-		swnic_ep_doorbell(ep);
+		swnic_ep_doorbell_flags(ep, r == &ep->sq &&
+				       (ep->domain->dev.attr.features &
+					SWNIC_FEAT_DB_SQ) ? SWNIC_DB_SQ : 0);
+	if (r == &ep->sq)
+		swnic_ep_sq_retry(ep);
 	return 0;
+}
+
+/*
+ * SQ entries the kernel left (a target out of resources, a fence, the
+ * engine not there yet) that only progress's doorbells move on, for an
+ * endpoint that relies on them: its CQ's reads must not skip progress.
+ */
+void swnic_ep_sq_retry(struct swnic_ep *ep)
+{
+	if ((ep->rm_enabled || ep->fence_used) &&
+	    ep->sq.local != atomic_load(ep->sq.head))
+		swnic_cq_stir(ep->tx_cq);
 }
 
 /* One post: an op from @pool if @tmpl, the entry, the doorbell. */
