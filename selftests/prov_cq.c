@@ -519,6 +519,56 @@ static unsigned long locks_on_data_path(struct __test_metadata *_metadata,
 	return calls;
 }
 
+/*
+ * FI_THREAD_SAFE: a read with nothing to do takes no lock (a spinning
+ * application's polls), and still sees what is queued meanwhile - a
+ * completion, an error, one left behind by a read of fewer entries.
+ */
+TEST_F(cq, empty_reads_take_no_lock)
+{
+	struct fi_cq_err_entry err = {
+		.op_context = (void *)0x77, .flags = FI_SEND, .err = FI_EIO,
+	};
+	struct fi_cq_tagged_entry e = entry(1), out[2];
+	struct fi_cq_err_entry got = {};
+	int i;
+
+	if (dlsym(RTLD_DEFAULT, "pthread_mutex_lock") !=
+	    (void *)pthread_mutex_lock)
+		SKIP(return, "pthread_mutex_lock is not interposable here");
+	ASSERT_EQ(FI_THREAD_SAFE, self->ctx.info->domain_attr->threading);
+	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0));
+
+	lock_calls = 0;
+	lock_counting = 1;
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, out, 2));
+	lock_counting = 0;
+	EXPECT_EQ(0, lock_calls);
+
+	/* Two queued, one read: the other is not left for the quiet path. */
+	ASSERT_EQ(0, self->ops->write(self->cq, &e, FI_ADDR_NOTAVAIL));
+	ASSERT_EQ(0, self->ops->write(self->cq, &e, FI_ADDR_NOTAVAIL));
+	ASSERT_EQ(1, fi_cq_read(self->cq, out, 1));
+	ASSERT_EQ(1, fi_cq_read(self->cq, out, 1));
+	EXPECT_EQ(e.op_context, out[0].op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, out, 2));
+
+	/* An error is seen too; once it is taken, reads are quiet again. */
+	ASSERT_EQ(0, self->ops->writeerr(self->cq, &err, FI_ADDR_NOTAVAIL));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(self->cq, out, 2));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(self->cq, out, 2));
+	ASSERT_EQ(1, fi_cq_readerr(self->cq, &got, 0));
+	EXPECT_EQ(FI_EIO, got.err);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, out, 2));
+	lock_calls = 0;
+	lock_counting = 1;
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, out, 2));
+	lock_counting = 0;
+	EXPECT_EQ(0, lock_calls);
+}
+
 TEST(lock_free_threading_models)
 {
 	PROV_REQUIRE_DEVICE();
