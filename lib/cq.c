@@ -203,7 +203,9 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 		if (((ep->rm_enabled || ep->fence_used) && sq_left) ||
 		    (ep->engine && freed && (sq_left || rq_left)))
 			swnic_ep_doorbell(ep);
-		swnic_ep_sq_retry(ep);
+		/* What the doorbell left keeps this CQ's reads coming here. */
+		if (sq_left)
+			swnic_ep_sq_retry(ep);
 	}
 }
 
