@@ -799,7 +799,7 @@ TEST_F(dp, lazy_rq_needs_no_doorbell)
 TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
 {
 	struct swnic_query_device q = { .size = sizeof(q) };
-	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+	struct swnic_ep_doorbell db;
 	char src[3][8] = { "first", "early", "next" }, dst[3][8] = {};
 	struct swnic_rqe r = t_recv(dst[0], sizeof(dst[0]), 1);
 	struct swnic_sqe s = t_send(src[0], sizeof(src[0]), &self->b, 2);
@@ -810,8 +810,7 @@ TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
 
 	/* Nothing waits: the receive stays in the ring, nothing completes. */
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
-	db.flags = SWNIC_DB_SQ;
-	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	ASSERT_EQ(0, t_doorbell_flags(&self->b, SWNIC_DB_SQ, &db));
 	EXPECT_EQ(0, db.rq_done);
 	EXPECT_EQ(0, db.sq_done);
 	EXPECT_EQ(*self->b.rq.head + 1, *self->b.rq.tail);
@@ -819,9 +818,7 @@ TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
 
 	/* The sender's own SQ doorbell sends; it takes the receive. */
 	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
-	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
-					  .flags = SWNIC_DB_SQ };
-	ASSERT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	ASSERT_EQ(0, t_doorbell_flags(&self->a, SWNIC_DB_SQ, &db));
 	EXPECT_EQ(1, db.sq_done);
 	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
 	EXPECT_EQ(0, c.err);
@@ -838,9 +835,7 @@ TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
 	EXPECT_TRUE(*self->b.rq.flags & SWNIC_RING_F_NEED_WAKEUP);
 	r = t_recv(dst[1], sizeof(dst[1]), 3);
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
-	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
-					  .flags = SWNIC_DB_SQ };
-	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
+	ASSERT_EQ(0, t_doorbell_flags(&self->b, SWNIC_DB_SQ, &db));
 	EXPECT_EQ(1, db.rq_done);
 	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
 	EXPECT_EQ(3, c.context);
@@ -860,10 +855,8 @@ TEST_F(dp, sq_doorbell_leaves_lazy_rq_to_senders)
 	EXPECT_STREQ("next", dst[2]);
 
 	/* Flags it does not know. */
-	db = (struct swnic_ep_doorbell) { .size = sizeof(db),
-					  .flags = SWNIC_DB_SQ | 1U << 5 };
-	ASSERT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_DOORBELL, &db));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(-EOPNOTSUPP,
+		  t_doorbell_flags(&self->a, SWNIC_DB_SQ | 1U << 5, NULL));
 }
 
 /* Another process's send takes a receive posted without a doorbell. */

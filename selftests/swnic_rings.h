@@ -128,15 +128,21 @@ static inline int t_cq_pop(struct t_cq *cq, struct swnic_cqe *cqe)
 	return 1;
 }
 
-static inline int t_doorbell(struct t_ep *ep, struct swnic_ep_doorbell *out)
+static inline int t_doorbell_flags(struct t_ep *ep, uint32_t flags,
+				   struct swnic_ep_doorbell *out)
 {
-	struct swnic_ep_doorbell db = { .size = sizeof(db) };
+	struct swnic_ep_doorbell db = { .size = sizeof(db), .flags = flags };
 
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_DOORBELL, &db))
 		return -errno;
 	if (out)
 		*out = db;
 	return 0;
+}
+
+static inline int t_doorbell(struct t_ep *ep, struct swnic_ep_doorbell *out)
+{
+	return t_doorbell_flags(ep, 0, out);
 }
 
 /* Wait (poll on the CQ fd) for one completion; -ETIMEDOUT after @ms. */
