@@ -391,6 +391,8 @@ static void swnic_ep_unpublish(struct swnic_ep *ep)
 int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 {
 	struct swnic_ep_doorbell *db = arg;
+	struct swnic_udp_inline il;
+	int ret = 0;
 
 	if (db->flags & ~(SWNIC_DB_POLL | SWNIC_DB_SQ))
 		return -EOPNOTSUPP;
@@ -399,13 +401,21 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 	/* Only the process that owns the rings' buffers may drive them. */
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
+	/*
+	 * What our sends deliver to other namespaces of this host (veth),
+	 * and their answers to us, we process before we return, rather
+	 * than wake their workers (udp.c, inline sections).
+	 */
+	swnic_udp_inline_begin(&il);
 	if (db->flags & SWNIC_DB_POLL) {
 		db->sq_done = 0;
 		db->rq_done = 0;
 		db->polled = swnic_udp_poll(ep->dom->sdev);
-		return 0;
+	} else {
+		ret = swnic_engine_doorbell(ep, db);
 	}
-	return swnic_engine_doorbell(ep, db);
+	swnic_udp_inline_end(&il);
+	return ret;
 }
 
 /* SWNIC_IOCTL_EP_CANCEL */

@@ -10,7 +10,9 @@
  *   device is bound to a netdev there (or an endpoint of it is made).
  *   Their data_ready hook wakes the namespace's worker, which reads
  *   them (UDP_GRO: bursts whole) and does all the rest in process
- *   context.
+ *   context - unless the datagram came in the context of a task that
+ *   runs the round itself when it is done sending (inline sections:
+ *   over veth, the sender's doorbell takes what it delivered).
  *   An IPv6 peer is named by 32 bits, as an IPv4 one is by its address
  *   (uapi swnic.h, struct swnic_addr6): the engine, the rings and the
  *   MRs' peer lists see only names.
@@ -39,6 +41,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/ipv6.h>
 #include <net/checksum.h>
@@ -260,6 +263,8 @@ struct swnic_wnet {
 	u64 polls;			/* rounds run by busy polling */
 	atomic64_t poll_fallbacks;	/* ... that left packets to the worker */
 	atomic64_t rx_kicks;		/* worker wakeups by data_ready */
+	atomic64_t rx_inline;		/* ... left to an inline section */
+	u64 inline_rounds;		/* rounds run by inline sections */
 	u64 probes;			/* tail loss probes */
 	u64 rto_fires;			/* retransmit timeouts that fired */
 	u64 rack_retx;			/* packets RACK found lost */
@@ -675,13 +680,42 @@ static void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
 }
 
+#define SWNIC_TIMER_SLACK_NS	(50 * NSEC_PER_USEC)
+
 /* Have the worker run at @at, or earlier (wn->lock held). */
 static void swnic_arm(struct swnic_wnet *wn, ktime_t at)
 {
 	if (wn->dead || (hrtimer_is_queued(&wn->timer) &&
 			 !ktime_after(hrtimer_get_expires(&wn->timer), at)))
 		return;
-	hrtimer_start_range_ns(&wn->timer, at, 50 * NSEC_PER_USEC,
+	hrtimer_start_range_ns(&wn->timer, at, SWNIC_TIMER_SLACK_NS,
+			       HRTIMER_MODE_ABS);
+}
+
+/*
+ * Have the worker run at @at (KTIME_MAX: not for a deadline), neither
+ * earlier nor later: swnic_tick() knows every deadline left (wn->lock
+ * held). A timer left at the probe time of a packet that its answer has
+ * acknowledged since woke the worker for nothing, up to once a
+ * millisecond in a ping-pong, and it took the wire's lock from the
+ * applications.
+ */
+static void swnic_arm_exact(struct swnic_wnet *wn, ktime_t at)
+{
+	s64 late;
+
+	if (wn->dead)
+		return;
+	if (at == KTIME_MAX) {
+		/* Running already: its kick costs one round at most. */
+		hrtimer_try_to_cancel(&wn->timer);
+		return;
+	}
+	late = ktime_to_ns(ktime_sub(hrtimer_get_expires(&wn->timer), at));
+	if (hrtimer_is_queued(&wn->timer) && late >= 0 &&
+	    late <= SWNIC_TIMER_SLACK_NS)
+		return;
+	hrtimer_start_range_ns(&wn->timer, at, SWNIC_TIMER_SLACK_NS,
 			       HRTIMER_MODE_ABS);
 }
 
@@ -2930,8 +2964,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 			next = min(next, ktime_add_ms(now,
 						      jiffies_to_msecs(left)));
 	}
-	if (next != KTIME_MAX)
-		swnic_arm(wn, next);
+	swnic_arm_exact(wn, next);
 }
 
 /*
@@ -3084,13 +3117,17 @@ static bool swnic_wire_round(struct swnic_wnet *wn)
 static void swnic_udp_work(struct kthread_work *work)
 {
 	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
+	struct swnic_udp_inline il;
 	bool more;
 
+	/* What the round's sends deliver here (answers, ACKs): next. */
+	swnic_udp_inline_begin(&il);
 	mutex_lock(&wn->lock);
 	more = swnic_wire_round(wn);
 	mutex_unlock(&wn->lock);
 	if (more)
 		swnic_wire_kick(wn);
+	swnic_udp_inline_end(&il);
 }
 
 /**
@@ -3132,6 +3169,191 @@ bool swnic_udp_poll(struct swnic_device *sdev)
 	return true;
 }
 
+/*
+ * Inline sections (struct swnic_udp_inline). Over veth or loopback, the
+ * namespace a packet is for receives it in the softirq that runs as the
+ * sender's send leaves its BH-disabled section: in the sender's context.
+ * Waking that namespace's worker for it cost a wakeup and two context
+ * switches per packet, three packets per one-way message (the request,
+ * its answer, the answer's ACK), each worker preempting a spinning
+ * application. In a section, the sender runs those rounds itself after
+ * its sends, as a busy poller does (swnic_udp_poll(): nothing in a round
+ * depends on whose context it runs in), and the packets its rounds send
+ * are taken in turn, up to SWNIC_INLINE_ROUNDS rounds; what is left goes
+ * to the workers. Sections are found by task, in a hash: the softirq only
+ * knows `current`.
+ *
+ * A section's task may block before it ends (faulting in its buffers,
+ * a userfaultfd of its own). So a section holds no reference: it names
+ * a namespace only while listed under its bucket's lock, and a namespace
+ * going takes itself off every section (swnic_inline_forget()) before its
+ * worker goes; the round takes a reference first. And a datagram taken
+ * arms the busy-polling fallback: if no round read the socket within
+ * SWNIC_POLL_FALLBACK_US, the worker is woken after all.
+ */
+#define SWNIC_INLINE_BITS	6
+#define SWNIC_INLINE_ROUNDS	16
+
+static struct swnic_inline_bucket {
+	spinlock_t lock;		/* @head, and its sections' fields */
+	struct hlist_head head;
+} swnic_inline_tab[1 << SWNIC_INLINE_BITS];
+
+static struct swnic_inline_bucket *swnic_inline_bucket(void)
+{
+	return &swnic_inline_tab[hash_ptr(current, SWNIC_INLINE_BITS)];
+}
+
+/* The current task's open section, or NULL; bucket lock held. */
+static struct swnic_udp_inline *
+swnic_inline_find(struct swnic_inline_bucket *b)
+{
+	struct swnic_udp_inline *il;
+
+	hlist_for_each_entry(il, &b->head, node)
+		if (il->task == current)
+			return il;
+	return NULL;
+}
+
+/**
+ * swnic_udp_inline_begin() - open an inline section
+ * @il: the section, on the caller's stack until swnic_udp_inline_end()
+ *
+ * Process context. One per task at a time: a nested one does nothing.
+ */
+void swnic_udp_inline_begin(struct swnic_udp_inline *il)
+{
+	struct swnic_inline_bucket *b = swnic_inline_bucket();
+
+	il->task = current;
+	il->n = 0;
+	spin_lock_bh(&b->lock);
+	il->nested = !!swnic_inline_find(b);
+	if (!il->nested)
+		hlist_add_head(&il->node, &b->head);
+	spin_unlock_bh(&b->lock);
+}
+
+static ktime_t swnic_poll_fallback(void);
+
+/*
+ * data_ready, in softirq: if the task it runs in has a section open, the
+ * section takes @wn's round. Return: taken.
+ */
+static bool swnic_inline_take(struct swnic_wnet *wn)
+{
+	struct swnic_inline_bucket *b;
+	struct swnic_udp_inline *il;
+	bool taken = false;
+	unsigned int i;
+	int n;
+
+	if (!in_serving_softirq() || in_hardirq())
+		return false;
+	b = swnic_inline_bucket();
+	spin_lock(&b->lock);
+	il = swnic_inline_find(b);
+	for (i = 0; il && i < il->n && !taken; i++)
+		taken = il->wn[i] == wn;
+	if (il && !taken && il->n < SWNIC_INLINE_WNETS) {
+		il->wn[il->n++] = wn;
+		taken = true;
+	}
+	spin_unlock(&b->lock);
+	if (!taken)
+		return false;
+	/* The fallback, as while an application polls (data_ready). */
+	n = atomic_inc_return(&wn->rx_ready);
+	if (!hrtimer_is_queued(&wn->poll_timer)) {
+		WRITE_ONCE(wn->rx_armed, n);
+		hrtimer_start(&wn->poll_timer, swnic_poll_fallback(),
+			      HRTIMER_MODE_REL);
+	}
+	return true;
+}
+
+/*
+ * A namespace goes (.exit, after its sockets and an RCU grace period: no
+ * data_ready names it any more): off every section, before its worker.
+ */
+static void swnic_inline_forget(struct swnic_wnet *wn)
+{
+	struct swnic_udp_inline *il;
+	unsigned int i, j, k;
+
+	for (i = 0; i < ARRAY_SIZE(swnic_inline_tab); i++) {
+		spin_lock_bh(&swnic_inline_tab[i].lock);
+		hlist_for_each_entry(il, &swnic_inline_tab[i].head, node) {
+			for (j = 0, k = 0; j < il->n; j++)
+				if (il->wn[j] != wn)
+					il->wn[k++] = il->wn[j];
+			il->n = k;
+		}
+		spin_unlock_bh(&swnic_inline_tab[i].lock);
+	}
+}
+
+/*
+ * A section's round of @wn. If another holds the wire (a poster, or a
+ * round), we wait: the holder is short, and it may be past its reads.
+ * Leaving it to the worker cost a wakeup, and a worker that contended for
+ * the lock with the applications, for most packets of a ping-pong.
+ */
+static void swnic_inline_round(struct swnic_wnet *wn)
+{
+	bool more;
+
+	mutex_lock(&wn->lock);
+	wn->inline_rounds++;
+	more = swnic_wire_round(wn);
+	mutex_unlock(&wn->lock);
+	if (more)
+		swnic_wire_kick(wn);
+}
+
+/**
+ * swnic_udp_inline_end() - close an inline section: run its rounds
+ * @il: the section
+ *
+ * Process context, no lock held (a round takes the wire's, and delivers
+ * into endpoints, CQs and MRs). The section stays open while its rounds
+ * run, so what their sends deliver here is taken too, within the budget.
+ * A task being killed leaves the rounds to the workers: a round must not
+ * fail a peer's message for the signal of a task that only passed by.
+ */
+void swnic_udp_inline_end(struct swnic_udp_inline *il)
+{
+	struct swnic_inline_bucket *b = swnic_inline_bucket();
+	unsigned int budget = SWNIC_INLINE_ROUNDS, i;
+	struct swnic_wnet *wn;
+	struct net *net;
+
+	if (il->nested)
+		return;
+	for (;;) {
+		spin_lock_bh(&b->lock);
+		if (!il->n || !budget || fatal_signal_pending(current))
+			break;
+		wn = il->wn[0];
+		il->n--;
+		memmove(&il->wn[0], &il->wn[1], il->n * sizeof(il->wn[0]));
+		/* Listed, @wn is there; going, its net has no reference. */
+		net = maybe_get_net(wn->net);
+		spin_unlock_bh(&b->lock);
+		if (!net)
+			continue;
+		budget--;
+		swnic_inline_round(wn);
+		put_net(net);
+	}
+	/* What is left (listed: the workers are there) goes to them. */
+	for (i = 0; i < il->n; i++)
+		swnic_wire_kick(il->wn[i]);
+	hlist_del(&il->node);
+	spin_unlock_bh(&b->lock);
+}
+
 static enum hrtimer_restart swnic_udp_timer(struct hrtimer *t)
 {
 	struct swnic_wnet *wn = container_of(t, struct swnic_wnet, timer);
@@ -3162,8 +3384,12 @@ static void swnic_udp_data_ready(struct sock *sk)
 	rcu_read_lock();
 	wn = rcu_dereference_sk_user_data(sk);
 	if (wn && !READ_ONCE(wn->polling)) {
-		atomic64_inc(&wn->rx_kicks);
-		swnic_wire_kick(wn);
+		if (swnic_inline_take(wn)) {
+			atomic64_inc(&wn->rx_inline);
+		} else {
+			atomic64_inc(&wn->rx_kicks);
+			swnic_wire_kick(wn);
+		}
 	} else if (wn) {
 		/*
 		 * Counted only while someone polls (the worker takes the
@@ -3601,6 +3827,8 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "busy_polls", wn->polls) ?:
 	      fn(arg, "poll_fallbacks", atomic64_read(&wn->poll_fallbacks)) ?:
 	      fn(arg, "rx_kicks", atomic64_read(&wn->rx_kicks)) ?:
+	      fn(arg, "rx_inline", atomic64_read(&wn->rx_inline)) ?:
+	      fn(arg, "inline_rounds", wn->inline_rounds) ?:
 	      fn(arg, "tail_probes", wn->probes) ?:
 	      fn(arg, "rto_fires", wn->rto_fires) ?:
 	      fn(arg, "rack_retx", wn->rack_retx) ?:
@@ -3746,6 +3974,7 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 
 	/* The sockets went in .pre_exit: no packet comes in any more. */
 	synchronize_rcu();
+	swnic_inline_forget(wn);
 	hrtimer_cancel(&wn->poll_timer);
 	/* The work re-arms the timer and the timer queues the work. */
 	hrtimer_cancel(&wn->timer);
@@ -3788,7 +4017,13 @@ static struct pernet_operations swnic_udp_net_ops = {
 
 int __init swnic_udp_init(void)
 {
+	unsigned int i;
+
 	swnic_wire_build_bug_on();
+	for (i = 0; i < ARRAY_SIZE(swnic_inline_tab); i++) {
+		spin_lock_init(&swnic_inline_tab[i].lock);
+		INIT_HLIST_HEAD(&swnic_inline_tab[i].head);
+	}
 	if (!udp_port || udp_port > U16_MAX)
 		return -EINVAL;
 	return register_pernet_subsys(&swnic_udp_net_ops);

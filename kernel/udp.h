@@ -3,11 +3,14 @@
 #define _SWNIC_UDP_H
 
 #include <linux/in6.h>
+#include <linux/list.h>
 #include <linux/types.h>
 
 struct net;
 struct swnic_device;
 struct swnic_domain;
+struct swnic_wnet;
+struct task_struct;
 
 extern const struct swnic_transport swnic_transport_udp;
 
@@ -15,6 +18,35 @@ int swnic_udp_open(struct net *net);
 int swnic_udp_ep_addr(struct swnic_device *sdev, __be32 *addr);
 bool swnic_udp_reaches(struct swnic_device *sdev, __be32 addr);
 bool swnic_udp_poll(struct swnic_device *sdev);
+
+/* Namespaces an inline section can take the rounds of, at most. */
+#define SWNIC_INLINE_WNETS	4
+
+/**
+ * struct swnic_udp_inline - a task's inline section (on its stack)
+ * @node: in its hash bucket while open
+ * @task: the task
+ * @wn: namespaces whose sockets received in its context: rounds to run
+ *	at the end (no reference: a namespace that goes takes itself off)
+ * @n: how many
+ * @nested: the task had a section open already: this one does nothing
+ *
+ * Between swnic_udp_inline_begin() and swnic_udp_inline_end(), a datagram
+ * the wire's socket of any namespace receives in the task's context (the
+ * softirq that a send over veth or loopback runs on its way out) does not
+ * wake that namespace's worker: the task runs its round at the end, once
+ * it holds no lock. Fields are the bucket lock's.
+ */
+struct swnic_udp_inline {
+	struct hlist_node node;
+	struct task_struct *task;
+	struct swnic_wnet *wn[SWNIC_INLINE_WNETS];
+	unsigned int n;
+	bool nested;
+};
+
+void swnic_udp_inline_begin(struct swnic_udp_inline *il);
+void swnic_udp_inline_end(struct swnic_udp_inline *il);
 bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name);
 int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg);
 

@@ -188,6 +188,36 @@ else
 		"busy_polls: $p1 before, $p2 after"
 fi
 
+# Inline rounds: over veth, the namespace a packet is for receives it in
+# the softirq of the sender's send, in the sender's context; the sender
+# (an application's doorbell, or a worker) then runs that namespace's
+# round itself, and the rounds its answers and ACKs call for, rather than
+# wake the workers (rx_inline counts such packets, inline_rounds the
+# rounds; rx_kicks the workers woken).
+inline_counts()
+{
+	local a b
+
+	a=$(wire_counters swnicwa)
+	b=$(wire_counters swnicwb)
+	for f in rx_inline rx_kicks inline_rounds; do
+		printf '%d ' $(($(jq ".$f // 0" <<<"$a") + $(jq ".$f // 0" <<<"$b")))
+	done
+}
+read -r i0 k0 r0 <<<"$(inline_counts)"
+pingpong "rdm 8 B across, the wire's rounds run inline, data checked" \
+	-e rdm -c -I 200 -S 8
+read -r i1 k1 r1 <<<"$(inline_counts)"
+# 200 round trips: 400 messages of three packets (request, answer, ACK).
+if [ $((i1 - i0)) -ge 800 ] && [ $(((k1 - k0) * 10)) -lt $((i1 - i0)) ] &&
+   [ $((r1 - r0)) -gt 0 ]; then
+	ok "the senders took the packets they delivered inline ($((i1 - i0)) packets, $((r1 - r0)) rounds; $((k1 - k0)) worker wakeups)"
+else
+	not_ok "the senders took the packets they delivered inline" \
+		"rx_inline: $i0 -> $i1, rx_kicks: $k0 -> $k1," \
+		"inline_rounds: $r0 -> $r1"
+fi
+
 # Packets that come in on $2 (in namespace $1) with DSCP 46 (EF, TOS
 # 0xb8): counted by a u32 filter on its ingress (set up below).
 ef_in()
@@ -459,8 +489,14 @@ PP_BG=1 pingpong_in b "after a restart, B's side of two crossing transfers compl
 	-e rdm -c -I 10 -S 65536
 pingpong_wait a
 pingpong_wait b
+# Crossing, one more round trip may be needed: A's first packets, sent
+# naming no one, are refused (a burst); the RESETs they draw make A start
+# a new incarnation, and the packets B sent meanwhile to A's first draw
+# RESETs that B drops as stale (a burst). When the senders run their
+# peers' rounds inline this is the order the 6.1 guest takes (95 stale
+# drops). A storm of RESETs is orders of magnitude more.
 check "after the crossing, both ends name each other's incarnation" \
-	incs_agree 64 "$w0"
+	incs_agree 128 "$w0"
 
 $A swnic dev del swnicwa force >/dev/null 2>&1
 ip netns del swnicwa
