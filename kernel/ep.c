@@ -392,6 +392,7 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 {
 	struct swnic_ep_doorbell *db = arg;
 	struct swnic_udp_inline il;
+	bool wire;
 	int ret = 0;
 
 	if (db->flags & ~(SWNIC_DB_POLL | SWNIC_DB_SQ))
@@ -404,9 +405,12 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 	/*
 	 * What our sends deliver to other namespaces of this host (veth),
 	 * and their answers to us, we process before we return, rather
-	 * than wake their workers (udp.c, inline sections).
+	 * than wake their workers (udp.c, inline sections). A device bound
+	 * to no netdev sends nothing on the wire: no section to pay for.
 	 */
-	swnic_udp_inline_begin(&il);
+	wire = rcu_access_pointer(ep->dom->sdev->netdev);
+	if (wire)
+		swnic_udp_inline_begin(&il);
 	if (db->flags & SWNIC_DB_POLL) {
 		db->sq_done = 0;
 		db->rq_done = 0;
@@ -414,7 +418,8 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 	} else {
 		ret = swnic_engine_doorbell(ep, db);
 	}
-	swnic_udp_inline_end(&il);
+	if (wire)
+		swnic_udp_inline_end(&il);
 	return ret;
 }
 

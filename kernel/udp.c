@@ -3117,17 +3117,13 @@ static bool swnic_wire_round(struct swnic_wnet *wn)
 static void swnic_udp_work(struct kthread_work *work)
 {
 	struct swnic_wnet *wn = container_of(work, struct swnic_wnet, work);
-	struct swnic_udp_inline il;
 	bool more;
 
-	/* What the round's sends deliver here (answers, ACKs): next. */
-	swnic_udp_inline_begin(&il);
 	mutex_lock(&wn->lock);
 	more = swnic_wire_round(wn);
 	mutex_unlock(&wn->lock);
 	if (more)
 		swnic_wire_kick(wn);
-	swnic_udp_inline_end(&il);
 }
 
 /**
@@ -3181,7 +3177,10 @@ bool swnic_udp_poll(struct swnic_device *sdev)
  * depends on whose context it runs in), and the packets its rounds send
  * are taken in turn, up to SWNIC_INLINE_ROUNDS rounds; what is left goes
  * to the workers. Sections are found by task, in a hash: the softirq only
- * knows `current`.
+ * knows `current`. Doorbells open them, the workers do not: a receiver's
+ * worker would run the sender's rounds too (the ACKs it sent, the sends
+ * they let go), on one CPU where two worked, and a 1 MiB ping-pong lost
+ * a fifth of its bandwidth.
  *
  * A section's task may block before it ends (faulting in its buffers,
  * a userfaultfd of its own). So a section holds no reference: it names
@@ -3193,6 +3192,7 @@ bool swnic_udp_poll(struct swnic_device *sdev)
  */
 #define SWNIC_INLINE_BITS	6
 #define SWNIC_INLINE_ROUNDS	16
+#define SWNIC_INLINE_RMEM	(32 << 10)
 
 static struct swnic_inline_bucket {
 	spinlock_t lock;		/* @head, and its sections' fields */
@@ -3238,10 +3238,15 @@ void swnic_udp_inline_begin(struct swnic_udp_inline *il)
 static ktime_t swnic_poll_fallback(void);
 
 /*
- * data_ready, in softirq: if the task it runs in has a section open, the
- * section takes @wn's round. Return: taken.
+ * data_ready of @sk, in softirq: if the task it runs in has a section
+ * open, the section takes @wn's round - unless more than
+ * SWNIC_INLINE_RMEM bytes wait on the socket: a bulk transfer's bursts
+ * go to the worker, on another CPU, while the sender sends on. Run in the
+ * sender, the receiver's rounds took turns with its sends on one CPU,
+ * and a 1 MiB ping-pong lost a fifth of its bandwidth.
+ * Return: taken.
  */
-static bool swnic_inline_take(struct swnic_wnet *wn)
+static bool swnic_inline_take(struct swnic_wnet *wn, struct sock *sk)
 {
 	struct swnic_inline_bucket *b;
 	struct swnic_udp_inline *il;
@@ -3249,7 +3254,8 @@ static bool swnic_inline_take(struct swnic_wnet *wn)
 	unsigned int i;
 	int n;
 
-	if (!in_serving_softirq() || in_hardirq())
+	if (!in_serving_softirq() || in_hardirq() ||
+	    sk_rmem_alloc_get(sk) > SWNIC_INLINE_RMEM)
 		return false;
 	b = swnic_inline_bucket();
 	spin_lock(&b->lock);
@@ -3384,7 +3390,7 @@ static void swnic_udp_data_ready(struct sock *sk)
 	rcu_read_lock();
 	wn = rcu_dereference_sk_user_data(sk);
 	if (wn && !READ_ONCE(wn->polling)) {
-		if (swnic_inline_take(wn)) {
+		if (swnic_inline_take(wn, sk)) {
 			atomic64_inc(&wn->rx_inline);
 		} else {
 			atomic64_inc(&wn->rx_kicks);

@@ -189,11 +189,11 @@ else
 fi
 
 # Inline rounds: over veth, the namespace a packet is for receives it in
-# the softirq of the sender's send, in the sender's context; the sender
-# (an application's doorbell, or a worker) then runs that namespace's
-# round itself, and the rounds its answers and ACKs call for, rather than
-# wake the workers (rx_inline counts such packets, inline_rounds the
-# rounds; rx_kicks the workers woken).
+# the softirq of the sender's send, in the sender's context; the sender's
+# doorbell then runs that namespace's round itself, and the rounds its
+# answers and ACKs call for, rather than wake the workers (rx_inline
+# counts such packets, inline_rounds the rounds; rx_kicks the workers
+# woken).
 inline_counts()
 {
 	local a b
