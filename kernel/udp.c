@@ -3235,15 +3235,14 @@ void swnic_udp_inline_begin(struct swnic_udp_inline *il)
 	spin_unlock_bh(&b->lock);
 }
 
-static ktime_t swnic_poll_fallback(void);
-
 /*
  * data_ready of @sk, in softirq: if the task it runs in has a section
  * open, the section takes @wn's round - unless more than
  * SWNIC_INLINE_RMEM bytes wait on the socket: a bulk transfer's bursts
  * go to the worker, on another CPU, while the sender sends on. Run in the
  * sender, the receiver's rounds took turns with its sends on one CPU,
- * and a 1 MiB ping-pong lost a fifth of its bandwidth.
+ * and a 1 MiB ping-pong lost a fifth of its bandwidth. A datagram taken
+ * is counted (rx_inline); the caller arms busy polling's fallback for it.
  * Return: taken.
  */
 static bool swnic_inline_take(struct swnic_wnet *wn, struct sock *sk)
@@ -3252,7 +3251,6 @@ static bool swnic_inline_take(struct swnic_wnet *wn, struct sock *sk)
 	struct swnic_udp_inline *il;
 	bool taken = false;
 	unsigned int i;
-	int n;
 
 	if (!in_serving_softirq() || in_hardirq() ||
 	    sk_rmem_alloc_get(sk) > SWNIC_INLINE_RMEM)
@@ -3267,16 +3265,9 @@ static bool swnic_inline_take(struct swnic_wnet *wn, struct sock *sk)
 		taken = true;
 	}
 	spin_unlock(&b->lock);
-	if (!taken)
-		return false;
-	/* The fallback, as while an application polls (data_ready). */
-	n = atomic_inc_return(&wn->rx_ready);
-	if (!hrtimer_is_queued(&wn->poll_timer)) {
-		WRITE_ONCE(wn->rx_armed, n);
-		hrtimer_start(&wn->poll_timer, swnic_poll_fallback(),
-			      HRTIMER_MODE_REL);
-	}
-	return true;
+	if (taken)
+		atomic64_inc(&wn->rx_inline);
+	return taken;
 }
 
 /*
@@ -3389,18 +3380,15 @@ static void swnic_udp_data_ready(struct sock *sk)
 
 	rcu_read_lock();
 	wn = rcu_dereference_sk_user_data(sk);
-	if (wn && !READ_ONCE(wn->polling)) {
-		if (swnic_inline_take(wn, sk)) {
-			atomic64_inc(&wn->rx_inline);
-		} else {
-			atomic64_inc(&wn->rx_kicks);
-			swnic_wire_kick(wn);
-		}
+	if (wn && !READ_ONCE(wn->polling) && !swnic_inline_take(wn, sk)) {
+		atomic64_inc(&wn->rx_kicks);
+		swnic_wire_kick(wn);
 	} else if (wn) {
 		/*
-		 * Counted only while someone polls (the worker takes the
-		 * rest), ordered after the datagram was queued, as a round
-		 * reads the count before the queue (swnic_udp_rx_batch()).
+		 * Counted only while someone polls or a section took it (the
+		 * worker takes the rest), ordered after the datagram was
+		 * queued, as a round reads the count before the queue
+		 * (swnic_udp_rx_batch()).
 		 */
 		n = atomic_inc_return(&wn->rx_ready);
 		if (!hrtimer_is_queued(&wn->poll_timer)) {
