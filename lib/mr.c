@@ -176,7 +176,7 @@ static int swnic_mr_register(struct swnic_mr *mr)
 	int ret;
 
 	if (mr->cacheable)
-		return swnic_mr_cache_get(dom, mr, &mr->kmr);
+		return swnic_mr_cache_get(dom, mr, &mr->kmr, true);
 	if (mr->nsegs) {
 		ret = swnic_mr_register_segs(mr);
 		if (ret)
@@ -371,17 +371,35 @@ uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
 	return swnic_mr_cache_recv(dom, addr, len);
 }
 
+/*
+ * MR objects: the domain keeps the last one freed for the next
+ * registration. A registration the cache serves costs little more than
+ * its allocation (a register + close pair that reuses it frees nothing).
+ */
+static struct swnic_mr *swnic_mr_alloc(struct swnic_domain *dom)
+{
+	struct swnic_mr *mr = atomic_exchange(&dom->mr_spare, NULL);
+
+	return mr ? mr : malloc(sizeof(*mr));
+}
+
 static void swnic_mr_free(struct swnic_mr *mr)
 {
-	free(mr->segs);
-	free(mr);
+	struct swnic_mr *old;
+
+	if (mr->segs)
+		free(mr->segs);
+	old = atomic_exchange(&mr->domain->mr_spare, mr);
+	if (old)
+		free(old);
 }
 
 static int swnic_mr_close(struct fid *fid)
 {
 	struct swnic_mr *mr =
 		swnic_container_of(fid, struct swnic_mr, mr_fid.fid);
-	struct swnic_mr_async *async = mr->domain->mr_async;
+	struct swnic_domain *dom = mr->domain;
+	struct swnic_mr_async *async = dom->mr_async;
 
 	/* A queued registration finishes (and reports) before the close. */
 	if (async) {
@@ -391,8 +409,9 @@ static int swnic_mr_close(struct fid *fid)
 		pthread_mutex_unlock(&async->lock);
 	}
 	swnic_mr_unregister(mr);
-	swnic_domain_child(mr->domain, SWNIC_CHILD_MR, -1);
+	/* Kept for reuse before the domain may close (and free it). */
 	swnic_mr_free(mr);
+	swnic_domain_child(dom, SWNIC_CHILD_MR, -1);
 	return 0;
 }
 
@@ -788,15 +807,10 @@ static int swnic_mr_create(struct swnic_domain *dom,
 			   dom->dev.name);
 		return -FI_ENOSYS;
 	}
-	/*
-	 * Not calloc: glibc's calloc bypasses the thread cache, and this
-	 * allocation is most of what a registration the cache serves costs.
-	 * explicit_bzero, as the compiler folds malloc + memset into calloc.
-	 */
-	mr = malloc(sizeof(*mr));
+	mr = swnic_mr_alloc(dom);
 	if (!mr)
 		return -FI_ENOMEM;
-	explicit_bzero(mr, sizeof(*mr));
+	*mr = (struct swnic_mr){ .domain = dom };
 	ret = swnic_mr_prepare(dom, attr, flags, swnic_flags, mr);
 	if (ret)
 		goto err_free;
@@ -826,7 +840,9 @@ static int swnic_mr_create(struct swnic_domain *dom,
 		return 0;
 	}
 
-	ret = swnic_mr_register(mr);
+	/* A cache hit is the common case: no call on the way to it. */
+	ret = mr->cacheable ? swnic_mr_cache_get(dom, mr, &mr->kmr, true) :
+			      swnic_mr_register(mr);
 	if (ret)
 		goto err_free;
 	swnic_mr_ready(mr);
@@ -919,6 +935,7 @@ void swnic_mr_domain_fini(struct swnic_domain *dom)
 {
 	swnic_mr_async_stop(dom);
 	swnic_mr_cache_fini(dom);
+	free(atomic_exchange(&dom->mr_spare, NULL));
 }
 
 static int swnic_ext_query_stats(struct fid_domain *domain,

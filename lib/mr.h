@@ -103,10 +103,18 @@ static inline bool swnic_kmr_recv_covers(const struct swnic_kmr *kmr,
 /* The registration cache; every call is a no-op when it is disabled. */
 int swnic_mr_cache_init(struct swnic_domain *dom);
 void swnic_mr_cache_fini(struct swnic_domain *dom);
-bool swnic_mr_cache_enabled(struct swnic_domain *dom);
-/* A registration for @mr: from the cache, or made and cached. */
+static inline bool swnic_mr_cache_enabled(const struct swnic_domain *dom)
+{
+	return dom->mr_cache != NULL;
+}
+
+/*
+ * A registration for @mr: from the cache, or made and cached. @reclaim:
+ * an application's registration, which may take what the cache keeps
+ * unused if pinning is over a limit.
+ */
 int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
-		       struct swnic_kmr **kmr);
+		       struct swnic_kmr **kmr, bool reclaim);
 void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr);
 /* Deregister what the cache keeps unused: did it keep any? */
 bool swnic_mr_cache_reclaim(struct swnic_domain *dom);

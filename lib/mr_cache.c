@@ -86,11 +86,6 @@ int swnic_inval_map(struct swnic_domain *dom)
 	return ret;
 }
 
-bool swnic_mr_cache_enabled(struct swnic_domain *dom)
-{
-	return dom->mr_cache != NULL;
-}
-
 int swnic_mr_cache_init(struct swnic_domain *dom)
 {
 	struct swnic_mr_cache *cache;
@@ -163,21 +158,19 @@ static struct swnic_kmr *swnic_mr_cache_find_key(struct swnic_mr_cache *cache,
 
 /*
  * Consume the invalidation records published since the last look (see the
- * reader protocol in <linux/swnic.h>). Caller holds the cache lock.
+ * reader protocol in <linux/swnic.h>), up to generation @gen, which is
+ * past what the cache has seen. Caller holds the cache lock.
  */
-static void swnic_mr_cache_sync(struct swnic_domain *dom)
+static void swnic_mr_cache_sync_slow(struct swnic_domain *dom, uint64_t gen)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
 	const volatile struct swnic_inval_rec *slot;
-	uint64_t gen, gen2, n, mask = dom->inval_entries - 1;
+	uint64_t gen2, n, mask = dom->inval_entries - 1;
 	struct swnic_inval_rec rec;
 	struct swnic_kmr *kmr;
 	uint64_t *keys;
 	size_t i, nkeys = 0;
 
-	gen = __atomic_load_n(&dom->inval->gen, __ATOMIC_ACQUIRE);
-	if (gen == cache->seen)
-		return;
 	if (gen - cache->seen >= dom->inval_entries)
 		goto overflow;
 	keys = calloc(gen - cache->seen, sizeof(*keys));
@@ -217,6 +210,18 @@ overflow:
 	cache->flushes++;
 	swnic_mr_cache_flush(dom);
 	cache->seen = __atomic_load_n(&dom->inval->gen, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Before every lookup (caller holds the cache lock). Nothing new is the
+ * common case, and a cache hit's cost: one load, no call.
+ */
+static inline void swnic_mr_cache_sync(struct swnic_domain *dom)
+{
+	uint64_t gen = __atomic_load_n(&dom->inval->gen, __ATOMIC_ACQUIRE);
+
+	if (gen != dom->mr_cache->seen)
+		swnic_mr_cache_sync_slow(dom, gen);
 }
 
 /* A cached registration that covers @mr's range with its rights, or NULL. */
@@ -270,13 +275,8 @@ bool swnic_mr_cache_reclaim(struct swnic_domain *dom)
 	return any;
 }
 
-/*
- * swnic_mr_cache_get(); @reclaim: an application's registration, which
- * may take what the cache keeps unused if pinning is over a limit.
- */
-static int swnic_mr_cache_get_kmr(struct swnic_domain *dom,
-				  struct swnic_mr *mr, struct swnic_kmr **out,
-				  bool reclaim)
+int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
+		       struct swnic_kmr **out, bool reclaim)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
 	struct swnic_kmr *kmr;
@@ -334,12 +334,6 @@ static int swnic_mr_cache_get_kmr(struct swnic_domain *dom,
 	return 0;
 }
 
-int swnic_mr_cache_get(struct swnic_domain *dom, struct swnic_mr *mr,
-		       struct swnic_kmr **out)
-{
-	return swnic_mr_cache_get_kmr(dom, mr, out, true);
-}
-
 void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
 {
 	struct swnic_mr_cache *cache = dom->mr_cache;
@@ -359,7 +353,8 @@ void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
 	swnic_list_add_tail(&cache->unused, &kmr->lru);
 	cache->nunused++;
 	swnic_mr_cache_sync(dom);
-	swnic_mr_cache_trim(dom, cache->max_unused);
+	if (cache->nunused > cache->max_unused)
+		swnic_mr_cache_trim(dom, cache->max_unused);
 	pthread_mutex_unlock(&cache->lock);
 }
 
@@ -436,7 +431,7 @@ uint32_t swnic_mr_cache_recv(struct swnic_domain *dom, uint64_t addr,
 	 * domain copy as before from now on: the application's own
 	 * registrations need what is left.
 	 */
-	ret = swnic_mr_cache_get_kmr(dom, &tmp, &kmr, false);
+	ret = swnic_mr_cache_get(dom, &tmp, &kmr, false);
 	if (ret) {
 		SWNIC_INFO(FI_LOG_MR, "%s: receive buffer not registered (%s)\n",
 			   dom->dev.name, fi_strerror(-ret));

@@ -396,6 +396,7 @@ struct swnic_domain {
 
 	struct swnic_mr_cache *mr_cache;
 	struct swnic_mr_async *mr_async; /* FI_REG_MR worker, mr.c */
+	struct swnic_mr *_Atomic mr_spare; /* the last MR closed, for reuse */
 	bool mr_odp;			/* default registration mode */
 
 	/* The kernel's invalidation page, mapped once (ctl_lock). */
