@@ -3256,6 +3256,15 @@ static bool swnic_inline_take(struct swnic_wnet *wn, struct sock *sk)
 	    sk_rmem_alloc_get(sk) > SWNIC_INLINE_RMEM)
 		return false;
 	b = swnic_inline_bucket();
+	/*
+	 * Only the current task's own section matters, and it put that
+	 * section on this bucket itself, before this softirq ran in its
+	 * context (a migration since orders it): an empty bucket needs no
+	 * lock (the two-VM lane's NAPI in the idle task, a task that rang
+	 * no doorbell).
+	 */
+	if (hlist_empty(&b->head))
+		return false;
 	spin_lock(&b->lock);
 	il = swnic_inline_find(b);
 	for (i = 0; il && i < il->n && !taken; i++)
