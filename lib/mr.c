@@ -387,8 +387,7 @@ static void swnic_mr_free(struct swnic_mr *mr)
 {
 	struct swnic_mr *old;
 
-	if (mr->segs)
-		free(mr->segs);
+	free(mr->segs);
 	old = atomic_exchange(&mr->domain->mr_spare, mr);
 	if (old)
 		free(old);
@@ -840,9 +839,7 @@ static int swnic_mr_create(struct swnic_domain *dom,
 		return 0;
 	}
 
-	/* A cache hit is the common case: no call on the way to it. */
-	ret = mr->cacheable ? swnic_mr_cache_get(dom, mr, &mr->kmr, true) :
-			      swnic_mr_register(mr);
+	ret = swnic_mr_register(mr);
 	if (ret)
 		goto err_free;
 	swnic_mr_ready(mr);

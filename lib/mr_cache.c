@@ -353,8 +353,7 @@ void swnic_mr_cache_put(struct swnic_domain *dom, struct swnic_kmr *kmr)
 	swnic_list_add_tail(&cache->unused, &kmr->lru);
 	cache->nunused++;
 	swnic_mr_cache_sync(dom);
-	if (cache->nunused > cache->max_unused)
-		swnic_mr_cache_trim(dom, cache->max_unused);
+	swnic_mr_cache_trim(dom, cache->max_unused);
 	pthread_mutex_unlock(&cache->lock);
 }
 
