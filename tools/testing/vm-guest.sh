@@ -149,6 +149,9 @@ vm_run()
 	vm_finish "$st"
 }
 
+# First of all: the kernel booted as far as our init (vm.sh boots again
+# only a guest that never got here).
+: > "$JOB/booted"
 stty -F "$OUT" raw -echo 2>/dev/null
 exec < /dev/null > "$OUT" 2>&1
 
