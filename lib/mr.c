@@ -389,8 +389,7 @@ static void swnic_mr_free(struct swnic_mr *mr)
 
 	free(mr->segs);
 	old = atomic_exchange(&mr->domain->mr_spare, mr);
-	if (old)
-		free(old);
+	free(old);
 }
 
 static int swnic_mr_close(struct fid *fid)
