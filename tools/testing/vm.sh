@@ -409,7 +409,6 @@ while :; do
 	cp "$tmp/console.log" "$tmp/console.boot$try.log"
 	echo "vm.sh: [$tag] the kernel died while booting, before the guest's init ran (qemu exit $rc, attempt $try of $tries); booting again" >&2
 	console_tail 25 "$tmp/console.boot$try.log"
-	keep_boot=1
 	try=$((try + 1))
 done
 
@@ -439,7 +438,7 @@ fi
 
 if [ "$status" != 0 ]; then
 	echo "vm.sh: [$tag] exit status $status after ${wall}s; console log and dmesg kept in $tmp" >&2
-elif [ -n "${keep_boot:-}" ]; then
+elif [ "$try" -gt 1 ]; then
 	echo "vm.sh: [$tag] the failed boots' console logs are kept in $tmp" >&2
 else
 	keep=0
