@@ -42,7 +42,9 @@
 #
 # Exit status: CMD's; 124 if CMD or the VM did not finish in time; 125 if
 # the VM failed (boot, insmod, mounts, kernel panic). A guest whose kernel
-# dies before the guest's init starts (so before swnic is loaded) is
+# dies before the guest's init starts (so before swnic is loaded), or
+# whose init has not started within SWNIC_VM_BOOT_SECS (default 300: a
+# hung boot; a stock kernel boots in ~8 s, the debug one in ~70 s), is
 # booted again, up to SWNIC_VM_BOOT_TRIES times in all (default 3), each
 # failed boot named on stderr with its console's tail. After a non-zero
 # status the kernel console log and the guest's dmesg are kept in a
@@ -118,8 +120,9 @@ while [ $# -gt 0 ]; do
 done
 [ ${#cmd[@]} -gt 0 ] || cmd=(selftests/run.sh)
 tries=${SWNIC_VM_BOOT_TRIES:-3}
-case $timeout$mem$smp$tries in
-*[!0-9]*) die "--timeout, --mem, --smp and SWNIC_VM_BOOT_TRIES take numbers" ;;
+boot_secs=${SWNIC_VM_BOOT_SECS:-300}
+case $timeout$mem$smp$tries$boot_secs in
+*[!0-9]*) die "--timeout, --mem, --smp, SWNIC_VM_BOOT_TRIES and SWNIC_VM_BOOT_SECS take numbers" ;;
 esac
 [ "$timeout" -ge 10 ] || die "--timeout must be at least 10 seconds"
 if [ -n "$net" ]; then
@@ -391,6 +394,18 @@ while :; do
 	[ "$left" -ge 1 ] || left=1
 	timeout -k 5 "$left" "${qemu[@]}" < /dev/null &
 	qpid=$!
+	# Until the guest's init has marked the job share, watch for a
+	# boot that hangs (no console output, no progress) and stop it.
+	hung=
+	boot_by=$(( $(date +%s) + boot_secs ))
+	while [ ! -e "$job/booted" ] && kill -0 "$qpid" 2>/dev/null; do
+		if [ "$(date +%s)" -ge "$boot_by" ]; then
+			hung=1
+			kill "$qpid" 2>/dev/null || true
+			break
+		fi
+		sleep 1
+	done
 	rc=0
 	wait "$qpid" || rc=$?
 	qpid=
@@ -402,12 +417,17 @@ while :; do
 	# under multi-threaded TCG as an oops in freshly patched kernel text
 	# (sched_clock_cpu, 6.12). That is the emulator's, not ours: boot
 	# again, saying so, and keep the failed boot's console.
-	if [ -e "$job/booted" ] || [ -s "$job/status" ] ||
-	   [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ "$try" -ge "$tries" ]; then
+	if [ -n "$hung" ]; then
+		why="the guest's init had not started after ${boot_secs}s (a hung boot): stopped"
+	else
+		why="the kernel died while booting, before the guest's init ran, qemu exit $rc"
+	fi
+	if [ -e "$job/booted" ] || [ -s "$job/status" ] || [ "$try" -ge "$tries" ] ||
+	   { [ -z "$hung" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; }; }; then
 		break
 	fi
 	cp "$tmp/console.log" "$tmp/console.boot$try.log"
-	echo "vm.sh: [$tag] the kernel died while booting, before the guest's init ran (qemu exit $rc, attempt $try of $tries); booting again" >&2
+	echo "vm.sh: [$tag] $why (attempt $try of $tries); booting again" >&2
 	console_tail 25 "$tmp/console.boot$try.log"
 	try=$((try + 1))
 done
@@ -422,6 +442,10 @@ if [ -s "$job/status" ]; then
 		       awk -v s="$start" '{ printf "%.1f", $1 - s }')
 		echo "vm.sh: [$tag] boot-to-command ${boot}s (guest uptime $(cat "$job/uptime")s), wall ${wall}s" >&2
 	fi
+elif [ -n "$hung" ]; then
+	echo "vm.sh: [$tag] $why, $tries times" >&2
+	console_tail 60
+	status=125
 elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "vm.sh: [$tag] the VM did not finish within ${timeout}s (hung guest?): killed" >&2
 	console_tail 60
