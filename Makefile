@@ -149,7 +149,7 @@ setup: setup-host
 	$(if $(filter %-trixie,$(KERNELS)),tools/testing/setup-trixie.sh)
 
 check: setup
-	$(MAKE) --no-print-directory $(CHECK_BUILD)
+	$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BUILD)
 	tools/testing/check.sh $(KERNELS)
 
 # Not part of `check`: the first run builds a kernel (17 CPU-minutes, 3 GB

@@ -60,7 +60,7 @@ build()
 	fi
 	rm -rf "$ROOT$SRC"
 	mv "$ROOT$SRC.new" "$ROOT$SRC"
-	chroot "$ROOT" sh -c "cd $SRC && make --no-print-directory \
+	chroot "$ROOT" sh -c "cd $SRC && make --no-print-directory -j$(nproc) \
 		SWNIC_CACHE=/ K=$TAG KDIR=/usr/src/linux-headers-$kver \
 		module lib tool selftests deb"
 }
