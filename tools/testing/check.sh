@@ -3,23 +3,32 @@
 #
 # check.sh - run the selftest suite in a VM on each kernel and add up.
 #
-# Usage: tools/testing/check.sh KERNEL...   (make check: 6.1 6.12-trixie)
+# Usage: tools/testing/check.sh KERNEL...   (make check: 6.1 6.12-trixie
+#                                            6.1-twovm)
 #
-# For each kernel tag: `tools/testing/vm.sh --kernel TAG` (selftests/run.sh),
-# or for a *-trixie tag `tools/testing/trixie.sh check` (the Debian 13 lane:
-# built inside the Debian 13 root and run there), for a TAG-twovm tag
-# `tools/testing/two-vm.sh --kernel TAG` (two VMs joined by a wire), streamed and saved to
-# build/check-TAG.log. Counts the top-level TAP lines
-# of all kernels: "ok" (passed), "ok ... # SKIP" (skipped, listed) and
-# "not ok" (failed). A VM that fails to boot or return (vm.sh exit status
-# other than 0/1, or 1 without any "not ok") counts as one more failure.
-# The last line of output is exactly "N passed, M failed"; the exit
-# status is 1 if M > 0.
+# For each kernel tag (a lane): `tools/testing/vm.sh --kernel TAG`
+# (selftests/run.sh), or for a *-trixie tag `tools/testing/trixie.sh check`
+# (the Debian 13 lane: built inside the Debian 13 root and run there), for
+# a TAG-twovm tag `tools/testing/two-vm.sh --kernel TAG` (two VMs joined by
+# a wire), saved to build/check-TAG.log and streamed with a "[TAG] " prefix.
+#
+# Lanes run side by side, SWNIC_CHECK_JOBS (default 2) at a time, started
+# in the order given: a lane's guest keeps about one of the build
+# machine's cores busy (most tests are one process at a time, and the
+# emulated CPUs idle while they wait), so two lanes take little longer
+# than the longer one alone. SWNIC_CHECK_JOBS=1 runs them one after the
+# other.
+#
+# Counts the top-level TAP lines of all lanes: "ok" (passed), "ok ... #
+# SKIP" (skipped, listed) and "not ok" (failed). A VM that fails to boot
+# or return (exit status other than 0/1, or 1 without any "not ok") counts
+# as one more failure. The last line of output is exactly "N passed, M
+# failed"; the exit status is 1 if M > 0.
 #
 # Environment: SWNIC_CHECK_TIMEOUT (seconds per VM, passed to vm.sh
 # --timeout), SWNIC_CHECK_CMD (what the VM runs instead of selftests/run.sh,
-# split at blanks: check-debug.sh), and everything vm.sh and run.sh read
-# (SWNIC_TESTS, ...).
+# split at blanks: check-debug.sh), SWNIC_CHECK_JOBS, and everything vm.sh
+# and run.sh read (SWNIC_TESTS, ...).
 
 set -eu
 set -o pipefail
@@ -28,6 +37,54 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 cd "$REPO"
 
 [ $# -gt 0 ] || { echo "usage: $0 KERNEL..." >&2; exit 2; }
+jobs=${SWNIC_CHECK_JOBS:-2}
+case $jobs in
+''|*[!0-9]*|0) echo "check.sh: SWNIC_CHECK_JOBS takes a number > 0" >&2; exit 2 ;;
+esac
+
+mkdir -p build
+
+# lane TAG: run one lane, its output to build/check-TAG.log and, prefixed,
+# to stdout; its runner's exit status to build/check-TAG.rc, its seconds
+# to build/check-TAG.secs.
+lane()
+{
+	local k=$1 log=build/check-$1.log t0=$SECONDS rc=0
+	local -a args
+
+	case $k in
+	*-twovm)	# two VMs joined by a wire (two-vm.sh)
+		args=(tools/testing/two-vm.sh --kernel "${k%-twovm}") ;;
+	*-trixie)	# the Debian 13 lane: built and run inside its root
+		args=(tools/testing/trixie.sh check) ;;
+	*)
+		args=(tools/testing/vm.sh --kernel "$k") ;;
+	esac
+	[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] && args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
+	# shellcheck disable=SC2206  # a command line, split on purpose
+	case $k in
+	*-twovm|*-trixie) ;;
+	*) [ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD) ;;
+	esac
+	echo "==== [$k] ${args[*]} ===="
+	"${args[@]}" < /dev/null 2>&1 | tee "$log" | sed -u "s/^/[$k] /" ||
+		rc=${PIPESTATUS[0]}
+	echo "$rc" > "build/check-$k.rc"
+	echo $((SECONDS - t0)) > "build/check-$k.secs"
+}
+
+# Start the lanes, at most $jobs at a time.
+rm -f build/check-*.rc build/check-*.secs
+running=0
+for k in "$@"; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	lane "$k" &
+	running=$((running + 1))
+done
+wait || true
 
 total_pass=0
 total_fail=0
@@ -37,34 +94,12 @@ skipped=()
 
 for k in "$@"; do
 	log=build/check-$k.log
-	mkdir -p build
-	echo "==== [$k] tools/testing/vm.sh --kernel $k ===="
-	t0=$SECONDS
-	args=(--kernel "$k")
-	[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] && args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
-	# shellcheck disable=SC2206  # a command line, split on purpose
-	[ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD)
-	rc=0
-	case $k in
-	*-twovm)	# two VMs joined by a wire (two-vm.sh)
-		args=(tools/testing/two-vm.sh --kernel "${k%-twovm}")
-		[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] &&
-			args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
-		"${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]} ;;
-	*-trixie)	# the Debian 13 lane: built and run inside its root
-		args=(tools/testing/trixie.sh check)
-		[ -n "${SWNIC_CHECK_TIMEOUT:-}" ] &&
-			args+=(--timeout "$SWNIC_CHECK_TIMEOUT")
-		"${args[@]}" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]} ;;
-	*)
-		tools/testing/vm.sh "${args[@]}" 2>&1 | tee "$log" ||
-			rc=${PIPESTATUS[0]} ;;
-	esac
-
+	rc=$(cat "build/check-$k.rc" 2>/dev/null) || rc="(none)"
+	secs=$(cat "build/check-$k.secs" 2>/dev/null) || secs="?"
 	read -r pass fail skip < <(awk '
 		/^not ok($| )/ { f++; next }
 		/^ok($| )/ { if (tolower($0) ~ /# skip/) s++; else p++ }
-		END { print p + 0, f + 0, s + 0 }' "$log")
+		END { print p + 0, f + 0, s + 0 }' "$log" 2>/dev/null || echo 0 0 0)
 	if [ "$rc" != 0 ] && { [ "$rc" != 1 ] || [ "$fail" = 0 ]; }; then
 		line="not ok - vm $k: vm.sh exited with status $rc"
 		echo "$line" | tee -a "$log"
@@ -80,7 +115,7 @@ for k in "$@"; do
 		      /^ok($| )/ && tolower($0) ~ /# skip/ { print name $0 }' "$log")
 
 	kver=$(cat "${SWNIC_CACHE:-$HOME/.cache/swnic}/k/${k%-twovm}/kver" 2>/dev/null) || kver="?"
-	summary+=("[$k] $kver: $pass passed, $fail failed, $skip skipped (vm.sh exit $rc, $((SECONDS - t0))s)")
+	summary+=("[$k] $kver: $pass passed, $fail failed, $skip skipped (vm.sh exit $rc, ${secs}s)")
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
