@@ -443,7 +443,7 @@ if [ -s "$job/status" ]; then
 		echo "vm.sh: [$tag] boot-to-command ${boot}s (guest uptime $(cat "$job/uptime")s), wall ${wall}s" >&2
 	fi
 elif [ -n "$hung" ]; then
-	echo "vm.sh: [$tag] $why, $tries times" >&2
+	echo "vm.sh: [$tag] $why (boot $try of $tries, the last)" >&2
 	console_tail 60
 	status=125
 elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
