@@ -19,8 +19,8 @@
 # order given: a lane's guest keeps about one of the build machine's cores
 # busy (most tests are one process at a time, and the emulated CPUs idle
 # while they wait), so two lanes take little longer than the longer one
-# alone (make check: 57 minutes, where one after the other took 96 to
-# 110). SWNIC_CHECK_JOBS=1 runs them one after the other.
+# alone (make check: 51 minutes with its build, where one after the other
+# took 96 to 110). SWNIC_CHECK_JOBS=1 runs them one after the other.
 #
 # Counts the top-level TAP lines of all lanes: "ok" (passed), "ok ... #
 # SKIP" (skipped, listed) and "not ok" (failed). A VM that fails to boot
@@ -30,9 +30,9 @@
 #
 # Environment: SWNIC_CHECK_TIMEOUT (seconds per lane, passed to vm.sh
 # --timeout; default 4800: side by side, the 6.1 lane took 2970 to 3329 s,
-# near vm.sh's own default of 3600), SWNIC_CHECK_CMD (what the VM runs instead of selftests/run.sh,
-# split at blanks: check-debug.sh), SWNIC_CHECK_JOBS, and everything vm.sh
-# and run.sh read (SWNIC_TESTS, ...).
+# near vm.sh's own default of 3600), SWNIC_CHECK_CMD (what the VM runs
+# instead of selftests/run.sh, split at blanks: check-debug.sh),
+# SWNIC_CHECK_JOBS, and everything vm.sh and run.sh read (SWNIC_TESTS, ...).
 
 set -eu
 set -o pipefail
@@ -44,7 +44,9 @@ cd "$REPO"
 jobs=${SWNIC_CHECK_JOBS:-2}
 lane_timeout=${SWNIC_CHECK_TIMEOUT:-4800}
 case $jobs:$lane_timeout in
-*[!0-9:]*|0:*|*:0|:*|*:) echo "check.sh: SWNIC_CHECK_JOBS and SWNIC_CHECK_TIMEOUT take numbers > 0" >&2; exit 2 ;;
+*[!0-9:]*|0:*|*:0|:*|*:)
+	echo "check.sh: SWNIC_CHECK_JOBS and SWNIC_CHECK_TIMEOUT take numbers > 0" >&2
+	exit 2 ;;
 esac
 
 mkdir -p build
@@ -59,17 +61,14 @@ lane()
 
 	case $k in
 	*-twovm)	# two VMs joined by a wire (two-vm.sh)
-		args=(tools/testing/two-vm.sh --kernel "${k%-twovm}") ;;
+		args=(tools/testing/two-vm.sh --kernel "${k%-twovm}"
+		      --timeout "$lane_timeout") ;;
 	*-trixie)	# the Debian 13 lane: built and run inside its root
-		args=(tools/testing/trixie.sh check) ;;
+		args=(tools/testing/trixie.sh check --timeout "$lane_timeout") ;;
 	*)
-		args=(tools/testing/vm.sh --kernel "$k") ;;
-	esac
-	args+=(--timeout "$lane_timeout")
-	# shellcheck disable=SC2206  # a command line, split on purpose
-	case $k in
-	*-twovm|*-trixie) ;;
-	*) [ -n "${SWNIC_CHECK_CMD:-}" ] && args+=(-- $SWNIC_CHECK_CMD) ;;
+		args=(tools/testing/vm.sh --kernel "$k" --timeout "$lane_timeout")
+		# shellcheck disable=SC2206  # a command line, split on purpose
+		[ -z "${SWNIC_CHECK_CMD:-}" ] || args+=(-- $SWNIC_CHECK_CMD) ;;
 	esac
 	echo "==== [$k] ${args[*]} ===="
 	"${args[@]}" < /dev/null 2>&1 | tee "$log" | sed -u "s/^/[$k] /" ||
