@@ -103,6 +103,7 @@ total_fail=0
 total_skip=0
 summary=()
 skipped=()
+failed=()
 
 for k in "$@"; do
 	log=build/check-$k.log
@@ -126,6 +127,25 @@ for k in "$@"; do
 	done < <(awk '/^# selftest: / { name = substr($0, 13) ": " }
 		      /^ok($| )/ && tolower($0) ~ /# skip/ { print name $0 }' "$log")
 
+	# Each failure with its selftest's name and the diagnostics ("# "
+	# lines) just before and after it, at most 3 each side, each cut at
+	# 160 characters: CI shows only the end of the output, and a failure
+	# must be readable from there.
+	while IFS= read -r line; do
+		failed+=("[$k] $line")
+	done < <(awk '
+		/^# selftest: / { name = substr($0, 13) ": "; nb = 0; after = 0; next }
+		/^not ok($| )/ {
+			print name $0
+			for (i = 0; i < nb; i++) print "    " before[i]
+			nb = 0; after = 3; next }
+		/^#/ {
+			$0 = substr($0, 1, 160)
+			if (after > 0) { print "    " $0; after--; next }
+			if (nb == 3) { before[0] = before[1]; before[1] = before[2]; nb = 2 }
+			before[nb++] = $0; next }
+		{ nb = 0; after = 0 }' "$log")
+
 	kver=$(cat "${SWNIC_CACHE:-$HOME/.cache/swnic}/k/${k%-twovm}/kver" 2>/dev/null) || kver="?"
 	summary+=("[$k] $kver: $pass passed, $fail failed, $skip skipped (vm.sh exit $rc, ${secs}s)")
 	total_pass=$((total_pass + pass))
@@ -137,6 +157,10 @@ echo "==== summary ===="
 if [ ${#skipped[@]} -gt 0 ]; then
 	echo "skipped:"
 	printf '  %s\n' "${skipped[@]}"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "failed (full output in build/check-LANE.log):"
+	printf '  %s\n' "${failed[@]}"
 fi
 printf '%s\n' "${summary[@]}"
 [ "$total_skip" = 0 ] || echo "($total_skip skipped)"
