@@ -139,6 +139,7 @@ for k in "$@"; do
 			print name $0
 			for (i = 0; i < nb; i++) print "    " before[i]
 			nb = 0; after = 3; next }
+		/^# +RUN / { nb = 0; after = 0 }	# the next harness test
 		/^#/ {
 			$0 = substr($0, 1, 160)
 			if (after > 0) { print "    " $0; after--; next }
