@@ -23,6 +23,7 @@
 #include "kselftest_harness.h"
 #include "prov_util.h"
 #include "gauge_util.h"
+#include "cpu_util.h"
 
 struct side {
 	struct fid_ep *ep;
@@ -564,21 +565,11 @@ static void *spin_cq(void *arg)
 	return NULL;
 }
 
-/* Bind the calling thread to CPU @cpu alone. */
-static int pin_to(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-}
-
 static void *spin_cq_on(void *arg)
 {
 	struct spinner *sp = arg;
 
-	if (pin_to(sp->cpu)) {
+	if (cpu_pin(sp->cpu)) {
 		sp->ret = -FI_EOTHER;
 		atomic_store(&sp->spinning, 1);
 		return NULL;
@@ -599,8 +590,7 @@ TEST_F(ep, receiver_poll_helps_large_copies)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned char *out = malloc(len);
 	struct fi_cq_tagged_entry e;
-	cpu_set_t cpus;
-	int cpu[2] = { -1, -1 }, n = 0;
+	int cpu[2];
 	uint64_t h0;
 
 	ASSERT_NE(MAP_FAILED, in);
@@ -609,11 +599,7 @@ TEST_F(ep, receiver_poll_helps_large_copies)
 		SKIP(goto out, "one host only: the wire copies from its own buffer");
 	if (!prov_feature(self->peer.domain, SWNIC_FEAT_COPY_HELP))
 		SKIP(goto out, "the kernel has no SWNIC_FEAT_COPY_HELP");
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
-	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &cpus))
-			cpu[n++] = c;
-	if (n < 2)
+	if (cpu_pick2(cpu) < 2)
 		SKIP(goto out, "one CPU: nobody to share a copy with");
 	/*
 	 * The sender (this thread) and the spinner on CPUs of their own, so
@@ -624,7 +610,7 @@ TEST_F(ep, receiver_poll_helps_large_copies)
 	 * skip the next 8: at least 8 rounds, then until one was shared (at
 	 * most 200).
 	 */
-	ASSERT_EQ(0, pin_to(cpu[0]));
+	ASSERT_EQ(0, cpu_pin(cpu[0]));
 	h0 = b_counter(_metadata, self, "copy_help_bytes");
 	for (int round = 0; round < 200; round++) {
 		if (round >= 8 &&
