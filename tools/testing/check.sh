@@ -23,7 +23,8 @@
 # took 96 to 110). SWNIC_CHECK_JOBS=1 runs them one after the other.
 #
 # Counts the top-level TAP lines of all lanes: "ok" (passed), "ok ... #
-# SKIP" (skipped, listed) and "not ok" (failed). A VM that fails to boot
+# SKIP" (skipped, listed) and "not ok" (failed, listed last with its
+# diagnostics: CI shows the end of the output). A VM that fails to boot
 # or return (exit status other than 0/1, or 1 without any "not ok") counts
 # as one more failure. The last line of output is exactly "N passed, M
 # failed"; the exit status is 1 if M > 0.
