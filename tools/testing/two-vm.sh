@@ -29,6 +29,12 @@
 #        tools/testing/two-vm.sh guest server|client DIR   (in the VMs)
 #        tools/testing/two-vm.sh rsh DIR HOST CMD...   (mpirun's agent)
 #
+# The client VM's output is shown when the pair is done. qemu's virtio-net
+# TX queue (dgram netdev) stalls now and then, for good (the guest kernel
+# logs "NETDEV WATCHDOG" every 5 s; seen once with this pair alone on the
+# build machine): a failed run in which a VM logged that is shown as
+# comments and both VMs run once more; a second stall counts.
+#
 # Exit status: 0 if every check passed, 1 if one failed, vm.sh's (125,
 # 124) if a VM failed. SWNIC_TWOVM_PORT (default 47731) and the port after
 # it are the link's UDP ports on the build machine's loopback: another
@@ -499,6 +505,12 @@ if [ "${1:-}" = rsh ]; then
 fi
 if [ "${1:-}" = guest ]; then
 	cd "$REPO" || exit 1
+	# qemu's virtio-net TX queue stalls now and then (the kernel's TX
+	# watchdog fires every 5 s, the link is dead for good): tell the
+	# build machine, which runs the pair again.
+	# shellcheck disable=SC2064  # $2 and $3 now, on purpose
+	trap "dmesg | grep -q 'NETDEV WATCHDOG' &&
+	      dmesg | grep -m 1 'NETDEV WATCHDOG' > '${3:-/tmp}/stalled-${2:-}'" EXIT
 	case ${2:-} in
 	server) guest_server "$3" ;;
 	client) guest_client "$3" ;;
@@ -524,28 +536,59 @@ while [ $# -gt 0 ]; do
 done
 
 mkdir -p "$REPO/build"
-dir=$(mktemp -d "$REPO/build/two-vm.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+dirs=()
+trap 'rm -rf "${dirs[@]}"' EXIT
 vm=("$REPO/tools/testing/vm.sh" --kernel "$tag" --smp 1 --mem 2048
-    --timeout "$timeout" --share "$dir")
+    --timeout "$timeout")
 
-role=client
-if [ -n "$bench" ]; then
-	role=bench
-	: > "$dir/bench"	# before the server VM looks
-fi
-"${vm[@]}" --net "$PORT_A:$PORT_B:1" -- "$REPO/tools/testing/two-vm.sh" \
-	guest server "$dir" > "$dir/vm1.log" 2>&1 &
-vm1=$!
-"${vm[@]}" --net "$PORT_B:$PORT_A:2" -- "$REPO/tools/testing/two-vm.sh" \
-	guest $role "$dir"
-rc=$?
-: > "$dir/client-done"
-if ! wait "$vm1"; then
-	echo "not ok - the server VM failed:"
-	sed 's/^/# /' "$dir/vm1.log" | tail -30
-	[ "$rc" = 0 ] && rc=1
-fi
+# run_pair: both VMs once, sharing a new directory $dir; the client VM's
+# output (TAP) in $dir/out; its exit status, or 1 if the server VM failed.
+run_pair()
+{
+	local role=client vm1 rc
+
+	dir=$(mktemp -d "$REPO/build/two-vm.XXXXXX")
+	dirs+=("$dir")
+	if [ -n "$bench" ]; then
+		role=bench
+		: > "$dir/bench"	# before the server VM looks
+	fi
+	"${vm[@]}" --share "$dir" --net "$PORT_A:$PORT_B:1" -- \
+		"$REPO/tools/testing/two-vm.sh" guest server "$dir" \
+		> "$dir/vm1.log" 2>&1 &
+	vm1=$!
+	"${vm[@]}" --share "$dir" --net "$PORT_B:$PORT_A:2" -- \
+		"$REPO/tools/testing/two-vm.sh" guest $role "$dir" \
+		> "$dir/out" 2>&1
+	rc=$?
+	: > "$dir/client-done"
+	if ! wait "$vm1"; then
+		{
+			echo "not ok - the server VM failed:"
+			sed 's/^/# /' "$dir/vm1.log" | tail -30
+		} >> "$dir/out"
+		[ "$rc" = 0 ] && rc=1
+	fi
+	return "$rc"
+}
+
+# A run whose link stalled in qemu (a VM's kernel logged NETDEV WATCHDOG:
+# its virtio-net TX queue never drained again) tested nothing of swnic:
+# its output is shown as comments and the pair runs once more. Any other
+# failure counts, and so does a second stall.
+for try in 1 2; do
+	run_pair
+	rc=$?
+	if [ "$rc" != 0 ] && [ "$try" = 1 ] &&
+	   stalled=$(cat "$dir"/stalled-* 2>/dev/null) && [ -n "$stalled" ]; then
+		echo "# two-vm.sh: the link between the VMs stalled in qemu (${stalled//$'\n'/; }); run 1's output:"
+		sed 's/^/#   /' "$dir/out"
+		echo "# two-vm.sh: both VMs again"
+		continue
+	fi
+	cat "$dir/out"
+	break
+done
 if [ -n "$bench" ]; then
 	mkdir -p "$bench"
 	cat "$dir/twovm.md" >> "$bench/bench.md" 2>/dev/null
