@@ -114,6 +114,18 @@ wire_counters()
 		jq -c '.[] | select(.peer == "*") | .counters'
 }
 
+# killed_by STATUS WHO: if STATUS is that of a process killed by a signal
+# (129-192: timeout(1) passes its child's on; its own 124 is not one), a
+# line "WHO killed by signal N; the kernel: ..." with the kernel's last
+# report of a user-space fault ("segfault at ... in LIB[BASE+SIZE]", or
+# a trap), which names the library that faulted; nothing otherwise.
+killed_by()
+{
+	[ "$1" -gt 128 ] 2>/dev/null && [ "$1" -le 192 ] || return 0
+	printf '%s killed by signal %d; the kernel: %s\n' "$2" $(($1 - 128)) \
+		"$(dmesg 2>/dev/null | grep -a -E 'segfault at|traps: ' | tail -n 1)"
+}
+
 # check DESC CMD [ARGS...]: ok if CMD succeeds; else not ok with its output.
 check()
 {

@@ -43,7 +43,9 @@ pingpong()
 		ok "$desc"
 	else
 		# fi_pingpong's errors are on stderr, its exit status an errno.
-		not_ok "$desc" "client exit $cli_rc: $(cat /tmp/pp.cli.err)" \
+		crash=$(killed_by "$cli_rc" client; killed_by "$srv_rc" server)
+		not_ok "$desc" ${crash:+"$crash"} \
+			"client exit $cli_rc: $(cat /tmp/pp.cli.err)" \
 			"$(tail -2 /tmp/pp.cli)" \
 			"server exit $srv_rc: $(cat /tmp/pp.srv.err)" \
 			"$(tail -2 /tmp/pp.srv)"

@@ -119,10 +119,14 @@ pingpong_wait()
 pingpong_result()
 {
 	diag "$1: $5 s"
+	local crash
+
 	if [ "$3" = 0 ] && [ "$4" = 0 ]; then
 		ok "$1"
 	else
-		not_ok "$1" "client exit $3: $(tail -3 $2.cli.err)" \
+		crash=$(killed_by "$3" client; killed_by "$4" server)
+		not_ok "$1" ${crash:+"$crash"} \
+			"client exit $3: $(tail -3 $2.cli.err)" \
 			"$(tail -2 $2.cli)" \
 			"server exit $4: $(tail -3 $2.srv.err)" \
 			"$(tail -2 $2.srv)"

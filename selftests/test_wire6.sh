@@ -95,7 +95,7 @@ port=47900
 # pingpong DESC OPTIONS...: server in A, client in B, over IPv6.
 pingpong()
 {
-	local desc=$1 srv cli_rc srv_rc t0=$SECONDS
+	local desc=$1 srv cli_rc srv_rc crash t0=$SECONDS
 	shift
 	port=$((port + 1))
 	$A timeout 300 fi_pingpong -6 -p swnic "$@" -B "$port" >/tmp/w6.srv \
@@ -111,7 +111,9 @@ pingpong()
 	if [ "$cli_rc" = 0 ] && [ "$srv_rc" = 0 ]; then
 		ok "$desc"
 	else
-		not_ok "$desc" "client exit $cli_rc: $(tail -3 /tmp/w6.cli.err)" \
+		crash=$(killed_by "$cli_rc" client; killed_by "$srv_rc" server)
+		not_ok "$desc" ${crash:+"$crash"} \
+			"client exit $cli_rc: $(tail -3 /tmp/w6.cli.err)" \
 			"$(tail -2 /tmp/w6.cli)" \
 			"server exit $srv_rc: $(tail -3 /tmp/w6.srv.err)" \
 			"$(tail -2 /tmp/w6.srv)"
