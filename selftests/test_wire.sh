@@ -118,9 +118,9 @@ pingpong_wait()
 # pingpong_result DESC FILES CLIENT-RC SERVER-RC SECONDS
 pingpong_result()
 {
-	diag "$1: $5 s"
 	local crash
 
+	diag "$1: $5 s"
 	if [ "$3" = 0 ] && [ "$4" = 0 ]; then
 		ok "$1"
 	else
