@@ -68,9 +68,21 @@ void swnic_copy_src_init(struct swnic_copy_src *s, const void __user *usrc,
 {
 	s->usrc = usrc;
 	s->ksrc = ksrc;
+	s->km = NULL;
 	s->nt = usrc && len >= SWNIC_COPY_NT_MIN;
 	if (s->nt)
 		iov_iter_ubuf(&s->iter, ITER_SOURCE, (void __user *)usrc, len);
+}
+
+/**
+ * swnic_copy_src_init_kmsg() - start copying a kernel message in pieces
+ * @s: out
+ * @km: the message, read from its start
+ */
+void swnic_copy_src_init_kmsg(struct swnic_copy_src *s,
+			      const struct swnic_kmsg *km)
+{
+	*s = (struct swnic_copy_src) { .km = km };
 }
 
 /**
@@ -92,6 +104,10 @@ int swnic_copy_src_to(struct swnic_copy_src *s, void *kaddr, size_t n)
 			return -EFAULT;
 		s->usrc += n;
 		return 0;
+	}
+	if (s->km) {
+		s->kpos += n;
+		return s->km->read(s->km, s->kpos - n, kaddr, n);
 	}
 	memcpy(kaddr, s->ksrc, n);
 	s->ksrc += n;
@@ -129,9 +145,32 @@ void swnic_copy_src_end(struct swnic_copy_src *s)
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len, unsigned int flags)
 {
-	bool nofault = flags & SWNIC_COPY_NOFAULT;
-	struct page *pages[SWNIC_COPY_CHUNK];
 	struct swnic_copy_src src;
+	int ret;
+
+	swnic_copy_src_init(&src, usrc, ksrc, len);
+	ret = swnic_copy_src_to_mm(mm, dst, &src, len, flags);
+	swnic_copy_src_end(&src);
+	return ret;
+}
+
+/**
+ * swnic_copy_src_to_mm() - swnic_copy_to_mm() from a source already begun
+ * @mm: the destination address space
+ * @dst: destination address in @mm
+ * @src: the next @len bytes of it are copied (the caller ends it)
+ * @len: bytes
+ * @flags: as swnic_copy_to_mm()'s
+ *
+ * Return: as swnic_copy_to_mm().
+ */
+int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
+			 struct swnic_copy_src *src, size_t len,
+			 unsigned int flags)
+{
+	bool nofault = flags & SWNIC_COPY_NOFAULT;
+	const void __user *usrc = src->usrc;
+	struct page *pages[SWNIC_COPY_CHUNK];
 	int ret = 0;
 
 	if (!len)
@@ -140,7 +179,6 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		return -EFAULT;
 	if (!mmget_not_zero(mm))
 		return -ESRCH;
-	swnic_copy_src_init(&src, usrc, ksrc, len);
 
 	while (len) {
 		unsigned long start = dst & PAGE_MASK;
@@ -189,7 +227,7 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			kaddr = run > 1 ? page_address(pages[i]) :
 				kmap_local_page(pages[i]);
 
-			ret = swnic_copy_src_to(&src, kaddr + off, n);
+			ret = swnic_copy_src_to(src, kaddr + off, n);
 			if (run == 1)
 				kunmap_local(kaddr);
 			if (ret)
@@ -216,7 +254,6 @@ int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 			}
 		}
 	}
-	swnic_copy_src_end(&src);
 	mmput(mm);
 	return ret;
 }

@@ -17,16 +17,28 @@
 #define SWNIC_COPY_NOFAULT	BIT(0)	/* under a lock: never sleep on memory */
 
 /*
+ * A kernel source that is not one buffer: a wire message still in the
+ * packets it came in (udp.c). @read copies @n bytes from offset @off of
+ * it to @to; it cannot fault.
+ */
+struct swnic_kmsg {
+	int (*read)(const struct swnic_kmsg *km, u64 off, void *to, size_t n);
+};
+
+/*
  * The source of a message being copied into pages: the current process's
  * memory (@usrc; from SWNIC_COPY_NT_MIN bytes on read with streaming
  * stores, as the data is for another process and a large message would
- * only evict the sender's working set), or a kernel buffer. Consumed in
- * order by swnic_copy_src_to(); swnic_copy_src_end() fences streaming
- * stores before the caller publishes a completion.
+ * only evict the sender's working set), a kernel buffer (@ksrc) or a
+ * kernel message in pieces (@km, at @kpos). Consumed in order by
+ * swnic_copy_src_to(); swnic_copy_src_end() fences streaming stores before
+ * the caller publishes a completion.
  */
 struct swnic_copy_src {
 	const void __user *usrc;
 	const void *ksrc;
+	const struct swnic_kmsg *km;
+	u64 kpos;
 	struct iov_iter iter;
 	bool nt;
 };
@@ -35,12 +47,17 @@ struct swnic_copy_src {
 
 void swnic_copy_src_init(struct swnic_copy_src *s, const void __user *usrc,
 			 const void *ksrc, size_t len);
+void swnic_copy_src_init_kmsg(struct swnic_copy_src *s,
+			      const struct swnic_kmsg *km);
 int swnic_copy_src_to(struct swnic_copy_src *s, void *kaddr, size_t n);
 void swnic_copy_src_end(struct swnic_copy_src *s);
 unsigned long swnic_copy_folio_run(struct page *page, unsigned long max);
 
 int swnic_copy_to_mm(struct mm_struct *mm, u64 dst, const void __user *usrc,
 		     const void *ksrc, size_t len, unsigned int flags);
+int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
+			 struct swnic_copy_src *src, size_t len,
+			 unsigned int flags);
 int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write);
 
 #endif /* _SWNIC_COPY_H */

@@ -24,6 +24,8 @@
 #include "mr_stats.h"
 #include "notifier.h"
 
+struct swnic_copy_src;
+struct swnic_kmsg;
 struct swnic_device;
 struct swnic_domain;
 struct swnic_umem;
@@ -243,6 +245,8 @@ int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 		      swnic_mr_page_fn fn, void *ctx);
 int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
 			 u64 len);
+int swnic_mr_ref_copy_kmsg(struct swnic_mr_ref *ref, u64 pos,
+			   const struct swnic_kmsg *km, u64 len);
 int swnic_mr_ref_copy_from(struct swnic_mr_ref *ref, u64 pos, void *buf,
 			   u64 len);
 void swnic_mr_ref_put(struct swnic_mr_ref *ref);
@@ -250,6 +254,8 @@ int swnic_mr_ref_get_recv(struct swnic_domain *dom, u32 handle, u64 addr,
 			  u64 len, struct swnic_mr_ref *ref);
 int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
 			 const void *ksrc, u64 len);
+int swnic_mr_ref_copy_src_in(struct swnic_mr_ref *ref,
+			     struct swnic_copy_src *src, u64 len);
 u64 swnic_mr_ref_span(const struct swnic_mr_ref *ref, u64 pos, u64 *va);
 
 /* netlink: dumps and counters */

@@ -492,13 +492,25 @@ int swnic_mr_ref_walk(struct swnic_mr_ref *ref, u64 pos, u64 len,
 struct swnic_mr_copy {
 	char *buf;
 	bool to_mr;
+	const struct swnic_kmsg *km;	/* to the MR from it, at @kpos */
+	u64 kpos;
 };
 
 static int swnic_mr_copy_page(void *ctx, struct page *page,
 			      unsigned int offset, unsigned int len)
 {
 	struct swnic_mr_copy *c = ctx;
+	void *kaddr;
+	int ret;
 
+	if (c->km) {
+		kaddr = kmap_local_page(page);
+		ret = c->km->read(c->km, c->kpos, kaddr + offset, len);
+		kunmap_local(kaddr);
+		flush_dcache_page(page);
+		c->kpos += len;
+		return ret;
+	}
 	if (c->to_mr)
 		memcpy_to_page(page, offset, c->buf, len);
 	else
@@ -520,6 +532,26 @@ int swnic_mr_ref_copy_to(struct swnic_mr_ref *ref, u64 pos, const void *buf,
 			 u64 len)
 {
 	struct swnic_mr_copy c = { .buf = (char *)buf, .to_mr = true };
+
+	if (!ref->write)
+		return -EPERM;
+	return swnic_mr_ref_walk(ref, pos, len, swnic_mr_copy_page, &c);
+}
+
+/**
+ * swnic_mr_ref_copy_kmsg() - copy a kernel message into an access's pages
+ * @ref: a writing access (RECV, READ, REMOTE_WRITE)
+ * @pos: byte offset from the start of the access
+ * @km: source, read from its start (one page's piece at a time, between
+ *	which an ODP access may sleep)
+ * @len: bytes
+ *
+ * Return: as swnic_mr_ref_copy_to(), or @km's read error.
+ */
+int swnic_mr_ref_copy_kmsg(struct swnic_mr_ref *ref, u64 pos,
+			   const struct swnic_kmsg *km, u64 len)
+{
+	struct swnic_mr_copy c = { .km = km };
 
 	if (!ref->write)
 		return -EPERM;
@@ -619,14 +651,32 @@ err:
 int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
 			 const void *ksrc, u64 len)
 {
-	struct swnic_umem *umem = ref->umem;
 	struct swnic_copy_src src;
+	int ret;
+
+	swnic_copy_src_init(&src, usrc, ksrc, len);
+	ret = swnic_mr_ref_copy_src_in(ref, &src, len);
+	swnic_copy_src_end(&src);
+	return ret;
+}
+
+/**
+ * swnic_mr_ref_copy_src_in() - swnic_mr_ref_copy_in() from a source begun
+ * @ref: from swnic_mr_ref_get_recv()
+ * @src: its next @len bytes are copied (the caller ends it)
+ * @len: bytes: the access's length
+ *
+ * Return: as swnic_mr_ref_copy_in().
+ */
+int swnic_mr_ref_copy_src_in(struct swnic_mr_ref *ref,
+			     struct swnic_copy_src *src, u64 len)
+{
+	struct swnic_umem *umem = ref->umem;
 	u64 off;
 	int ret = 0;
 
 	if (len != ref->len || !umem || !ref->write)
 		return -ERANGE;
-	swnic_copy_src_init(&src, usrc, ksrc, len);
 	/* From the start of the umem's first page. */
 	off = ref->start + (ref->mr->addr - umem->addr);
 	while (len && !ret) {
@@ -642,7 +692,7 @@ int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
 		n = min_t(u64, len, run * PAGE_SIZE - pgoff);
 		run = DIV_ROUND_UP(pgoff + n, PAGE_SIZE);
 		kaddr = run > 1 ? page_address(page) : kmap_local_page(page);
-		ret = swnic_copy_src_to(&src, kaddr + pgoff, n);
+		ret = swnic_copy_src_to(src, kaddr + pgoff, n);
 		if (run == 1)
 			kunmap_local(kaddr);
 		for (i = 0; i < run; i++)
@@ -650,7 +700,6 @@ int swnic_mr_ref_copy_in(struct swnic_mr_ref *ref, const void __user *usrc,
 		off += n;
 		len -= n;
 	}
-	swnic_copy_src_end(&src);
 	return ret;
 }
 

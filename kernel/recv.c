@@ -345,25 +345,34 @@ static bool swnic_recv_consume(struct swnic_recv *recv, u64 n,
  */
 static int swnic_recv_copy(struct swnic_ep *dst, struct swnic_recv *recv,
 			   u64 off, const void __user *usrc, const void *kbuf,
-			   u64 n)
+			   const struct swnic_kmsg *kmsg, u64 n)
 {
 	u64 addr = recv->rqe.addr + off;
+	struct swnic_copy_src src;
 	struct swnic_mr_ref ref;
 	int ret;
 
+	if (kmsg)
+		swnic_copy_src_init_kmsg(&src, kmsg);
+	else
+		swnic_copy_src_init(&src, usrc, kbuf, n);
 	if (!(recv->rqe.flags & SWNIC_RQE_MR) ||
-	    swnic_mr_ref_get_recv(dst->dom, recv->rqe.mr, addr, n, &ref))
-		return swnic_copy_to_mm(dst->dom->mm, addr, usrc, kbuf, n,
-					SWNIC_COPY_NOFAULT);
+	    swnic_mr_ref_get_recv(dst->dom, recv->rqe.mr, addr, n, &ref)) {
+		ret = swnic_copy_src_to_mm(dst->dom->mm, addr, &src, n,
+					   SWNIC_COPY_NOFAULT);
+		swnic_copy_src_end(&src);
+		return ret;
+	}
 	/* A large one: shared with the receiver's poll, if it helps. */
 	ret = usrc ? swnic_help_copy_in(dst->rx_cq, &ref, usrc, n) : -EAGAIN;
 	if (ret == -EAGAIN) {
 		if (usrc)
 			pagefault_disable();
-		ret = swnic_mr_ref_copy_in(&ref, usrc, kbuf, n);
+		ret = swnic_mr_ref_copy_src_in(&ref, &src, n);
 		if (usrc)
 			pagefault_enable();
 	}
+	swnic_copy_src_end(&src);
 	swnic_mr_ref_put(&ref);
 	/* A source page that was not there: fault it in, try again. */
 	if (ret == -EFAULT && usrc)
@@ -385,7 +394,8 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 				struct swnic_fault *fault,
 				struct swnic_fault *rq_fault)
 {
-	const void __user *usrc = kbuf ? NULL : u64_to_user_ptr(sqe->addr);
+	const void __user *usrc = kbuf || src->kmsg ? NULL :
+				  u64_to_user_ptr(sqe->addr);
 	bool tagged = sqe->opcode == SWNIC_OP_TSEND;
 	bool has_data = sqe->flags & SWNIC_SQE_REMOTE_DATA;
 	struct swnic_ep *rx = swnic_ep_rx(dst);
@@ -423,7 +433,8 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 			memcpy(data, kbuf ?: head, n);
 			cqe.flags |= SWNIC_CQE_INLINE;
 		} else {
-			ret = swnic_recv_copy(dst, recv, off, usrc, kbuf, n);
+			ret = swnic_recv_copy(dst, recv, off, usrc, kbuf,
+					      src->kmsg, n);
 		}
 		if (ret == -SWNIC_EFAULTIN && !hard) {
 			swnic_cq_unreserve(dst->rx_cq);
@@ -474,12 +485,14 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 		return -ENOMEM;
 	if (kbuf)
 		memcpy(u->payload, kbuf, sqe->len);
+	else if (src->kmsg)
+		ret = src->kmsg->read(src->kmsg, 0, u->payload, sqe->len);
 	else
 		ret = copy_from_user_nofault(u->payload, usrc, sqe->len) ?
 		      -SWNIC_EFAULTIN : 0;
 	if (ret) {
 		kvfree(u);
-		if (!hard) {
+		if (!hard && usrc) {
 			fault->src = usrc;
 			fault->src_len = sqe->len;
 			return ret;
@@ -527,7 +540,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
  * @src: the sender: its address, and its endpoint if on this host
  * @sqe: the validated work request
  * @kbuf: the payload if inline, else NULL (it is at sqe->addr in the
- *	  current address space)
+ *	  current address space, or in @src->kmsg)
  *
  * Called in the sender's context. One copy: from the sender's memory to
  * the posted receive buffer, or into a bounded kernel buffer if no receive
@@ -556,8 +569,15 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		struct swnic_fault fault = {}, rq_fault = {};
 
 		/* What a CQE can carry is read first, with no lock held. */
-		ret = !kbuf && copy_from_user_nofault(head, usrc, hlen) ?
-		      -SWNIC_EFAULTIN : 0;
+		if (src->kmsg)
+			ret = src->kmsg->read(src->kmsg, 0, head, hlen) ?
+			      -EFAULT : 0;
+		else
+			ret = !kbuf && copy_from_user_nofault(head, usrc,
+							      hlen) ?
+			      -SWNIC_EFAULTIN : 0;
+		if (ret == -EFAULT)
+			return ret;
 		if (ret && hard)
 			return -EFAULT;
 		if (ret) {

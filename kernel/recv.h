@@ -7,6 +7,7 @@
 #include <linux/swnic_queue.h>
 
 struct swnic_cntr;
+struct swnic_kmsg;
 struct swnic_ep;
 
 /*
@@ -26,6 +27,11 @@ struct swnic_msg_src {
 	 */
 	void (*notify)(void *arg, int err);
 	void *notify_arg;
+	/*
+	 * The wire: the payload in the packets it came in (the caller's
+	 * kbuf is NULL then), read by swnic_recv_deliver() in place.
+	 */
+	const struct swnic_kmsg *kmsg;
 };
 
 /* swnic_recv_deliver(): buffered, the sender's completion comes later. */

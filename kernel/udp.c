@@ -74,6 +74,7 @@
 #include "bind.h"
 #include "cntr.h"
 #include "complete.h"
+#include "copy.h"
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
@@ -101,6 +102,20 @@ static unsigned int rx_mem_mb = 512;
 module_param(rx_mem_mb, uint, 0644);
 MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold (default 512)");
 
+/* UDP GSO sends hand the packets' pages to the stack (swnic_udp_sendv()). */
+static bool tx_splice = true;
+module_param(tx_splice, bool, 0644);
+MODULE_PARM_DESC(tx_splice, "UDP GSO sends take the packets' pages rather than copy them, where the kernel can (default 1)");
+
+/*
+ * A SEND, TSEND or WRITE of at least rx_keep_kb KiB stays in the packets it
+ * came in until it runs, and is copied once, from them to its destination
+ * (swnic_rxmsg_keep()); a smaller one is reassembled in a buffer first.
+ */
+static unsigned int rx_keep_kb = 16;
+module_param(rx_keep_kb, uint, 0644);
+MODULE_PARM_DESC(rx_keep_kb, "KiB from which a received message is kept in its packets, not copied to a buffer (0: never; default 16)");
+
 #define SWNIC_WIN		256	/* PSNs in flight to a peer, oldest to next */
 #define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
 #define SWNIC_REO_MIN_US	250	/* RACK reordering window, at least */
@@ -124,6 +139,19 @@ MODULE_PARM_DESC(rx_mem_mb, "MiB of messages being received a namespace may hold
 #define SWNIC_FRAG_MAX		65535
 #define SWNIC_GSO_SEGS		64	/* packets per UDP GSO send, at most */
 #define SWNIC_GSO_BYTES		60000	/* bytes per UDP GSO send (IPv4: < 64K) */
+/*
+ * Packets' buffers come from pages a namespace keeps, SWNIC_TXPAGES of
+ * SWNIC_TXPAGE_SIZE in a ring, one packet after the other (a send's
+ * packets are contiguous, so its fragments coalesce). A page is used
+ * again once nothing refers to it - no packet waiting for its ACK, no skb
+ * a send made of it - as a fresh page is zeroed (init_on_alloc); a packet
+ * larger than a page gets pages of its own.
+ */
+#define SWNIC_TXPAGE_ORDER	3
+#define SWNIC_TXPAGE_SIZE	(PAGE_SIZE << SWNIC_TXPAGE_ORDER)
+#define SWNIC_TXPAGES		64
+/* Page fragments of one spliced send (the skb's, and one to spare). */
+#define SWNIC_SPLICE_FRAGS	(MAX_SKB_FRAGS - 1)
 /* A message the target cannot take yet (EAGAIN) is retried this long. */
 #define SWNIC_DELIVER_TIMEOUT	(10 * HZ)
 
@@ -251,14 +279,20 @@ struct swnic_wnet {
 	u64 spare_mem;
 	unsigned long spare_at;		/* jiffies: last kept or reused */
 	u64 spare_reuses;		/* messages given a kept buffer */
-	struct list_head txpool;	/* packet buffers kept, newest first */
-	u32 ntxpool;
+	u64 rx_kept;			/* messages kept in their packets */
+	u64 rx_kept_copied;		/* ... fragments of them copied */
+	/* Pages for packets' buffers, kept (swnic_txbuf_get()) */
+	struct page *txpages[SWNIC_TXPAGES];
+	unsigned int txpage_cur, txpage_off;
+	u32 ntxpages;
+	u64 txpage_allocs;		/* pages allocated for it (not reused) */
 	bool dead;
 	struct ratelimit_state peer_limit;
 	atomic64_t drops[__SWNIC_DROP_NUM];
 	u64 tx_pkts, rx_pkts, retx_pkts;
 	u64 tx_errors;			/* packets the stack refused (lost) */
 	u64 gso_sends;			/* UDP GSO sends (of several packets) */
+	u64 tx_spliced;			/* ... that took the packets' pages */
 	u64 gso_recvs;			/* bursts received (taken whole) */
 	u64 polls;			/* rounds run by busy polling */
 	atomic64_t poll_fallbacks;	/* ... that left packets to the worker */
@@ -289,18 +323,8 @@ struct swnic_txpkt {
 	u16 poff;			/* payload offset, if @pcsum is its sum */
 	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;
-	u32 size;			/* allocated, with this header */
-	u8 buf[];
+	u8 *buf;			/* swnic_txbuf_get() */
 };
-
-/*
- * Packets' buffers of SWNIC_TXPOOL_MIN..MAX bytes are kept for the next
- * packets (swnic_txpkt_alloc()), SWNIC_TXPOOL_NUM at most: like
- * reassembly buffers, each fresh one would be zeroed (init_on_alloc).
- */
-#define SWNIC_TXPOOL_NUM	512
-#define SWNIC_TXPOOL_MIN	1024
-#define SWNIC_TXPOOL_MAX	(16 << 10)
 
 enum swnic_txkind {
 	SWNIC_TX_REQ,			/* our request: fragments of a message */
@@ -345,14 +369,32 @@ struct swnic_txmsg {
 	u32 rlen;			/* REQ: result bytes expected */
 };
 
+/*
+ * A fragment of a kept message: in @skb at @off, or - when keeping its
+ * packet would cost more than the message's share of the budget allows -
+ * copied to @buf.
+ */
+struct swnic_rxpiece {
+	struct sk_buff *skb;
+	union {
+		unsigned int off;
+		void *buf;
+	};
+};
+
 /* A peer's request being received, or waiting for its turn. */
 struct swnic_rxmsg {
 	struct list_head node;		/* peer->rxmsgs, by msg_id */
 	u32 msg_id;
 	struct swnic_wire_msg m;	/* from the first fragment */
 	u64 len, got;
-	void *buf;			/* the message (len bytes) */
-	size_t size;			/* of @buf, maybe more than @len */
+	void *buf;			/* the message (len bytes), or: */
+	struct swnic_rxpiece *pieces;	/* kept: per fragment */
+	struct swnic_kmsg km;		/* reads @pieces */
+	struct sk_buff *last_skb;	/* kept, and charged to @used */
+	u32 frag;			/* bytes per fragment (kept) */
+	size_t used;			/* of @size (kept) */
+	size_t size;			/* charged: @buf's (>= @len), or kept's */
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
@@ -481,38 +523,100 @@ static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
 
 /* ---- sending packets ---------------------------------------------------- */
 
-/* A packet of @len bytes: a kept buffer if the newest kept is enough. */
+/* Pages of a packet's own (@len bytes), or NULL. */
+static void *swnic_txbuf_own(size_t len)
+{
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN,
+					get_order(len));
+
+	return page ? page_address(page) : NULL;
+}
+
+/*
+ * A buffer of @len bytes for a packet (wn->lock held), or NULL. Freed by
+ * put_page() of its head page (swnic_txpkt_free()); an skb that took its
+ * page keeps it.
+ */
+static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len)
+{
+	unsigned int i = wn->txpage_cur;
+	struct page *page = wn->txpages[i];
+	void *buf;
+
+	if (len > SWNIC_TXPAGE_SIZE)
+		return swnic_txbuf_own(len);
+	if (!page || wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
+		/* The next free page of the ring; else a fresh one, next. */
+		for (i = 1; i < SWNIC_TXPAGES; i++) {
+			page = wn->txpages[(wn->txpage_cur + i) %
+					   SWNIC_TXPAGES];
+			if (page && page_ref_count(page) == 1)
+				break;
+		}
+		if (i == SWNIC_TXPAGES)
+			i = 1;
+		i = (wn->txpage_cur + i) % SWNIC_TXPAGES;
+		page = wn->txpages[i];
+		if (!page || page_ref_count(page) != 1) {
+			if (page) {
+				put_page(page);	/* freed by its last user */
+				wn->ntxpages--;
+			}
+			page = alloc_pages(GFP_KERNEL | __GFP_COMP |
+					   __GFP_NOWARN | __GFP_NORETRY,
+					   SWNIC_TXPAGE_ORDER);
+			wn->txpages[i] = page;
+			if (!page)	/* no 32 KiB in a row: its own */
+				return swnic_txbuf_own(len);
+			wn->ntxpages++;
+			wn->txpage_allocs++;
+		}
+		wn->txpage_cur = i;
+		wn->txpage_off = 0;
+	}
+	get_page(page);
+	buf = page_address(page) + wn->txpage_off;
+	/* Packets of a send, all as long, in a row (MTU - 28 is 4n). */
+	wn->txpage_off = ALIGN(wn->txpage_off + len, 4);
+	wn->spare_at = jiffies;
+	return buf;
+}
+
+/* Let go of the kept pages (those in use live on while used). */
+static void swnic_txpages_free(struct swnic_wnet *wn)
+{
+	unsigned int i;
+
+	for (i = 0; i < SWNIC_TXPAGES; i++) {
+		if (wn->txpages[i])
+			put_page(wn->txpages[i]);
+		wn->txpages[i] = NULL;
+	}
+	wn->ntxpages = 0;
+	wn->txpage_off = 0;
+}
+
+/* A packet of @len bytes. */
 static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 					     size_t len)
 {
-	size_t size = kmalloc_size_roundup(sizeof(struct swnic_txpkt) + len);
-	struct swnic_txpkt *t;
+	struct swnic_txpkt *t = kmalloc(sizeof(*t), GFP_KERNEL);
 
-	t = list_first_entry_or_null(&wn->txpool, struct swnic_txpkt, node);
-	if (t && t->size >= size) {
-		list_del(&t->node);
-		wn->ntxpool--;
-		wn->spare_at = jiffies;
-		size = t->size;
-	} else {
-		t = kmalloc(size, GFP_KERNEL);
-		if (!t)
-			return NULL;
+	if (!t)
+		return NULL;
+	*t = (struct swnic_txpkt) { .len = len };
+	t->buf = swnic_txbuf_get(wn, len);
+	if (!t->buf) {
+		kfree(t);
+		return NULL;
 	}
-	*t = (struct swnic_txpkt) { .len = len, .size = size };
 	return t;
 }
 
 static void swnic_txpkt_free(struct swnic_wnet *wn, struct swnic_txpkt *t)
 {
-	if (wn->ntxpool >= SWNIC_TXPOOL_NUM || t->size < SWNIC_TXPOOL_MIN ||
-	    t->size > SWNIC_TXPOOL_MAX) {
-		kfree(t);
-		return;
-	}
-	list_add(&t->node, &wn->txpool);
-	wn->ntxpool++;
-	wn->spare_at = jiffies;
+	put_page(virt_to_head_page(t->buf));
+	kfree(t);
 }
 
 /* Our end-to-end checksum over the whole packet (@buf, @len bytes). */
@@ -546,11 +650,15 @@ static void swnic_txpkt_seal(struct swnic_txpkt *t)
  * Send sealed packets to @p: one datagram per kvec, or with @gso the
  * kvecs (each @gso bytes but the last) as one UDP GSO send that the stack
  * cuts into datagrams at @gso bytes - after the qdisc, in the device or
- * just before it - so the stack is crossed once for all of them.
+ * just before it - so the stack is crossed once for all of them. With
+ * @splice (packets' buffers from swnic_txbuf_get(), at most
+ * SWNIC_SPLICE_FRAGS page fragments in all) the skb takes their pages
+ * rather than a copy (MSG_SPLICE_PAGES; where the kernel has none, or the
+ * device does no scatter-gather, the stack copies).
  */
 static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 			   struct kvec *iov, unsigned int n, size_t len,
-			   u16 gso, u8 tos)
+			   u16 gso, u8 tos, bool splice)
 {
 	u8 ctl[CMSG_SPACE(sizeof(u16)) + CMSG_SPACE(sizeof(int))]
 		__aligned(8) = {};
@@ -600,6 +708,20 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		msg.msg_control = ctl;
 		msg.msg_controllen = clen;
 	}
+#ifdef MSG_SPLICE_PAGES
+	if (splice) {
+		struct bio_vec bv[SWNIC_GSO_SEGS];
+		unsigned int i;
+
+		for (i = 0; i < n && i < ARRAY_SIZE(bv); i++)
+			bvec_set_page(&bv[i], virt_to_page(iov[i].iov_base),
+				      iov[i].iov_len,
+				      offset_in_page(iov[i].iov_base));
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, i, len);
+		msg.msg_flags |= MSG_SPLICE_PAGES;
+		return sock_sendmsg(sock, &msg);
+	}
+#endif
 	return kernel_sendmsg(sock, &msg, iov, n, len);
 }
 
@@ -608,7 +730,7 @@ static void swnic_udp_send1(struct swnic_wnet *wn, struct swnic_peer *p,
 			    struct kvec *iov, u8 tos)
 {
 	/* A packet the stack drops is lost like any other: recovered. */
-	if (swnic_udp_sendv(wn, p, iov, 1, iov->iov_len, 0, tos) >= 0)
+	if (swnic_udp_sendv(wn, p, iov, 1, iov->iov_len, 0, tos, false) >= 0)
 		wn->tx_pkts++;
 	else
 		wn->tx_errors++;
@@ -764,8 +886,22 @@ static void swnic_track(struct swnic_wnet *wn, struct swnic_peer *p,
 static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 			     struct swnic_txpkt *t)
 {
-	struct swnic_wire_hdr *h = (void *)t->buf;
-	struct kvec iov = { .iov_base = t->buf, .iov_len = t->len };
+	struct swnic_wire_hdr *h;
+	struct kvec iov;
+	u8 *buf;
+
+	/*
+	 * Sent, a packet's bytes may be an skb's still (spliced: a queue,
+	 * a receiver on this host keeping it): changed in a copy of them.
+	 */
+	buf = swnic_txbuf_get(wn, t->len);
+	if (buf) {
+		memcpy(buf, t->buf, t->len);
+		put_page(virt_to_head_page(t->buf));
+		t->buf = buf;
+	}
+	h = (void *)t->buf;
+	iov = (struct kvec) { .iov_base = t->buf, .iov_len = t->len };
 
 	/* The receiver may have learnt of us since: name it. */
 	h->dst_inc = cpu_to_be32(p->their_inc);
@@ -1001,6 +1137,20 @@ static bool swnic_peer_gso(struct swnic_wnet *wn, struct swnic_peer *p)
 }
 
 /*
+ * The page fragments a spliced send adds for a packet's buffer (@buf,
+ * @len bytes): one per page it touches, but the first if it goes on from
+ * where the previous packet's buffer (ending at @prev) ended in that page.
+ */
+static unsigned int swnic_buf_frags(const void *buf, size_t len,
+				    const void *prev)
+{
+	unsigned long a = (unsigned long)buf;
+	unsigned int n = ((a + len - 1) >> PAGE_SHIFT) - (a >> PAGE_SHIFT) + 1;
+
+	return n - (buf == prev && offset_in_page(a));
+}
+
+/*
  * Send the next packets of @tm that the window allows: with UDP GSO as
  * many equal-sized ones as one send takes (a message's fragments are, but
  * its last), else one. Return: false if out of memory (the tick retries).
@@ -1009,14 +1159,19 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 			     struct swnic_txmsg *tm)
 {
 	unsigned int max = swnic_peer_gso(wn, p) ? SWNIC_GSO_SEGS : 1;
-	struct swnic_txpkt *t;
+	bool splice = max > 1 && READ_ONCE(tx_splice);
+	unsigned int n = 0, i, frags = 0;
 	struct kvec iov[SWNIC_GSO_SEGS];
-	unsigned int n = 0, i;
+	struct swnic_txpkt *t;
 	size_t bytes = 0;
 	bool ok = true;
 	int ret;
 
 	while (n < max && !tm->last && swnic_wnd_open(p)) {
+		/* Spliced, the next packet's pages must fit, at worst. */
+		if (splice && n && frags + 1 +
+		    DIV_ROUND_UP(iov[0].iov_len, PAGE_SIZE) > SWNIC_SPLICE_FRAGS)
+			break;
 		t = swnic_txmsg_make(wn, p, tm);
 		if (IS_ERR(t)) {
 			ok = false;
@@ -1026,6 +1181,9 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 			continue;	/* now a status: make that */
 		swnic_track(wn, p, t);
 		swnic_txpkt_seal(t);
+		frags += swnic_buf_frags(t->buf, t->len,
+					 n ? iov[n - 1].iov_base +
+					     iov[n - 1].iov_len : NULL);
 		iov[n++] = (struct kvec) { .iov_base = t->buf,
 					   .iov_len = t->len };
 		bytes += t->len;
@@ -1037,10 +1195,17 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	if (n > 1) {
 		ret = swnic_udp_sendv(wn, p, iov, n, bytes, iov[0].iov_len,
-				      tm->tos);
+				      tm->tos, splice);
+		/* Not spliced after all (EMSGSIZE: fragments): copied. */
+		if (ret < 0 && splice) {
+			splice = false;
+			ret = swnic_udp_sendv(wn, p, iov, n, bytes,
+					      iov[0].iov_len, tm->tos, false);
+		}
 		if (ret >= 0) {
 			wn->tx_pkts += n;
 			wn->gso_sends++;
+			wn->tx_spliced += splice;
 			return ok;
 		}
 		/* Dropped by the stack: lost, and recovered, as any. */
@@ -1146,7 +1311,6 @@ static void swnic_rxbuf_put(struct swnic_wnet *wn, void *buf, size_t size)
 /* Free the kept buffers (those of packets too, @all). */
 static void swnic_kept_free(struct swnic_wnet *wn, bool all)
 {
-	struct swnic_txpkt *t, *tmp;
 	struct swnic_rxbuf *b;
 
 	for (b = wn->spares; b < wn->spares + SWNIC_RX_SPARES; b++) {
@@ -1154,21 +1318,115 @@ static void swnic_kept_free(struct swnic_wnet *wn, bool all)
 		b->buf = NULL;
 	}
 	wn->spare_mem = 0;
-	if (!all)
-		return;
-	list_for_each_entry_safe(t, tmp, &wn->txpool, node)
-		kfree(t);
-	INIT_LIST_HEAD(&wn->txpool);
-	wn->ntxpool = 0;
+	if (all)
+		swnic_txpages_free(wn);
+}
+
+/* Fragment @idx of kept message @rm: its length. */
+static unsigned int swnic_rxpiece_len(const struct swnic_rxmsg *rm, u64 idx)
+{
+	return min_t(u64, rm->frag, rm->len - idx * rm->frag);
+}
+
+/* swnic_kmsg.read of a kept message: what arrived, whatever it is in. */
+static int swnic_rxmsg_read(const struct swnic_kmsg *km, u64 off, void *to,
+			    size_t n)
+{
+	const struct swnic_rxmsg *rm = container_of(km, struct swnic_rxmsg,
+						    km);
+	u64 idx;
+	u32 at;
+
+	if (off > rm->len || n > rm->len - off)
+		return -EFAULT;
+	idx = div_u64_rem(off, rm->frag, &at);
+	while (n) {
+		const struct swnic_rxpiece *pc = &rm->pieces[idx];
+		unsigned int c = min_t(size_t, n,
+				       swnic_rxpiece_len(rm, idx) - at);
+
+		if (!pc->skb)
+			memcpy(to, pc->buf + at, c);
+		else if (skb_copy_bits(pc->skb, pc->off + at, to, c))
+			return -EFAULT;
+		to += c;
+		n -= c;
+		at = 0;
+		idx++;
+	}
+	return 0;
+}
+
+/*
+ * Keep fragment @idx (@n bytes at @off in @skb) of @rm in its packet, or
+ * copy it. A message reserves twice its length (swnic_rx_fragment()); each
+ * packet it keeps is charged whole (its truesize) the first time, once per
+ * message, even if others keep it too, so a peer cannot hold more than the
+ * budget by spreading messages over packets. A packet is kept only if the
+ * fragments still to come could all be copied in what is left: a message
+ * admitted always completes.
+ */
+static bool swnic_rxmsg_keep(struct swnic_wnet *wn, struct swnic_rxmsg *rm,
+			     u64 idx, struct sk_buff *skb, unsigned int off,
+			     unsigned int n)
+{
+	struct swnic_rxpiece *pc = &rm->pieces[idx];
+	u64 rest = rm->len - rm->got - n;
+
+	if (skb == rm->last_skb ||
+	    rm->used + skb->truesize + rest <= rm->size) {
+		if (skb != rm->last_skb) {
+			rm->used += skb->truesize;
+			rm->last_skb = skb;
+		}
+		pc->skb = skb_get(skb);
+		pc->off = off;
+		return true;
+	}
+	pc->buf = kmalloc(n, GFP_KERNEL);
+	if (!pc->buf || skb_copy_bits(skb, off, pc->buf, n)) {
+		kfree(pc->buf);
+		pc->buf = NULL;
+		return false;
+	}
+	rm->used += n;
+	wn->rx_kept_copied++;
+	return true;
 }
 
 static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 {
+	u64 i, n;
+
 	list_del(&rm->node);
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
+	if (rm->pieces) {
+		n = DIV_ROUND_UP_ULL(rm->len, rm->frag);
+		for (i = 0; i < n; i++) {
+			if (!test_bit(i, rm->frags))
+				continue;
+			if (rm->pieces[i].skb)
+				consume_skb(rm->pieces[i].skb);
+			else
+				kfree(rm->pieces[i].buf);
+		}
+		kvfree(rm->pieces);
+	}
 	kvfree(rm->frags);
 	kfree(rm);
+}
+
+/*
+ * A packet a message keeps (@skb, ours alone once its burst is read): it
+ * lets go of what it holds of the stack - route, conntrack entry,
+ * extensions - which a kept packet must not pin.
+ */
+static void swnic_rx_skb_kept(struct sk_buff *skb)
+{
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
+	skb_ext_reset(skb);
 }
 
 /* ---- delivery complete: sends held for a receive ------------------------ */
@@ -2084,7 +2342,10 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 	if (rm->len) {
 		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 		if (!ret) {
-			ret = swnic_mr_ref_copy_to(&ref, 0, rm->buf, rm->len);
+			ret = rm->pieces ?
+			      swnic_mr_ref_copy_kmsg(&ref, 0, &rm->km,
+						     rm->len) :
+			      swnic_mr_ref_copy_to(&ref, 0, rm->buf, rm->len);
 			if (!ret)
 				swnic_mr_ref_count(&ref, t.access);
 			swnic_mr_ref_put(&ref);
@@ -2224,7 +2485,10 @@ static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
 		src.notify = swnic_held_notify;
 		src.notify_arg = h;
 	}
-	err = swnic_recv_deliver(dst, &src, &sqe, rm->buf ?: "");
+	if (rm->pieces)
+		src.kmsg = &rm->km;
+	err = swnic_recv_deliver(dst, &src, &sqe,
+				 rm->pieces ? NULL : rm->buf ?: "");
 	if (err != SWNIC_DELIVER_DEFERRED) {
 		if (h)
 			swnic_held_free(h);
@@ -2373,6 +2637,8 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
 	struct swnic_rxmsg *rm, *pos;
+	unsigned int keep_kb;
+	bool keep;
 
 	if (m->opcode == SWNIC_OP_READ)
 		len = 0;	/* the request has no payload */
@@ -2399,21 +2665,37 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
+	keep_kb = READ_ONCE(rx_keep_kb);
+	keep = len && keep_kb && len >= (u64)keep_kb << 10 &&
+	       (m->opcode == SWNIC_OP_SEND || m->opcode == SWNIC_OP_TSEND ||
+		m->opcode == SWNIC_OP_WRITE);
+	if (wn->rx_mem + (keep ? 2 * len : 0) > (u64)rx_mem_mb << 20)
+		keep = false;	/* copied, in less */
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
-	if (len) {
+	if (keep) {
+		rm->size = 2 * len;
+		rm->frag = frag;
+		rm->km.read = swnic_rxmsg_read;
+		rm->pieces = kvcalloc(DIV_ROUND_UP_ULL(len, frag),
+				      sizeof(*rm->pieces), GFP_KERNEL);
+	} else if (len) {
 		rm->buf = swnic_rxbuf_get(wn, len, &rm->size);
+	}
+	if (len) {
 		rm->frags = kvcalloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(len, frag)),
 				     sizeof(long), GFP_KERNEL);
-		if (!rm->buf || !rm->frags) {
+		if (!(rm->buf || rm->pieces) || !rm->frags) {
 			swnic_rxbuf_put(wn, rm->buf, rm->size);
+			kvfree(rm->pieces);
 			kvfree(rm->frags);
 			kfree(rm);
 			swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 			return false;
 		}
 	}
+	wn->rx_kept += keep;
 	rm->msg_id = id;
 	rm->m = *m;
 	rm->len = len;
@@ -2441,7 +2723,8 @@ found:
 	 */
 	if (!n || test_bit(idx, rm->frags))
 		return true;
-	if (skb_copy_bits(skb, off, rm->buf + at, n))
+	if (rm->pieces ? !swnic_rxmsg_keep(wn, rm, idx, skb, off, n) :
+	    skb_copy_bits(skb, off, rm->buf + at, n))
 		return false;
 	set_bit(idx, rm->frags);
 	rm->got += n;
@@ -2955,7 +3238,7 @@ static void swnic_tick(struct swnic_wnet *wn)
 		wn->probes++;
 	}
 	/* Buffers kept for reuse go after a second unused. */
-	if (wn->spare_mem || wn->ntxpool) {
+	if (wn->spare_mem || wn->ntxpages) {
 		long left = wn->spare_at + HZ - jiffies;
 
 		if (left <= 0)
@@ -3079,6 +3362,8 @@ static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
 			for (at = 0; at < skb->len; at += seg, n++)
 				swnic_rx_packet(wn, skb, at,
 						min(seg, skb->len - at));
+			if (skb_shared(skb))
+				swnic_rx_skb_kept(skb);
 			consume_skb(skb);
 		}
 	}
@@ -3827,6 +4112,9 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "retx_packets", wn->retx_pkts) ?:
 	      fn(arg, "gso_sends", wn->gso_sends) ?:
 	      fn(arg, "gso_recvs", wn->gso_recvs) ?:
+	      fn(arg, "tx_spliced", wn->tx_spliced) ?:
+	      fn(arg, "tx_pages", wn->ntxpages) ?:
+	      fn(arg, "tx_page_allocs", wn->txpage_allocs) ?:
 	      fn(arg, "busy_polls", wn->polls) ?:
 	      fn(arg, "poll_fallbacks", atomic64_read(&wn->poll_fallbacks)) ?:
 	      fn(arg, "rx_kicks", atomic64_read(&wn->rx_kicks)) ?:
@@ -3840,6 +4128,8 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "rx_mem_bytes", wn->rx_mem) ?:
 	      fn(arg, "rx_spare_bytes", wn->spare_mem) ?:
 	      fn(arg, "rx_buf_reuses", wn->spare_reuses) ?:
+	      fn(arg, "rx_kept", wn->rx_kept) ?:
+	      fn(arg, "rx_kept_copied", wn->rx_kept_copied) ?:
 	      fn(arg, "held", held) ?:
 	      fn(arg, "held_waiting", held_waiting) ?:
 	      fn(arg, "held_taken", wn->held_taken) ?:
@@ -3930,7 +4220,6 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	INIT_LIST_HEAD(&wn->peers);
 	xa_init(&wn->users6);
 	INIT_LIST_HEAD(&wn->held_done);
-	INIT_LIST_HEAD(&wn->txpool);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
 	return 0;

@@ -26,11 +26,17 @@ B="ip netns exec swnicwb"
 ADDR_A=10.79.0.1
 ADDR_B=10.79.0.2
 TIMEOUT_PARAM=/sys/module/swnic/parameters/peer_timeout_ms
+SPLICE_PARAM=/sys/module/swnic/parameters/tx_splice
+KEEP_PARAM=/sys/module/swnic/parameters/rx_keep_kb
 old_timeout=$(cat "$TIMEOUT_PARAM")
+old_splice=$(cat "$SPLICE_PARAM")
+old_keep=$(cat "$KEEP_PARAM")
 cleanup()
 {
 	pkill -9 -f "wire_rma -s" 2>/dev/null
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
+	echo "$old_splice" > "$SPLICE_PARAM"
+	echo "$old_keep" > "$KEEP_PARAM"
 	$A swnic dev del swnicwa force >/dev/null 2>&1
 	$B swnic dev del swnicwb force >/dev/null 2>&1
 	ip netns del swnicwa 2>/dev/null
@@ -139,6 +145,39 @@ pingpong "rdm tagged 64 KiB across, data checked" -e rdm -m tagged -c -I 20 \
 pingpong "msg (connected) 4 KiB across, data checked" -e msg -c -I 20 -S 4096
 pingpong "dgram 1 KiB across, data checked" -e dgram -c -I 20 -S 1024
 pingpong "rdm 16 MiB across, data checked" -e rdm -c -I 3 -S 16777216
+
+# By default a multi-packet send hands its packets' pages to the stack
+# (tx_spliced), and a message of rx_keep_kb (16) KiB or more stays in the
+# packets it came in until it runs (rx_kept): each side sent and took
+# large ones above.
+counter_pos()
+{
+	local v
+	v=$(wire_counters "$1" | jq ".$2 // 0")
+	if [ "${v:-0}" -gt 0 ]; then
+		ok "$3 ($1: $2 $v)"
+	else
+		not_ok "$3" "$1: $2 ${v:-none}"
+	fi
+}
+for ns in swnicwa swnicwb; do
+	counter_pos $ns tx_spliced \
+		"large sends take their packets' pages, not copies"
+	counter_pos $ns rx_kept "large messages are kept in their packets"
+done
+
+# Either turned off (module parameters), messages are copied - into the
+# skbs, and into reassembly buffers, which are kept for the next ones -
+# with the same data.
+spliced=$(wire_counters swnicwa | jq '.tx_spliced')
+kept=$(wire_counters swnicwb | jq '.rx_kept')
+echo 0 > "$SPLICE_PARAM"
+echo 0 > "$KEEP_PARAM"
+pingpong "rdm 8 B..1 MiB across, copied (tx_splice=0 rx_keep_kb=0), data checked" \
+	-e rdm -c -I 10 -S all
+pingpong "rdm 16 MiB across, copied, data checked" -e rdm -c -I 3 -S 16777216
+echo "$old_splice" > "$SPLICE_PARAM"
+echo "$old_keep" > "$KEEP_PARAM"
 reuses=$(wire_counters swnicwa | jq '.rx_buf_reuses // 0')
 if [ "${reuses:-0}" -gt 0 ]; then
 	ok "large messages were reassembled in kept buffers ($reuses reuses)"
@@ -146,19 +185,24 @@ else
 	not_ok "large messages were reassembled in kept buffers" \
 		"rx_buf_reuses: ${reuses:-none}"
 fi
+check "copied, no send took pages and no message was kept" \
+	test "$(wire_counters swnicwa | jq '.tx_spliced')" = "$spliced" -a \
+	"$(wire_counters swnicwb | jq '.rx_kept')" = "$kept"
 pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
-# Kept buffers are freed after a second unused (64 MiB is not kept).
+# Kept buffers are freed after a second unused (64 MiB is not kept), and
+# so are the pages kept for packets' buffers.
 spare=
 for _ in $(seq 50); do
-	spare=$(wire_counters swnicwa | jq '.rx_spare_bytes')
+	spare=$(wire_counters swnicwa |
+		jq '.rx_spare_bytes + .tx_pages + 0')
 	[ "$spare" = 0 ] && break
 	sleep 0.1
 done
 if [ "$spare" = 0 ]; then
-	ok "kept reassembly buffers are freed once unused (rx_spare_bytes 0)"
+	ok "kept reassembly buffers and packet pages are freed once unused"
 else
-	not_ok "kept reassembly buffers are freed once unused" \
-		"rx_spare_bytes: ${spare:-none} after 5 s"
+	not_ok "kept reassembly buffers and packet pages are freed once unused" \
+		"$(wire_counters swnicwa | jq -c '{rx_spare_bytes, tx_pages}') after 5 s"
 fi
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
