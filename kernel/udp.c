@@ -2665,8 +2665,15 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
+	/*
+	 * Kept if it comes in bursts (UDP GSO or GRO): a packet per skb costs
+	 * more kept (its truesize, and on this host the sender's page it
+	 * holds, which the sender's socket then allocates - zeroed - anew)
+	 * than a copy.
+	 */
 	keep_kb = READ_ONCE(rx_keep_kb);
 	keep = len && keep_kb && len >= (u64)keep_kb << 10 &&
+	       skb_is_gso(skb) &&
 	       (m->opcode == SWNIC_OP_SEND || m->opcode == SWNIC_OP_TSEND ||
 		m->opcode == SWNIC_OP_WRITE);
 	if (wn->rx_mem + (keep ? 2 * len : 0) > (u64)rx_mem_mb << 20)
