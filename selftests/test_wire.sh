@@ -5,7 +5,9 @@
 # a veth pair, a swnic device in each bound to its end, Debian's
 # fi_pingpong across (server in one namespace, client in the other, the
 # client given the server's IPv4 address as on a real cluster): RDM msg
-# and tagged, MSG (connected), DGRAM, sizes up to 64 MiB, data checked;
+# and tagged, MSG (connected), DGRAM, sizes up to 64 MiB, data checked
+# (large ones spliced and kept in their packets, copied with both turned
+# off, and at MTU 9000);
 # then the same under netem loss, reordering, duplication and corruption
 # (GSO off on the senders so that netem drops single packets); wire_rma
 # (RMA write/read, remote CQ data, counters, key errors) across; a peer
@@ -188,6 +190,20 @@ fi
 check "copied, no send took pages and no message was kept" \
 	test "$(wire_counters swnicwa | jq '.tx_spliced')" = "$spliced" -a \
 	"$(wire_counters swnicwb | jq '.rx_kept')" = "$kept"
+
+# Jumbo frames: each packet's buffer spans pages (8972 bytes), fewer go
+# per spliced send (its page fragments are bounded), and still spliced.
+check "MTU 9000 on both ends" sh -c "
+	$A ip link set swwa mtu 9000 && $B ip link set swwb mtu 9000"
+spliced=$(wire_counters swnicwa | jq '.tx_spliced')
+pingpong "rdm 8 B..1 MiB across at MTU 9000, data checked" \
+	-e rdm -c -I 10 -S all
+pingpong "rdm 16 MiB across at MTU 9000, data checked" \
+	-e rdm -c -I 3 -S 16777216
+check "at MTU 9000 large sends take their packets' pages too" \
+	test "$(wire_counters swnicwa | jq '.tx_spliced')" -gt "$spliced"
+check "MTU 1500 again" sh -c "
+	$A ip link set swwa mtu 1500 && $B ip link set swwb mtu 1500"
 pingpong "rdm 64 MiB across, data checked" -e rdm -c -I 1 -S 67108864
 # Kept buffers are freed after a second unused (64 MiB is not kept), and
 # so are the pages kept for packets' buffers.
