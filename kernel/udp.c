@@ -392,7 +392,6 @@ struct swnic_rxmsg {
 	struct swnic_rxpiece *pieces;	/* kept: per fragment */
 	struct swnic_kmsg km;		/* reads @pieces */
 	struct sk_buff *last_skb;	/* kept, and charged to @used */
-	u32 frag;			/* bytes per fragment (kept) */
 	size_t used;			/* of @size (kept) */
 	size_t size;			/* charged: @buf's (>= @len), or kept's */
 	unsigned long *frags;		/* which fragments arrived */
@@ -533,33 +532,31 @@ static void *swnic_txbuf_own(size_t len)
 }
 
 /*
- * A buffer of @len bytes for a packet (wn->lock held), or NULL. Freed by
- * put_page() of its head page (swnic_txpkt_free()); an skb that took its
- * page keeps it.
+ * A buffer of @len bytes for a packet (wn->lock held), or NULL, for
+ * swnic_txbuf_put().
  */
 static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len)
 {
-	unsigned int i = wn->txpage_cur;
-	struct page *page = wn->txpages[i];
+	struct page *page = wn->txpages[wn->txpage_cur];
+	unsigned int i, n;
 	void *buf;
 
 	if (len > SWNIC_TXPAGE_SIZE)
 		return swnic_txbuf_own(len);
 	if (!page || wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
-		/* The next free page of the ring; else a fresh one, next. */
-		for (i = 1; i < SWNIC_TXPAGES; i++) {
-			page = wn->txpages[(wn->txpage_cur + i) %
-					   SWNIC_TXPAGES];
+		/* The next free page of the ring ... */
+		for (n = 1; n < SWNIC_TXPAGES; n++) {
+			i = (wn->txpage_cur + n) % SWNIC_TXPAGES;
+			page = wn->txpages[i];
 			if (page && page_ref_count(page) == 1)
 				break;
 		}
-		if (i == SWNIC_TXPAGES)
-			i = 1;
-		i = (wn->txpage_cur + i) % SWNIC_TXPAGES;
-		page = wn->txpages[i];
-		if (!page || page_ref_count(page) != 1) {
-			if (page) {
-				put_page(page);	/* freed by its last user */
+		/* ... else a fresh one in the next slot. */
+		if (n == SWNIC_TXPAGES) {
+			i = (wn->txpage_cur + 1) % SWNIC_TXPAGES;
+			if (wn->txpages[i]) {
+				/* freed by its last user */
+				put_page(wn->txpages[i]);
 				wn->ntxpages--;
 			}
 			page = alloc_pages(GFP_KERNEL | __GFP_COMP |
@@ -580,6 +577,12 @@ static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len)
 	wn->txpage_off = ALIGN(wn->txpage_off + len, 4);
 	wn->spare_at = jiffies;
 	return buf;
+}
+
+/* Let go of a packet's buffer (an skb that took its page keeps it). */
+static void swnic_txbuf_put(void *buf)
+{
+	put_page(virt_to_head_page(buf));
 }
 
 /* Let go of the kept pages (those in use live on while used). */
@@ -615,7 +618,7 @@ static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 
 static void swnic_txpkt_free(struct swnic_wnet *wn, struct swnic_txpkt *t)
 {
-	put_page(virt_to_head_page(t->buf));
+	swnic_txbuf_put(t->buf);
 	kfree(t);
 }
 
@@ -897,7 +900,7 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	buf = swnic_txbuf_get(wn, t->len);
 	if (buf) {
 		memcpy(buf, t->buf, t->len);
-		put_page(virt_to_head_page(t->buf));
+		swnic_txbuf_put(t->buf);
 		t->buf = buf;
 	}
 	h = (void *)t->buf;
@@ -1322,10 +1325,18 @@ static void swnic_kept_free(struct swnic_wnet *wn, bool all)
 		swnic_txpages_free(wn);
 }
 
+/* Bytes per fragment of @rm (checked on its first: >= SWNIC_FRAG_MIN). */
+static u32 swnic_rxmsg_frag(const struct swnic_rxmsg *rm)
+{
+	return be32_to_cpu(rm->m.frag);
+}
+
 /* Fragment @idx of kept message @rm: its length. */
 static unsigned int swnic_rxpiece_len(const struct swnic_rxmsg *rm, u64 idx)
 {
-	return min_t(u64, rm->frag, rm->len - idx * rm->frag);
+	u32 frag = swnic_rxmsg_frag(rm);
+
+	return min_t(u64, frag, rm->len - idx * frag);
 }
 
 /* swnic_kmsg.read of a kept message: what arrived, whatever it is in. */
@@ -1339,7 +1350,7 @@ static int swnic_rxmsg_read(const struct swnic_kmsg *km, u64 off, void *to,
 
 	if (off > rm->len || n > rm->len - off)
 		return -EFAULT;
-	idx = div_u64_rem(off, rm->frag, &at);
+	idx = div_u64_rem(off, swnic_rxmsg_frag(rm), &at);
 	while (n) {
 		const struct swnic_rxpiece *pc = &rm->pieces[idx];
 		unsigned int c = min_t(size_t, n,
@@ -1402,7 +1413,7 @@ static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
 	if (rm->pieces) {
-		n = DIV_ROUND_UP_ULL(rm->len, rm->frag);
+		n = DIV_ROUND_UP_ULL(rm->len, swnic_rxmsg_frag(rm));
 		for (i = 0; i < n; i++) {
 			if (!test_bit(i, rm->frags))
 				continue;
@@ -2683,7 +2694,6 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		return false;
 	if (keep) {
 		rm->size = 2 * len;
-		rm->frag = frag;
 		rm->km.read = swnic_rxmsg_read;
 		rm->pieces = kvcalloc(DIV_ROUND_UP_ULL(len, frag),
 				      sizeof(*rm->pieces), GFP_KERNEL);
