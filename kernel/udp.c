@@ -1199,8 +1199,12 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	if (n > 1) {
 		ret = swnic_udp_sendv(wn, p, iov, n, bytes, iov[0].iov_len,
 				      tm->tos, splice);
-		/* Not spliced after all (EMSGSIZE: fragments): copied. */
-		if (ret < 0 && splice) {
+		/*
+		 * Not spliced after all (EMSGSIZE: fragments): copied. Not
+		 * a send dropped for want of memory, which a copy repeats.
+		 */
+		if (ret < 0 && splice && ret != -ENOBUFS && ret != -ENOMEM &&
+		    ret != -EAGAIN) {
 			splice = false;
 			ret = swnic_udp_sendv(wn, p, iov, n, bytes,
 					      iov[0].iov_len, tm->tos, false);
