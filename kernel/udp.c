@@ -893,28 +893,32 @@ static void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	struct kvec iov;
 	u8 *buf;
 
+	t->retx = true;
+	t->stamp = ktime_get();
+	p->retx++;
+	wn->retx_pkts++;
 	/*
 	 * Sent, a packet's bytes may be an skb's still (spliced: a queue,
-	 * a receiver on this host keeping it): changed in a copy of them.
+	 * a receiver on this host keeping it): changed in a copy of them,
+	 * never in place. No memory for the copy: this send is lost, as
+	 * one the stack dropped, and loss recovery tries again.
 	 */
 	buf = swnic_txbuf_get(wn, t->len);
-	if (buf) {
-		memcpy(buf, t->buf, t->len);
-		swnic_txbuf_put(t->buf);
-		t->buf = buf;
+	if (!buf) {
+		wn->tx_errors++;
+		return;
 	}
+	memcpy(buf, t->buf, t->len);
+	swnic_txbuf_put(t->buf);
+	t->buf = buf;
 	h = (void *)t->buf;
 	iov = (struct kvec) { .iov_base = t->buf, .iov_len = t->len };
 
 	/* The receiver may have learnt of us since: name it. */
 	h->dst_inc = cpu_to_be32(p->their_inc);
 	p->anon |= !p->their_inc;
-	t->retx = true;
-	t->stamp = ktime_get();
 	swnic_txpkt_seal(t);
 	swnic_udp_send1(wn, p, &iov, t->tos);
-	p->retx++;
-	wn->retx_pkts++;
 }
 
 /*
@@ -1153,6 +1157,16 @@ static unsigned int swnic_buf_frags(const void *buf, size_t len,
 	return n - (buf == prev && offset_in_page(a));
 }
 
+/* Sends take the packets' pages: if wanted, and if the kernel can. */
+static bool swnic_splice_on(void)
+{
+#ifdef MSG_SPLICE_PAGES
+	return READ_ONCE(tx_splice);
+#else
+	return false;
+#endif
+}
+
 /*
  * Send the next packets of @tm that the window allows: with UDP GSO as
  * many equal-sized ones as one send takes (a message's fragments are, but
@@ -1162,7 +1176,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 			     struct swnic_txmsg *tm)
 {
 	unsigned int max = swnic_peer_gso(wn, p) ? SWNIC_GSO_SEGS : 1;
-	bool splice = max > 1 && READ_ONCE(tx_splice);
+	bool splice = max > 1 && swnic_splice_on();
 	unsigned int n = 0, i, frags = 0;
 	struct kvec iov[SWNIC_GSO_SEGS];
 	struct swnic_txpkt *t;
@@ -1374,7 +1388,8 @@ static int swnic_rxmsg_read(const struct swnic_kmsg *km, u64 off, void *to,
 
 /*
  * Keep fragment @idx (@n bytes at @off in @skb) of @rm in its packet, or
- * copy it. A message reserves twice its length (swnic_rx_fragment()); each
+ * copy it. A message reserves twice its length and its table of pieces
+ * (swnic_rx_fragment()); each
  * packet it keeps is charged whole (its truesize) the first time, once per
  * message, even if others keep it too, so a peer cannot hold more than the
  * budget by spreading messages over packets. A packet is kept only if the
@@ -2651,6 +2666,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
+	u64 table, need;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep;
@@ -2672,35 +2688,36 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 			goto found;
 	/*
 	 * New: made in order of msg_id, charged to the namespace's budget
-	 * (buffers kept for reuse give way).
-	 */
-	if (wn->rx_mem + wn->spare_mem + len > (u64)rx_mem_mb << 20)
-		swnic_kept_free(wn, false);
-	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
-		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
-		return false;
-	}
-	/*
-	 * Kept if it comes in bursts (UDP GSO or GRO): a packet per skb costs
-	 * more kept (its truesize, and on this host the sender's page it
-	 * holds, which the sender's socket then allocates - zeroed - anew)
-	 * than a copy.
+	 * (buffers kept for reuse give way). Kept if it comes in bursts
+	 * (UDP GSO or GRO): a packet per skb costs more kept (its truesize,
+	 * and on this host the sender's page it holds, which the sender's
+	 * socket then allocates - zeroed - anew) than a copy. A kept one
+	 * reserves twice its length and its table of pieces; if that does
+	 * not fit, it is copied, in less.
 	 */
 	keep_kb = READ_ONCE(rx_keep_kb);
 	keep = len && keep_kb && len >= (u64)keep_kb << 10 &&
 	       skb_is_gso(skb) &&
 	       (m->opcode == SWNIC_OP_SEND || m->opcode == SWNIC_OP_TSEND ||
 		m->opcode == SWNIC_OP_WRITE);
-	if (wn->rx_mem + (keep ? 2 * len : 0) > (u64)rx_mem_mb << 20)
-		keep = false;	/* copied, in less */
+	table = keep ? DIV_ROUND_UP_ULL(len, frag) * sizeof(*rm->pieces) : 0;
+	need = keep ? 2 * len + table : len;
+	if (wn->rx_mem + wn->spare_mem + need > (u64)rx_mem_mb << 20)
+		swnic_kept_free(wn, false);
+	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+		return false;
+	}
+	if (wn->rx_mem + need > (u64)rx_mem_mb << 20)
+		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
 		return false;
 	if (keep) {
-		rm->size = 2 * len;
+		rm->size = 2 * len + table;
+		rm->used = table;
 		rm->km.read = swnic_rxmsg_read;
-		rm->pieces = kvcalloc(DIV_ROUND_UP_ULL(len, frag),
-				      sizeof(*rm->pieces), GFP_KERNEL);
+		rm->pieces = kvzalloc(table, GFP_KERNEL);
 	} else if (len) {
 		rm->buf = swnic_rxbuf_get(wn, len, &rm->size);
 	}
