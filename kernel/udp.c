@@ -1389,12 +1389,12 @@ static int swnic_rxmsg_read(const struct swnic_kmsg *km, u64 off, void *to,
 /*
  * Keep fragment @idx (@n bytes at @off in @skb) of @rm in its packet, or
  * copy it. A message reserves twice its length and its table of pieces
- * (swnic_rx_fragment()); each
- * packet it keeps is charged whole (its truesize) the first time, once per
- * message, even if others keep it too, so a peer cannot hold more than the
- * budget by spreading messages over packets. A packet is kept only if the
- * fragments still to come could all be copied in what is left: a message
- * admitted always completes.
+ * (swnic_rx_fragment()); each packet it keeps is charged whole (its
+ * truesize) the first time, once per message, even if others keep it
+ * too, so a peer cannot hold more than the budget by spreading messages
+ * over packets. A packet is kept only if the fragments still to come
+ * could all be copied in what is left: a message admitted always
+ * completes.
  */
 static bool swnic_rxmsg_keep(struct swnic_wnet *wn, struct swnic_rxmsg *rm,
 			     u64 idx, struct sk_buff *skb, unsigned int off,
@@ -2666,7 +2666,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
-	u64 table, need;
+	u64 table, need, budget;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep;
@@ -2695,6 +2695,7 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * reserves twice its length and its table of pieces; if that does
 	 * not fit, it is copied, in less.
 	 */
+	budget = (u64)READ_ONCE(rx_mem_mb) << 20;
 	keep_kb = READ_ONCE(rx_keep_kb);
 	keep = len && keep_kb && len >= (u64)keep_kb << 10 &&
 	       skb_is_gso(skb) &&
@@ -2702,13 +2703,13 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		m->opcode == SWNIC_OP_WRITE);
 	table = keep ? DIV_ROUND_UP_ULL(len, frag) * sizeof(*rm->pieces) : 0;
 	need = keep ? 2 * len + table : len;
-	if (wn->rx_mem + wn->spare_mem + need > (u64)rx_mem_mb << 20)
+	if (wn->rx_mem + wn->spare_mem + need > budget)
 		swnic_kept_free(wn, false);
-	if (wn->rx_mem + len > (u64)rx_mem_mb << 20) {
+	if (wn->rx_mem + len > budget) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
-	if (wn->rx_mem + need > (u64)rx_mem_mb << 20)
+	if (wn->rx_mem + need > budget)
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
