@@ -19,7 +19,13 @@
 #
 # After a kernel Oops/BUG the remaining programs are not run (reported as
 # "ok - NAME # SKIP not run: ..."; SWNIC_TEST_KEEP_GOING=1 runs them).
-# At the end: "ok - rmmod swnic" if the module unloads (refcount 0, within
+# A program that leaves the module unloaded when it found it loaded (a test
+# that replaces it and was killed before it could load it again) fails:
+#
+#   not ok - NAME: left swnic unloaded (loaded again: SWNIC_MODULE)
+#
+# and the module is loaded again, so that one test's fault does not fail
+# every test after it. At the end: "ok - rmmod swnic" if the module unloads (refcount 0, within
 # 60s), and "ok - dmesg clean" if the kernel logged no BUG/WARNING/Oops/...
 # since the VM was up (vm.sh marks the log before it loads swnic).
 # Exit status 1 if anything failed.
@@ -154,7 +160,7 @@ check_kernel()
 run_test()
 {
 	local name=$1 log=$tmp/log pid tpid st t0 nres nfail plan why='' l
-	local TIMEOUT=$TIMEOUT own
+	local TIMEOUT=$TIMEOUT own loaded=
 	shift
 
 	# A script may need longer: a "# swnic-timeout: SECS" line says so.
@@ -163,6 +169,7 @@ run_test()
 	[ -n "$own" ] && [ -z "${SWNIC_TEST_TIMEOUT:-}" ] && TIMEOUT=$own
 
 	echo "# selftest: $name"
+	[ -d /sys/module/swnic ] && loaded=1
 	t0=$SECONDS
 	# The output goes to a file that tail streams: a daemon that the test
 	# leaves behind holding its stdout cannot stall us, and neither can a
@@ -215,7 +222,28 @@ run_test()
 		result "not ok - $name: $(describe_status "$st") without any TAP result"
 	fi
 	check_kernel "$name"
+	[ -n "$loaded" ] && check_module "$name"
 	echo "# $name: $(describe_status "$st"), $((SECONDS - t0))s"
+}
+
+# check_module NAME: NAME found swnic loaded; is it still? If not, load
+# the VM's module again ($SWNIC_MODULE, as vm.sh loaded it).
+check_module()
+{
+	local name=$1 how err
+
+	[ -d /sys/module/swnic ] && return 0
+	if [ -z "${SWNIC_MODULE:-}" ]; then
+		how="not loaded again: no SWNIC_MODULE"
+	else
+		modprobe -a udp_tunnel 2>/dev/null
+		if err=$(insmod "$SWNIC_MODULE" 2>&1); then
+			how="loaded again: $SWNIC_MODULE"
+		else
+			how="could not load it again: $err"
+		fi
+	fi
+	result "not ok - $name: left swnic unloaded ($how)"
 }
 
 check_rmmod()

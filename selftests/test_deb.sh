@@ -17,7 +17,7 @@
 # Debian 13 one; 1213 and 1201 s when make check's two lanes build at the
 # same time, as they do.
 #
-# swnic-timeout: 2700
+# swnic-timeout: 3600
 
 . "$(dirname "$0")/lib.sh"
 
