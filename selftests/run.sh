@@ -25,7 +25,9 @@
 #   not ok - NAME: left swnic unloaded (loaded again: SWNIC_MODULE)
 #
 # and the module is loaded again, so that one test's fault does not fail
-# every test after it. At the end: "ok - rmmod swnic" if the module unloads (refcount 0, within
+# every test after it.
+#
+# At the end: "ok - rmmod swnic" if the module unloads (refcount 0, within
 # 60s), and "ok - dmesg clean" if the kernel logged no BUG/WARNING/Oops/...
 # since the VM was up (vm.sh marks the log before it loads swnic).
 # Exit status 1 if anything failed.

@@ -31,8 +31,8 @@
 #
 # Environment: SWNIC_CHECK_TIMEOUT (seconds per lane, passed to vm.sh
 # --timeout; default 7200: side by side, the 6.1 lane took 2970 to 3329 s
-# here and over 4800 s on a slower CI machine), SWNIC_CHECK_CMD (what the VM runs
-# instead of selftests/run.sh, split at blanks: check-debug.sh),
+# here and over 4800 s on a slower CI machine), SWNIC_CHECK_CMD (what the
+# VM runs instead of selftests/run.sh, split at blanks: check-debug.sh),
 # SWNIC_CHECK_JOBS, and everything vm.sh and run.sh read (SWNIC_TESTS, ...).
 
 set -eu
