@@ -4,6 +4,7 @@
 #
 #   make            module (for $(K)), provider, tool and selftests
 #   make check      setup + build + run the suite in a VM on every kernel
+#   make check-deb  the Debian packages installed in the VM (DKMS build)
 #   make check-debug  the suite on a 6.12 debug kernel built here (KASAN,
 #                   lockdep, kmemleak, ...): fails on any splat. Not in check
 #   make demo       setup + build + boot a VM and show swnic at work
@@ -78,7 +79,7 @@ REG_BENCH  := $(if $(wildcard /usr/include/infiniband/verbs.h),tools/testing/reg
 # section) and the soak (test_stream.sh shortened, make bench's soak).
 STREAM     := tools/testing/fi_stream tools/testing/fi_soak
 
-.PHONY: all module modules lib tool selftests setup setup-host check check-debug demo \
+.PHONY: all module modules lib tool selftests setup setup-host check check-deb check-debug demo \
 	bench style deb \
 	install install-module install-user uninstall clean
 
@@ -151,6 +152,14 @@ setup: setup-host
 check: setup
 	$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BUILD)
 	tools/testing/check.sh $(KERNELS)
+
+# The Debian packages as users install them (selftests/test_deb.sh: DKMS
+# builds the module in the guest, ~1600 s per lane): not part of `check`,
+# which must end within CI's 90 minutes.
+check-deb: setup
+	$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BUILD)
+	SWNIC_TEST_DEB=1 SWNIC_TESTS=test_deb.sh tools/testing/check.sh \
+		$(filter-out %-twovm,$(KERNELS))
 
 # Not part of `check`: the first run builds a kernel (17 CPU-minutes, 3 GB
 # in $(SWNIC_CACHE)) and the suite takes about 3 times as long.

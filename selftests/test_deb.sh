@@ -17,10 +17,18 @@
 # Debian 13 one; 1213 and 1201 s when make check's two lanes build at the
 # same time, as they do.
 #
+# That build is half of a lane's time (1579 s of 3414 in the Debian 12
+# lane, 1590 of 3316 in Debian 13's, side by side) and took make check
+# past CI's 90 minutes, so make check skips this test (named in its
+# summary) and `make check-deb` runs it in both release lanes;
+# SWNIC_TEST_DEB=1 runs it anywhere.
+#
 # swnic-timeout: 3600
 
 . "$(dirname "$0")/lib.sh"
 
+[ "${SWNIC_TEST_DEB:-0}" = 1 ] ||
+	skip_all "the DKMS build takes ~1600 s in the guest: make check-deb runs it"
 [ "${SWNIC_VM:-}" = 1 ] || skip_all "needs the VM: mounts an overlay over / and replaces the module"
 DEBS=$SWNIC_REPO/build/deb
 PKGS="swnic-dkms libfabric-swnic swnic-tools"
