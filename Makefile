@@ -79,7 +79,7 @@ REG_BENCH  := $(if $(wildcard /usr/include/infiniband/verbs.h),tools/testing/reg
 # section) and the soak (test_stream.sh shortened, make bench's soak).
 STREAM     := tools/testing/fi_stream tools/testing/fi_soak
 
-.PHONY: all module modules lib tool selftests setup setup-host check check-deb check-debug demo \
+.PHONY: all module modules lib tool selftests setup setup-host check-build check check-deb check-debug demo \
 	bench style deb \
 	install install-module install-user uninstall clean
 
@@ -149,15 +149,17 @@ setup-host:
 setup: setup-host
 	$(if $(filter %-trixie,$(KERNELS)),tools/testing/setup-trixie.sh)
 
-check: setup
+# What every lane of check and check-deb runs, built before the lanes.
+check-build: setup
 	$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BUILD)
+
+check: check-build
 	tools/testing/check.sh $(KERNELS)
 
 # The Debian packages as users install them (selftests/test_deb.sh: DKMS
 # builds the module in the guest, ~1600 s per lane): not part of `check`,
 # which must end within CI's 90 minutes.
-check-deb: setup
-	$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BUILD)
+check-deb: check-build
 	SWNIC_TEST_DEB=1 SWNIC_TESTS=test_deb.sh tools/testing/check.sh \
 		$(filter-out %-twovm,$(KERNELS))
 

@@ -14,7 +14,7 @@
 #
 # The DKMS build is a full kernel module build in the (slow) guest: 20 s
 # on the build machine, 317 s in the 6.1 guest, about 1000 s in the
-# Debian 13 one; 1213 and 1201 s when make check's two lanes build at the
+# Debian 13 one; 1213 and 1201 s when make check-deb's two lanes build at the
 # same time, as they do.
 #
 # That build is half of a lane's time (1579 s of 3414 in the Debian 12
