@@ -240,12 +240,14 @@ summary=$dir/summary.md
 	printf '## swnic bench: summary\n\n'
 	grep -m1 '^kernel ' "$dir/bench.md" 2>/dev/null | sed 's/$/\n/'
 	awk -F'\t' '
-	function title(sec, mtu, ep) {
-		if (sec == "host") return "One host, fi_pingpong (rdm)"
-		if (sec == "wire") return "Two hosts (veth, MTU " mtu "), fi_pingpong"
-		if (sec == "mpi-host") return "Open MPI, one host, " ep
-		if (sec == "mpi-wire") return "Open MPI, two hosts (veth, MTU " mtu "), " ep
-		return sec
+	function title(sec, mtu, ep, loss,  t) {
+		t = sec
+		if (sec == "host") t = "One host, fi_pingpong (rdm)"
+		if (sec == "wire") t = "Two hosts (veth, MTU " mtu "), fi_pingpong"
+		if (sec == "twovm") t = "Two VMs (virtio-net, MTU " mtu "), fi_pingpong"
+		if (sec == "mpi-host") t = "Open MPI, one host, " ep
+		if (sec == "mpi-wire") t = "Open MPI, two hosts (veth, MTU " mtu "), " ep
+		return t (loss + 0 != 0 ? ", " loss " % netem loss" : "")
 	}
 	function num(v) { return v != "-" && v != "" }
 	function cmp2(a, b) { return num(a) && num(b) && b > 0 ? sprintf(" [rxe/swnic %.2f]", a / b) : "" }
@@ -263,9 +265,10 @@ summary=$dir/summary.md
 		next
 	}
 	{
-		g = $1 SUBSEP ($1 ~ /^mpi/ ? $2 SUBSEP $5 : $2)
+		# A lossy run (the twovm section has some) is a group of its own.
+		g = $1 SUBSEP ($1 ~ /^mpi/ ? $2 SUBSEP $5 : $2) SUBSEP $3
 		if (!(g in seen)) { seen[g] = 1; grp[++ng] = g; gsec[g] = $1; gmtu[g] = $2
-				    gep[g] = $1 ~ /^mpi/ ? $5 : "" }
+				    gep[g] = $1 ~ /^mpi/ ? $5 : ""; gloss[g] = $3 }
 		if (!((g, $4) in hp)) { hp[g, $4] = 1; prov[g, ++np[g]] = $4 }
 		if (!(g in lo) || $6 + 0 < lo[g]) lo[g] = $6 + 0
 		if (!(g in hi) || $6 + 0 > hi[g]) hi[g] = $6 + 0
@@ -285,11 +288,13 @@ summary=$dir/summary.md
 				b = b sprintf("%s %s%s; ", p, bv, cmp(bw[g, "swnic", hi[g]], bv))
 			}
 			sub(/; $/, "", l); sub(/; $/, "", b)
-			line = "- **" title(gsec[g], gmtu[g], gep[g]) "**: "
-			if (num(lat[g, "swnic", lo[g]]))
-				line = line size(lo[g]) " latency swnic " lat[g, "swnic", lo[g]] " usec" (l != "" ? " (" l ")" : "")
+			line = "- **" title(gsec[g], gmtu[g], gep[g], gloss[g]) "**: "
+			# Under loss only the goodput.
+			if (gloss[g] + 0 == 0 && num(lat[g, "swnic", lo[g]]))
+				line = line size(lo[g]) " latency swnic " lat[g, "swnic", lo[g]] " usec" (l != "" ? " (" l ")" : "") "; "
 			if (num(bw[g, "swnic", hi[g]]))
-				line = line "; " size(hi[g]) " bandwidth swnic " bw[g, "swnic", hi[g]] " MB/s" (b != "" ? " (" b ")" : "")
+				line = line size(hi[g]) " bandwidth swnic " bw[g, "swnic", hi[g]] " MB/s" (b != "" ? " (" b ")" : "")
+			sub(/; $/, "", line)
 			if (sw) print line
 		}
 		if (nr) {

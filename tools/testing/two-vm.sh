@@ -653,6 +653,10 @@ done
 if [ -n "$bench" ]; then
 	mkdir -p "$bench"
 	cat "$dir/twovm.md" >> "$bench/bench.md" 2>/dev/null
+	# Alone (not after bench.sh), the TSV starts with bench.sh's header.
+	[ -s "$bench/bench.tsv" ] ||
+		printf 'section\tmtu\tloss\tprovider\tendpoint\tsize\tlat_us\tbw_MBps\tkept\tlat_runs\tbw_runs\n' \
+			> "$bench/bench.tsv"
 	cat "$dir/twovm.tsv" >> "$bench/bench.tsv" 2>/dev/null
 	[ -s "$dir/twovm.tsv" ] || rc=1
 fi
