@@ -349,21 +349,33 @@ fi
 # A target's answer acknowledges its request's packets: for one-packet
 # sends each way, each host sends its send, the answer to its peer's and
 # one ACK (of the peer's answer) per round trip - not also an ACK of the
-# peer's send, which made 4 (a few more for fi_pingpong's setup and loss
-# probes are allowed).
+# peer's send, which made 4. A slow guest adds some: fi_pingpong's setup,
+# a send that came before its receive was posted (held, it is ACKed at
+# once), a stall past a probe timeout (each retransmit and keepalive is
+# counted, and draws an ACK from the other side: both are taken out of
+# the count). Up to 3.5 per round trip pass; the regression makes 4.
 tx_pkts()
 {
-	wire_counters "$1" | jq '.tx_packets // 0'
+	wire_counters "$1" |
+		jq '(.tx_packets // 0) - (.retx_packets // 0) - (.keepalives // 0)'
+}
+retx_pkts()
+{
+	wire_counters "$1" | jq '(.retx_packets // 0) + (.keepalives // 0)'
 }
 n=300 tx_a=$(tx_pkts swnicwa) tx_b=$(tx_pkts swnicwb)
+re_a=$(retx_pkts swnicwa) re_b=$(retx_pkts swnicwb)
 pingpong "rdm 8 B across, $n round trips" -e rdm -I $n -S 8
 tx_a=$(($(tx_pkts swnicwa) - tx_a)) tx_b=$(($(tx_pkts swnicwb) - tx_b))
-if [ "$tx_a" -ge $((2 * n)) ] && [ "$tx_a" -le $((3 * n + 60)) ] &&
-   [ "$tx_b" -ge $((2 * n)) ] && [ "$tx_b" -le $((3 * n + 60)) ]; then
-	ok "answers acknowledge requests: packets sent per $n round trips $tx_a, $tx_b"
+re_a=$(($(retx_pkts swnicwa) - re_a)) re_b=$(($(retx_pkts swnicwb) - re_b))
+# What each sent but its own resends, less the ACKs the peer's drew.
+first_a=$((tx_a - re_b)) first_b=$((tx_b - re_a))
+if [ "$tx_a" -ge $((2 * n)) ] && [ "$first_a" -le $((7 * n / 2)) ] &&
+   [ "$tx_b" -ge $((2 * n)) ] && [ "$first_b" -le $((7 * n / 2)) ]; then
+	ok "answers acknowledge requests: packets sent per $n round trips $first_a, $first_b (resends $re_a, $re_b)"
 else
 	not_ok "answers acknowledge requests: packets sent per $n round trips" \
-		"A sent $tx_a, B sent $tx_b; 2..3 per round trip wanted"
+		"A sent $first_a, B sent $first_b beside resends $re_a, $re_b; 2..3.5 per round trip wanted"
 fi
 
 # Loss with GSO on: netem drops a burst's packets together (up to 40 in a
