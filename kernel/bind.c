@@ -178,7 +178,7 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 			continue;
 		mutex_lock(&sdev->lock);
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
-		sdev->state = SWNIC_DEV_STATE_DOWN;
+		WRITE_ONCE(sdev->state, SWNIC_DEV_STATE_DOWN);
 		mutex_unlock(&sdev->lock);
 		swnic_netdev_put(old, &old_tracker);
 		pr_info("device %s: netdev %s is gone, device down\n",

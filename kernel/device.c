@@ -39,7 +39,12 @@ static unsigned int max_cq = 1024;
 module_param(max_cq, uint, 0444);
 MODULE_PARM_DESC(max_cq, "Default limit of completion queues per domain");
 
-/* Serialises device creation/destruction; protects the two below. */
+/*
+ * Serialises device creation/destruction; protects the two below. The
+ * wire finds a packet's device on the list under RCU (swnic_rx_device()):
+ * a device leaves it with list_del_rcu() and keeps the list's reference
+ * for a grace period after, so a reader that saw it can take one.
+ */
 DEFINE_MUTEX(swnic_devices_lock);
 LIST_HEAD(swnic_devices);
 unsigned int swnic_devices_gen = 1;
@@ -176,7 +181,7 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	if (ret)
 		goto err_engine;
 
-	list_add_tail(&sdev->list, &swnic_devices);
+	list_add_tail_rcu(&sdev->list, &swnic_devices);
 	swnic_devices_gen++;
 	mutex_unlock(&swnic_devices_lock);
 	pr_info("device %s created\n", name);
@@ -206,7 +211,7 @@ err_unlock:
 void swnic_device_destroy(struct swnic_device *sdev)
 {
 	mutex_lock(&swnic_devices_lock);
-	list_del(&sdev->list);
+	list_del_rcu(&sdev->list);
 	swnic_devices_gen++;
 	mutex_unlock(&swnic_devices_lock);
 
@@ -218,6 +223,8 @@ void swnic_device_destroy(struct swnic_device *sdev)
 	cdev_device_del(&sdev->cdev, &sdev->dev);
 	swnic_engine_stop(sdev);
 	pr_info("device %s destroyed\n", sdev->name);
+	/* Readers that found it on the list hold their own reference now. */
+	synchronize_rcu();
 	swnic_device_put(sdev);
 }
 

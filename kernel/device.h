@@ -54,7 +54,7 @@ struct swnic_limits {
 struct swnic_device {
 	struct device dev;		/* refcount and sysfs; release frees */
 	struct cdev cdev;		/* /dev/<name> */
-	struct list_head list;		/* on swnic_devices, swnic_devices_lock */
+	struct list_head list;		/* on swnic_devices, swnic_devices_lock; RCU */
 	u32 index;			/* immutable; also the char dev minor */
 	char name[SWNIC_NAME_MAX];	/* immutable */
 

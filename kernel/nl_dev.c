@@ -364,7 +364,8 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&sdev->lock);
 	if (attrs[SWNIC_A_DEV_STATE])
-		sdev->state = nla_get_u32(attrs[SWNIC_A_DEV_STATE]);
+		WRITE_ONCE(sdev->state,
+			   nla_get_u32(attrs[SWNIC_A_DEV_STATE]));
 	if (attrs[SWNIC_A_DEV_MAX_DOMAINS])
 		sdev->limits.max_domains =
 			nla_get_u32(attrs[SWNIC_A_DEV_MAX_DOMAINS]);

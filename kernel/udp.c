@@ -2604,23 +2604,25 @@ answer:
 static struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
 {
 	struct swnic_device *sdev, *found = NULL;
+	struct net_device *nd;
 
-	mutex_lock(&swnic_devices_lock);
-	list_for_each_entry(sdev, &swnic_devices, list) {
-		struct net_device *nd;
-
-		rcu_read_lock();
+	/*
+	 * Under RCU, not swnic_devices_lock: no lock every namespace's
+	 * wire would share per packet, nor one a user listing devices
+	 * holds. A device on the list holds the list's reference until a
+	 * grace period after it left (swnic_device_destroy()).
+	 */
+	rcu_read_lock();
+	list_for_each_entry_rcu(sdev, &swnic_devices, list) {
 		nd = rcu_dereference(sdev->netdev);
 		if (nd && nd->ifindex == ifindex && net_eq(dev_net(nd), net) &&
-		    sdev->state == SWNIC_DEV_STATE_UP)
+		    READ_ONCE(sdev->state) == SWNIC_DEV_STATE_UP) {
+			swnic_device_get(sdev);
 			found = sdev;
-		rcu_read_unlock();
-		if (found) {
-			swnic_device_get(found);
 			break;
 		}
 	}
-	mutex_unlock(&swnic_devices_lock);
+	rcu_read_unlock();
 	return found;
 }
 

@@ -41,6 +41,7 @@ cleanup()
 	echo "$old_keep" > "$KEEP_PARAM"
 	$A swnic dev del swnicwa force >/dev/null 2>&1
 	$B swnic dev del swnicwb force >/dev/null 2>&1
+	swnic dev del swnicwx force >/dev/null 2>&1
 	ip netns del swnicwa 2>/dev/null
 	ip netns del swnicwb 2>/dev/null
 }
@@ -376,6 +377,29 @@ if [ "$tx_a" -ge $((2 * n)) ] && [ "$first_a" -le $((7 * n / 2)) ] &&
 else
 	not_ok "answers acknowledge requests: packets sent per $n round trips" \
 		"A sent $first_a, B sent $first_b beside resends $re_a, $re_b; 2..3.5 per round trip wanted"
+fi
+
+# The wire finds each request's device walking the list of devices under
+# RCU, not under the list's lock: devices made and destroyed meanwhile
+# (the list changing under the walk, a grace period before each goes)
+# leave a transfer whole.
+PP_BG=1 pingpong_in a "rdm 4 KiB across while devices come and go, data checked" \
+	-e rdm -c -I 10000 -S 4096
+churned=0 churn_err=
+while kill -0 "$(cat /tmp/wpp.a.cpid)" 2>/dev/null && [ $churned -lt 500 ]; do
+	if ! out=$(swnic dev add swnicwx 2>&1 && swnic dev del swnicwx 2>&1)
+	then
+		churn_err=${out:-failed}
+		break
+	fi
+	churned=$((churned + 1))
+done
+pingpong_wait a
+if [ -z "$churn_err" ] && [ $churned -ge 1 ]; then
+	ok "devices made and destroyed during it ($churned)"
+else
+	not_ok "devices made and destroyed during it" \
+		"$churned made and destroyed, then: ${churn_err:-none during the transfer}"
 fi
 
 # Loss with GSO on: netem drops a burst's packets together (up to 40 in a
