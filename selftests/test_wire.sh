@@ -384,7 +384,7 @@ fi
 # (the list changing under the walk, a grace period before each goes)
 # leave a transfer whole.
 PP_BG=1 pingpong_in a "rdm 4 KiB across while devices come and go, data checked" \
-	-e rdm -c -I 10000 -S 4096
+	-e rdm -c -I 3000 -S 4096
 churned=0 churn_err=
 while kill -0 "$(cat /tmp/wpp.a.cpid)" 2>/dev/null && [ $churned -lt 500 ]; do
 	if ! out=$(swnic dev add swnicwx 2>&1 && swnic dev del swnicwx 2>&1)
