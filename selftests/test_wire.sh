@@ -355,20 +355,21 @@ fi
 # once), a stall past a probe timeout (each retransmit and keepalive is
 # counted, and draws an ACK from the other side: both are taken out of
 # the count). Up to 3.5 per round trip pass; the regression makes 4.
-tx_pkts()
+# "SENT RESENT" of a namespace, from one reading of its counters: packets
+# sent but resends and keepalives, and those.
+sent_resent()
 {
-	wire_counters "$1" |
-		jq '(.tx_packets // 0) - (.retx_packets // 0) - (.keepalives // 0)'
+	wire_counters "$1" | jq -r '((.retx_packets // 0) + (.keepalives // 0)) as $r |
+		"\((.tx_packets // 0) - $r) \($r)"'
 }
-retx_pkts()
-{
-	wire_counters "$1" | jq '(.retx_packets // 0) + (.keepalives // 0)'
-}
-n=300 tx_a=$(tx_pkts swnicwa) tx_b=$(tx_pkts swnicwb)
-re_a=$(retx_pkts swnicwa) re_b=$(retx_pkts swnicwb)
+n=300
+read -r tx_a re_a <<<"$(sent_resent swnicwa)"
+read -r tx_b re_b <<<"$(sent_resent swnicwb)"
 pingpong "rdm 8 B across, $n round trips" -e rdm -I $n -S 8
-tx_a=$(($(tx_pkts swnicwa) - tx_a)) tx_b=$(($(tx_pkts swnicwb) - tx_b))
-re_a=$(($(retx_pkts swnicwa) - re_a)) re_b=$(($(retx_pkts swnicwb) - re_b))
+read -r tx re <<<"$(sent_resent swnicwa)"
+tx_a=$((tx - tx_a)) re_a=$((re - re_a))
+read -r tx re <<<"$(sent_resent swnicwb)"
+tx_b=$((tx - tx_b)) re_b=$((re - re_b))
 # What each sent but its own resends, less the ACKs the peer's drew.
 first_a=$((tx_a - re_b)) first_b=$((tx_b - re_a))
 if [ "$tx_a" -ge $((2 * n)) ] && [ "$first_a" -le $((7 * n / 2)) ] &&
