@@ -89,22 +89,13 @@ struct swnic_cq_entry {
 int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 			 const void *data, u32 len, bool reserved)
 {
-	struct swnic_cq_entry e;
-	const void *entry = cqe;
+	struct swnic_cq_entry *e;
 	int ret = 0;
 
-	BUILD_BUG_ON(sizeof(e) != 128);
+	BUILD_BUG_ON(sizeof(*e) != 128);
 	if (WARN_ON_ONCE(data && (!cq->inline_data ||
 				  len > SWNIC_CQE_INLINE_MAX)))
 		return -EINVAL;
-	if (cq->inline_data) {
-		/* Whole entries only: no stale bytes of an earlier payload. */
-		e.cqe = *cqe;
-		if (len)
-			memcpy(e.data, data, len);
-		memset(e.data + len, 0, sizeof(e.data) - len);
-		entry = &e;
-	}
 
 	spin_lock(&cq->lock);
 	if (reserved) {
@@ -114,11 +105,22 @@ int swnic_cq_post_inline(struct swnic_cq *cq, const struct swnic_cqe *cqe,
 		ret = -EAGAIN;
 		goto out_unlock;
 	}
-	if (swnic_ring_produce(&cq->ring, entry)) {
+	/* Written in place: no copy of the entry on the stack first. */
+	e = swnic_ring_produce_slot(&cq->ring);
+	if (!e) {
 		cq->overflows++;
 		swnic_ring_set_flags(&cq->ring, SWNIC_RING_F_OVERFLOW, 0);
 		ret = -EAGAIN;
+		goto out_unlock;
 	}
+	e->cqe = *cqe;
+	if (cq->inline_data) {
+		/* Whole entries only: no stale bytes of an earlier payload. */
+		memset(e->data, 0, sizeof(e->data));
+		if (len)
+			memcpy(e->data, data, len);
+	}
+	swnic_ring_produce_end(&cq->ring);
 out_unlock:
 	spin_unlock(&cq->lock);
 	/* A spinning reader is the common case: no wait queue lock for it. */

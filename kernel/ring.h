@@ -90,7 +90,8 @@ static inline bool swnic_ring_is_broken(const struct swnic_ring *r)
 
 /* Producer side (CQ: the kernel produces). */
 u32 swnic_ring_space(struct swnic_ring *r);
-int swnic_ring_produce(struct swnic_ring *r, const void *entry);
+void *swnic_ring_produce_slot(struct swnic_ring *r);
+void swnic_ring_produce_end(struct swnic_ring *r);
 bool swnic_ring_empty(struct swnic_ring *r);
 
 void swnic_ring_set_flags(struct swnic_ring *r, u32 set, u32 clear);
