@@ -131,6 +131,7 @@ struct swnic_ioctl_op {
 
 /* Union of every command's struct: the kernel's copy lives on the stack. */
 union swnic_ioctl_buf {
+	u32 size;			/* the first word of every struct */
 	struct swnic_query_device query_device;
 	struct swnic_mr_reg mr_reg;
 	struct swnic_mr_dereg mr_dereg;
@@ -295,13 +296,24 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 	    av ? !op->av_handler : !op->cq_handler)
 		return -ENOTTY;
 
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < op->min_size)
-		return -EINVAL;
-	ret = copy_struct_from_user(&call.buf, op->size, uarg, usize);
-	if (ret)
-		return ret;
+	/*
+	 * Every struct starts with its size. The common case, a caller of
+	 * this ABI's size, is one read; otherwise (an older or newer
+	 * caller's size, or a struct that ends before a page we cannot
+	 * read) the size is read first and the struct copied to its rules.
+	 */
+	if (!copy_from_user(&call.buf, uarg, op->size) &&
+	    call.buf.size == op->size) {
+		usize = op->size;
+	} else {
+		if (get_user(usize, (u32 __user *)uarg))
+			return -EFAULT;
+		if (usize < op->min_size)
+			return -EINVAL;
+		ret = copy_struct_from_user(&call.buf, op->size, uarg, usize);
+		if (ret)
+			return ret;
+	}
 
 	if (dom)
 		ret = op->handler(dom, &call.buf);
