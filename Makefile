@@ -187,7 +187,7 @@ BENCH_TWOVM ?= 1
 
 bench: setup-host
 	$(MAKE) --no-print-directory module lib tool selftests tools/testing/memcpy_bw \
-		$(STREAM) $(REG_BENCH)
+		tools/testing/cpu_lat $(STREAM) $(REG_BENCH)
 	@mkdir -p $(BENCH_OUT)
 	out=$$(cd $(BENCH_OUT) && pwd -P) && SWNIC_BENCH_OUT=$$out \
 		tools/testing/vm.sh --kernel $(K) --share $$out --timeout 7800 \
@@ -201,6 +201,9 @@ $(REG_BENCH): tools/testing/reg_bench.c
 
 tools/testing/memcpy_bw: tools/testing/memcpy_bw.c
 	$(CC) $(USER_CFLAGS) -o $@ $<
+
+tools/testing/cpu_lat: tools/testing/cpu_lat.c
+	$(CC) $(USER_CFLAGS) -o $@ $< -lfabric
 
 # fi_stream and fi_soak share their control socket and helpers (fi_tool.c).
 tools/testing/fi_%: tools/testing/fi_%.c tools/testing/fi_tool.c \
@@ -224,7 +227,7 @@ DEB_SRC      = $(DEB_OUT)/swnic-$(DEB_VERSION)
 DEB_FILES    = $(if $(wildcard .git),git ls-files -z --cached --others --exclude-standard,\
 	find . \( -path ./build -o -path ./selftests/out -o -path ./selftests/mpi/out \
 	-o -path ./selftests/wire/out -o -path ./tools/swnic/swnic \
-	-o -path ./tools/testing/memcpy_bw -o -name '*.o' -o -name '*.so' -o -name '*.ko' \
+	-o -path ./tools/testing/memcpy_bw -o -path ./tools/testing/cpu_lat -o -name '*.o' -o -name '*.so' -o -name '*.ko' \
 	-o -name '*.mod' -o -name '*.mod.c' -o -name '*.cmd' -o -name '*.d' \
 	-o -name modules.order -o -name Module.symvers \) -prune -o ! -type d -print0)
 
@@ -271,5 +274,5 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/swnic
 
 clean:
-	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw \
+	rm -rf build selftests/out selftests/mpi/out selftests/wire/out $(LIB) $(TOOL) tools/testing/memcpy_bw tools/testing/cpu_lat \
 		$(STREAM) tools/testing/reg_bench
