@@ -153,6 +153,29 @@ TEST_F(mr_abi, first_released_size)
 	ASSERT_EQ(0, call(self, variant, buf, variant->min_size));
 }
 
+/*
+ * A struct that ends where readable memory ends: the kernel must not read
+ * past the size it is given (one released before ours ends sooner).
+ */
+TEST_F(mr_abi, sizes_at_the_end_of_memory)
+{
+	uint8_t *map = map_anon(2 * PAGE), *buf;
+
+	ASSERT_NE(NULL, map);
+	ASSERT_EQ(0, mprotect(map + PAGE, PAGE, PROT_NONE));
+	buf = map + PAGE - variant->min_size;
+	memset(map, 0, PAGE);
+	EXPECT_EQ(0, call(self, variant, buf, variant->min_size));
+	buf = map + PAGE - variant->size;
+	memset(map, 0, PAGE);
+	EXPECT_EQ(0, call(self, variant, buf, variant->size));
+	/* Longer than what is there: the size says so, the read faults. */
+	buf = map + PAGE - variant->size;
+	memset(map, 0, PAGE);
+	EXPECT_EQ(-EFAULT, call(self, variant, buf, variant->size + 8));
+	munmap(map, 2 * PAGE);
+}
+
 TEST_F(mr_abi, short_is_einval)
 {
 	uint8_t buf[BUF_LEN] = {};
