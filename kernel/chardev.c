@@ -299,10 +299,13 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 	/*
 	 * Every struct starts with its size. The common case, a caller of
 	 * this ABI's size, is one read; otherwise (an older or newer
-	 * caller's size, or a struct that ends before a page we cannot
-	 * read) the size is read first and the struct copied to its rules.
+	 * caller's size, or a struct that is not all there to read) the size
+	 * is read first and the struct copied to its rules. The one read
+	 * never faults: past a shorter struct it must not fault in (or wait
+	 * on a userfaultfd for) memory that the caller's struct does not
+	 * cover.
 	 */
-	if (!copy_from_user(&call.buf, uarg, op->size) &&
+	if (!copy_from_user_nofault(&call.buf, uarg, op->size) &&
 	    call.buf.size == op->size) {
 		usize = op->size;
 	} else {
