@@ -274,7 +274,12 @@ pingpong "rdm 8 B across, the wire's rounds run inline, data checked" \
 	-e rdm -c -I 200 -S 8
 read -r i1 k1 r1 <<<"$(inline_counts)"
 # 200 round trips: 400 messages of three packets (request, answer, ACK).
-if [ $((i1 - i0)) -ge 800 ] && [ $(((k1 - k0) * 10)) -lt $((i1 - i0)) ] &&
+# Packets that timers and the workers send (probes, keepalives, the ACKs
+# of a worker's round; more of them on a loaded machine) wake the worker
+# of the namespace they are for: wakeups up to a quarter of the inline
+# packets pass (make check here: 0.7 % and 4.4 % in one run, 11 % in
+# another); sections that took nothing would make it one to one.
+if [ $((i1 - i0)) -ge 800 ] && [ $(((k1 - k0) * 4)) -lt $((i1 - i0)) ] &&
    [ $((r1 - r0)) -gt 0 ]; then
 	ok "the senders took the packets they delivered inline ($((i1 - i0)) packets, $((r1 - r0)) rounds; $((k1 - k0)) worker wakeups)"
 else
