@@ -12,6 +12,7 @@
  * Prints "<usec>", the mean per message over ITERS round trips (after
  * 1000 unmeasured ones); exits non-zero with a message if it cannot.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,16 +133,24 @@ int main(int argc, char **argv)
 	long iters, n;
 	size_t size;
 	double t0 = 0;
+	char *end;
+	bool bad;
 	int ret, i;
 
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "usage: %s PROV SIZE [ITERS]\n", argv[0]);
 		return 2;
 	}
-	size = strtoul(argv[2], NULL, 0);
-	iters = argc > 3 ? strtol(argv[3], NULL, 0) : 20000;
-	if (size > MAX_SIZE || iters <= 0) {
-		fprintf(stderr, "SIZE at most %d, ITERS > 0\n", MAX_SIZE);
+	size = strtoul(argv[2], &end, 0);
+	bad = *end || end == argv[2] || size > MAX_SIZE;
+	iters = 20000;
+	if (argc > 3) {
+		iters = strtol(argv[3], &end, 0);
+		bad |= *end || end == argv[3] || iters <= 0;
+	}
+	if (bad) {
+		fprintf(stderr, "SIZE: a number up to %d; ITERS: a number > 0\n",
+			MAX_SIZE);
 		return 2;
 	}
 
