@@ -554,7 +554,9 @@ incs_agree()
 		       \"\\(.remote_inc) \\(.local_inc)\"")
 	stale=$(($(wire_counters swnicwb | jq .drop_stale) -
 		 $(printf '%s' "$2" | jq .drop_stale)))
-	echo "A (local remote): $a; B (remote local): $b; B stale: $stale"
+	echo "A (local remote): $a; B (remote local): $b; B stale: $stale;" \
+	     "A since its restart: $(wire_counters swnicwa |
+				     jq -c '{retx_packets, rto_fires}')"
 	[ -n "$a" ] && [ "$a" = "$b" ] && [ "$stale" -le "$1" ]
 }
 
@@ -574,13 +576,16 @@ $A swnic -j peer show | jq -e '.[0].counters.drop_stale > 0' >/dev/null &&
 # that one's RESET makes it start again, naming B; B takes the new
 # incarnation as proven and keeps its own, so the two settle after one
 # round trip, where each had made the other start again, on and on,
-# until the requests failed with ECONNRESET.
+# until the requests failed with ECONNRESET. B refuses A's first burst
+# (a 64 KiB message: 48 stale drops, 6.1 and 6.12); in a loaded guest A
+# may send it once more before the RESETs are handled (CI, 6.12: 96). A
+# storm is orders more.
 check "the peer's namespace made again, while idle (2)" restart_a swwd
 w0=$(wire_counters swnicwb)
 pingpong_in b "a restarted peer that talks first is answered (rdm 64 KiB, data checked)" \
 	-e rdm -c -I 10 -S 65536
 check "both ends name each other's incarnation, after one RESET" \
-	incs_agree 64 "$w0"
+	incs_agree 128 "$w0"
 
 # Both talk at once to the other's old incarnation (each a server and a
 # client): the RESETs may cross. A RESET counts only if it refuses a
