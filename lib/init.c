@@ -82,10 +82,10 @@ static void swnic_params_init(void)
 			"A CQ read that finds nothing takes what the wire "
 			"brought for the device's network namespace itself "
 			"(one syscall), rather than leaving it to the kernel's "
-			"worker thread to be woken and scheduled: lower "
-			"latency to peers on other hosts while the "
-			"application spins, at some cost to bulk transfers. "
-			"Only for a device bound to a netdev (default: %d)",
+			"worker thread to be woken and scheduled. Measured "
+			"over veth: 64 KiB messages gained, small ones lost "
+			"(see fi_swnic(7)). Only for a device bound to a "
+			"netdev (default: %d)",
 			swnic_params.busy_poll);
 
 	fi_param_define(&swnic_prov, "copy_help", FI_PARAM_BOOL,
