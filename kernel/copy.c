@@ -5,7 +5,9 @@
  * account), and the source is read straight from the current process's
  * memory (the poster's: its own syscall, or the engine running on its mm).
  */
+#include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/magic.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -258,6 +260,22 @@ int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
 	return ret;
 }
 
+/*
+ * Is @vma's I/O served by a process? A FUSE file's pages come from its
+ * server, which any user may run and which may never answer: a fault on
+ * one waits for it (its read, or page_mkwrite waiting for writeback),
+ * uninterruptibly in a kernel thread - in a wire round, holding the
+ * namespace's wire. FOLL_NOWAIT is no bound: a server that declines
+ * asynchronous reads, or readahead, is read synchronously all the same.
+ * So such pages are taken only as they are mapped, and anything that
+ * needs a fault is a fault - as for a userfaultfd.
+ */
+static bool swnic_vma_user_io(const struct vm_area_struct *vma)
+{
+	return vma->vm_file &&
+	       file_inode(vma->vm_file)->i_sb->s_magic == FUSE_SUPER_MAGIC;
+}
+
 /**
  * swnic_fault_in_mm() - fault in a range of an address space, no lock held
  * @mm: the address space (the current one's, or another process's)
@@ -269,7 +287,8 @@ int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
  * the caller: killable, and only the caller waits. Through GUP without
  * retry, as a NIC pins: a page that a userfaultfd holds back is a fault
  * (handle_userfault() refuses such faults), so no one - not the engine
- * thread either - ever waits for another process's userfaultfd.
+ * thread either - ever waits for another process's userfaultfd. Nor for
+ * its FUSE server (swnic_vma_user_io()).
  *
  * Return: 0, -EFAULT if some of the range cannot be faulted in, -ESRCH if
  * @mm has exited, -EINTR on a fatal signal.
@@ -295,14 +314,25 @@ int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
 		struct page *pages[SWNIC_COPY_CHUNK];
 		unsigned long nr = min_t(unsigned long, SWNIC_COPY_CHUNK,
 					 (end - start) >> PAGE_SHIFT);
+		unsigned int flags = write ? FOLL_WRITE : 0;
+		struct vm_area_struct *vma;
 		long got;
 
 		if (mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
 			break;
 		}
-		got = swnic_pin_user_pages_remote(mm, start, nr,
-						  write ? FOLL_WRITE : 0, pages);
+		/* One mapping at a time: each its own flags. */
+		vma = vma_lookup(mm, start);
+		if (!vma) {
+			mmap_read_unlock(mm);
+			ret = -EFAULT;
+			break;
+		}
+		nr = min(nr, (vma->vm_end - start) >> PAGE_SHIFT);
+		if (swnic_vma_user_io(vma))
+			flags |= FOLL_NOFAULT;
+		got = swnic_pin_user_pages_remote(mm, start, nr, flags, pages);
 		mmap_read_unlock(mm);
 		if (got <= 0) {
 			ret = -EFAULT;

@@ -271,8 +271,16 @@ static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
  * end before the pages go; one that ran since the fault makes us fault
  * again instead of touching pages the process no longer maps.
  *
- * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY),
- * and on a fatal signal (-EINTR).
+ * The walk itself never faults: a page that is not there (or not writable
+ * for a write) is faulted in as a copy's destination is
+ * (swnic_fault_in_mm(): never by a FUSE server's read, which may never
+ * come), and the window is looked at again. hmm_range_fault() with
+ * HMM_PFN_REQ_FAULT waited for such a read - for ever, uninterruptibly,
+ * in a wire round too.
+ *
+ * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY)
+ * or of a page that does not come in (-EFAULT), and on a fatal signal
+ * (-EINTR).
  */
 static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			       unsigned int npages, unsigned int pgoff,
@@ -288,10 +296,12 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		.start = start,
 		.end = start + ((unsigned long)npages << PAGE_SHIFT),
 		.hmm_pfns = pfns,
-		.default_flags = HMM_PFN_REQ_FAULT |
-				 (ref->write ? HMM_PFN_REQ_WRITE : 0),
+		/* A snapshot: the faults are ours, below. */
+		.default_flags = 0,
 	};
+	unsigned long need = HMM_PFN_VALID | (ref->write ? HMM_PFN_WRITE : 0);
 	unsigned int i, n, ndirty = 0;
+	bool waiting = false;
 	int ret;
 
 	if (!mmget_not_zero(mm))
@@ -302,7 +312,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			break;
 		}
 		if (time_after(jiffies, timeout)) {
-			ret = -EBUSY;
+			ret = waiting ? -EFAULT : -EBUSY;
 			break;
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
@@ -320,6 +330,26 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			ret = -EFAULT;
 			break;
 		}
+		for (i = 0; i < npages && (pfns[i] & need) == need; i++)
+			;
+		if (i < npages) {
+			ret = swnic_fault_in_mm(mm, start +
+						((unsigned long)i << PAGE_SHIFT),
+						(u64)(npages - i) << PAGE_SHIFT,
+						ref->write);
+			if (ret) {
+				ret = ret == -EINTR ? ret : -EFAULT;
+				break;
+			}
+			/* Looked at again: at once, then a tick apart. */
+			if (waiting)
+				schedule_timeout_uninterruptible(1);
+			else
+				cond_resched();
+			waiting = true;
+			continue;
+		}
+		waiting = false;
 
 		spin_lock_bh(&mr->lock);
 		if (mr->state != SWNIC_MR_STATE_VALID) {

@@ -8,7 +8,8 @@
  * default service is closed unless the administrator opens it; one user
  * cannot take every domain of a device; the endpoint fd's ioctls keep the
  * extensible-struct promise; a peer whose memory a userfaultfd holds back
- * holds no lock that its victim needs, and makes no one wait.
+ * holds no lock that its victim needs, and makes no one wait; nor does a
+ * receiver whose memory a FUSE server never reads in.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "fuse_util.h"
 #include "gauge_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
@@ -717,6 +719,168 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	close(uffd);
 	munmap(src, 2 * PAGE);
 	free(dst);
+	free(dst2);
+}
+
+/* ---- 7: a receiver's FUSE server holds back no one ------------------- */
+
+struct poke {
+	int fd;
+	uint64_t key;
+	volatile int done;
+	int ret;
+};
+
+static void *odp_poke(void *arg)
+{
+	struct poke *p = arg;
+
+	p->ret = mr_poke(p->fd, p->key, 0, "W", 1);
+	p->done = 1;
+	return NULL;
+}
+
+/* Run @fn(@arg) in a thread; false if it is not done within 30 s. */
+static bool done_in_time(void *(*fn)(void *), void *arg,
+			 volatile int *done)
+{
+	pthread_t th;
+	int i;
+
+	if (pthread_create(&th, NULL, fn, arg))
+		return false;
+	for (i = 0; i < 1500 && !*done; i++)
+		usleep(20000);
+	if (!*done)
+		return false;	/* left blocked: the test fails */
+	pthread_join(th, NULL);
+	return true;
+}
+
+/*
+ * A hostile receiver posts a receive into a file mapping whose FUSE
+ * server never answers a read. A send to it faulted the page in, in the
+ * sender's call (over the wire: in the round that holds its namespace's
+ * wire), and waited for that read: for ever, uninterruptibly. Such a page
+ * is now a fault at once, as one a userfaultfd holds back, and no read is
+ * asked; the receiver's next receive takes the next message as usual. A
+ * FUSE page the receiver wrote itself (mapped, writable) is taken as any.
+ * So for a peer's write into an on-demand (ODP) MR over the mapping.
+ */
+TEST_F(sec, fuse_receiver_holds_back_no_one)
+{
+	int dh = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	int dv = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq ch = { 0 }, cv = { 0 };
+	struct t_ep h = { 0 }, v = { 0 };
+	struct stall st = { 0 };
+	struct poke pk = { 0 };
+	struct fuse_stall fs;
+	struct swnic_rqe rq;
+	struct swnic_sqe s;
+	struct swnic_cqe e;
+	char *src, *dst, *own, *dst2, byte = 'c';
+	int ret, ffd, gfd;
+	uint32_t mrh;
+
+	ASSERT_LE(0, dh);
+	ASSERT_LE(0, dv);
+	ret = fuse_stall_start(&fs);
+	if (ret == -ENODEV)
+		SKIP(return, "no FUSE in this kernel");
+	ASSERT_EQ(0, ret) TH_LOG("FUSE mount: %s", strerror(-ret));
+	ASSERT_TRUE(atomic_load(&fs.inited)) TH_LOG("no FUSE_INIT");
+	ffd = open(fs.path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, ffd) TH_LOG("%s: %s", fs.path, strerror(errno));
+	gfd = open(fs.path_ok, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, gfd) TH_LOG("%s: %s", fs.path_ok, strerror(errno));
+	/* Never touched here: a fault on it would wait for ever. */
+	dst = mmap(NULL, FUSE_STALL_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		   ffd, 0);
+	ASSERT_NE(MAP_FAILED, dst);
+	own = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, gfd, 0);
+	ASSERT_NE(MAP_FAILED, own);
+	src = malloc(2 * PAGE);
+	dst2 = calloc(1, PAGE);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst2);
+	memset(src, 'h', 2 * PAGE);
+
+	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
+	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
+	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &h));
+	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &v));
+	rq = t_recv(dst, 4 * PAGE, 1);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	rq = t_recv(dst2, PAGE, 2);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&v, NULL));
+
+	/* The victim's send, from its own thread. */
+	s = t_send(src, 2 * PAGE, &v, 9);
+	ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+	st.ep = &h;
+	ASSERT_TRUE(done_in_time(hostile_doorbell, &st, &st.done))
+		TH_LOG("the send waits for the FUSE server");
+	EXPECT_EQ(0, st.ret);
+	/* The receive it could not fill is a fault; the send completes. */
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(1, e.context);
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EFAULT, e.err);
+	ASSERT_EQ(0, t_cq_wait(&ch, &e, 5000));
+	EXPECT_EQ(9, e.context);
+	EXPECT_EQ(0, atomic_load(&fs.reads)) TH_LOG("a read was asked");
+
+	/* The receiver's next receive takes the next message. */
+	alarm(20);
+	ASSERT_EQ(0, send_one(&h, &ch, &v, &byte, 1, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(2, e.context);
+	EXPECT_EQ(1, e.len);
+	EXPECT_EQ('c', dst2[0]);
+
+	/* A FUSE page the receiver wrote itself is taken. */
+	own[0] = 'o';
+	EXPECT_LT(0, atomic_load(&fs.reads_ok));
+	rq = t_recv(own, PAGE, 3);
+	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&v, NULL));
+	ASSERT_EQ(0, send_one(&h, &ch, &v, src, PAGE, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(3, e.context);
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	EXPECT_EQ(PAGE, e.len);
+	EXPECT_EQ('h', own[0]);
+	EXPECT_EQ('h', own[PAGE - 1]);
+	alarm(0);
+
+	/* A peer's write into an ODP MR over the mapping. */
+	ASSERT_EQ(0, mr_reg(dv, dst + FUSE_STALL_SIZE / 2, 2 * PAGE, RW_ALL,
+			    SWNIC_MR_REG_ODP, &pk.key, &mrh));
+	pk.fd = dv;
+	ASSERT_TRUE(done_in_time(odp_poke, &pk, &pk.done))
+		TH_LOG("the ODP write waits for the FUSE server");
+	EXPECT_EQ(-EFAULT, pk.ret);
+	EXPECT_EQ(0, atomic_load(&fs.reads)) TH_LOG("a read was asked");
+	EXPECT_EQ(0, mr_dereg(dv, mrh));
+
+	t_ep_destroy(&h);
+	t_ep_destroy(&v);
+	cq_close(&ch);
+	cq_close(&cv);
+	close(dh);
+	close(dv);
+	munmap(dst, FUSE_STALL_SIZE);
+	munmap(own, PAGE);
+	close(ffd);
+	close(gfd);
+	fuse_stall_stop(&fs);
+	free(src);
 	free(dst2);
 }
 
