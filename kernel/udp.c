@@ -2589,8 +2589,19 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	}
 	if (dst)
 		swnic_ep_put(dst);
-	if (err == -EAGAIN && time_before(jiffies, rm->since +
-					 SWNIC_DELIVER_TIMEOUT)) {
+	/*
+	 * EINTR is not the target's answer: the round runs in a task with a
+	 * fatal signal (an inline section's, a busy poller's), whose killable
+	 * waits gave up. Another round takes the message again, as one the
+	 * target had no room for - a send (nothing was delivered) or a write
+	 * (the same bytes again); an atomic may have applied some of its
+	 * elements, and answers so.
+	 */
+	if (err == -EINTR && m->opcode != SWNIC_OP_SEND &&
+	    m->opcode != SWNIC_OP_TSEND && m->opcode != SWNIC_OP_WRITE)
+		goto answer;
+	if ((err == -EAGAIN || err == -EINTR) &&
+	    time_before(jiffies, rm->since + SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
 		return false;
 	}
@@ -3480,7 +3491,7 @@ bool swnic_udp_poll(struct swnic_device *sdev)
 		WRITE_ONCE(wn->polling, true);
 	if ((swnic_udp_pending(READ_ONCE(wn->sock)) ||
 	     swnic_udp_pending(READ_ONCE(wn->sock6))) &&
-	    mutex_trylock(&wn->lock)) {
+	    !fatal_signal_pending(current) && mutex_trylock(&wn->lock)) {
 		wn->polls++;
 		more = swnic_wire_round(wn);
 		mutex_unlock(&wn->lock);
@@ -3636,7 +3647,11 @@ static void swnic_inline_round(struct swnic_wnet *wn)
 {
 	bool more;
 
-	mutex_lock(&wn->lock);
+	/* Killed meanwhile: the worker takes it. */
+	if (mutex_lock_killable(&wn->lock)) {
+		swnic_wire_kick(wn);
+		return;
+	}
 	wn->inline_rounds++;
 	more = swnic_wire_round(wn);
 	mutex_unlock(&wn->lock);
@@ -3757,9 +3772,14 @@ static enum hrtimer_restart swnic_udp_poll_timer(struct hrtimer *t)
 		swnic_wire_kick(wn);
 		return HRTIMER_NORESTART;
 	}
+	/*
+	 * Armed again with hrtimer_start(), not forwarded: while this runs
+	 * the timer is not queued, and a data_ready on another CPU may start
+	 * it - hrtimer_forward() of a queued timer is a WARN.
+	 */
 	WRITE_ONCE(wn->rx_armed, ready);
-	hrtimer_forward_now(t, swnic_poll_fallback());
-	return HRTIMER_RESTART;
+	hrtimer_start(t, swnic_poll_fallback(), HRTIMER_MODE_REL);
+	return HRTIMER_NORESTART;
 }
 
 /*
