@@ -206,7 +206,7 @@ else
 		"$(head -5 "$OUT")"
 fi
 
-port=47690
+port=27690
 in_root timeout 120 fi_pingpong -p swnic -e rdm -I 100 -S 4096 -c -B "$port" \
 	> "$W/srv" 2>&1 &
 srv=$!

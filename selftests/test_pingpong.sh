@@ -12,7 +12,7 @@
 
 require_cmd fi_pingpong
 require_cmd ss
-port=47700
+port=27700
 
 # Wait (up to 30 s) until the server listens on its control port.
 wait_listen()

@@ -72,7 +72,7 @@ wait_listen()
 	return 1
 }
 
-port=47850
+port=27850
 # start_server EP: fi_stream's server in A (its pid in $srv).
 start_server()
 {

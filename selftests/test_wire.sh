@@ -75,7 +75,7 @@ wait_listen()
 	return 1
 }
 
-port=47800
+port=27800
 # pingpong DESC CLIENT-AND-SERVER-OPTIONS...: server in A, client in B.
 pingpong()
 {

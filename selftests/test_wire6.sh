@@ -91,7 +91,7 @@ wait_listen()
 	return 1
 }
 
-port=47900
+port=27900
 # pingpong DESC OPTIONS...: server in A, client in B, over IPv6.
 pingpong()
 {

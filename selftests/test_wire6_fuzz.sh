@@ -93,7 +93,7 @@ wait_listen()
 }
 
 # fi_pingpong (server in A, client in B) while both floods run from B.
-port=47950
+port=27950
 $A timeout 400 fi_pingpong -6 -p swnic -e rdm -c -I 300 -S 4096 -B $port \
 	>/tmp/w6fz.srv 2>&1 &
 srv=$!

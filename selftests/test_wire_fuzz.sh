@@ -94,7 +94,7 @@ wait_listen()
 }
 
 # fi_pingpong (server in A, client in B) while both floods run from B.
-port=47900
+port=27900
 $A timeout 400 fi_pingpong -p swnic -e rdm -c -I 300 -S 4096 -B $port \
 	>/tmp/wfz.srv 2>&1 &
 srv=$!

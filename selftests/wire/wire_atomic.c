@@ -4,7 +4,7 @@
  * two network namespaces). The target (-s) opens an RDM endpoint with
  * FI_ATOMIC, registers a two-page buffer for remote read and write and a
  * page for remote read only, and sends its address and the MRs' keys and
- * addresses over a TCP socket (port 47991). The initiator then, checking
+ * addresses over a TCP socket (port 27991). The initiator then, checking
  * each result against the reference of atomic_ref.h:
  *   1. runs every valid op x datatype combination (base, fetch, compare)
  *      on the target: set by ATOMIC_WRITE, applied, read back by
@@ -36,7 +36,7 @@
 #include "../atomic_ref.h"
 #include "wire_util.h"
 
-#define OOB_PORT	47991
+#define OOB_PORT	27991
 #define PAGE		4096
 #define ADDS		500
 #define SUM_OFF		(PAGE + 512)	/* the word both threads add to */

@@ -7,7 +7,7 @@
  * endpoint closes first, it fails.
  *
  * The target (-s) opens an RDM endpoint and sends its address over a TCP
- * socket (port 47991). The initiator (given the target's IPv4 address):
+ * socket (port 27991). The initiator (given the target's IPv4 address):
  *   1. sends 64 KiB with fi_sendmsg(FI_DELIVERY_COMPLETE) and 100 bytes
  *      with fi_tsendmsg(FI_DELIVERY_COMPLETE); the target has posted no
  *      receive. For -w ms (several peer timeouts: only keepalives keep
@@ -50,7 +50,7 @@
 
 #include "wire_util.h"
 
-#define OOB_PORT	47991
+#define OOB_PORT	27991
 #define LEN_A		65536
 #define LEN_B		100
 #define LEN_C		4096

@@ -4,7 +4,7 @@
  * namespaces). The target (-s) opens an RDM endpoint with FI_RMA_EVENT,
  * registers a 1 MiB buffer for remote read and write and another for
  * remote read only, binds a remote-write counter, and sends its address
- * and the MRs' keys and addresses over a TCP socket (port 47990). The
+ * and the MRs' keys and addresses over a TCP socket (port 27990). The
  * initiator (given the target's IPv4 address) then, checking each result:
  *   1. writes 1 MiB of a pattern, with remote CQ data;
  *   2. reads it back and compares;
@@ -52,7 +52,7 @@
 
 #include "wire_util.h"
 
-#define OOB_PORT	47990
+#define OOB_PORT	27990
 #define LEN		(1 << 20)
 #define RDATA		0x5eed1234ULL
 

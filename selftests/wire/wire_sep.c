@@ -4,7 +4,7 @@
  * it in two network namespaces). Each side opens a SEP with two transmit
  * and two receive contexts, each with its own CQ, on an AV with
  * rx_ctx_bits 1, and they swap the SEPs' names over a TCP socket (port
- * 47992). Then, checking each result:
+ * 27992). Then, checking each result:
  *   1. the initiator's transmit context i sends to the target's receive
  *      context 1 - i (fi_rx_addr): each arrives on that context's CQ only,
  *      its source (FI_SOURCE) the initiator's SEP, and each send completes
@@ -28,7 +28,7 @@
 
 #include "wire_util.h"
 
-#define OOB_PORT	47992
+#define OOB_PORT	27992
 #define NCTX		2
 #define BIG		(256 << 10)
 

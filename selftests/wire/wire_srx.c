@@ -4,7 +4,7 @@
  * runs it in two network namespaces). The target opens an SRX and two
  * RDM endpoints bound to it, each with its own CQ, on one AV; the
  * initiator two plain endpoints. They swap the endpoints' names over a
- * TCP socket (port 47993). Then, checking each result:
+ * TCP socket (port 27993). Then, checking each result:
  *   1. three receives posted to the SRX (two untagged, then a 256 KiB
  *      tagged one) are taken, in posting order, by messages from both
  *      initiator endpoints to both target endpoints: each completes on
@@ -30,7 +30,7 @@
 
 #include "wire_util.h"
 
-#define OOB_PORT	47993
+#define OOB_PORT	27993
 #define NEP		2
 #define BIG		(256 << 10)
 

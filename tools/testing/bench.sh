@@ -102,7 +102,7 @@ MPI_RUNS=${SWNIC_BENCH_MPI_RUNS:-1}
 ITERS=${SWNIC_BENCH_ITERS:-}
 OUT=${SWNIC_BENCH_OUT:-}
 
-port=47600
+port=27600
 # The client's CPU: the one after the server's, if the VM has two.
 client_cpu=$(( $(nproc) > 1 ? 1 : 0 ))
 

@@ -31,15 +31,15 @@ step 'fi_info -p swnic'
 # The data path: Debian's fi_pingpong, server in the background and client
 # to it, two processes exchanging over the kernel's rings (data checked).
 pingpong='fi_pingpong -p swnic -e rdm -c -I 1000 -S 4096'
-step "$pingpong -B 47600 >/tmp/srv.log 2>&1 &
-for i in \$(seq 300); do ss -Hltn 'sport = :47600' | grep -q . && break; sleep 0.1; done
-$pingpong -P 47600 127.0.0.1 && wait"
+step "$pingpong -B 27600 >/tmp/srv.log 2>&1 &
+for i in \$(seq 300); do ss -Hltn 'sport = :27600' | grep -q . && break; sleep 0.1; done
+$pingpong -P 27600 127.0.0.1 && wait"
 
 # The same over a connection (FI_EP_MSG): passive endpoint, connect/accept.
 pingpong='fi_pingpong -p swnic -e msg -c -I 1000 -S 4096'
-step "$pingpong -B 47601 >/tmp/srv.log 2>&1 &
-for i in \$(seq 300); do ss -Hltn 'sport = :47601' | grep -q . && break; sleep 0.1; done
-$pingpong -P 47601 127.0.0.1 && wait"
+step "$pingpong -B 27601 >/tmp/srv.log 2>&1 &
+for i in \$(seq 300); do ss -Hltn 'sport = :27601' | grep -q . && break; sleep 0.1; done
+$pingpong -P 27601 127.0.0.1 && wait"
 
 # What the kernel saw: the domains and their counters, then the MRs.
 step 'swnic stat show dev swnic0'

@@ -43,7 +43,7 @@
  * count was wrong, 2 on any error or timeout (a message on stderr).
  *
  * Options: -p PROV (swnic), -S MAXSIZE (1m; suffixes k, m), -W WINDOW (8),
- * -T SECONDS (60), -s SEED (1), -t TIMEOUT, -B/-P PORT (47596); -X SEQ
+ * -T SECONDS (60), -s SEED (1), -t TIMEOUT, -B/-P PORT (27596); -X SEQ
  * (client, a test of the checks): corrupt operation SEQ's data (a send's
  * after it is filled, a write's read-back), which must be found.
  */
@@ -694,7 +694,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	int c, src_port = 47596, dst_port = 47596, rc;
+	int c, src_port = 27596, dst_port = 27596, rc;
 
 	tool_name = "fi_soak";
 	while ((c = getopt(argc, argv, "p:S:W:T:s:t:B:P:X:h")) != -1) {

@@ -66,7 +66,7 @@ guest_ip6()
 
 # ---- in the guests ----------------------------------------------------------
 
-pp_port=47900
+pp_port=27900
 
 # qemu's virtio-net stops its TX queue now and then for good though the
 # link is fine: the guest kernel's watchdog says "NETDEV WATCHDOG ...
@@ -229,7 +229,7 @@ guest_server()
 		if [ "${args[0]}" = wire_rma ]; then
 			timeout 120 "$REPO/selftests/wire/out/wire_rma" -s \
 				> "$dir/srv-$n.out" 2>&1 &
-			lport=47990
+			lport=27990
 		elif [ "${args[0]}" = -p ]; then	# bench: any provider
 			timeout 150 fi_pingpong "${args[@]}" -B $pp_port \
 				> "$dir/srv-$n.out" 2>&1 &
