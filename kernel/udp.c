@@ -3761,9 +3761,18 @@ static enum hrtimer_restart swnic_udp_poll_timer(struct hrtimer *t)
 {
 	struct swnic_wnet *wn = container_of(t, struct swnic_wnet,
 					     poll_timer);
-	int seen = READ_ONCE(wn->rx_seen);
-	int ready = atomic_read(&wn->rx_ready);
+	int seen, ready;
 
+	/*
+	 * The core took the timer off its queue before calling us; a
+	 * data_ready counts its datagram (atomic_inc_return(), a full
+	 * barrier), then looks whether the timer is queued. With a full
+	 * barrier here too, either we see its datagram or it sees the timer
+	 * off the queue and starts it: never neither (store buffering).
+	 */
+	smp_mb();
+	seen = READ_ONCE(wn->rx_seen);
+	ready = atomic_read(&wn->rx_ready);
 	if (seen == ready)
 		return HRTIMER_NORESTART;
 	if (seen - READ_ONCE(wn->rx_armed) < 0) {
