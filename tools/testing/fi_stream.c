@@ -8,7 +8,7 @@
  *
  * As with fi_pingpong, the server is the one without an address, and the
  * two exchange what they need over a plain TCP socket (the control port,
- * -B on the server, -P on the client; default 47595): the client's
+ * -B on the server, -P on the client; default 27595): the client's
  * parameters, the server's fabric address (RDM: its endpoint's name, which
  * the client inserts into its AV, and the client's back; MSG: its passive
  * endpoint's name, which the client fi_connect()s to, the server
@@ -725,7 +725,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	int c, src_port = 47595, dst_port = 47595, rc;
+	int c, src_port = 27595, dst_port = 27595, rc;
 
 	tool_name = "fi_stream";
 	while ((c = getopt(argc, argv, "p:e:S:W:I:T:B:P:ct:X:h")) != -1) {
