@@ -599,6 +599,26 @@ static void *hostile_doorbell(void *arg)
 }
 
 /*
+ * Run @fn(@arg) in a thread that sets *@done as it ends; false if it has
+ * not within @secs seconds (the thread is left blocked: the test fails).
+ */
+static bool done_in_time(void *(*fn)(void *), void *arg,
+			 volatile int *done, unsigned int secs)
+{
+	unsigned int i;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, fn, arg))
+		return false;
+	for (i = 0; i < secs * 50 && !*done; i++)
+		usleep(20000);
+	if (!*done)
+		return false;
+	pthread_join(th, NULL);
+	return true;
+}
+
+/*
  * A hostile sender's buffer is half held back by a userfaultfd nobody
  * serves. Its send must not hold the victim's receive lock while the
  * kernel waits for the page (before: forever, the victim's own doorbell and
@@ -620,8 +640,7 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	struct swnic_sqe s;
 	struct swnic_cqe e;
 	char *src, *dst, *dst2, byte = 'c';
-	pthread_t th;
-	int uffd, i;
+	int uffd;
 
 	ASSERT_LE(0, dh);
 	ASSERT_LE(0, dv);
@@ -664,12 +683,8 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	s = t_send(src, 2 * PAGE, &v, 9);
 	ASSERT_EQ(0, t_ring_push(&h.sq, &s));
 	st.ep = &h;
-	ASSERT_EQ(0, pthread_create(&th, NULL, hostile_doorbell, &st));
-	for (i = 0; i < 500 && !st.done; i++) {
-		usleep(20000);
-	}
-	ASSERT_TRUE(st.done) TH_LOG("the send waits for the userfaultfd");
-	pthread_join(th, NULL);
+	ASSERT_TRUE(done_in_time(hostile_doorbell, &st, &st.done, 10))
+		TH_LOG("the send waits for the userfaultfd");
 	EXPECT_EQ(0, st.ret);
 	/* A fault, for the sender and for the receive it spoilt. */
 	ASSERT_EQ(0, t_cq_wait(&ch, &e, 5000));
@@ -740,23 +755,6 @@ static void *odp_poke(void *arg)
 	return NULL;
 }
 
-/* Run @fn(@arg) in a thread; false if it is not done within 30 s. */
-static bool done_in_time(void *(*fn)(void *), void *arg,
-			 volatile int *done)
-{
-	pthread_t th;
-	int i;
-
-	if (pthread_create(&th, NULL, fn, arg))
-		return false;
-	for (i = 0; i < 1500 && !*done; i++)
-		usleep(20000);
-	if (!*done)
-		return false;	/* left blocked: the test fails */
-	pthread_join(th, NULL);
-	return true;
-}
-
 /*
  * A hostile receiver posts a receive into a file mapping whose FUSE
  * server never answers a read. A send to it faulted the page in, in the
@@ -822,7 +820,7 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	s = t_send(src, 2 * PAGE, &v, 9);
 	ASSERT_EQ(0, t_ring_push(&h.sq, &s));
 	st.ep = &h;
-	ASSERT_TRUE(done_in_time(hostile_doorbell, &st, &st.done))
+	ASSERT_TRUE(done_in_time(hostile_doorbell, &st, &st.done, 30))
 		TH_LOG("the send waits for the FUSE server");
 	EXPECT_EQ(0, st.ret);
 	/* The receive it could not fill is a fault; the send completes. */
@@ -863,7 +861,7 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	ASSERT_EQ(0, mr_reg(dv, dst + FUSE_STALL_SIZE / 2, 2 * PAGE, RW_ALL,
 			    SWNIC_MR_REG_ODP, &pk.key, &mrh));
 	pk.fd = dv;
-	ASSERT_TRUE(done_in_time(odp_poke, &pk, &pk.done))
+	ASSERT_TRUE(done_in_time(odp_poke, &pk, &pk.done, 30))
 		TH_LOG("the ODP write waits for the FUSE server");
 	EXPECT_EQ(-EFAULT, pk.ret);
 	EXPECT_EQ(0, atomic_load(&fs.reads)) TH_LOG("a read was asked");
