@@ -276,24 +276,8 @@ static bool swnic_vma_user_io(const struct vm_area_struct *vma)
 	       file_inode(vma->vm_file)->i_sb->s_magic == FUSE_SUPER_MAGIC;
 }
 
-/**
- * swnic_fault_in_mm() - fault in a range of an address space, no lock held
- * @mm: the address space (the current one's, or another process's)
- * @addr: start
- * @len: bytes
- * @write: for writing
- *
- * What a NOFAULT copy could not do, done where sleeping harms no one but
- * the caller: killable, and only the caller waits. Through GUP without
- * retry, as a NIC pins: a page that a userfaultfd holds back is a fault
- * (handle_userfault() refuses such faults), so no one - not the engine
- * thread either - ever waits for another process's userfaultfd. Nor for
- * its FUSE server (swnic_vma_user_io()).
- *
- * Return: 0, -EFAULT if some of the range cannot be faulted in, -ESRCH if
- * @mm has exited, -EINTR on a fatal signal.
- */
-int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
+static int __swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len,
+			       bool write, bool try)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long end;
@@ -318,7 +302,11 @@ int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
 		struct vm_area_struct *vma;
 		long got;
 
-		if (mmap_read_lock_killable(mm)) {
+		if (try && !mmap_read_trylock(mm)) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (!try && mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
 			break;
 		}
@@ -348,4 +336,38 @@ int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
 	}
 	mmput(mm);
 	return ret;
+}
+
+/**
+ * swnic_fault_in_mm() - fault in a range of an address space, no lock held
+ * @mm: the address space (the current one's, or another process's)
+ * @addr: start
+ * @len: bytes
+ * @write: for writing
+ *
+ * What a NOFAULT copy could not do, done where sleeping harms no one but
+ * the caller: killable, and only the caller waits. Through GUP without
+ * retry, as a NIC pins: a page that a userfaultfd holds back is a fault
+ * (handle_userfault() refuses such faults), so no one - not the engine
+ * thread either - ever waits for another process's userfaultfd. Nor for
+ * its FUSE server (swnic_vma_user_io()).
+ *
+ * Return: 0, -EFAULT if some of the range cannot be faulted in, -ESRCH if
+ * @mm has exited, -EINTR on a fatal signal.
+ */
+int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write)
+{
+	return __swnic_fault_in_mm(mm, addr, len, write, false);
+}
+
+/*
+ * swnic_fault_in_mm_try() - as swnic_fault_in_mm(), but never waits for
+ * @mm's mmap lock, which its owner's threads may hold (for writing) as
+ * long as they please: -EAGAIN if it is taken. For a caller that holds
+ * what others wait for (a wire round, its namespace's wire).
+ */
+int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
+			  bool write)
+{
+	return __swnic_fault_in_mm(mm, addr, len, write, true);
 }

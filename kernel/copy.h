@@ -12,6 +12,12 @@
  * caller drops its locks, faults in (swnic_fault_in_*) and tries again.
  */
 #define SWNIC_EFAULTIN		4000
+/*
+ * Returned (negated) by a delivery in a wire round whose destination is
+ * still out of reach after one fault-in, or whose mmap lock is taken: the
+ * round leaves it to a later one (udp.c). Never reaches user space.
+ */
+#define SWNIC_EFAULTLATER	4001
 
 /* swnic_copy_to_mm() flags */
 #define SWNIC_COPY_NOFAULT	BIT(0)	/* under a lock: never sleep on memory */
@@ -59,5 +65,7 @@ int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
 			 struct swnic_copy_src *src, size_t len,
 			 unsigned int flags);
 int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write);
+int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
+			  bool write);
 
 #endif /* _SWNIC_COPY_H */

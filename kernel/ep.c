@@ -756,6 +756,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	INIT_LIST_HEAD(&ep->engine_node);
 	INIT_LIST_HEAD(&ep->srx_members);
 	INIT_LIST_HEAD(&ep->srx_node);
+	INIT_WORK(&ep->rq_work, swnic_recv_rq_work);
 	ep->type = c->type;
 	ep->flags = c->flags;
 	ep->dscp = c->dscp;

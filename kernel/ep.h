@@ -7,6 +7,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 #include <linux/types.h>
 
 #include <linux/swnic.h>
@@ -128,6 +129,8 @@ struct swnic_ep {
 	u32 nrecvs;			/* posted receives, <= rq.entries */
 	/* the last receive to leave, kept for the next to be posted */
 	struct swnic_recv *recv_spare;
+	/* finishes the RQ for a wire round (swnic_recv_rq_defer()) */
+	struct work_struct rq_work;
 	bool dead;			/* fd closed or owner exited: refused */
 
 	struct list_head engine_node;	/* on the device engine's list */

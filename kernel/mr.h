@@ -207,6 +207,14 @@ struct swnic_mr_ref {
 	u64 start;			/* byte offset of the access in the MR */
 	u64 len;
 	bool write;			/* the kernel writes the pages */
+	/*
+	 * A wire round's (set after swnic_mr_ref_get()): an ODP window whose
+	 * pages do not come at the first fault-in, whose mmap lock is taken
+	 * or that is invalidated meanwhile is -SWNIC_EFAULTLATER, for a later
+	 * round - unless @last_try (the fault deadline passed).
+	 */
+	bool round;
+	bool last_try;
 };
 
 /*

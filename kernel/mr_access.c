@@ -300,7 +300,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		.default_flags = 0,
 	};
 	unsigned long need = HMM_PFN_VALID | (ref->write ? HMM_PFN_WRITE : 0);
-	unsigned int i, n, ndirty = 0;
+	bool later = ref->round && !ref->last_try;
+	unsigned int i, n, ndirty = 0, passes = 0;
 	bool waiting = false;
 	int ret;
 
@@ -311,12 +312,21 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			ret = -EINTR;
 			break;
 		}
+		/* A round looks twice; the wire must not wait for more. */
+		if (later && ++passes > 2) {
+			ret = -SWNIC_EFAULTLATER;
+			break;
+		}
 		if (time_after(jiffies, timeout)) {
 			ret = waiting ? -EFAULT : -EBUSY;
 			break;
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
-		if (mmap_read_lock_killable(mm)) {
+		if (later && !mmap_read_trylock(mm)) {
+			ret = -SWNIC_EFAULTLATER;
+			break;
+		}
+		if (!later && mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
 			break;
 		}
@@ -333,10 +343,15 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		for (i = 0; i < npages && (pfns[i] & need) == need; i++)
 			;
 		if (i < npages) {
-			ret = swnic_fault_in_mm(mm, start +
-						((unsigned long)i << PAGE_SHIFT),
-						(u64)(npages - i) << PAGE_SHIFT,
-						ref->write);
+			ret = (later ? swnic_fault_in_mm_try :
+			       swnic_fault_in_mm)(mm, start +
+						  ((unsigned long)i << PAGE_SHIFT),
+						  (u64)(npages - i) << PAGE_SHIFT,
+						  ref->write);
+			if (ret == -EAGAIN) {
+				ret = -SWNIC_EFAULTLATER;
+				break;
+			}
 			if (ret) {
 				ret = ret == -EINTR ? ret : -EFAULT;
 				break;
@@ -433,7 +448,12 @@ static int swnic_mr_walk_segs(struct swnic_mr_ref *ref, u64 off, u64 len,
 
 	for (i = 0; i < mr->nsegs && len && !ret; i++) {
 		struct swnic_mr *seg = mr->segs[i];
-		struct swnic_mr_ref piece = { .mr = seg, .write = ref->write };
+		struct swnic_mr_ref piece = {
+			.mr = seg,
+			.write = ref->write,
+			.round = ref->round,
+			.last_try = ref->last_try,
+		};
 		u64 so = mr->seg_off[i], n;
 
 		if (off >= so + seg->length)

@@ -50,7 +50,6 @@
  * fault at once.
  */
 #define SWNIC_FAULT_SPINS	4
-#define SWNIC_FAULT_TIMEOUT	(2 * HZ)
 
 struct swnic_fault_retry {
 	unsigned long deadline;
@@ -88,8 +87,11 @@ static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
 	f->dst_len = len;
 }
 
-/* Fault in what @f names, with no lock held. Return: 0 or -errno. */
-static int swnic_fault_in(const struct swnic_fault *f)
+/*
+ * Fault in what @f names, with no lock held; @try: never wait for the
+ * destination's mmap lock (-EAGAIN). Return: 0 or -errno.
+ */
+static int swnic_fault_in(const struct swnic_fault *f, bool try)
 {
 	int ret = 0;
 
@@ -97,7 +99,9 @@ static int swnic_fault_in(const struct swnic_fault *f)
 		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)f->src,
 					f->src_len, false);
 	if (!ret && f->dst_len)
-		ret = swnic_fault_in_mm(f->mm, f->dst, f->dst_len, true);
+		ret = try ? swnic_fault_in_mm_try(f->mm, f->dst, f->dst_len,
+						  true) :
+		      swnic_fault_in_mm(f->mm, f->dst, f->dst_len, true);
 	return ret;
 }
 
@@ -182,7 +186,7 @@ static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		fault = *first;
 	for (;;) {
 		if (fault.dst_len) {
-			ret = swnic_fault_in(&fault);
+			ret = swnic_fault_in(&fault, false);
 			if (ret == -EINTR)
 				return ret;
 			hard = ret || !swnic_fault_retry(&retry);
@@ -198,6 +202,27 @@ static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		if (!fault.dst_len)
 			return done;
 	}
+}
+
+/* Finish the RQ of the endpoint whose rq_work this is; holds a reference. */
+void swnic_recv_rq_work(struct work_struct *work)
+{
+	struct swnic_ep *ep = container_of(work, struct swnic_ep, rq_work);
+
+	swnic_recv_process_rq_faulting(ep, NULL);
+	swnic_ep_put(ep);
+}
+
+/*
+ * A wire round found a receive of @ep's RQ to fault in (a buffered message
+ * for it) and must not wait for the receiver's memory: a worker finishes
+ * the RQ, as the receiver's next doorbell may never come.
+ */
+static void swnic_recv_rq_defer(struct swnic_ep *ep)
+{
+	kref_get(&ep->ref);
+	if (!swnic_trig_queue_work(&ep->rq_work))
+		swnic_ep_put(ep);
 }
 
 /*
@@ -591,16 +616,29 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			mutex_unlock(&rx->rx_lock);
 			/*
 			 * The receiver's RQ stopped at a receive to fault in
-			 * (a buffered message for it): finish it here.
+			 * (a buffered message for it): finish it here, or in
+			 * a worker if the wire waits for us.
 			 */
-			if (rq_fault.dst_len)
+			if (rq_fault.dst_len && src->round)
+				swnic_recv_rq_defer(rx);
+			else if (rq_fault.dst_len)
 				swnic_recv_process_rq_faulting(rx, &rq_fault);
 			if (ret != -SWNIC_EFAULTIN)
 				return ret;
 		}
-		ret = swnic_fault_in(&fault);
+		ret = swnic_fault_in(&fault, src->round);
 		if (ret == -EINTR)
 			return ret;
+		/*
+		 * A round faults in once, never waiting for the receiver's
+		 * mmap lock: its other threads may hold it as long as they
+		 * like, and the namespace's wire would wait with us.
+		 */
+		if (src->round && (ret == -EAGAIN || (!ret && retry.tries))) {
+			if (!src->last_try)
+				return -SWNIC_EFAULTLATER;
+			ret = -EFAULT;	/* one more try, then the fault */
+		}
 		/* Unmapped, or out of reach for too long: the fault. */
 		hard = ret || !swnic_fault_retry(&retry);
 	}
@@ -965,7 +1003,7 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	for (;;) {
 		if (fault.dst_len) {
 			/* Nothing to interrupt a worker: a failure is hard. */
-			hard = swnic_fault_in(&fault) ||
+			hard = swnic_fault_in(&fault, false) ||
 			       !swnic_fault_retry(&retry);
 		}
 		fault = (struct swnic_fault) {};

@@ -9,6 +9,14 @@
 struct swnic_cntr;
 struct swnic_kmsg;
 struct swnic_ep;
+struct work_struct;
+
+/*
+ * How long a destination that faults in but stays out of reach (its
+ * process's other threads mapping memory) is retried before its message
+ * is a fault (EFAULT).
+ */
+#define SWNIC_FAULT_TIMEOUT	(2 * HZ)
 
 /*
  * Where a message comes from: the address its receiver sees and, for a
@@ -32,6 +40,16 @@ struct swnic_msg_src {
 	 * kbuf is NULL then), read by swnic_recv_deliver() in place.
 	 */
 	const struct swnic_kmsg *kmsg;
+	/*
+	 * A wire round delivers it, holding its namespace's wire: a
+	 * destination still out of reach after one fault-in (or whose mmap
+	 * lock is taken) is -SWNIC_EFAULTLATER, for a later round, not
+	 * retried here; receives of the RQ to fault in are finished by a
+	 * worker. @last_try: the fault deadline passed: a destination still
+	 * out of reach after that fault-in is a fault.
+	 */
+	bool round;
+	bool last_try;
 };
 
 /* swnic_recv_deliver(): buffered, the sender's completion comes later. */
@@ -40,6 +58,7 @@ struct swnic_msg_src {
 int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf);
 int swnic_recv_process_rq(struct swnic_ep *ep);
+void swnic_recv_rq_work(struct work_struct *work);
 bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep);
 int swnic_recv_cancel(struct swnic_ep *ep, u64 context);
 int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p);

@@ -72,6 +72,16 @@ int swnic_trig_init(void)
 	return swnic_trig_wq ? 0 : -ENOMEM;
 }
 
+/*
+ * Work done for a user elsewhere, on the same unbound workqueue (an
+ * endpoint's RQ finished for a wire round: recv.c). Return: false if
+ * @work was queued already.
+ */
+bool swnic_trig_queue_work(struct work_struct *work)
+{
+	return queue_work(swnic_trig_wq, work);
+}
+
 /* Module exit: every domain is gone, so every item ran (holds a ref). */
 void swnic_trig_exit(void)
 {

@@ -281,6 +281,8 @@ struct swnic_wnet {
 	u64 spare_reuses;		/* messages given a kept buffer */
 	u64 rx_kept;			/* messages kept in their packets */
 	u64 rx_kept_copied;		/* ... fragments of them copied */
+	u64 rx_passed;			/* requests run past a waiting one */
+	u64 fault_waits;		/* rounds that left one out of reach */
 	/* Pages for packets' buffers, kept (swnic_txbuf_get()) */
 	struct page *txpages[SWNIC_TXPAGES];
 	unsigned int txpage_cur, txpage_off;
@@ -397,6 +399,13 @@ struct swnic_rxmsg {
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
+	/* first time its destination was out of reach (EFAULTLATER) */
+	unsigned long fault_at;
+	/*
+	 * Executed, its payload freed: a record that takes its packets sent
+	 * again, until every earlier message is executed too (exec_next).
+	 */
+	bool done;
 };
 
 /*
@@ -1424,13 +1433,15 @@ static bool swnic_rxmsg_keep(struct swnic_wnet *wn, struct swnic_rxmsg *rm,
 	return true;
 }
 
-static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
+/* Free @rm's payload: executed, it is kept only as a record (@done). */
+static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 {
 	u64 i, n;
 
-	list_del(&rm->node);
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
+	rm->buf = NULL;
+	rm->size = 0;
 	if (rm->pieces) {
 		n = DIV_ROUND_UP_ULL(rm->len, swnic_rxmsg_frag(rm));
 		for (i = 0; i < n; i++) {
@@ -1442,8 +1453,26 @@ static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 				kfree(rm->pieces[i].buf);
 		}
 		kvfree(rm->pieces);
+		rm->pieces = NULL;
 	}
 	kvfree(rm->frags);
+	rm->frags = NULL;
+}
+
+/*
+ * Is this @rm's last try at a receive buffer out of reach? Its first try
+ * that found one so (-SWNIC_EFAULTLATER) is SWNIC_FAULT_TIMEOUT ago.
+ */
+static bool swnic_rxmsg_last_try(const struct swnic_rxmsg *rm)
+{
+	return rm->fault_at &&
+	       time_after(jiffies, rm->fault_at + SWNIC_FAULT_TIMEOUT);
+}
+
+static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
+{
+	list_del(&rm->node);
+	swnic_rxmsg_release(wn, rm);
 	kfree(rm);
 }
 
@@ -2372,6 +2401,8 @@ static int swnic_rx_write(struct swnic_ep *dst, struct swnic_peer *p,
 	if (rm->len) {
 		ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 		if (!ret) {
+			ref.round = true;
+			ref.last_try = swnic_rxmsg_last_try(rm);
 			ret = rm->pieces ?
 			      swnic_mr_ref_copy_kmsg(&ref, 0, &rm->km,
 						     rm->len) :
@@ -2486,6 +2517,8 @@ static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
 		.addr = p->ip,
 		.port = be16_to_cpu(m->src_port),
 		.auth_key = be32_to_cpu(m->auth_key),
+		.round = true,
+		.last_try = swnic_rxmsg_last_try(rm),
 	};
 	struct swnic_held *h = NULL;
 	int err;
@@ -2600,6 +2633,20 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	if (err == -EINTR && m->opcode != SWNIC_OP_SEND &&
 	    m->opcode != SWNIC_OP_TSEND && m->opcode != SWNIC_OP_WRITE)
 		goto answer;
+	/*
+	 * Its receive buffer is out of reach for now (the receiver's other
+	 * threads hold its mmap lock, or the page went again): a later round
+	 * tries again, until SWNIC_FAULT_TIMEOUT made it a fault. Meanwhile
+	 * the wire serves everyone else, the peer's requests to other
+	 * endpoints too (swnic_rx_run()).
+	 */
+	if (err == -SWNIC_EFAULTLATER) {
+		if (!rm->fault_at)
+			rm->fault_at = jiffies ?: 1;
+		wn->fault_waits++;
+		swnic_txmsg_free(tm);
+		return false;
+	}
 	if ((err == -EAGAIN || err == -EINTR) &&
 	    time_before(jiffies, rm->since + SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
@@ -2637,27 +2684,65 @@ static struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
 	return found;
 }
 
-/* Execute the peer's complete requests, in order. */
+/*
+ * Destinations whose waiting requests later ones to other destinations
+ * pass, at most: past that many, the rest wait their turn.
+ */
+#define SWNIC_RX_PASS_MAX	16
+
+/*
+ * Execute the peer's complete requests. In order of msg_id to each
+ * destination endpoint (libfabric orders an endpoint pair's operations),
+ * but not across them: a request its target cannot take yet (no room,
+ * EAGAIN; its buffer not within reach now) or not all received yet holds
+ * back the later requests to that endpoint only - one endpoint that does
+ * not read its CQ, or a large message arriving, must not stall the
+ * peer's traffic to every other. A gap (a request we know nothing of yet:
+ * its packets are lost) stops the run, as its destination is unknown.
+ * Executed requests past a waiting one stay as records (@done) until
+ * exec_next reaches them: their packets sent again are taken, not run.
+ */
 static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 			 struct swnic_device *sdev)
 {
-	struct swnic_rxmsg *rm;
+	__be16 waiting[SWNIC_RX_PASS_MAX];
+	struct swnic_rxmsg *rm, *tmp;
+	unsigned int nwaiting = 0, i;
+	u32 id = p->exec_next;
 
-	while (!list_empty(&p->rxmsgs)) {
-		rm = list_first_entry(&p->rxmsgs, struct swnic_rxmsg, node);
-		if (rm->msg_id != p->exec_next || rm->got < rm->len)
+	list_for_each_entry(rm, &p->rxmsgs, node) {
+		if (rm->msg_id != id++)
 			break;
-		if (!rm->since)
-			rm->since = jiffies ?: 1;
-		if (!swnic_rx_exec(wn, sdev, p, rm)) {
+		if (rm->done)
+			continue;
+		for (i = 0; i < nwaiting; i++)
+			if (waiting[i] == rm->m.dst_port)
+				break;
+		if (i < nwaiting)
+			continue;
+		if (rm->got >= rm->len) {
+			if (!rm->since)
+				rm->since = jiffies ?: 1;
+			if (swnic_rx_exec(wn, sdev, p, rm)) {
+				/* Who takes no answer as an ACK gets ACKs. */
+				if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
+					p->ack_now = true;
+				rm->done = true;
+				swnic_rxmsg_release(wn, rm);
+				wn->rx_passed += nwaiting > 0;
+				continue;
+			}
 			/* Keep the peer from timing us out while we wait. */
 			p->ack_due = true;
 			p->ack_now = true;
-			break;
 		}
-		/* An initiator that takes no answer as an ACK gets ACKs. */
-		if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
-			p->ack_now = true;
+		if (nwaiting == SWNIC_RX_PASS_MAX)
+			break;
+		waiting[nwaiting++] = rm->m.dst_port;
+	}
+	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node) {
+		if (!rm->done || rm->msg_id != p->exec_next)
+			break;
 		p->exec_next++;
 		swnic_rxmsg_free(wn, rm);
 	}
@@ -2771,9 +2856,10 @@ found:
 	}
 	/*
 	 * A fragment we have (sent again under another PSN, which only a
-	 * hostile peer does) is taken once: each byte is counted once.
+	 * hostile peer does), or of a request executed already, is taken
+	 * once: each byte is counted once, each request run once.
 	 */
-	if (!n || test_bit(idx, rm->frags))
+	if (rm->done || !n || test_bit(idx, rm->frags))
 		return true;
 	if (rm->pieces ? !swnic_rxmsg_keep(wn, rm, idx, skb, off, n) :
 	    skb_copy_bits(skb, off, rm->buf + at, n))
@@ -4200,6 +4286,8 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "rx_buf_reuses", wn->spare_reuses) ?:
 	      fn(arg, "rx_kept", wn->rx_kept) ?:
 	      fn(arg, "rx_kept_copied", wn->rx_kept_copied) ?:
+	      fn(arg, "rx_passed", wn->rx_passed) ?:
+	      fn(arg, "fault_waits", wn->fault_waits) ?:
 	      fn(arg, "held", held) ?:
 	      fn(arg, "held_waiting", held_waiting) ?:
 	      fn(arg, "held_taken", wn->held_taken) ?:
