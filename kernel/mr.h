@@ -211,7 +211,8 @@ struct swnic_mr_ref {
 	 * A wire round's (set after swnic_mr_ref_get()): an ODP window whose
 	 * pages do not come at the first fault-in, whose mmap lock is taken
 	 * or that is invalidated meanwhile is -SWNIC_EFAULTLATER, for a later
-	 * round - unless @last_try (the fault deadline passed).
+	 * round - or -EFAULT on its @last_try (the fault deadline passed).
+	 * Never a sleep, nor a wait for the mmap lock.
 	 */
 	bool round;
 	bool last_try;

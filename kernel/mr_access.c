@@ -300,7 +300,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		.default_flags = 0,
 	};
 	unsigned long need = HMM_PFN_VALID | (ref->write ? HMM_PFN_WRITE : 0);
-	bool later = ref->round && !ref->last_try;
+	/* A wire round's: out of reach now is later, or on its last try a fault */
+	int later = ref->last_try ? -EFAULT : -SWNIC_EFAULTLATER;
 	unsigned int i, n, ndirty = 0, passes = 0;
 	bool waiting = false;
 	int ret;
@@ -313,8 +314,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			break;
 		}
 		/* A round looks twice; the wire must not wait for more. */
-		if (later && ++passes > 2) {
-			ret = -SWNIC_EFAULTLATER;
+		if (ref->round && ++passes > 2) {
+			ret = later;
 			break;
 		}
 		if (time_after(jiffies, timeout)) {
@@ -322,11 +323,11 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			break;
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
-		if (later && !mmap_read_trylock(mm)) {
-			ret = -SWNIC_EFAULTLATER;
+		if (ref->round && !mmap_read_trylock(mm)) {
+			ret = later;
 			break;
 		}
-		if (!later && mmap_read_lock_killable(mm)) {
+		if (!ref->round && mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
 			break;
 		}
@@ -343,13 +344,13 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		for (i = 0; i < npages && (pfns[i] & need) == need; i++)
 			;
 		if (i < npages) {
-			ret = (later ? swnic_fault_in_mm_try :
+			ret = (ref->round ? swnic_fault_in_mm_try :
 			       swnic_fault_in_mm)(mm, start +
 						  ((unsigned long)i << PAGE_SHIFT),
 						  (u64)(npages - i) << PAGE_SHIFT,
 						  ref->write);
 			if (ret == -EAGAIN) {
-				ret = -SWNIC_EFAULTLATER;
+				ret = later;
 				break;
 			}
 			if (ret) {
@@ -357,7 +358,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 				break;
 			}
 			/* Looked at again: at once, then a tick apart. */
-			if (waiting)
+			if (waiting && !ref->round)
 				schedule_timeout_uninterruptible(1);
 			else
 				cond_resched();

@@ -124,6 +124,11 @@ MODULE_PARM_DESC(rx_keep_kb, "KiB from which a received message is kept in its p
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
+/*
+ * Requests of a peer taken past the oldest not run yet (exec_next): those
+ * outstanding, and as many run ahead of a waiting one (swnic_rx_run()).
+ */
+#define SWNIC_RX_AHEAD		(2 * SWNIC_MAX_MSGS)
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
 #define SWNIC_POLL_FALLBACK_US	400	/* busy polling: the worker's turn */
 #define SWNIC_RTO_INIT_US	20000
@@ -269,7 +274,7 @@ struct swnic_wnet {
 	struct list_head peers;
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
-	u64 rx_mem;			/* buffer bytes of messages being received */
+	u64 rx_mem;			/* bytes of messages being received */
 	/*
 	 * Reassembly buffers kept for the next messages (swnic_rxbuf_get()),
 	 * within the rx_mem_mb budget with @rx_mem, freed after a second
@@ -1473,6 +1478,7 @@ static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 {
 	list_del(&rm->node);
 	swnic_rxmsg_release(wn, rm);
+	wn->rx_mem -= sizeof(*rm);
 	kfree(rm);
 }
 
@@ -2647,6 +2653,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		swnic_txmsg_free(tm);
 		return false;
 	}
+	rm->fault_at = 0;	/* reached: a later wait starts anew */
 	if ((err == -EAGAIN || err == -EINTR) &&
 	    time_before(jiffies, rm->since + SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
@@ -2686,9 +2693,13 @@ static struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
 
 /*
  * Destinations whose waiting requests later ones to other destinations
- * pass, at most: past that many, the rest wait their turn.
+ * pass, at most: past that many, the rest wait their turn. Nor are
+ * requests run more than SWNIC_RX_PASS_AHEAD past the oldest waiting one:
+ * an initiator has at most SWNIC_MAX_MSGS unanswered, so its requests stay
+ * within SWNIC_RX_AHEAD of it and none is refused (swnic_rx_fragment()).
  */
 #define SWNIC_RX_PASS_MAX	16
+#define SWNIC_RX_PASS_AHEAD	1024
 
 /*
  * Execute the peer's complete requests. In order of msg_id to each
@@ -2711,7 +2722,8 @@ static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 	u32 id = p->exec_next;
 
 	list_for_each_entry(rm, &p->rxmsgs, node) {
-		if (rm->msg_id != id++)
+		if (rm->msg_id != id++ ||
+		    (nwaiting && id - p->exec_next > SWNIC_RX_PASS_AHEAD))
 			break;
 		if (rm->done)
 			continue;
@@ -2781,9 +2793,15 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 		return false;
 	}
-	list_for_each_entry(pos, &p->rxmsgs, node)
+	/* From the newest: records of requests run ahead come first. */
+	list_for_each_entry_reverse(pos, &p->rxmsgs, node)
 		if (pos->msg_id == id)
 			goto found;
+	/* Not taken yet: the sender tries again once earlier ones ran. */
+	if (id - p->exec_next >= SWNIC_RX_AHEAD) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_WINDOW);
+		return false;
+	}
 	/*
 	 * New: made in order of msg_id, charged to the namespace's budget
 	 * (buffers kept for reuse give way). Kept if it comes in bursts
@@ -2801,9 +2819,11 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		m->opcode == SWNIC_OP_WRITE);
 	table = keep ? DIV_ROUND_UP_ULL(len, frag) * sizeof(*rm->pieces) : 0;
 	need = keep ? 2 * len + table : len;
+	/* Its record too: a request with no payload is not free either. */
+	need += sizeof(*rm);
 	if (wn->rx_mem + wn->spare_mem + need > budget)
 		swnic_kept_free(wn, false);
-	if (wn->rx_mem + len > budget) {
+	if (wn->rx_mem + len + sizeof(*rm) > budget) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
@@ -2837,11 +2857,11 @@ static bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->m = *m;
 	rm->len = len;
 	rm->tos = swnic_skb_tos(skb);
-	wn->rx_mem += rm->size;
-	list_for_each_entry(pos, &p->rxmsgs, node)
-		if (psn_before(id, pos->msg_id))
+	wn->rx_mem += rm->size + sizeof(*rm);
+	list_for_each_entry_reverse(pos, &p->rxmsgs, node)
+		if (psn_before(pos->msg_id, id))
 			break;
-	list_add_tail(&rm->node, &pos->node);
+	list_add(&rm->node, &pos->node);
 	pos = rm;
 found:
 	rm = pos;
