@@ -3289,11 +3289,21 @@ static void swnic_held_closed(struct swnic_peer *p)
  * it, and fail it after a silent timeout as any peer. Return: when to
  * look again.
  */
+/* A PING: the peer's ACK says it lives. */
+static void swnic_ping(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_wire_hdr h;
+
+	swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
+	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
+	wn->keepalives++;
+	p->ping_at = jiffies;
+}
+
 static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 			       ktime_t now, unsigned long timeout)
 {
 	unsigned long every = max(timeout / 4, 1UL), last, at;
-	struct swnic_wire_hdr h;
 
 	if (time_after(jiffies, p->heard + timeout)) {
 		swnic_peer_fail(wn, p);
@@ -3301,10 +3311,7 @@ static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	last = time_after(p->ping_at, p->heard) ? p->ping_at : p->heard;
 	if (!time_before(jiffies, last + every)) {
-		swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
-		swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
-		wn->keepalives++;
-		p->ping_at = jiffies;
+		swnic_ping(wn, p);
 		last = jiffies;
 	}
 	at = min(last + every, p->heard + timeout + 1);
@@ -3355,6 +3362,16 @@ static void swnic_tick(struct swnic_wnet *wn)
 			swnic_peer_fail(wn, p);
 			continue;
 		}
+		/*
+		 * Not heard for a quarter of the timeout: probed as well,
+		 * every eighth. Its retransmissions back off to an RTO of a
+		 * second, and five in a row can all go unanswered under
+		 * heavy loss (one in 170 at 20 % each way): a live peer gets
+		 * more chances than that before it is failed.
+		 */
+		if (time_after(jiffies, p->heard + timeout / 4) &&
+		    time_after(jiffies, p->ping_at + max(timeout / 8, 1UL)))
+			swnic_ping(wn, p);
 		swnic_peer_pump(wn, p);
 		if (list_empty(&p->unacked))
 			continue;
