@@ -29,6 +29,7 @@
 
 #include "atomic.h"
 #include "cntr.h"
+#include "copy.h"
 #include "domain.h"
 #include "ep.h"
 #include "mr.h"
@@ -498,30 +499,39 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 	buf = kmalloc(3 * len, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
-	ret = -EFAULT;
+	/* The initiator's buffers: never waiting for its pager (copy.c). */
+	ret = 0;
 	if (a.op != SWNIC_AOP_ATOMIC_READ) {
+		void __user *op = u64_to_user_ptr(sqe->addr);
+
 		if (kbuf)
 			memcpy(buf, kbuf, len);
-		else if (copy_from_user(buf, u64_to_user_ptr(sqe->addr), len))
+		else
+			ret = swnic_copy_from_user_nowait(buf, op, len);
+		if (ret)
 			goto out;
 		a.operand = buf;
 	}
 	if (sqe->opcode == SWNIC_OP_COMPARE_ATOMIC) {
-		if (copy_from_user(buf + len, u64_to_user_ptr(sqe->data), len))
+		ret = swnic_copy_from_user_nowait(buf + len,
+						  u64_to_user_ptr(sqe->data),
+						  len);
+		if (ret)
 			goto out;
 		a.compare = buf + len;
 	}
 	/* The result buffer must take the old values: try it first. */
 	if (swnic_atomic_fetches(sqe->opcode)) {
-		if (clear_user(u64_to_user_ptr(sqe->tag), len))
+		ret = swnic_clear_user_nowait(u64_to_user_ptr(sqe->tag), len);
+		if (ret)
 			goto out;
 		a.result = buf + 2 * len;
 	}
 
 	ret = swnic_atomic_apply(dst->dom, &t, &a);
-	if (!ret && a.result &&
-	    copy_to_user(u64_to_user_ptr(sqe->tag), a.result, len))
-		ret = -EFAULT;
+	if (!ret && a.result)
+		ret = swnic_copy_to_user_nowait(u64_to_user_ptr(sqe->tag),
+						a.result, len);
 	if (!ret)
 		swnic_cntr_inc(dst->cntr[a.opcode == SWNIC_OP_ATOMIC ?
 					 SWNIC_EP_CNTR_REMOTE_WRITE :

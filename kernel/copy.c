@@ -276,6 +276,39 @@ static bool swnic_vma_user_io(const struct vm_area_struct *vma)
 	       file_inode(vma->vm_file)->i_sb->s_magic == FUSE_SUPER_MAGIC;
 }
 
+/*
+ * Pin up to @nr pages of @mm from @start, within the mapping @start is
+ * in, through GUP without retry, as a NIC pins: a page that a userfaultfd
+ * holds back is a fault (handle_userfault() refuses such faults), and so
+ * is a FUSE file's page that needs a read (swnic_vma_user_io()). @try:
+ * never wait for @mm's mmap lock (-EAGAIN). Return: pages pinned (> 0),
+ * -EFAULT, -EAGAIN or -EINTR.
+ */
+static long swnic_pin_vma_pages(struct mm_struct *mm, unsigned long start,
+				unsigned long nr, unsigned int flags,
+				struct page **pages, bool try)
+{
+	struct vm_area_struct *vma;
+	long got;
+
+	if (try && !mmap_read_trylock(mm))
+		return -EAGAIN;
+	if (!try && mmap_read_lock_killable(mm))
+		return -EINTR;
+	/* One mapping at a time: each its own flags. */
+	vma = vma_lookup(mm, start);
+	if (!vma) {
+		mmap_read_unlock(mm);
+		return -EFAULT;
+	}
+	nr = min(nr, (vma->vm_end - start) >> PAGE_SHIFT);
+	if (swnic_vma_user_io(vma))
+		flags |= FOLL_NOFAULT;
+	got = swnic_pin_user_pages_remote(mm, start, nr, flags, pages);
+	mmap_read_unlock(mm);
+	return got > 0 ? got : -EFAULT;
+}
+
 static int __swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len,
 			       bool write, bool try)
 {
@@ -298,32 +331,12 @@ static int __swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len,
 		struct page *pages[SWNIC_COPY_CHUNK];
 		unsigned long nr = min_t(unsigned long, SWNIC_COPY_CHUNK,
 					 (end - start) >> PAGE_SHIFT);
-		unsigned int flags = write ? FOLL_WRITE : 0;
-		struct vm_area_struct *vma;
 		long got;
 
-		if (try && !mmap_read_trylock(mm)) {
-			ret = -EAGAIN;
-			break;
-		}
-		if (!try && mmap_read_lock_killable(mm)) {
-			ret = -EINTR;
-			break;
-		}
-		/* One mapping at a time: each its own flags. */
-		vma = vma_lookup(mm, start);
-		if (!vma) {
-			mmap_read_unlock(mm);
-			ret = -EFAULT;
-			break;
-		}
-		nr = min(nr, (vma->vm_end - start) >> PAGE_SHIFT);
-		if (swnic_vma_user_io(vma))
-			flags |= FOLL_NOFAULT;
-		got = swnic_pin_user_pages_remote(mm, start, nr, flags, pages);
-		mmap_read_unlock(mm);
-		if (got <= 0) {
-			ret = -EFAULT;
+		got = swnic_pin_vma_pages(mm, start, nr,
+					  write ? FOLL_WRITE : 0, pages, try);
+		if (got < 0) {
+			ret = got;
 			break;
 		}
 		unpin_user_pages(pages, got);
@@ -370,4 +383,119 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 			  bool write)
 {
 	return __swnic_fault_in_mm(mm, addr, len, write, true);
+}
+
+/**
+ * swnic_pin_user_nowait() - pin pages of the current process's memory
+ * without waiting for another process
+ * @start: page-aligned address
+ * @nr: pages, > 0
+ * @flags: FOLL_WRITE or 0
+ * @pages: out: @nr entries at least
+ *
+ * pin_user_pages_fast() serves a missing page as a fault of the caller
+ * would: it waits for the userfaultfd that holds it back, or for the FUSE
+ * server of a file. That is the caller's own business in its syscall,
+ * but not in the device's engine thread (SWNIC_EP_F_DB_ENGINE), which
+ * serves every engine endpoint of the device on their owners' mms: one
+ * user's buffer would stall everyone's traffic. Here such a page is a
+ * fault (swnic_pin_vma_pages()).
+ *
+ * Return: pages pinned, from 1 to @nr (the rest may be in another
+ * mapping: call again), or -EFAULT, -EINTR.
+ */
+long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
+			   unsigned int flags, struct page **pages)
+{
+	return swnic_pin_vma_pages(current->mm, start, nr, flags, pages,
+				   false);
+}
+
+/* What swnic_user_nowait() does to the user range. */
+enum swnic_uop {
+	SWNIC_UOP_READ,
+	SWNIC_UOP_WRITE,
+	SWNIC_UOP_CLEAR,
+};
+
+/* Faults in and tries again at most this often (reclaim in between). */
+#define SWNIC_NOWAIT_TRIES	4
+
+static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
+			     size_t n)
+{
+	unsigned int tries = 0;
+	long left;
+	int ret;
+
+	for (;;) {
+		switch (op) {
+		case SWNIC_UOP_READ:
+			left = copy_from_user_nofault(k, u, n);
+			break;
+		case SWNIC_UOP_WRITE:
+			left = copy_to_user_nofault(u, k, n);
+			break;
+		default:
+			pagefault_disable();
+			left = clear_user(u, n);
+			pagefault_enable();
+			break;
+		}
+		if (!left)
+			return 0;
+		if (++tries > SWNIC_NOWAIT_TRIES)
+			return -EFAULT;
+		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)u, n,
+					op != SWNIC_UOP_READ);
+		if (ret)
+			return ret == -ESRCH ? -EFAULT : ret;
+	}
+}
+
+/**
+ * swnic_copy_from_user_nowait() - copy_from_user() that never waits for
+ * another process
+ * @to: kernel destination
+ * @from: the current process's memory
+ * @n: bytes
+ *
+ * A copy with page faults disabled; what it could not reach is faulted in
+ * through GUP without retry (swnic_fault_in_mm()) and the copy tried
+ * again. A page that a userfaultfd or a FUSE server holds back is a
+ * fault, not a wait: for the engine thread (swnic_pin_user_nowait()).
+ *
+ * Context: process or kthread_use_mm(); may sleep.
+ * Return: 0, -EFAULT, -EINTR on a fatal signal.
+ */
+int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n)
+{
+	return swnic_user_nowait(SWNIC_UOP_READ, to, (void __user *)from, n);
+}
+
+/**
+ * swnic_copy_to_user_nowait() - copy_to_user() that never waits for
+ * another process: as swnic_copy_from_user_nowait()
+ * @to: the current process's memory
+ * @from: kernel source
+ * @n: bytes
+ *
+ * Return: 0, -EFAULT, -EINTR on a fatal signal.
+ */
+int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n)
+{
+	return swnic_user_nowait(SWNIC_UOP_WRITE, (void *)from, to, n);
+}
+
+/**
+ * swnic_clear_user_nowait() - clear_user() that never waits for another
+ * process: as swnic_copy_from_user_nowait()
+ * @to: the current process's memory
+ * @n: bytes
+ *
+ * Return: 0, -EFAULT, -EINTR on a fatal signal.
+ */
+int swnic_clear_user_nowait(void __user *to, size_t n)
+{
+	return swnic_user_nowait(SWNIC_UOP_CLEAR, NULL, to, n);
 }

@@ -67,5 +67,10 @@ int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
 int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write);
 int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 			  bool write);
+long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
+			   unsigned int flags, struct page **pages);
+int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n);
+int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n);
+int swnic_clear_user_nowait(void __user *to, size_t n);
 
 #endif /* _SWNIC_COPY_H */

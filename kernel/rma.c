@@ -4,7 +4,9 @@
  * key, in the initiator's context. The target process does not run: the
  * MR access API (mr.h) checks key, auth key, access right and bounds and
  * hands out the pages; one copy moves the data between them and the
- * initiator's buffer.
+ * initiator's buffer. That buffer is read and written without waiting for
+ * its owner's pager (a userfaultfd, a FUSE server: copy.c): the engine
+ * thread that may run the copy serves other endpoints too.
  */
 #include <linux/highmem.h>
 #include <linux/sched/signal.h>
@@ -13,6 +15,7 @@
 
 #include "cntr.h"
 #include "complete.h"
+#include "copy.h"
 #include "cq.h"
 #include "domain.h"
 #include "ep.h"
@@ -34,15 +37,13 @@ static int swnic_rma_page(void *arg, struct page *page, unsigned int off,
 	int ret = 0;
 
 	if (!c->to_mr) {
-		if (copy_to_user(c->ubuf, kaddr + off, len))
-			ret = -EFAULT;
+		ret = swnic_copy_to_user_nowait(c->ubuf, kaddr + off, len);
 		c->ubuf += len;
 	} else if (c->kbuf) {
 		memcpy(kaddr + off, c->kbuf, len);
 		c->kbuf += len;
 	} else {
-		if (copy_from_user(kaddr + off, c->ubuf, len))
-			ret = -EFAULT;
+		ret = swnic_copy_from_user_nowait(kaddr + off, c->ubuf, len);
 		c->ubuf += len;
 	}
 	kunmap_local(kaddr);
@@ -102,14 +103,13 @@ static int swnic_rma_move_odp(struct swnic_mr_ref *ref, u64 len,
 			cond_resched();
 		}
 		if (ctx->to_mr) {
-			if (copy_from_user(buf, ctx->ubuf + pos, n))
-				ret = -EFAULT;
-			else
-				ret = swnic_mr_ref_copy_to(ref, pos, buf, n);
+			ret = swnic_copy_from_user_nowait(buf, ctx->ubuf + pos,
+							  n) ?:
+			      swnic_mr_ref_copy_to(ref, pos, buf, n);
 		} else {
-			ret = swnic_mr_ref_copy_from(ref, pos, buf, n);
-			if (!ret && copy_to_user(ctx->ubuf + pos, buf, n))
-				ret = -EFAULT;
+			ret = swnic_mr_ref_copy_from(ref, pos, buf, n) ?:
+			      swnic_copy_to_user_nowait(ctx->ubuf + pos, buf,
+							n);
 		}
 	}
 	kvfree(buf);

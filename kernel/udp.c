@@ -1975,7 +1975,11 @@ static struct net *swnic_udp_get_net(struct swnic_device *sdev)
 /*
  * Pin the poster's buffer: the source a request's packets are made from
  * later, or where a read's data lands (@gup_flags FOLL_WRITE) - in the
- * worker, which must never fault or take the poster's mmap lock.
+ * worker, which must never fault or take the poster's mmap lock. In the
+ * device's engine thread, which serves other users too, a page that the
+ * poster's userfaultfd or FUSE server holds back is a fault, not a wait
+ * (swnic_pin_user_nowait()); in the poster's own call the fast pin may
+ * wait for it, as the poster's own fault would.
  */
 static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 			   unsigned int gup_flags)
@@ -1989,9 +1993,15 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 		return -ENOMEM;
 	tm->off = addr & ~PAGE_MASK;
 	while (done < n) {
-		ret = pin_user_pages_fast(start + done * PAGE_SIZE,
-					  min_t(long, n - done, 512),
-					  gup_flags, tm->pages + done);
+		unsigned long at = start + done * PAGE_SIZE;
+		long nr = min_t(long, n - done, 512);
+
+		if (current->flags & PF_KTHREAD)
+			ret = swnic_pin_user_nowait(at, nr, gup_flags,
+						    tm->pages + done);
+		else
+			ret = pin_user_pages_fast(at, nr, gup_flags,
+						  tm->pages + done);
 		if (ret <= 0) {
 			unpin_user_pages(tm->pages, done);
 			kvfree(tm->pages);
@@ -2021,14 +2031,20 @@ static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
 		tm->abuf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
 		if (!tm->abuf)
 			return -ENOMEM;
+		void __user *op = u64_to_user_ptr(sqe->addr);
+		void __user *cmp = u64_to_user_ptr(sqe->data);
+		int ret = 0;
+
+		/* Never waiting for the poster's pager (copy.c). */
 		if (kbuf)
 			memcpy(tm->abuf, kbuf, len);
-		else if (copy_from_user(tm->abuf, u64_to_user_ptr(sqe->addr),
-					len))
-			return -EFAULT;
-		if (compare && copy_from_user(tm->abuf + len,
-					      u64_to_user_ptr(sqe->data), len))
-			return -EFAULT;
+		else
+			ret = swnic_copy_from_user_nowait(tm->abuf, op, len);
+		if (!ret && compare)
+			ret = swnic_copy_from_user_nowait(tm->abuf + len, cmp,
+							  len);
+		if (ret)
+			return ret;
 	}
 	tm->len = plen;
 	tm->m.len = cpu_to_be64(plen);

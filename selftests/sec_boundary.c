@@ -8,9 +8,11 @@
  * default service is closed unless the administrator opens it; one user
  * cannot take every domain of a device; the endpoint fd's ioctls keep the
  * extensible-struct promise; a peer whose memory a userfaultfd holds back
- * holds no lock that its victim needs, and makes no one wait; nor does a
- * receiver whose memory a FUSE server never reads in.
+ * holds no lock that its victim needs, and makes no one wait - nor the
+ * device's engine thread; nor does a receiver whose memory a FUSE server
+ * never reads in.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <linux/userfaultfd.h>
@@ -735,6 +737,190 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	munmap(src, 2 * PAGE);
 	free(dst);
 	free(dst2);
+}
+
+/*
+ * An engine endpoint's operation whose own buffer a userfaultfd nobody
+ * serves holds back: the device's engine thread, which serves every
+ * engine endpoint of the device, must not wait for it. Each such RMA or
+ * atomic is a fault at once, and another engine endpoint's traffic goes
+ * on meanwhile (before: the engine thread waited for the page for good,
+ * and every engine endpoint of the device with it). On the device at
+ * @path, to a target on this host, or across the wire to @far (IPv4,
+ * network order; nothing is sent there: the fault comes first).
+ */
+static void engine_uffd(struct __test_metadata *_metadata, const char *path,
+			uint32_t far)
+{
+	int dh = open(path, O_RDWR | O_CLOEXEC);
+	int dv = open(path, O_RDWR | O_CLOEXEC);
+	int dc = open(path, O_RDWR | O_CLOEXEC);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_zeropage zp = { 0 };
+	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
+	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
+	uint64_t one = 1, key;
+	char *buf, *target, byte = 'c';
+	struct swnic_rqe rq;
+	struct swnic_sqe s;
+	struct swnic_cqe e;
+	unsigned int i;
+	int uffd;
+
+	ASSERT_LE(0, dh);
+	ASSERT_LE(0, dv);
+	ASSERT_LE(0, dc);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	/* The hostile initiator's buffer: page 0 is there, 1 never comes. */
+	buf = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	memset(buf, 'h', PAGE);
+	reg.range.start = (uintptr_t)buf + PAGE;
+	reg.range.len = PAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	/* The target's memory, remotely readable and writable. */
+	target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, target);
+	memset(target, 't', 2 * PAGE);
+	ASSERT_EQ(0, mr_reg(dv, target, 2 * PAGE,
+			    SWNIC_MR_ACCESS_REMOTE_READ |
+			    SWNIC_MR_ACCESS_REMOTE_WRITE,
+			    SWNIC_MR_REG_VIRT_ADDR, &key, NULL));
+
+	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
+	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
+	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
+	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_ENGINE, 0, 16,
+				 &h));
+	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &v));
+	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_ENGINE, 0, 16,
+				 &c));
+
+	for (i = 0; i < 4; i++) {
+		/* A failed write may have written part: start afresh. */
+		memset(target, 't', PAGE);
+		s = t_send(buf, 2 * PAGE, &v, 10 + i);
+		if (far) {
+			s.dest_addr = far;
+			s.dest_port = 1;
+		}
+		s.raddr = (uintptr_t)target;
+		s.rkey = key;
+		switch (i) {
+		case 0:		/* RMA write from it */
+			s.opcode = SWNIC_OP_WRITE;
+			break;
+		case 1:		/* RMA read into it */
+			s.opcode = SWNIC_OP_READ;
+			break;
+		case 2:		/* an atomic's operand in it */
+			s.opcode = SWNIC_OP_ATOMIC;
+			s.addr = (uintptr_t)buf + PAGE;
+			break;
+		default:	/* a fetching atomic's result in it */
+			s.opcode = SWNIC_OP_FETCH_ATOMIC;
+			s.addr = (uintptr_t)&one;
+			s.tag = (uintptr_t)buf + PAGE;
+			break;
+		}
+		if (i >= 2) {
+			s.len = 8;
+			s.atomic_op = SWNIC_AOP_SUM;
+			s.datatype = SWNIC_ADT_UINT64;
+		}
+		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000))
+			TH_LOG("op %u: the engine waits for the userfaultfd",
+			       i);
+		EXPECT_EQ(10 + i, e.context);
+		EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR) TH_LOG("op %u", i);
+		EXPECT_EQ(EFAULT, e.err) TH_LOG("op %u", i);
+		/* An atomic that faulted was not applied. */
+		if (i >= 2)
+			EXPECT_EQ('t', target[0]) TH_LOG("op %u", i);
+
+		/* Another engine endpoint of the device goes on. */
+		rq = t_recv(target + PAGE, 1, 20 + i);
+		ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
+		ASSERT_EQ(0, t_doorbell(&v, NULL));
+		ASSERT_EQ(0, send_one(&c, &cc, &v, &byte, 1, &e))
+			TH_LOG("op %u: a bystander's send waits", i);
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+		EXPECT_EQ(20 + i, e.context);
+		EXPECT_EQ('c', target[PAGE]);
+		target[PAGE] = 't';
+	}
+
+	/* Once the page is there, the same write goes through. */
+	if (!far) {
+		memset(buf, 'h', PAGE);		/* the failed read wrote some */
+		zp.range.start = (uintptr_t)buf + PAGE;
+		zp.range.len = PAGE;
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+		s = t_send(buf, 2 * PAGE, &v, 30);
+		s.opcode = SWNIC_OP_WRITE;
+		s.raddr = (uintptr_t)target;
+		s.rkey = key;
+		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&ch, &e, 5000));
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		EXPECT_EQ('h', target[0]);
+		EXPECT_EQ(0, target[PAGE]);
+	}
+
+	t_ep_destroy(&h);
+	t_ep_destroy(&v);
+	t_ep_destroy(&c);
+	cq_close(&ch);
+	cq_close(&cv);
+	cq_close(&cc);
+	close(dh);
+	close(dv);
+	close(dc);
+	close(uffd);
+	munmap(buf, 2 * PAGE);
+	munmap(target, 2 * PAGE);
+}
+
+TEST_F(sec, userfaultfd_engine_initiator_blocks_no_one)
+{
+	engine_uffd(_metadata, DEV_PATH, 0);
+}
+
+/*
+ * The same across the wire: a device bound to one end of a veth pair whose
+ * other end is in a network namespace of the test's own; the initiator's
+ * buffer is pinned for the request before anything is sent.
+ */
+#define UF_SETUP "ip netns add swnicuf && " \
+	"ip link add swuf0 type veth peer name swuf1 && " \
+	"ip link set swuf1 netns swnicuf && " \
+	"ip addr add 10.86.0.1/24 dev swuf0 && ip link set swuf0 up && " \
+	"ip -n swnicuf addr add 10.86.0.2/24 dev swuf1 && " \
+	"ip -n swnicuf link set swuf1 up && " \
+	"swnic dev add swnicuf netdev swuf0"
+#define UF_CLEANUP "swnic dev del swnicuf force; ip link del swuf0; " \
+	"ip netns del swnicuf"
+
+TEST_F(sec, userfaultfd_engine_wire_initiator_blocks_no_one)
+{
+	if (run(UF_SETUP " >/dev/null 2>&1")) {
+		run(UF_CLEANUP " >/dev/null 2>&1");
+		SKIP(return, "cannot make a veth pair in a network namespace");
+	}
+	engine_uffd(_metadata, "/dev/swnicuf", inet_addr("10.86.0.2"));
+	EXPECT_EQ(0, run(UF_CLEANUP " >/dev/null 2>&1"));
 }
 
 /* ---- 7: a receiver's FUSE server holds back no one ------------------- */
