@@ -114,6 +114,102 @@ wire_counters()
 		jq -c '.[] | select(.peer == "*") | .counters'
 }
 
+# wire_pair T PREFIX: two hosts for a wire test - network namespaces
+# swnic${T}a and swnic${T}b joined by a veth pair (sw${T}a, sw${T}b)
+# addressed PREFIX.1 and PREFIX.2 (/24), lo up in each, and in each a swnic
+# device named as its namespace, bound to its end. Sets A and B (commands
+# run in each namespace), ADDR_A and ADDR_B. Skips the whole file if
+# namespaces cannot be made; reports two checks (the pair, the devices).
+# The caller's EXIT trap calls wire_pair_del.
+wire_pair()
+{
+	_wp_t=$1
+	ip netns add "swnic${1}a" 2>/dev/null ||
+		skip_all "cannot create network namespaces"
+	ip netns add "swnic${1}b"
+	A="ip netns exec swnic${1}a"
+	B="ip netns exec swnic${1}b"
+	ADDR_A=$2.1
+	ADDR_B=$2.2
+	check "a veth pair between two namespaces, addressed" sh -c "
+		ip link add sw${1}a type veth peer name sw${1}b &&
+		ip link set sw${1}a netns swnic${1}a &&
+		ip link set sw${1}b netns swnic${1}b &&
+		$A ip addr add $ADDR_A/24 dev sw${1}a &&
+		$B ip addr add $ADDR_B/24 dev sw${1}b &&
+		$A ip link set sw${1}a up && $B ip link set sw${1}b up &&
+		$A ip link set lo up && $B ip link set lo up"
+	check "a swnic device in each, bound to its veth" sh -c "
+		$A swnic dev add swnic${1}a netdev sw${1}a &&
+		$B swnic dev add swnic${1}b netdev sw${1}b"
+}
+
+# wire_pair_del: undo wire_pair (and wire_ctrl), whatever got made.
+wire_pair_del()
+{
+	$A swnic dev del "swnic${_wp_t}a" force >/dev/null 2>&1
+	$B swnic dev del "swnic${_wp_t}b" force >/dev/null 2>&1
+	ip netns del "swnic${_wp_t}a" 2>/dev/null
+	ip netns del "swnic${_wp_t}b" 2>/dev/null
+	# A device whose namespace went first is back in init_net.
+	swnic dev del "swnic${_wp_t}a" force >/dev/null 2>&1
+	swnic dev del "swnic${_wp_t}b" force >/dev/null 2>&1
+}
+
+# wire_ctrl PREFIX: a second veth pair between the namespaces of
+# wire_pair (sw${T}ca, sw${T}cb), addressed PREFIX.1 and PREFIX.2, for a
+# test's own control connection (fi_pingpong's TCP one): netem on the
+# first pair then impairs swnic's traffic only - TCP's backoff on a lossy
+# control connection alone stretched a run several times over. Sets
+# CTRL_A and CTRL_B; wire_ctrl_del removes the pair.
+wire_ctrl()
+{
+	CTRL_A=$1.1
+	CTRL_B=$1.2
+	ip link add "sw${_wp_t}ca" type veth peer name "sw${_wp_t}cb" &&
+	ip link set "sw${_wp_t}ca" netns "swnic${_wp_t}a" &&
+	ip link set "sw${_wp_t}cb" netns "swnic${_wp_t}b" &&
+	$A ip addr add "$CTRL_A/24" dev "sw${_wp_t}ca" &&
+	$B ip addr add "$CTRL_B/24" dev "sw${_wp_t}cb" &&
+	$A ip link set "sw${_wp_t}ca" up && $B ip link set "sw${_wp_t}cb" up
+}
+
+wire_ctrl_del()
+{
+	$A ip link del "sw${_wp_t}ca" 2>/dev/null
+	CTRL_A=
+	CTRL_B=
+}
+
+# wire_impair NETEM...: netem NETEM on both ends of wire_pair's veth pair,
+# with GSO and TSO off first (netem would drop a burst of up to 40
+# packets whole). "wire_impair loss 0%" takes the loss away.
+wire_impair()
+{
+	$A ethtool -K "sw${_wp_t}a" gso off tso off >/dev/null 2>&1
+	$B ethtool -K "sw${_wp_t}b" gso off tso off >/dev/null 2>&1
+	$A tc qdisc replace dev "sw${_wp_t}a" root netem "$@" &&
+	$B tc qdisc replace dev "sw${_wp_t}b" root netem "$@"
+}
+
+# wire_across PROG SECS [ARGS...]: PROG -s in A (the target) and
+# PROG ARGS ADDR_A in B (the initiator), each bounded by SECS, both
+# outputs shown as diagnostics. Status 0 if both succeeded.
+wire_across()
+{
+	_wa_p=$1
+	_wa_s=$2
+	shift 2
+	$A timeout "$_wa_s" "$_wa_p" -s >"/tmp/wa.$_wp_t.srv" 2>&1 &
+	_wa_srv=$!
+	$B timeout "$_wa_s" "$_wa_p" "$@" "$ADDR_A" >"/tmp/wa.$_wp_t.cli" 2>&1
+	_wa_rc=$?
+	wait "$_wa_srv" || _wa_rc=1
+	diag - <"/tmp/wa.$_wp_t.cli"
+	diag - <"/tmp/wa.$_wp_t.srv"
+	return "$_wa_rc"
+}
+
 # killed_by STATUS WHO: if STATUS is that of a process killed by a signal
 # (129-192: timeout(1) passes its child's on; its own 124 is not one), a
 # line "WHO killed by signal N; the kernel: ..." with the kernel's last

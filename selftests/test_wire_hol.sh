@@ -14,47 +14,18 @@
 . "$(dirname "$0")/lib.sh"
 
 require_cmd ip swnic tc jq
-ip netns add swnicha 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns add swnichb
-
-A="ip netns exec swnicha"
-B="ip netns exec swnichb"
-ADDR_A=10.83.0.1
-ADDR_B=10.83.0.2
 PROG=selftests/wire/out/wire_hol
 cleanup()
 {
 	pkill -9 -f "wire_hol -s" 2>/dev/null
-	$A swnic dev del swnicha force >/dev/null 2>&1
-	$B swnic dev del swnichb force >/dev/null 2>&1
-	ip netns del swnicha 2>/dev/null
-	ip netns del swnichb 2>/dev/null
+	wire_pair_del
 }
 trap cleanup EXIT
 
-check "a veth pair between two namespaces, addressed" sh -c "
-	ip link add swha type veth peer name swhb &&
-	ip link set swha netns swnicha && ip link set swhb netns swnichb &&
-	$A ip addr add $ADDR_A/24 dev swha &&
-	$B ip addr add $ADDR_B/24 dev swhb &&
-	$A ip link set swha up && $B ip link set swhb up &&
-	$A ip link set lo up && $B ip link set lo up"
-check "a swnic device in each, bound to its veth" sh -c "
-	$A swnic dev add swnicha netdev swha &&
-	$B swnic dev add swnichb netdev swhb"
+wire_pair h 10.83.0
 
 # Target in A, initiator in B; both bounded in time.
-across()
-{
-	$A timeout 120 $PROG -s >/tmp/whol.srv 2>&1 &
-	srv=$!
-	$B timeout 120 $PROG $ADDR_A >/tmp/whol.cli 2>&1
-	rc=$?
-	wait $srv || rc=1
-	diag - </tmp/whol.cli
-	diag - </tmp/whol.srv
-	return $rc
-}
+across() { wire_across $PROG 120; }
 
 # The target's count of requests run ahead of an earlier one that waited.
 passed() { wire_counters swnicha | jq '.rx_passed // 0'; }
@@ -74,10 +45,7 @@ else
 		"rx_passed $p0 -> $p1"
 fi
 
-$A ethtool -K swha gso off tso off >/dev/null 2>&1
-$B ethtool -K swhb gso off tso off >/dev/null 2>&1
-if $A tc qdisc replace dev swha root netem loss 5% &&
-   $B tc qdisc replace dev swhb root netem loss 5%; then
+if wire_impair loss 5%; then
 	if across; then
 		ok "the same under netem loss 5%"
 	else

@@ -15,47 +15,18 @@
 . "$(dirname "$0")/lib.sh"
 
 require_cmd ip swnic tc
-ip netns add swnicra 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns add swnicrb
-
-A="ip netns exec swnicra"
-B="ip netns exec swnicrb"
-ADDR_A=10.77.0.1
-ADDR_B=10.77.0.2
 PROG=selftests/wire/out/wire_srx
 cleanup()
 {
 	pkill -9 -f "wire_srx -s" 2>/dev/null
-	$A swnic dev del swnicra force >/dev/null 2>&1
-	$B swnic dev del swnicrb force >/dev/null 2>&1
-	ip netns del swnicra 2>/dev/null
-	ip netns del swnicrb 2>/dev/null
+	wire_pair_del
 }
 trap cleanup EXIT
 
-check "a veth pair between two namespaces, addressed" sh -c "
-	ip link add swra type veth peer name swrb &&
-	ip link set swra netns swnicra && ip link set swrb netns swnicrb &&
-	$A ip addr add $ADDR_A/24 dev swra &&
-	$B ip addr add $ADDR_B/24 dev swrb &&
-	$A ip link set swra up && $B ip link set swrb up &&
-	$A ip link set lo up && $B ip link set lo up"
-check "a swnic device in each, bound to its veth" sh -c "
-	$A swnic dev add swnicra netdev swra &&
-	$B swnic dev add swnicrb netdev swrb"
+wire_pair r 10.77.0
 
 # Target in A, initiator in B; both bounded in time.
-across()
-{
-	$A timeout 120 $PROG -s >/tmp/wsrx.srv 2>&1 &
-	srv=$!
-	$B timeout 120 $PROG $ADDR_A >/tmp/wsrx.cli 2>&1
-	rc=$?
-	wait $srv || rc=1
-	diag - </tmp/wsrx.cli
-	diag - </tmp/wsrx.srv
-	return $rc
-}
+across() { wire_across $PROG 120; }
 
 if across; then
 	ok "SRX across: posting order, per-endpoint CQs, FI_SOURCE, 256 KiB, unexpected"
@@ -63,10 +34,7 @@ else
 	not_ok "SRX across: posting order, per-endpoint CQs, FI_SOURCE, 256 KiB, unexpected"
 fi
 
-$A ethtool -K swra gso off tso off >/dev/null 2>&1
-$B ethtool -K swrb gso off tso off >/dev/null 2>&1
-if $A tc qdisc replace dev swra root netem loss 5% &&
-   $B tc qdisc replace dev swrb root netem loss 5%; then
+if wire_impair loss 5%; then
 	if across; then
 		ok "SRX across under netem loss 5%"
 	else
