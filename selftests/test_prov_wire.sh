@@ -25,13 +25,6 @@
 . "$(dirname "$0")/lib.sh"
 
 require_cmd ip swnic jq tc ethtool
-ip netns add swnicpa 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns add swnicpb
-
-A="ip netns exec swnicpa"
-B="ip netns exec swnicpb"
-ADDR_A=10.81.0.1
-ADDR_B=10.81.0.2
 OUT=selftests/out
 PROGS=${SWNIC_PROV_WIRE:-prov_atomic prov_cm prov_cntr prov_contract prov_ep
 	prov_mr_iov prov_sep prov_waitset}
@@ -40,10 +33,7 @@ LOSSY=${SWNIC_PROV_WIRE_LOSSY-prov_atomic prov_ep prov_mr_iov prov_sep}
 TMP=$(mktemp -d /tmp/swnic-provwire.XXXXXX)
 cleanup()
 {
-	$A swnic dev del swnicpa force >/dev/null 2>&1
-	$B swnic dev del swnicpb force >/dev/null 2>&1
-	ip netns del swnicpa 2>/dev/null
-	ip netns del swnicpb 2>/dev/null
+	wire_pair_del
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -54,16 +44,7 @@ objects()
 }
 before=$(objects)
 
-check "a veth pair between two namespaces, addressed" sh -c "
-	ip link add swpa type veth peer name swpb &&
-	ip link set swpa netns swnicpa && ip link set swpb netns swnicpb &&
-	$A ip addr add $ADDR_A/24 dev swpa &&
-	$B ip addr add $ADDR_B/24 dev swpb &&
-	$A ip link set swpa up && $B ip link set swpb up &&
-	$A ip link set lo up && $B ip link set lo up"
-check "a swnic device in each, bound to its veth" sh -c "
-	$A swnic dev add swnicpa netdev swpa &&
-	$B swnic dev add swnicpb netdev swpb"
+wire_pair p 10.81.0
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 
 # across PROG TAG: run selftests/out/PROG in namespace A, its peers in B;
@@ -135,10 +116,7 @@ else
 fi
 
 # The same data paths with 5 % of the packets lost each way.
-$A ethtool -K swpa gso off tso off >/dev/null 2>&1
-$B ethtool -K swpb gso off tso off >/dev/null 2>&1
-if $A tc qdisc replace dev swpa root netem loss 5% &&
-   $B tc qdisc replace dev swpb root netem loss 5%; then
+if wire_impair loss 5%; then
 	for prog in $LOSSY; do
 		across "$prog" "[loss 5%]"
 	done

@@ -21,25 +21,13 @@
 . "$(dirname "$0")/lib.sh"
 
 require_cmd ip ss swnic jq
-ip netns add swnicsa 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns add swnicsb
-
-A="ip netns exec swnicsa"
-B="ip netns exec swnicsb"
-ADDR_A=10.82.0.1
-ADDR_B=10.82.0.2
 STREAM=$SWNIC_REPO/tools/testing/fi_stream
 SOAK=$SWNIC_REPO/tools/testing/fi_soak
 srv=
 cleanup()
 {
 	[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null
-	$A swnic dev del swnicsa force >/dev/null 2>&1
-	$B swnic dev del swnicsb force >/dev/null 2>&1
-	ip netns del swnicsa 2>/dev/null
-	ip netns del swnicsb 2>/dev/null
-	swnic dev del swnicsa force >/dev/null 2>&1
-	swnic dev del swnicsb force >/dev/null 2>&1
+	wire_pair_del
 }
 trap cleanup EXIT
 
@@ -50,16 +38,7 @@ objects()
 before=$(objects)
 
 check "fi_stream and fi_soak are built" test -x "$STREAM" -a -x "$SOAK"
-check "a veth pair between two namespaces, addressed" sh -c "
-	ip link add swsa type veth peer name swsb &&
-	ip link set swsa netns swnicsa && ip link set swsb netns swnicsb &&
-	$A ip addr add $ADDR_A/24 dev swsa &&
-	$B ip addr add $ADDR_B/24 dev swsb &&
-	$A ip link set swsa up && $B ip link set swsb up &&
-	$A ip link set lo up && $B ip link set lo up"
-check "a swnic device in each, bound to its veth" sh -c "
-	$A swnic dev add swnicsa netdev swsa &&
-	$B swnic dev add swnicsb netdev swsb"
+wire_pair s 10.82.0
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 
 # Wait (up to 30 s) until a server listens on its control port in $1.

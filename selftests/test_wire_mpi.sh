@@ -24,32 +24,14 @@ prog="$SWNIC_REPO/selftests/mpi/out/mpi_basic"
 case $(mpirun --version 2>/dev/null | head -1) in
 *"Open MPI) "[5-9]*) skip_all "Open MPI 5 (PRRTE) does not place ranks on namespaces of one machine" ;;
 esac
-ip netns add swnicma 2>/dev/null || skip_all "cannot create network namespaces"
-ip netns add swnicmb
-
-A="ip netns exec swnicma"
-B="ip netns exec swnicmb"
-ADDR_A=10.80.0.1
-ADDR_B=10.80.0.2
 OUT=/tmp/test_wire_mpi.out
 cleanup()
 {
-	$A swnic dev del swnicma force >/dev/null 2>&1
-	$B swnic dev del swnicmb force >/dev/null 2>&1
-	ip netns del swnicma 2>/dev/null
-	ip netns del swnicmb 2>/dev/null
+	wire_pair_del
 }
 trap cleanup EXIT
 
-check "two namespaces joined by veth, a bound swnic device in each" sh -c "
-	ip link add swma type veth peer name swmb &&
-	ip link set swma netns swnicma && ip link set swmb netns swnicmb &&
-	$A ip addr add $ADDR_A/24 dev swma &&
-	$B ip addr add $ADDR_B/24 dev swmb &&
-	$A ip link set swma up && $B ip link set swmb up &&
-	$A ip link set lo up && $B ip link set lo up &&
-	$A swnic dev add swnicma netdev swma &&
-	$B swnic dev add swnicmb netdev swmb"
+wire_pair m 10.80.0
 
 rm -f /tmp/netns-rsh.log
 for doorbell in 0 1; do
