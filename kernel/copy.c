@@ -385,6 +385,24 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 	return __swnic_fault_in_mm(mm, addr, len, write, true);
 }
 
+/*
+ * Memory out of reach for now (another's mmap lock taken): false once it
+ * has been so for SWNIC_FAULT_TIMEOUT since *@deadline was set (from 0),
+ * else after a yield or, past the first tries, a tick's sleep.
+ */
+static bool swnic_nowait_again(unsigned long *deadline, unsigned int *tries)
+{
+	if (!*deadline)
+		*deadline = jiffies + SWNIC_FAULT_TIMEOUT;
+	if (time_after(jiffies, *deadline))
+		return false;
+	if (++*tries <= 4)
+		cond_resched();
+	else
+		schedule_timeout_uninterruptible(1);
+	return true;
+}
+
 /**
  * swnic_pin_user_nowait() - pin pages of the current process's memory
  * without waiting for another process
@@ -399,7 +417,9 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
  * but not in the device's engine thread (SWNIC_EP_F_DB_ENGINE), which
  * serves every engine endpoint of the device on their owners' mms: one
  * user's buffer would stall everyone's traffic. Here such a page is a
- * fault (swnic_pin_vma_pages()).
+ * fault (swnic_pin_vma_pages()), and the mmap lock is only tried: one
+ * its owner keeps (a reader stuck in its own FUSE server's read, a
+ * writer queued behind) is waited for at most SWNIC_FAULT_TIMEOUT.
  *
  * Return: pages pinned, from 1 to @nr (the rest may be in another
  * mapping: call again), or -EFAULT, -EINTR.
@@ -407,8 +427,18 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 			   unsigned int flags, struct page **pages)
 {
-	return swnic_pin_vma_pages(current->mm, start, nr, flags, pages,
-				   false);
+	unsigned long deadline = 0;
+	unsigned int tries = 0;
+	long got;
+
+	for (;;) {
+		got = swnic_pin_vma_pages(current->mm, start, nr, flags, pages,
+					  true);
+		if (got != -EAGAIN)
+			return got;
+		if (!swnic_nowait_again(&deadline, &tries))
+			return -EFAULT;
+	}
 }
 
 /* What swnic_user_nowait() does to the user range. */
@@ -418,12 +448,11 @@ enum swnic_uop {
 	SWNIC_UOP_CLEAR,
 };
 
-/* Faults in and tries again at most this often (reclaim in between). */
-#define SWNIC_NOWAIT_TRIES	4
-
 static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 			     size_t n)
 {
+	bool kthread = current->flags & PF_KTHREAD;
+	unsigned long deadline = 0;
 	unsigned int tries = 0;
 	long left;
 	int ret;
@@ -444,12 +473,18 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 		}
 		if (!left)
 			return 0;
-		if (++tries > SWNIC_NOWAIT_TRIES)
-			return -EFAULT;
-		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)u, n,
-					op != SWNIC_UOP_READ);
-		if (ret)
+		/*
+		 * A kernel thread serving others only tries the mmap lock;
+		 * in its own call the caller waits for its own.
+		 */
+		ret = (kthread ? swnic_fault_in_mm_try :
+		       swnic_fault_in_mm)(current->mm, (u64)(uintptr_t)u, n,
+					  op != SWNIC_UOP_READ);
+		if (ret && ret != -EAGAIN)
 			return ret == -ESRCH ? -EFAULT : ret;
+		/* In reach again, or not yet: tried again, within a bound. */
+		if (!swnic_nowait_again(&deadline, &tries))
+			return -EFAULT;
 	}
 }
 
@@ -462,8 +497,9 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
  *
  * A copy with page faults disabled; what it could not reach is faulted in
  * through GUP without retry (swnic_fault_in_mm()) and the copy tried
- * again. A page that a userfaultfd or a FUSE server holds back is a
- * fault, not a wait: for the engine thread (swnic_pin_user_nowait()).
+ * again, for up to SWNIC_FAULT_TIMEOUT. A page that a userfaultfd or a
+ * FUSE server holds back is a fault, not a wait; and in a kernel thread
+ * the mmap lock is only tried (swnic_pin_user_nowait()).
  *
  * Context: process or kthread_use_mm(); may sleep.
  * Return: 0, -EFAULT, -EINTR on a fatal signal.

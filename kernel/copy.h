@@ -3,6 +3,7 @@
 #define _SWNIC_COPY_H
 
 #include <linux/mm_types.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/uio.h>
 
@@ -18,6 +19,13 @@
  * round leaves it to a later one (udp.c). Never reaches user space.
  */
 #define SWNIC_EFAULTLATER	4001
+
+/*
+ * How long memory that faults in but stays out of reach (its process's
+ * other threads mapping memory, its mmap lock taken) is retried before
+ * the operation is a fault (EFAULT).
+ */
+#define SWNIC_FAULT_TIMEOUT	(2 * HZ)
 
 /* swnic_copy_to_mm() flags */
 #define SWNIC_COPY_NOFAULT	BIT(0)	/* under a lock: never sleep on memory */
@@ -67,6 +75,16 @@ int swnic_copy_src_to_mm(struct mm_struct *mm, u64 dst,
 int swnic_fault_in_mm(struct mm_struct *mm, u64 addr, size_t len, bool write);
 int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 			  bool write);
+/*
+ * May the caller wait for @mm's mmap lock? Only for its own, in its own
+ * call: another process may keep its lock as long as it likes (copy.c),
+ * and a kernel thread serves others too.
+ */
+static inline bool swnic_may_wait_mm(const struct mm_struct *mm)
+{
+	return mm == current->mm && !(current->flags & PF_KTHREAD);
+}
+
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 			   unsigned int flags, struct page **pages);
 int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n);

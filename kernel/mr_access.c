@@ -279,8 +279,9 @@ static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
  * in a wire round too.
  *
  * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY)
- * or of a page that does not come in (-EFAULT), and on a fatal signal
- * (-EINTR).
+ * or of a page that does not come in, or of an mmap lock its owner keeps
+ * (-EFAULT: only the caller's own, in its own call, is waited for), and
+ * on a fatal signal (-EINTR).
  */
 static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			       unsigned int npages, unsigned int pgoff,
@@ -323,13 +324,21 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			break;
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
-		if (ref->round && !mmap_read_trylock(mm)) {
-			ret = later;
-			break;
-		}
-		if (!ref->round && mmap_read_lock_killable(mm)) {
-			ret = -EINTR;
-			break;
+		if (!mmap_read_trylock(mm)) {
+			if (ref->round) {
+				ret = later;
+				break;
+			}
+			/* Another's lock, kept as long as it likes: not ours. */
+			if (!swnic_may_wait_mm(mm)) {
+				waiting = true;
+				schedule_timeout_uninterruptible(1);
+				continue;
+			}
+			if (mmap_read_lock_killable(mm)) {
+				ret = -EINTR;
+				break;
+			}
 		}
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
@@ -344,14 +353,21 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		for (i = 0; i < npages && (pfns[i] & need) == need; i++)
 			;
 		if (i < npages) {
-			ret = (ref->round ? swnic_fault_in_mm_try :
+			ret = (ref->round || !swnic_may_wait_mm(mm) ?
+			       swnic_fault_in_mm_try :
 			       swnic_fault_in_mm)(mm, start +
 						  ((unsigned long)i << PAGE_SHIFT),
 						  (u64)(npages - i) << PAGE_SHIFT,
 						  ref->write);
-			if (ret == -EAGAIN) {
+			if (ret == -EAGAIN && ref->round) {
 				ret = later;
 				break;
+			}
+			if (ret == -EAGAIN) {
+				/* Its mmap lock taken: looked at again. */
+				waiting = true;
+				schedule_timeout_uninterruptible(1);
+				continue;
 			}
 			if (ret) {
 				ret = ret == -EINTR ? ret : -EFAULT;

@@ -41,13 +41,15 @@
 /*
  * A copy under rx_lock that finds a page missing, or the destination's
  * mmap lock taken, faults in with no lock held and tries again. When the
- * fault-in succeeds the cause was short and benign: the receiver's other
- * threads mapping or unmapping memory (mmap lock held for writing),
- * khugepaged collapsing the pages, migration, reclaim. So try again,
- * yielding, then a tick at a time; only a destination that stays out of
- * reach for SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds
- * back the messages sent to it, and no more). A fault-in that fails is a
- * fault at once.
+ * fault-in succeeds the cause was short and benign: khugepaged
+ * collapsing the pages, migration, reclaim. When it finds the mmap lock
+ * taken it may be benign (the receiver's other threads mapping or
+ * unmapping memory) or not (a receiver that keeps its lock: copy.c), and
+ * it does not wait for it. Either way, try again, yielding, then a tick
+ * at a time; only a destination that stays out of reach for
+ * SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds back the
+ * messages sent to it, and no more). A fault-in that fails is a fault at
+ * once.
  */
 #define SWNIC_FAULT_SPINS	4
 
@@ -88,20 +90,26 @@ static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
 }
 
 /*
- * Fault in what @f names, with no lock held; @try: never wait for the
- * destination's mmap lock (-EAGAIN). Return: 0 or -errno.
+ * Fault in what @f names, with no lock held. The destination's mmap lock
+ * (another process's) is only tried: its owner may keep it as long as it
+ * likes - a thread of it stuck in its own FUSE server's read under the
+ * lock (a read of /proc/PID/mem), another queued behind it to write - and
+ * the caller (a sender, the engine thread, a wire round) must not wait
+ * for that: -EAGAIN, and the caller tries again within its bound. So is
+ * the source's, in a kernel thread that serves others too. Return: 0 or
+ * -errno.
  */
-static int swnic_fault_in(const struct swnic_fault *f, bool try)
+static int swnic_fault_in(const struct swnic_fault *f)
 {
+	bool kthread = current->flags & PF_KTHREAD;
 	int ret = 0;
 
 	if (f->src_len)
-		ret = swnic_fault_in_mm(current->mm, (u64)(uintptr_t)f->src,
-					f->src_len, false);
+		ret = (kthread ? swnic_fault_in_mm_try :
+		       swnic_fault_in_mm)(current->mm, (u64)(uintptr_t)f->src,
+					  f->src_len, false);
 	if (!ret && f->dst_len)
-		ret = try ? swnic_fault_in_mm_try(f->mm, f->dst, f->dst_len,
-						  true) :
-		      swnic_fault_in_mm(f->mm, f->dst, f->dst_len, true);
+		ret = swnic_fault_in_mm_try(f->mm, f->dst, f->dst_len, true);
 	return ret;
 }
 
@@ -186,10 +194,12 @@ static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		fault = *first;
 	for (;;) {
 		if (fault.dst_len) {
-			ret = swnic_fault_in(&fault, false);
+			ret = swnic_fault_in(&fault);
 			if (ret == -EINTR)
 				return ret;
-			hard = ret || !swnic_fault_retry(&retry);
+			/* -EAGAIN: its mmap lock taken, tried again */
+			hard = (ret && ret != -EAGAIN) ||
+			       !swnic_fault_retry(&retry);
 		}
 		fault = (struct swnic_fault) {};
 		if (mutex_lock_killable(&ep->rx_lock))
@@ -626,7 +636,7 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			if (ret != -SWNIC_EFAULTIN)
 				return ret;
 		}
-		ret = swnic_fault_in(&fault, src->round);
+		ret = swnic_fault_in(&fault);
 		if (ret == -EINTR)
 			return ret;
 		/*
@@ -639,8 +649,11 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 				return -SWNIC_EFAULTLATER;
 			ret = -EFAULT;	/* one more try, then the fault */
 		}
-		/* Unmapped, or out of reach for too long: the fault. */
-		hard = ret || !swnic_fault_retry(&retry);
+		/*
+		 * Unmapped, or out of reach (a page, or its mmap lock:
+		 * -EAGAIN) for too long: the fault.
+		 */
+		hard = (ret && ret != -EAGAIN) || !swnic_fault_retry(&retry);
 	}
 }
 
@@ -1002,9 +1015,14 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 		cqe.flags |= SWNIC_CQE_MULTI_RECV;
 	for (;;) {
 		if (fault.dst_len) {
-			/* Nothing to interrupt a worker: a failure is hard. */
-			hard = swnic_fault_in(&fault, false) ||
+			/*
+			 * Nothing to interrupt a worker: a failure is hard;
+			 * the mmap lock taken (-EAGAIN) is tried again.
+			 */
+			ret = swnic_fault_in(&fault);
+			hard = (ret && ret != -EAGAIN) ||
 			       !swnic_fault_retry(&retry);
+			ret = status;
 		}
 		fault = (struct swnic_fault) {};
 		mutex_lock(&ep->rx_lock);

@@ -6,17 +6,12 @@
 
 #include <linux/swnic_queue.h>
 
+#include "copy.h"
+
 struct swnic_cntr;
 struct swnic_kmsg;
 struct swnic_ep;
 struct work_struct;
-
-/*
- * How long a destination that faults in but stays out of reach (its
- * process's other threads mapping memory) is retried before its message
- * is a fault (EFAULT).
- */
-#define SWNIC_FAULT_TIMEOUT	(2 * HZ)
 
 /*
  * Where a message comes from: the address its receiver sees and, for a

@@ -10,7 +10,7 @@
  * extensible-struct promise; a peer whose memory a userfaultfd holds back
  * holds no lock that its victim needs, and makes no one wait - nor the
  * device's engine thread; nor does a receiver whose memory a FUSE server
- * never reads in.
+ * never reads in, or one that keeps its mmap lock.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -1066,6 +1066,253 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	fuse_stall_stop(&fs);
 	free(src);
 	free(dst2);
+}
+
+/* ---- 8: a process that keeps its mmap lock holds back no one --------- */
+
+struct mem_read {
+	int fd;
+	off_t at;
+	volatile int done;
+};
+
+/* Read a byte of our own memory through /proc/self/mem. */
+static void *mem_read_one(void *arg)
+{
+	struct mem_read *m = arg;
+	char c;
+
+	if (pread(m->fd, &c, 1, m->at) < 0)
+		c = 0;
+	m->done = 1;
+	return NULL;
+}
+
+/* *@state: 0 wait, 1 map now, 2 mapped. */
+static void *map_one(void *arg)
+{
+	volatile int *state = arg;
+	void *p;
+
+	while (*state == 0)
+		usleep(1000);
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		munmap(p, PAGE);
+	*state = 2;
+	return NULL;
+}
+
+/* What the keeper tells the test, in turn. */
+struct keeper_msg {
+	uint32_t addr;			/* its endpoint */
+	uint16_t port;
+	int stalled;			/* 1: its lock is kept */
+	char dir[64];			/* its FUSE mount, to end the stall */
+	int err[2];			/* its two receives' errors */
+};
+
+/*
+ * The receiver that keeps its mmap lock, in a process of its own (a
+ * process whose lock is kept cannot even run code it has not run yet):
+ * posts two receives into pages not there yet and sends its endpoint's
+ * address; on a byte from @in it keeps its lock - one of its threads
+ * reads its own memory through /proc/self/mem at a page of a FUSE file
+ * whose server never answers (the read holds the lock while it waits),
+ * another then asks for the lock to write (mmap) and waits behind it, so
+ * every new reader waits too, or fails to try - and says so; on the next
+ * byte (the test has forced its FUSE mount off, which fails the read) it
+ * reports what became of its receives.
+ */
+static void mmap_lock_keeper(int in, int out)
+{
+	int d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct keeper_msg m = { 0 };
+	volatile int mapped = 0;
+	struct mem_read mr = { 0 };
+	pthread_t reader, mapper;
+	struct t_cq cq = { 0 };
+	struct t_ep v = { 0 };
+	struct fuse_stall fs;
+	struct swnic_rqe rq;
+	struct swnic_cqe e;
+	char *dst, *stall, c;
+	int i, ffd;
+
+	dst = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d < 0 || dst == MAP_FAILED || t_cq_create(d, 16, &cq) ||
+	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v))
+		_exit(2);
+	for (i = 0; i < 2; i++) {
+		rq = t_recv(dst + i * PAGE, PAGE, 1 + i);
+		if (t_ring_push(&v.rq, &rq))
+			_exit(2);
+	}
+	if (t_doorbell(&v, NULL))
+		_exit(2);
+	m.addr = v.addr;
+	m.port = v.port;
+	if (fuse_stall_start(&fs))
+		_exit(4);	/* no FUSE: the test skips */
+	snprintf(m.dir, sizeof(m.dir), "%s", fs.dir);
+	ffd = open(fs.path, O_RDONLY | O_CLOEXEC);
+	stall = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, ffd, 0);
+	mr.fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	mr.at = (off_t)(uintptr_t)stall;
+	if (ffd < 0 || stall == MAP_FAILED || mr.fd < 0)
+		_exit(3);
+	/* Both threads made first: a thread's stack is an mmap too. */
+	if (pthread_create(&mapper, NULL, map_one, (void *)&mapped))
+		_exit(3);
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
+		_exit(3);
+
+	if (pthread_create(&reader, NULL, mem_read_one, &mr))
+		_exit(3);
+	for (i = 0; i < 500 && !atomic_load(&fs.reads); i++)
+		usleep(10000);
+	mapped = 1;
+	usleep(300000);
+	/* Kept: the read waits, and the mmap behind it. */
+	m.stalled = atomic_load(&fs.reads) && !mr.done && mapped == 1;
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
+		_exit(3);
+
+	pthread_join(reader, NULL);
+	pthread_join(mapper, NULL);
+	for (i = 0; i < 2; i++)
+		m.err[i] = t_cq_wait(&cq, &e, 5000) ? -1 :
+			   e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;
+	if (write(out, &m, sizeof(m)) != sizeof(m))
+		_exit(3);
+	_exit(0);
+}
+
+struct timed_send {
+	struct t_ep *ep;
+	struct t_cq *cq;
+	const struct t_ep *to;
+	char *buf;
+	volatile int done;
+	int ret;
+	struct swnic_cqe e;
+};
+
+static void *timed_send_one(void *arg)
+{
+	struct timed_send *t = arg;
+
+	t->ret = send_one(t->ep, t->cq, t->to, t->buf, PAGE, &t->e);
+	t->done = 1;
+	return NULL;
+}
+
+/*
+ * A send into a receive of a process that keeps its mmap lock, whose
+ * page is not there yet, must not wait for that lock: after its bound
+ * (SWNIC_FAULT_TIMEOUT, 2 s) the receive is a fault - from a sender's own
+ * doorbell and from the engine thread alike. Before, both waited for good:
+ * the engine thread, and with it every engine endpoint of the device,
+ * uninterruptibly.
+ */
+TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
+{
+	static const uint32_t modes[2] = {
+		SWNIC_EP_F_DB_SYSCALL, SWNIC_EP_F_DB_ENGINE,
+	};
+	int to_k[2], from_k[2], d[2], st, i;
+	struct timed_send ts[2] = { 0 };
+	struct keeper_msg m = { 0 };
+	struct t_cq cq[2] = { 0 };
+	struct t_ep ep[2] = { 0 }, v = { 0 };
+	struct pollfd pf = { .events = POLLIN };
+	bool in_time[2];
+	char dir[64], *buf;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(to_k));
+	ASSERT_EQ(0, pipe(from_k));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		mmap_lock_keeper(to_k[0], from_k[1]);
+	pf.fd = from_k[0];
+	if (poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(return, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
+	}
+	v.addr = m.addr;
+	v.port = m.port;
+	buf = malloc(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', PAGE);
+	for (i = 0; i < 2; i++) {
+		d[i] = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, d[i]);
+		ASSERT_EQ(0, t_cq_create(d[i], 16, &cq[i]));
+		ASSERT_EQ(0, t_ep_create(d[i], &cq[i], &cq[i], modes[i], 0, 16,
+					 &ep[i]));
+	}
+
+	/* The keeper keeps its lock. */
+	in_time[0] = in_time[1] = false;
+	snprintf(dir, sizeof(dir), "%s", m.dir);
+	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+
+	/* A send from each doorbell mode; each must complete, in time. */
+	for (i = 0; i < 2 && m.stalled == 1; i++) {
+		ts[i] = (struct timed_send) {
+			.ep = &ep[i], .cq = &cq[i], .to = &v, .buf = buf,
+		};
+		in_time[i] = done_in_time(timed_send_one, &ts[i], &ts[i].done,
+					  20);
+		if (!in_time[i])
+			break;
+	}
+
+	/*
+	 * The stall ends, whatever happened: a forced unmount aborts the
+	 * FUSE connection, and the read waiting on it fails.
+	 */
+	umount2(dir, MNT_FORCE);
+	m.err[0] = m.err[1] = -2;
+	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+
+	for (i = 0; i < 2; i++) {
+		EXPECT_TRUE(in_time[i])
+			TH_LOG("%s doorbell: the send waits for the receiver's mmap lock",
+			       i ? "engine" : "syscall");
+		if (!in_time[i])
+			break;
+		EXPECT_EQ(0, ts[i].ret);
+		/* The receive it could not reach is the fault. */
+		EXPECT_EQ(EFAULT, m.err[i]) TH_LOG("receive %d", i);
+	}
+
+	for (i = 0; i < 2; i++) {
+		t_ep_destroy(&ep[i]);
+		cq_close(&cq[i]);
+		close(d[i]);
+	}
+	free(buf);
+	close(to_k[0]);
+	close(to_k[1]);
+	close(from_k[0]);
+	close(from_k[1]);
 }
 
 TEST_HARNESS_MAIN
