@@ -385,22 +385,46 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
 	return __swnic_fault_in_mm(mm, addr, len, write, true);
 }
 
-/*
- * Memory out of reach for now (another's mmap lock taken): false once it
- * has been so for SWNIC_FAULT_TIMEOUT since *@deadline was set (from 0),
- * else after a yield or, past the first tries, a tick's sleep.
+/**
+ * swnic_fault_retry() - wait a little before trying memory out of reach
+ * @r: zeroed before the first try of an operation
+ *
+ * After a fault-in that succeeded but left the copy short, or one that
+ * found the mmap lock taken: yield for the first SWNIC_FAULT_SPINS tries,
+ * then sleep a tick at a time.
+ *
+ * Return: false once SWNIC_FAULT_TIMEOUT has passed since the first call:
+ * time to give up (the operation is a fault).
  */
-static bool swnic_nowait_again(unsigned long *deadline, unsigned int *tries)
+bool swnic_fault_retry(struct swnic_fault_retry *r)
 {
-	if (!*deadline)
-		*deadline = jiffies + SWNIC_FAULT_TIMEOUT;
-	if (time_after(jiffies, *deadline))
+	if (!r->tries++)
+		r->deadline = jiffies + SWNIC_FAULT_TIMEOUT;
+	if (time_after(jiffies, r->deadline))
 		return false;
-	if (++*tries <= 4)
+	if (r->tries <= SWNIC_FAULT_SPINS)
 		cond_resched();
 	else
 		schedule_timeout_uninterruptible(1);
 	return true;
+}
+
+/**
+ * swnic_fault_in_mm_nowait() - swnic_fault_in_mm() where the caller may
+ * wait for @mm's mmap lock (swnic_may_wait_mm()), else
+ * swnic_fault_in_mm_try()
+ * @mm: the address space
+ * @addr: start
+ * @len: bytes
+ * @write: for writing
+ *
+ * Return: as those.
+ */
+int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
+			     bool write)
+{
+	return __swnic_fault_in_mm(mm, addr, len, write,
+				   !swnic_may_wait_mm(mm));
 }
 
 /**
@@ -427,8 +451,7 @@ static bool swnic_nowait_again(unsigned long *deadline, unsigned int *tries)
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 			   unsigned int flags, struct page **pages)
 {
-	unsigned long deadline = 0;
-	unsigned int tries = 0;
+	struct swnic_fault_retry retry = {};
 	long got;
 
 	for (;;) {
@@ -436,7 +459,7 @@ long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 					  true);
 		if (got != -EAGAIN)
 			return got;
-		if (!swnic_nowait_again(&deadline, &tries))
+		if (!swnic_fault_retry(&retry))
 			return -EFAULT;
 	}
 }
@@ -451,9 +474,7 @@ enum swnic_uop {
 static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 			     size_t n)
 {
-	bool kthread = current->flags & PF_KTHREAD;
-	unsigned long deadline = 0;
-	unsigned int tries = 0;
+	struct swnic_fault_retry retry = {};
 	long left;
 	int ret;
 
@@ -477,13 +498,12 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 		 * A kernel thread serving others only tries the mmap lock;
 		 * in its own call the caller waits for its own.
 		 */
-		ret = (kthread ? swnic_fault_in_mm_try :
-		       swnic_fault_in_mm)(current->mm, (u64)(uintptr_t)u, n,
-					  op != SWNIC_UOP_READ);
+		ret = swnic_fault_in_mm_nowait(current->mm, (u64)(uintptr_t)u,
+					       n, op != SWNIC_UOP_READ);
 		if (ret && ret != -EAGAIN)
 			return ret == -ESRCH ? -EFAULT : ret;
 		/* In reach again, or not yet: tried again, within a bound. */
-		if (!swnic_nowait_again(&deadline, &tries))
+		if (!swnic_fault_retry(&retry))
 			return -EFAULT;
 	}
 }

@@ -85,6 +85,20 @@ static inline bool swnic_may_wait_mm(const struct mm_struct *mm)
 	return mm == current->mm && !(current->flags & PF_KTHREAD);
 }
 
+int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
+			     bool write);
+
+/* Tries of memory out of reach that yield before ones that sleep a tick. */
+#define SWNIC_FAULT_SPINS	4
+
+/* An operation's retries of memory out of reach: swnic_fault_retry(). */
+struct swnic_fault_retry {
+	unsigned long deadline;
+	unsigned int tries;
+};
+
+bool swnic_fault_retry(struct swnic_fault_retry *r);
+
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 			   unsigned int flags, struct page **pages);
 int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n);

@@ -353,9 +353,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		for (i = 0; i < npages && (pfns[i] & need) == need; i++)
 			;
 		if (i < npages) {
-			ret = (ref->round || !swnic_may_wait_mm(mm) ?
-			       swnic_fault_in_mm_try :
-			       swnic_fault_in_mm)(mm, start +
+			ret = (ref->round ? swnic_fault_in_mm_try :
+			       swnic_fault_in_mm_nowait)(mm, start +
 						  ((unsigned long)i << PAGE_SHIFT),
 						  (u64)(npages - i) << PAGE_SHIFT,
 						  ref->write);

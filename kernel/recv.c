@@ -48,29 +48,9 @@
  * it does not wait for it. Either way, try again, yielding, then a tick
  * at a time; only a destination that stays out of reach for
  * SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds back the
- * messages sent to it, and no more). A fault-in that fails is a fault at
- * once.
+ * messages sent to it, and no more): swnic_fault_retry(). A fault-in that
+ * fails is a fault at once.
  */
-#define SWNIC_FAULT_SPINS	4
-
-struct swnic_fault_retry {
-	unsigned long deadline;
-	unsigned int tries;
-};
-
-/* After a fault-in that succeeded: false when it is time to give up. */
-static bool swnic_fault_retry(struct swnic_fault_retry *r)
-{
-	if (!r->tries++)
-		r->deadline = jiffies + SWNIC_FAULT_TIMEOUT;
-	if (time_after(jiffies, r->deadline))
-		return false;
-	if (r->tries <= SWNIC_FAULT_SPINS)
-		cond_resched();
-	else
-		schedule_timeout_uninterruptible(1);
-	return true;
-}
 
 /* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
 struct swnic_fault {
@@ -101,13 +81,12 @@ static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
  */
 static int swnic_fault_in(const struct swnic_fault *f)
 {
-	bool kthread = current->flags & PF_KTHREAD;
 	int ret = 0;
 
 	if (f->src_len)
-		ret = (kthread ? swnic_fault_in_mm_try :
-		       swnic_fault_in_mm)(current->mm, (u64)(uintptr_t)f->src,
-					  f->src_len, false);
+		ret = swnic_fault_in_mm_nowait(current->mm,
+					       (u64)(uintptr_t)f->src,
+					       f->src_len, false);
 	if (!ret && f->dst_len)
 		ret = swnic_fault_in_mm_try(f->mm, f->dst, f->dst_len, true);
 	return ret;

@@ -1996,12 +1996,12 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 		unsigned long at = start + done * PAGE_SIZE;
 		long nr = min_t(long, n - done, 512);
 
-		if (current->flags & PF_KTHREAD)
-			ret = swnic_pin_user_nowait(at, nr, gup_flags,
-						    tm->pages + done);
-		else
+		if (swnic_may_wait_mm(current->mm))
 			ret = pin_user_pages_fast(at, nr, gup_flags,
 						  tm->pages + done);
+		else
+			ret = swnic_pin_user_nowait(at, nr, gup_flags,
+						    tm->pages + done);
 		if (ret <= 0) {
 			unpin_user_pages(tm->pages, done);
 			kvfree(tm->pages);
