@@ -621,6 +621,53 @@ static bool done_in_time(void *(*fn)(void *), void *arg,
 }
 
 /*
+ * A hostile process's buffer of two pages: page 0 is there, filled with
+ * 'h'; page 1 is held back by a userfaultfd nobody serves (uffd_serve()
+ * gives it, zeroed). Return: the userfaultfd, with *@buf set; or -errno,
+ * with *@buf NULL if there is no userfaultfd here (the test skips), else
+ * MAP_FAILED.
+ */
+static int uffd_half_held(char **buf)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	int uffd, err;
+
+	*buf = NULL;
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		return -errno;
+	*buf = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*buf == MAP_FAILED || ioctl(uffd, UFFDIO_API, &api))
+		goto err;
+	memset(*buf, 'h', PAGE);
+	reg.range.start = (uintptr_t)*buf + PAGE;
+	reg.range.len = PAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		goto err;
+	return uffd;
+err:
+	err = -errno;
+	if (*buf != MAP_FAILED)
+		munmap(*buf, 2 * PAGE);
+	*buf = MAP_FAILED;
+	close(uffd);
+	return err;
+}
+
+/* Page 1 of a uffd_half_held() buffer comes, zeroed. */
+static int uffd_serve(int uffd, char *buf)
+{
+	struct uffdio_zeropage zp = {
+		.range = { .start = (uintptr_t)buf + PAGE, .len = PAGE },
+	};
+
+	return ioctl(uffd, UFFDIO_ZEROPAGE, &zp);
+}
+
+/*
  * A hostile sender's buffer is half held back by a userfaultfd nobody
  * serves. Its send must not hold the victim's receive lock while the
  * kernel waits for the page (before: forever, the victim's own doorbell and
@@ -632,9 +679,6 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	int dh = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	int dv = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	int dc = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	struct uffdio_zeropage zp = { 0 };
 	struct stall st = { 0 };
 	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
 	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
@@ -647,19 +691,11 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	ASSERT_LE(0, dh);
 	ASSERT_LE(0, dv);
 	ASSERT_LE(0, dc);
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0)
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
 	/* The hostile sender's source: page 0 is there, page 1 never comes. */
-	src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, src);
-	memset(src, 'h', PAGE);
-	reg.range.start = (uintptr_t)src + PAGE;
-	reg.range.len = PAGE;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	uffd = uffd_half_held(&src);
+	if (uffd < 0 && !src)
+		SKIP(return, "no userfaultfd: %s", strerror(-uffd));
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(-uffd));
 	dst = calloc(1, 4 * PAGE);
 	dst2 = calloc(1, 4 * PAGE);
 	ASSERT_NE(NULL, dst);
@@ -709,9 +745,7 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	alarm(0);
 
 	/* Once the page is there, the same send goes through. */
-	zp.range.start = (uintptr_t)src + PAGE;
-	zp.range.len = PAGE;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+	ASSERT_EQ(0, uffd_serve(uffd, src));
 	memset(dst, 0, 4 * PAGE);
 	rq = t_recv(dst, 4 * PAGE, 3);
 	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
@@ -755,9 +789,6 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	int dh = open(path, O_RDWR | O_CLOEXEC);
 	int dv = open(path, O_RDWR | O_CLOEXEC);
 	int dc = open(path, O_RDWR | O_CLOEXEC);
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	struct uffdio_zeropage zp = { 0 };
 	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
 	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
 	uint64_t one = 1, key;
@@ -771,19 +802,11 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	ASSERT_LE(0, dh);
 	ASSERT_LE(0, dv);
 	ASSERT_LE(0, dc);
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0)
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
 	/* The hostile initiator's buffer: page 0 is there, 1 never comes. */
-	buf = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, buf);
-	memset(buf, 'h', PAGE);
-	reg.range.start = (uintptr_t)buf + PAGE;
-	reg.range.len = PAGE;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	uffd = uffd_half_held(&buf);
+	if (uffd < 0 && !buf)
+		SKIP(return, "no userfaultfd: %s", strerror(-uffd));
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(-uffd));
 	/* The target's memory, remotely readable and writable. */
 	target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -864,9 +887,7 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	/* Once the page is there, the same write goes through. */
 	if (!far) {
 		memset(buf, 'h', PAGE);		/* the failed read wrote some */
-		zp.range.start = (uintptr_t)buf + PAGE;
-		zp.range.len = PAGE;
-		ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+		ASSERT_EQ(0, uffd_serve(uffd, buf));
 		s = t_send(buf, 2 * PAGE, &v, 30);
 		s.opcode = SWNIC_OP_WRITE;
 		s.raddr = (uintptr_t)target;
