@@ -53,15 +53,25 @@ FIXTURE_TEARDOWN(dp)
 }
 
 /* Post a receive on b, a send from a, and ring both doorbells. */
+/* When set, the sender's doorbell is held back (cpu_util.h). */
+static struct cpu_slow *slow_sender;
+
 static void exchange(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
 		     struct swnic_sqe *s, struct swnic_rqe *r)
 {
+	int ret;
+
 	if (r) {
 		ASSERT_EQ(0, t_ring_push(&self->b.rq, r));
 		ASSERT_EQ(0, t_doorbell(&self->b, NULL));
 	}
 	ASSERT_EQ(0, t_ring_push(&self->a.sq, s));
-	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	if (slow_sender)
+		ASSERT_EQ(0, cpu_slow_enter(slow_sender));
+	ret = t_doorbell(&self->a, NULL);
+	if (slow_sender)
+		ASSERT_EQ(0, cpu_slow_leave(slow_sender));
+	ASSERT_EQ(0, ret);
 }
 
 TEST_F(dp, endpoint_addresses)
@@ -484,62 +494,77 @@ static void *helper_main(void *arg)
  * where it belongs whoever copied it (both copy by 64 KiB chunks, from
  * the sender's pages at its own offset into the MR's at the receive's),
  * the helper's bytes are counted exactly, and the flag is gone after.
- * A 9 MiB message is shared as three jobs (4 MiB at most each).
+ * A 9 MiB message is shared as three jobs (4 MiB at most each), a 48 MiB
+ * one as twelve.
  *
- * The sender (this thread) and the helper run on CPUs of their own. That
- * the helper runs while a copy does still depends on the host (a loaded
- * VM's vCPU may not run for milliseconds), and a job nobody helped makes
- * the kernel skip the next 8: at least 3 rounds of the 6 cases, then
- * until a copy was shared (at most 30).
+ * The sender (this thread) and the helper run on CPUs of their own, and
+ * the sender's doorbells are held back (cpu_slow: a millisecond of CPU
+ * time per 20 ms, enforced at the next tick, 4 ms at most later): the
+ * 48 MiB copy (some 15 ms of the sender's time) is stopped midway, for
+ * most of a period, more than once - so the helper surely runs while a
+ * job is published, however the host runs the guest's vCPUs. Two rounds
+ * of the 7 cases;
+ * a round nobody helped (that would make the kernel skip the next 8 jobs)
+ * only adds rounds, at most 20.
  */
-TEST_F(dp, large_copy_shared_with_receiver_poll)
+TEST_F_TIMEOUT(dp, large_copy_shared_with_receiver_poll, 300)
 {
 	static const size_t cases[][2] = {	/* offset, length */
 		{ 123, 1 << 20 }, { PAGE - 1, 300001 }, { 0, 4 << 20 },
 		{ 77, (9 << 20) + 5 }, { 5000, 256 * 1024 }, { 1, 2 << 20 },
+		{ PAGE + 1, 48 << 20 },
 	};
-	size_t all = (10 << 20) + 2 * PAGE;
+	size_t all = (48 << 20) + 2 * PAGE;
 	struct helper hp = { .cq_fd = self->cb.fd, .cpu = -1 };
+	struct cpu_slow cs = {};
 	uint64_t before, mr_before;
 	unsigned int round, i;
+	const char *what;
 	unsigned char *dst;
-	int cpu[2];
+	int cpu[2], ret;
 	pthread_t t;
 	uint32_t h;
 
+	if (cpu_pick2(cpu) < 2)
+		SKIP(return, "one CPU: nobody to share a copy with");
+	ret = cpu_slow_init(&cs, &what);
+	if (ret)
+		SKIP(return, "no cgroup to hold the sender back: %s: %s",
+		     what, strerror(-ret));
 	dst = recv_mr_buffer(self->db, all, &h);
 	ASSERT_NE(NULL, dst);
-	if (cpu_pick2(cpu) == 2) {
-		ASSERT_EQ(0, cpu_pin(cpu[0]));
-		hp.cpu = cpu[1];
-	}
+	ASSERT_EQ(0, cpu_pin(cpu[0]));
+	hp.cpu = cpu[1];
 	before = copy_help_bytes(_metadata, self->db);
 	mr_before = recv_mr_copies(_metadata, self->db);
 	ASSERT_EQ(0, pthread_create(&t, NULL, helper_main, &hp));
-	for (round = 0; round < 30; round++) {
-		if (round >= 3 &&
+	slow_sender = &cs;
+	for (round = 0; round < 20; round++) {
+		if (round >= 2 &&
 		    copy_help_bytes(_metadata, self->db) > before)
 			break;
 		for (i = 0; i < ARRAY_SIZE(cases); i++)
 			large_copy(_metadata, self, dst, all, cases[i][0],
 				   cases[i][1], h);
 	}
+	slow_sender = NULL;
 	atomic_store(&hp.stop, 1);
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(0, hp.err);
 	EXPECT_LT(0, hp.calls);
-	/* Two CPUs, a spinning helper, 18 messages or more: it took part. */
+	/* Two CPUs, a spinning helper, a held-back sender: it took part. */
 	EXPECT_LT(0, hp.helped);
 	EXPECT_LT(0, hp.copied);
 	EXPECT_EQ(before + hp.copied, copy_help_bytes(_metadata, self->db));
 	EXPECT_EQ(mr_before + round * ARRAY_SIZE(cases),
 		  recv_mr_copies(_metadata, self->db));
 	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
-	TH_LOG("helper: %llu of its %llu calls copied %llu bytes in %u rounds",
+	TH_LOG("helper: %llu of its %llu calls copied %llu bytes in %u rounds; the sender was held back %ld times",
 	       (unsigned long long)hp.helped, (unsigned long long)hp.calls,
-	       (unsigned long long)hp.copied, round);
+	       (unsigned long long)hp.copied, round, cpu_slow_throttled(&cs));
 	EXPECT_EQ(0, mr_dereg(self->db, h));
 	munmap(dst, all);
+	cpu_slow_fini(&cs);
 }
 
 /*
