@@ -9,7 +9,8 @@
  * cannot take every domain of a device; the endpoint fd's ioctls keep the
  * extensible-struct promise; a peer whose memory a userfaultfd holds back
  * holds no lock that its victim needs, and makes no one wait - nor the
- * device's engine thread; nor does a receiver whose memory a FUSE server
+ * device's engine thread, which still maps an initiator's memory that is
+ * only not mapped yet; nor does a receiver whose memory a FUSE server
  * never reads in, or one that keeps its mmap lock.
  */
 #include <arpa/inet.h>
@@ -784,8 +785,9 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
  * network order; nothing is sent there: the fault comes first).
  */
 static void engine_uffd(struct __test_metadata *_metadata, const char *path,
-			uint32_t far)
+			uint32_t far, bool trig)
 {
+	struct swnic_cntr_create cntr = { .size = sizeof(cntr) };
 	int dh = open(path, O_RDWR | O_CLOEXEC);
 	int dv = open(path, O_RDWR | O_CLOEXEC);
 	int dc = open(path, O_RDWR | O_CLOEXEC);
@@ -826,6 +828,8 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 				 &v));
 	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_ENGINE, 0, 16,
 				 &c));
+	if (trig)
+		ASSERT_EQ(0, ioctl(dh, SWNIC_IOCTL_CNTR_CREATE, &cntr));
 
 	for (i = 0; i < 4; i++) {
 		/* A failed write may have written part: start afresh. */
@@ -859,11 +863,28 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 			s.atomic_op = SWNIC_AOP_SUM;
 			s.datatype = SWNIC_ADT_UINT64;
 		}
+		if (trig) {
+			/* Run by the triggered work's worker at count i + 1. */
+			struct swnic_sqe_trigger t = {
+				.threshold = i + 1, .cntr_id = cntr.cntr_id,
+			};
+
+			s.flags |= SWNIC_SQE_TRIGGER;
+			memcpy(s.inline_data, &t, sizeof(t));
+		}
 		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
 		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		if (trig) {
+			struct swnic_cntr_update up = {
+				.size = sizeof(up), .cntr_id = cntr.cntr_id,
+				.value = 1,
+			};
+
+			ASSERT_EQ(0, ioctl(dh, SWNIC_IOCTL_CNTR_UPDATE, &up));
+		}
 		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000))
-			TH_LOG("op %u: the engine waits for the userfaultfd",
-			       i);
+			TH_LOG("op %u: the %s waits for the userfaultfd", i,
+			       trig ? "triggered work" : "engine");
 		EXPECT_EQ(10 + i, e.context);
 		EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR) TH_LOG("op %u", i);
 		EXPECT_EQ(EFAULT, e.err) TH_LOG("op %u", i);
@@ -906,6 +927,8 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	cq_close(&ch);
 	cq_close(&cv);
 	cq_close(&cc);
+	if (trig)
+		close(cntr.fd);
 	close(dh);
 	close(dv);
 	close(dc);
@@ -916,7 +939,16 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 
 TEST_F(sec, userfaultfd_engine_initiator_blocks_no_one)
 {
-	engine_uffd(_metadata, DEV_PATH, 0);
+	engine_uffd(_metadata, DEV_PATH, 0, false);
+}
+
+/*
+ * The same operations as triggered work: the kernel's worker runs them
+ * on the initiator's mm once its counter reaches each one's threshold.
+ */
+TEST_F(sec, userfaultfd_triggered_initiator_blocks_no_one)
+{
+	engine_uffd(_metadata, DEV_PATH, 0, true);
 }
 
 /*
@@ -940,8 +972,201 @@ TEST_F(sec, userfaultfd_engine_wire_initiator_blocks_no_one)
 		run(UF_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a veth pair in a network namespace");
 	}
-	engine_uffd(_metadata, "/dev/swnicuf", inet_addr("10.86.0.2"));
+	engine_uffd(_metadata, "/dev/swnicuf", inet_addr("10.86.0.2"),
+		    false);
 	EXPECT_EQ(0, run(UF_CLEANUP " >/dev/null 2>&1"));
+}
+
+/*
+ * Is the page at @addr in this process's page tables (/proc/self/pagemap:
+ * present, or swapped)? 1, 0, or -errno.
+ */
+static int page_mapped(const void *addr)
+{
+	uint64_t ent;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, &ent, sizeof(ent), (uintptr_t)addr / PAGE * sizeof(ent));
+	close(fd);
+	if (n != sizeof(ent))
+		return n < 0 ? -errno : -EIO;
+	return !!(ent & (3ULL << 62));
+}
+
+/*
+ * A fresh mapping of @len bytes of @fd (never touched by this process:
+ * the file's pages are in the page cache, not in its page tables), or
+ * of anonymous memory if @fd < 0.
+ */
+static void *fresh_map(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED, fd, 0);
+}
+
+/*
+ * The other side of the engine's not waiting for an initiator's memory:
+ * memory that is merely not mapped yet is faulted in and the operation
+ * goes through. Each operation of an engine endpoint names buffers this
+ * process never touched - a file's page-cache pages (a memfd written with
+ * pwrite()) to read, fresh anonymous memory to write: the engine's copy
+ * with page faults disabled fails, the fault-in maps them (they are in its
+ * page tables after, /proc/self/pagemap) and the copy tried again is right: RMA write and
+ * read, an atomic's operand, a fetch's result, and a compare-and-swap's
+ * swap value and compare buffer, with a compare that matches and one that
+ * does not.
+ */
+static void engine_fresh(struct __test_metadata *_metadata, const char *path)
+{
+	/* A sum's operand, a swap value, two compare values. */
+	static const uint64_t vals[4] = {
+		0x1111, 0x4000000000000001ull, 5, 7
+	};
+	int dh = open(path, O_RDWR | O_CLOEXEC);
+	int dv = open(path, O_RDWR | O_CLOEXEC);
+	int mfd = memfd_create("swnic-fresh", MFD_CLOEXEC);
+	struct t_cq ch = { 0 }, cv = { 0 };
+	struct t_ep h = { 0 }, v = { 0 };
+	uint64_t key, *target, want;
+	char *pattern = malloc(2 * PAGE);
+	struct swnic_sqe s;
+	struct swnic_cqe e;
+	unsigned int i;
+
+	ASSERT_LE(0, dh);
+	ASSERT_LE(0, dv);
+	ASSERT_LE(0, mfd);
+	ASSERT_NE(NULL, pattern);
+	/* The file: two pages of pattern, then the operands. */
+	for (i = 0; i < 2 * PAGE; i++)
+		pattern[i] = (char)(i * 7 + (i >> 12) + 1);
+	ASSERT_EQ(2 * PAGE, pwrite(mfd, pattern, 2 * PAGE, 0));
+	ASSERT_EQ(sizeof(vals), pwrite(mfd, vals, sizeof(vals), 2 * PAGE));
+	ASSERT_EQ(0, ftruncate(mfd, 3 * PAGE));
+
+	target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, target);
+	ASSERT_EQ(0, mr_reg(dv, target, 2 * PAGE,
+			    SWNIC_MR_ACCESS_REMOTE_READ |
+			    SWNIC_MR_ACCESS_REMOTE_WRITE,
+			    SWNIC_MR_REG_VIRT_ADDR, &key, NULL));
+	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
+	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
+	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_ENGINE, 0, 16,
+				 &h));
+	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &v));
+
+	for (i = 0; i < 6; i++) {
+		/* Fresh mappings for each: none touched, none shared. */
+		char *file = fresh_map(mfd, 3 * PAGE);
+		char *anon = fresh_map(-1, 2 * PAGE);
+		char *cmp = fresh_map(mfd, 3 * PAGE);
+		uint64_t old;
+
+		ASSERT_NE(MAP_FAILED, file);
+		ASSERT_NE(MAP_FAILED, anon);
+		ASSERT_NE(MAP_FAILED, cmp);
+		ASSERT_EQ(0, page_mapped(file + 2 * PAGE));
+		ASSERT_EQ(0, page_mapped(cmp + 2 * PAGE));
+		ASSERT_EQ(0, page_mapped(anon));
+		memset(target, 't', 2 * PAGE);
+		target[1] = 5;
+		s = t_send(file, 2 * PAGE, &v, 40 + i);
+		s.raddr = (uintptr_t)target;
+		s.rkey = key;
+		if (i >= 2) {
+			s.raddr += 8;
+			s.len = 8;
+			s.atomic_op = SWNIC_AOP_SUM;
+			s.datatype = SWNIC_ADT_UINT64;
+			s.addr = (uintptr_t)file + 2 * PAGE;	/* 0x1111 */
+			s.tag = (uintptr_t)anon + 100;
+		}
+		switch (i) {
+		case 0:		/* RMA write from the file's pages */
+			s.opcode = SWNIC_OP_WRITE;
+			break;
+		case 1:		/* RMA read into fresh anonymous memory */
+			s.opcode = SWNIC_OP_READ;
+			s.addr = (uintptr_t)anon;
+			break;
+		case 2:		/* target += the file's 0x1111 */
+			s.opcode = SWNIC_OP_ATOMIC;
+			break;
+		case 3:		/* ... and the old value into anon */
+			s.opcode = SWNIC_OP_FETCH_ATOMIC;
+			break;
+		default:	/* swap in the file's 0x4000...1 if 5 (4), 7 (5) */
+			s.opcode = SWNIC_OP_COMPARE_ATOMIC;
+			s.atomic_op = SWNIC_AOP_CSWAP;
+			s.addr = (uintptr_t)file + 2 * PAGE + 8;
+			s.data = (uintptr_t)cmp + 2 * PAGE + 8 * (i - 2);
+			break;
+		}
+		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000)) TH_LOG("op %u", i);
+		EXPECT_EQ(40 + i, e.context);
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR)
+			TH_LOG("op %u: error %u", i, e.err);
+		/* The engine mapped what it read or wrote. */
+		EXPECT_EQ(1, page_mapped(i == 1 ? anon :
+					 i == 3 ? anon + 100 :
+					 i == 0 ? file : file + 2 * PAGE))
+			TH_LOG("op %u", i);
+		if (i >= 4)
+			EXPECT_EQ(1, page_mapped(cmp + 2 * PAGE))
+				TH_LOG("op %u", i);
+		old = 5;
+		want = 5;
+		switch (i) {
+		case 0:
+			EXPECT_EQ(0, memcmp(target, pattern, 2 * PAGE));
+			break;
+		case 1:
+			EXPECT_EQ(0, memcmp(anon, target, 2 * PAGE));
+			break;
+		case 2:
+			want = 5 + 0x1111;
+			break;
+		case 3:
+			want = 5 + 0x1111;
+			EXPECT_EQ(old, *(uint64_t *)(anon + 100));
+			break;
+		case 4:		/* compare 5 == 5: swapped */
+			want = vals[1];
+			EXPECT_EQ(old, *(uint64_t *)(anon + 100));
+			break;
+		default:	/* compare 7 != 5: left */
+			EXPECT_EQ(old, *(uint64_t *)(anon + 100));
+			break;
+		}
+		if (i >= 2)
+			EXPECT_EQ(want, target[1]) TH_LOG("op %u", i);
+		munmap(file, 3 * PAGE);
+		munmap(anon, 2 * PAGE);
+		munmap(cmp, 3 * PAGE);
+	}
+
+	t_ep_destroy(&h);
+	t_ep_destroy(&v);
+	cq_close(&ch);
+	cq_close(&cv);
+	close(dh);
+	close(dv);
+	close(mfd);
+	free(pattern);
+	munmap(target, 2 * PAGE);
+}
+
+TEST_F(sec, engine_faults_in_initiator_memory_not_mapped_yet)
+{
+	engine_fresh(_metadata, DEV_PATH);
 }
 
 /* ---- 7: a receiver's FUSE server holds back no one ------------------- */
