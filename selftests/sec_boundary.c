@@ -1014,10 +1014,11 @@ static void *fresh_map(int fd, size_t len)
  * process never touched - a file's page-cache pages (a memfd written with
  * pwrite()) to read, fresh anonymous memory to write: the engine's copy
  * with page faults disabled fails, the fault-in maps them (they are in its
- * page tables after, /proc/self/pagemap) and the copy tried again is right: RMA write and
- * read, an atomic's operand, a fetch's result, and a compare-and-swap's
- * swap value and compare buffer, with a compare that matches and one that
- * does not.
+ * page tables after, /proc/self/pagemap) and the copy tried again is
+ * right: RMA write and read, an atomic's operand, a fetch's result, and a
+ * compare-and-swap's swap value and compare buffer, with a compare that
+ * matches and one that does not; then an RMA write from and a read into
+ * a buffer that spans two mappings (the file's, then anonymous memory).
  */
 static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 {
@@ -1151,6 +1152,45 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 		munmap(file, 3 * PAGE);
 		munmap(anon, 2 * PAGE);
 		munmap(cmp, 3 * PAGE);
+	}
+
+	/*
+	 * A buffer across two mappings, neither touched: the file's page 1,
+	 * then a page of anonymous memory. Written from, then read into.
+	 */
+	for (i = 0; i < 2; i++) {
+		char *span = fresh_map(-1, 3 * PAGE);
+
+		ASSERT_NE(MAP_FAILED, span);
+		ASSERT_EQ(span, mmap(span, 2 * PAGE, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_FIXED, mfd, 0));
+		ASSERT_EQ(0, page_mapped(span + PAGE));
+		ASSERT_EQ(0, page_mapped(span + 2 * PAGE));
+		memset(target, 't', 2 * PAGE);
+		s = t_send(span + PAGE, 2 * PAGE, &v, 50 + i);
+		s.opcode = i ? SWNIC_OP_READ : SWNIC_OP_WRITE;
+		s.raddr = (uintptr_t)target;
+		s.rkey = key;
+		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000)) TH_LOG("span %u", i);
+		EXPECT_EQ(50 + i, e.context);
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR)
+			TH_LOG("span %u: error %u", i, e.err);
+		EXPECT_EQ(1, page_mapped(span + PAGE)) TH_LOG("span %u", i);
+		EXPECT_EQ(1, page_mapped(span + 2 * PAGE)) TH_LOG("span %u", i);
+		if (!i) {
+			EXPECT_EQ(0, memcmp(target, pattern + PAGE, PAGE));
+			for (unsigned int k = PAGE; k < 2 * PAGE; k++)
+				if (((char *)target)[k]) {
+					EXPECT_EQ(0, ((char *)target)[k])
+						TH_LOG("byte %u", k);
+					break;
+				}
+		} else {
+			EXPECT_EQ(0, memcmp(span + PAGE, target, 2 * PAGE));
+		}
+		munmap(span, 3 * PAGE);
 	}
 
 	t_ep_destroy(&h);
