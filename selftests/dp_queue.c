@@ -52,10 +52,10 @@ FIXTURE_TEARDOWN(dp)
 	close(self->db);
 }
 
-/* Post a receive on b, a send from a, and ring both doorbells. */
 /* When set, the sender's doorbell is held back (cpu_util.h). */
 static struct cpu_slow *slow_sender;
 
+/* Post a receive on b, a send from a, and ring both doorbells. */
 static void exchange(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
 		     struct swnic_sqe *s, struct swnic_rqe *r)
 {
@@ -503,9 +503,8 @@ static void *helper_main(void *arg)
  * 48 MiB copy (some 15 ms of the sender's time) is stopped midway, for
  * most of a period, more than once - so the helper surely runs while a
  * job is published, however the host runs the guest's vCPUs. Two rounds
- * of the 7 cases;
- * a round nobody helped (that would make the kernel skip the next 8 jobs)
- * only adds rounds, at most 20.
+ * of the 7 cases; a round nobody helped (a copy nobody helped makes the
+ * kernel skip the next 8 large copies) only adds rounds, at most 20.
  */
 TEST_F_TIMEOUT(dp, large_copy_shared_with_receiver_poll, 300)
 {
@@ -559,7 +558,8 @@ TEST_F_TIMEOUT(dp, large_copy_shared_with_receiver_poll, 300)
 	EXPECT_EQ(mr_before + round * ARRAY_SIZE(cases),
 		  recv_mr_copies(_metadata, self->db));
 	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
-	TH_LOG("helper: %llu of its %llu calls copied %llu bytes in %u rounds; the sender was held back %ld times",
+	TH_LOG("helper: %llu of its %llu calls copied %llu bytes in %u "
+	       "rounds; the sender was held back %ld times",
 	       (unsigned long long)hp.helped, (unsigned long long)hp.calls,
 	       (unsigned long long)hp.copied, round, cpu_slow_throttled(&cs));
 	EXPECT_EQ(0, mr_dereg(self->db, h));

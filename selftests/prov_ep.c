@@ -584,15 +584,15 @@ static void *spin_cq_on(void *arg)
  * The buffer is registered from its second post (recv_reg_min).
  *
  * The sender (this thread) and the spinner run on CPUs of their own, and
- * the sender is held back during its send (cpu_slow: a millisecond of CPU
- * time per 100 ms, enforced at the next tick, 4 ms at most later): a
- * 64 MiB copy (16 jobs, some 20 ms of the sender's time) is stopped
- * midway, for most of a period, more than once - so the spinner surely
- * runs while a job is published, however the host runs the guest's vCPUs. Three rounds, data
- * checked in each; a round nobody helped (that would make the kernel skip
- * the next 8 jobs) only adds rounds, at most 20.
+ * the sender is held back during its sends (cpu_slow: a millisecond of
+ * CPU time per 20 ms, enforced at the next tick, 4 ms at most later): a
+ * 32 MiB copy (8 jobs, some 10 ms of the sender's time) is stopped midway
+ * for most of a period - so the spinner surely runs while a job is
+ * published, however the host runs the guest's vCPUs. Three rounds, data
+ * checked in each; a round nobody helped (that makes the kernel skip the
+ * next 8 large copies) only adds rounds, at most 20.
  */
-TEST_F(ep, receiver_poll_helps_large_copies)
+TEST_F_TIMEOUT(ep, receiver_poll_helps_large_copies, 300)
 {
 	size_t len = 32 << 20;
 	unsigned char *in = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -651,8 +651,9 @@ TEST_F(ep, receiver_poll_helps_large_copies)
 	/* Registered from the second post on, its copies were shared. */
 	h1 = b_counter(_metadata, self, "copy_help_bytes");
 	EXPECT_LT(h0, h1);
-	TH_LOG("the receiver's polls copied %llu bytes; the sender was held back %ld times",
-	       (unsigned long long)(h1 - h0), cpu_slow_throttled(&cs));
+	TH_LOG("the receiver's polls copied %llu bytes; the sender was held "
+	       "back %ld times", (unsigned long long)(h1 - h0),
+	       cpu_slow_throttled(&cs));
 out:
 	cpu_slow_fini(&cs);
 	free(out);
