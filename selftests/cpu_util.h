@@ -56,6 +56,7 @@ static inline int cpu_pin(int cpu)
  */
 struct cpu_slow {
 	char mnt[32];		/* our cgroup2 mount */
+	char home[160];		/* the process's cgroup before, under it */
 	char dom[64];		/* the process's cgroup */
 	char slow[80];		/* its threaded child, with cpu.max */
 };
@@ -85,12 +86,34 @@ static inline int cpu_slow_move(const char *dir, const char *file, long id)
 	return cpu_slow_write(dir, file, v);
 }
 
+/* Where this process's cgroup is under our mount ("0::PATH"). */
+static inline void cpu_slow_home(struct cpu_slow *cs)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	cs->home[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(cs->home, sizeof(cs->home), "%s%s", cs->mnt,
+				 line + 3);
+			break;
+		}
+	fclose(f);
+}
+
 /* Undo what cpu_slow_init() did, from any point of it. */
 static inline void cpu_slow_fini(struct cpu_slow *cs)
 {
 	if (!cs->mnt[0])
 		return;
-	cpu_slow_move(cs->mnt, "cgroup.procs", getpid());
+	/* Back where it was (a service's cgroup on a host), else the root. */
+	if (!cs->home[0] ||
+	    cpu_slow_move(cs->home, "cgroup.procs", getpid()))
+		cpu_slow_move(cs->mnt, "cgroup.procs", getpid());
 	rmdir(cs->slow);
 	rmdir(cs->dom);
 	umount2(cs->mnt, MNT_DETACH);
@@ -121,6 +144,7 @@ static inline int cpu_slow_init(struct cpu_slow *cs, const char **what)
 		cs->mnt[0] = 0;
 		return ret;
 	}
+	cpu_slow_home(cs);
 	snprintf(cs->dom, sizeof(cs->dom), "%s/swnic-%d", cs->mnt, getpid());
 	snprintf(cs->slow, sizeof(cs->slow), "%s/slow", cs->dom);
 	*what = "the cpu controller";
