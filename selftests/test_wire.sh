@@ -500,7 +500,13 @@ wait 2>/dev/null
 ip netns add swnicwa
 # (Its veth went with it, both ends: a new pair. The client's device,
 # unbound since, is back in init_net: made anew in the client's namespace,
-# whose wire socket and peer context - the old incarnation - stay.)
+# whose wire socket and peer context - the old incarnation - stay.) A
+# namespace is taken down after "ip netns del" returns: the old pair's
+# end in B, whose name the new one takes, may still be there for a while.
+for _ in $(seq 100); do
+	$B ip link show swwb >/dev/null 2>&1 || break
+	sleep 0.1
+done
 check "the peer's namespace made again (same address, new device)" sh -c "
 	ip link add swwa type veth peer name swwb &&
 	ip link set swwa netns swnicwa && ip link set swwb netns swnicwb &&
