@@ -3,7 +3,8 @@
  * Provider data path through the public libfabric API: RDM endpoints over
  * the kernel's rings - sends, tagged sends, injects, remote CQ data,
  * readfrom, truncation, multi-receive, selective completion, counters, RMA
- * through registered memory, and a peer in another process. The receiving
+ * through registered memory, buffers across two mappings (also through the
+ * engine doorbell, fixture ep_engine), and a peer in another process. The receiving
  * (target) side b, its MRs and counters are the peer's (prov_open_peer()):
  * another host's when SWNIC_PROV_PEER_NETNS names one, so every transfer
  * crosses the wire; the same domain in-host.
@@ -82,7 +83,8 @@ static void connect_to(struct __test_metadata *_metadata, struct side *from,
 	ASSERT_EQ(1, fi_av_insert(from->av, name, 1, &from->peer, 0, NULL));
 }
 
-FIXTURE_SETUP(ep)
+static void ep_open_sides(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ep) *self)
 {
 	struct prov_ctx local;
 	struct fi_info *hints;
@@ -109,7 +111,7 @@ FIXTURE_SETUP(ep)
 	connect_to(_metadata, &self->b, &self->a);
 }
 
-FIXTURE_TEARDOWN(ep)
+static void ep_close_sides(FIXTURE_DATA(ep) *self)
 {
 	side_close(&self->a);
 	side_close(&self->b);
@@ -119,6 +121,38 @@ FIXTURE_TEARDOWN(ep)
 	if (self->fabric)
 		fi_close(&self->fabric->fid);
 	fi_freeinfo(self->info);
+}
+
+FIXTURE_SETUP(ep)
+{
+	ep_open_sides(_metadata, self);
+}
+
+FIXTURE_TEARDOWN(ep)
+{
+	ep_close_sides(self);
+}
+
+/*
+ * The same two sides, their endpoints progressed by the device's engine
+ * thread (FI_SWNIC_DOORBELL_ENGINE), which never waits for a poster's
+ * mmap lock or pager: the provider reads the mode once, and the harness
+ * runs each test's setup in a process of its own.
+ */
+FIXTURE(ep_engine)
+{
+	FIXTURE_DATA(ep) d;
+};
+
+FIXTURE_SETUP(ep_engine)
+{
+	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", "1", 1));
+	ep_open_sides(_metadata, &self->d);
+}
+
+FIXTURE_TEARDOWN(ep_engine)
+{
+	ep_close_sides(&self->d);
 }
 
 /* RMA address of @p in an MR starting at @base (fi_mr(3) FI_MR_VIRT_ADDR). */
@@ -538,6 +572,151 @@ TEST_F(ep, receives_into_registered_buffers)
 	EXPECT_EQ(0, fi_close(&mr->fid));
 out:
 	munmap(in, len);
+}
+
+/*
+ * @pages pages at one address, two mappings: a memfd's pages (the first
+ * half, rounded up) then anonymous memory. Neither is touched: the
+ * kernel's first access faults each in.
+ */
+static unsigned char *two_mappings(size_t pages, int *fd, size_t *file_len)
+{
+	size_t psz = getpagesize();
+	unsigned char *p;
+
+	*file_len = (pages + 1) / 2 * psz;
+	*fd = memfd_create("swnic-span", MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, *file_len))
+		return NULL;
+	p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mmap(p, *file_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 *fd, 0) != p)
+		return NULL;
+	return p;
+}
+
+/*
+ * Fill @len bytes at @off of a two_mappings() region: its file part with
+ * pwrite() (page cache only, still unmapped here), the rest in place.
+ */
+static void fill_span(unsigned char *p, int fd, size_t file_len, size_t off,
+		      const unsigned char *src, size_t len)
+{
+	size_t in_file = off < file_len ? file_len - off : 0;
+
+	if (in_file > len)
+		in_file = len;
+	if (in_file && pwrite(fd, src, in_file, off) != (ssize_t)in_file)
+		memset(p + off, 0, len);	/* the memcmp() will say */
+	memcpy(p + off + in_file, src + in_file, len - in_file);
+}
+
+/*
+ * A buffer that spans two mappings - a memfd's page-cache pages, then
+ * anonymous pages, none of them mapped yet - as every transfer's source
+ * and destination: send and receive (posted three times, so that the
+ * receive is registered through the cache from its second post), and an
+ * RMA write from it into, and a read into it from, a target MR that spans
+ * two such mappings too. The kernel reaches each mapping's pages on its
+ * own (in-host in the poster's and the receiver's mm; across the wire the
+ * sender's pages are pinned per mapping). Every byte is checked.
+ */
+static void across_two_mappings(struct __test_metadata *_metadata,
+				FIXTURE_DATA(ep) *self)
+{
+	static const size_t sizes[] = { 3, 40 };	/* pages */
+	size_t psz = getpagesize();
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t pages = sizes[k], len = pages * psz - 200;
+		size_t flen_s, flen_d, flen_r, flen_t;
+		int fd_s, fd_d, fd_r, fd_t;
+		unsigned char *s = two_mappings(pages, &fd_s, &flen_s);
+		unsigned char *d = two_mappings(pages, &fd_d, &flen_d);
+		unsigned char *r = two_mappings(pages, &fd_r, &flen_r);
+		unsigned char *t = two_mappings(pages, &fd_t, &flen_t);
+		unsigned char *want = malloc(len);
+		struct fi_cq_tagged_entry e;
+		struct fid_mr *mr;
+		uint64_t key;
+
+		ASSERT_NE(NULL, s);
+		ASSERT_NE(NULL, d);
+		ASSERT_NE(NULL, r);
+		ASSERT_NE(NULL, t);
+		ASSERT_NE(NULL, want);
+
+		for (int round = 0; round < 3; round++) {
+			for (size_t i = 0; i < len; i++)
+				want[i] = (unsigned char)(i * 13 + round +
+							  (i >> 12));
+			fill_span(s, fd_s, flen_s, 100, want, len);
+			ASSERT_EQ(0, fi_recv(self->b.ep, d + 100, len, NULL,
+					     FI_ADDR_UNSPEC, NULL));
+			ASSERT_EQ(0, fi_send(self->a.ep, s + 100, len, NULL,
+					     self->a.peer, NULL));
+			ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+			ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+			EXPECT_EQ(len, e.len);
+			EXPECT_EQ(0, memcmp(want, d + 100, len))
+				TH_LOG("%zu pages, round %d: received", pages,
+				       round);
+			EXPECT_EQ(0, d[99]);
+			EXPECT_EQ(0, d[100 + len]);
+		}
+
+		ASSERT_EQ(0, fi_mr_reg(self->peer.domain, t, pages * psz,
+				       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0,
+				       0, &mr, NULL));
+		key = fi_mr_key(mr);
+		ASSERT_EQ(0, fi_write(self->a.ep, s + 100, len, NULL,
+				      self->a.peer, rma_addr(self->info, t,
+							     t + 100),
+				      key, NULL));
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+		EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+		EXPECT_EQ(0, memcmp(want, t + 100, len))
+			TH_LOG("%zu pages: RMA write", pages);
+
+		for (size_t i = 0; i < len; i++)
+			want[i] = (unsigned char)(i * 7 + 5 + (i >> 12));
+		fill_span(t, fd_t, flen_t, 100, want, len);
+		ASSERT_EQ(0, fi_read(self->a.ep, r + 100, len, NULL,
+				     self->a.peer, rma_addr(self->info, t,
+							    t + 100),
+				     key, NULL));
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+		EXPECT_EQ(FI_RMA | FI_READ, e.flags);
+		EXPECT_EQ(0, memcmp(want, r + 100, len))
+			TH_LOG("%zu pages: RMA read", pages);
+		EXPECT_EQ(0, r[99]);
+		EXPECT_EQ(0, r[100 + len]);
+		EXPECT_EQ(0, fi_close(&mr->fid));
+
+		free(want);
+		munmap(s, pages * psz);
+		munmap(d, pages * psz);
+		munmap(r, pages * psz);
+		munmap(t, pages * psz);
+		close(fd_s);
+		close(fd_d);
+		close(fd_r);
+		close(fd_t);
+	}
+}
+
+TEST_F(ep, buffers_across_two_mappings)
+{
+	across_two_mappings(_metadata, self);
+}
+
+/* The engine thread pins a wire send's pages one mapping at a time. */
+TEST_F(ep_engine, buffers_across_two_mappings)
+{
+	across_two_mappings(_metadata, &self->d);
 }
 
 /* A receiver spinning on its CQ, as applications that wait do. */
