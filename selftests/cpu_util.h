@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sys_util.h"
+
 /* The first two CPUs this thread may run on; how many there are (0-2). */
 static inline int cpu_pick2(int cpu[2])
 {
@@ -64,18 +66,10 @@ struct cpu_slow {
 static inline int cpu_slow_write(const char *dir, const char *file,
 				 const char *val)
 {
-	char path[128];
-	ssize_t n;
-	int fd;
+	char path[256];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
+	return sys_write_str(path, val);
 }
 
 static inline int cpu_slow_move(const char *dir, const char *file, long id)

@@ -775,6 +775,52 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 }
 
 /*
+ * An initiator h and a target v, each on a descriptor of its own of the
+ * device at @path with one CQ for both its rings: h with doorbell mode
+ * @h_db, v with the syscall doorbell, and v's 2-page target memory,
+ * remotely readable and writable under @key.
+ */
+struct hv {
+	int dh, dv;
+	struct t_cq ch, cv;
+	struct t_ep h, v;
+	char *target;
+	uint64_t key;
+};
+
+static void hv_open(struct __test_metadata *_metadata, const char *path,
+		    uint32_t h_db, struct hv *p)
+{
+	*p = (struct hv){ .dh = open(path, O_RDWR | O_CLOEXEC),
+			  .dv = open(path, O_RDWR | O_CLOEXEC) };
+	ASSERT_LE(0, p->dh);
+	ASSERT_LE(0, p->dv);
+	p->target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p->target);
+	ASSERT_EQ(0, mr_reg(p->dv, p->target, 2 * PAGE,
+			    SWNIC_MR_ACCESS_REMOTE_READ |
+			    SWNIC_MR_ACCESS_REMOTE_WRITE,
+			    SWNIC_MR_REG_VIRT_ADDR, &p->key, NULL));
+	ASSERT_EQ(0, t_cq_create(p->dh, 16, &p->ch));
+	ASSERT_EQ(0, t_cq_create(p->dv, 16, &p->cv));
+	ASSERT_EQ(0, t_ep_create(p->dh, &p->ch, &p->ch, h_db, 0, 16, &p->h));
+	ASSERT_EQ(0, t_ep_create(p->dv, &p->cv, &p->cv, SWNIC_EP_F_DB_SYSCALL,
+				 0, 16, &p->v));
+}
+
+static void hv_close(struct hv *p)
+{
+	t_ep_destroy(&p->h);
+	t_ep_destroy(&p->v);
+	cq_close(&p->ch);
+	cq_close(&p->cv);
+	close(p->dh);
+	close(p->dv);
+	munmap(p->target, 2 * PAGE);
+}
+
+/*
  * An engine endpoint's operation whose own buffer a userfaultfd nobody
  * serves holds back: the device's engine thread, which serves every
  * engine endpoint of the device, must not wait for it. Each such RMA or
@@ -788,59 +834,44 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 			uint32_t far, bool trig)
 {
 	struct swnic_cntr_create cntr = { .size = sizeof(cntr) };
-	int dh = open(path, O_RDWR | O_CLOEXEC);
-	int dv = open(path, O_RDWR | O_CLOEXEC);
 	int dc = open(path, O_RDWR | O_CLOEXEC);
-	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
-	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
-	uint64_t one = 1, key;
+	struct t_cq cc = { 0 };
+	struct t_ep c = { 0 };
+	uint64_t one = 1;
 	char *buf, *target, byte = 'c';
 	struct swnic_rqe rq;
 	struct swnic_sqe s;
 	struct swnic_cqe e;
+	struct hv p;
 	unsigned int i;
 	int uffd;
 
-	ASSERT_LE(0, dh);
-	ASSERT_LE(0, dv);
 	ASSERT_LE(0, dc);
 	/* The hostile initiator's buffer: page 0 is there, 1 never comes. */
 	uffd = uffd_half_held(&buf);
 	if (uffd < 0 && !buf)
 		SKIP(return, "no userfaultfd: %s", strerror(-uffd));
 	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(-uffd));
-	/* The target's memory, remotely readable and writable. */
-	target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, target);
+	/* The initiator h on the engine, the target v, the bystander c. */
+	hv_open(_metadata, path, SWNIC_EP_F_DB_ENGINE, &p);
+	target = p.target;
 	memset(target, 't', 2 * PAGE);
-	ASSERT_EQ(0, mr_reg(dv, target, 2 * PAGE,
-			    SWNIC_MR_ACCESS_REMOTE_READ |
-			    SWNIC_MR_ACCESS_REMOTE_WRITE,
-			    SWNIC_MR_REG_VIRT_ADDR, &key, NULL));
-
-	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
-	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
 	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
-	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_ENGINE, 0, 16,
-				 &h));
-	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &v));
 	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_ENGINE, 0, 16,
 				 &c));
 	if (trig)
-		ASSERT_EQ(0, ioctl(dh, SWNIC_IOCTL_CNTR_CREATE, &cntr));
+		ASSERT_EQ(0, ioctl(p.dh, SWNIC_IOCTL_CNTR_CREATE, &cntr));
 
 	for (i = 0; i < 4; i++) {
 		/* A failed write may have written part: start afresh. */
 		memset(target, 't', PAGE);
-		s = t_send(buf, 2 * PAGE, &v, 10 + i);
+		s = t_send(buf, 2 * PAGE, &p.v, 10 + i);
 		if (far) {
 			s.dest_addr = far;
 			s.dest_port = 1;
 		}
 		s.raddr = (uintptr_t)target;
-		s.rkey = key;
+		s.rkey = p.key;
 		switch (i) {
 		case 0:		/* RMA write from it */
 			s.opcode = SWNIC_OP_WRITE;
@@ -872,17 +903,17 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 			s.flags |= SWNIC_SQE_TRIGGER;
 			memcpy(s.inline_data, &t, sizeof(t));
 		}
-		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
-		ASSERT_EQ(0, t_doorbell(&h, NULL));
+		ASSERT_EQ(0, t_ring_push(&p.h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&p.h, NULL));
 		if (trig) {
 			struct swnic_cntr_update up = {
 				.size = sizeof(up), .cntr_id = cntr.cntr_id,
 				.value = 1,
 			};
 
-			ASSERT_EQ(0, ioctl(dh, SWNIC_IOCTL_CNTR_UPDATE, &up));
+			ASSERT_EQ(0, ioctl(p.dh, SWNIC_IOCTL_CNTR_UPDATE, &up));
 		}
-		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000))
+		ASSERT_EQ(0, t_cq_wait(&p.ch, &e, 10000))
 			TH_LOG("op %u: the %s waits for the userfaultfd", i,
 			       trig ? "triggered work" : "engine");
 		EXPECT_EQ(10 + i, e.context);
@@ -894,12 +925,12 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 
 		/* Another engine endpoint of the device goes on. */
 		rq = t_recv(target + PAGE, 1, 20 + i);
-		ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
-		ASSERT_EQ(0, t_doorbell(&v, NULL));
-		ASSERT_EQ(0, send_one(&c, &cc, &v, &byte, 1, &e))
+		ASSERT_EQ(0, t_ring_push(&p.v.rq, &rq));
+		ASSERT_EQ(0, t_doorbell(&p.v, NULL));
+		ASSERT_EQ(0, send_one(&c, &cc, &p.v, &byte, 1, &e))
 			TH_LOG("op %u: a bystander's send waits", i);
 		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
-		ASSERT_EQ(0, t_cq_wait(&cv, &e, 5000));
+		ASSERT_EQ(0, t_cq_wait(&p.cv, &e, 5000));
 		EXPECT_EQ(20 + i, e.context);
 		EXPECT_EQ('c', target[PAGE]);
 		target[PAGE] = 't';
@@ -909,32 +940,26 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	if (!far) {
 		memset(buf, 'h', PAGE);		/* the failed read wrote some */
 		ASSERT_EQ(0, uffd_serve(uffd, buf));
-		s = t_send(buf, 2 * PAGE, &v, 30);
+		s = t_send(buf, 2 * PAGE, &p.v, 30);
 		s.opcode = SWNIC_OP_WRITE;
 		s.raddr = (uintptr_t)target;
-		s.rkey = key;
-		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
-		ASSERT_EQ(0, t_doorbell(&h, NULL));
-		ASSERT_EQ(0, t_cq_wait(&ch, &e, 5000));
+		s.rkey = p.key;
+		ASSERT_EQ(0, t_ring_push(&p.h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&p.h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&p.ch, &e, 5000));
 		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
 		EXPECT_EQ('h', target[0]);
 		EXPECT_EQ(0, target[PAGE]);
 	}
 
-	t_ep_destroy(&h);
-	t_ep_destroy(&v);
 	t_ep_destroy(&c);
-	cq_close(&ch);
-	cq_close(&cv);
 	cq_close(&cc);
 	if (trig)
 		close(cntr.fd);
-	close(dh);
-	close(dv);
+	hv_close(&p);
 	close(dc);
 	close(uffd);
 	munmap(buf, 2 * PAGE);
-	munmap(target, 2 * PAGE);
 }
 
 TEST_F(sec, userfaultfd_engine_initiator_blocks_no_one)
@@ -1026,19 +1051,14 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 	static const uint64_t vals[4] = {
 		0x1111, 0x4000000000000001ull, 5, 7
 	};
-	int dh = open(path, O_RDWR | O_CLOEXEC);
-	int dv = open(path, O_RDWR | O_CLOEXEC);
 	int mfd = memfd_create("swnic-fresh", MFD_CLOEXEC);
-	struct t_cq ch = { 0 }, cv = { 0 };
-	struct t_ep h = { 0 }, v = { 0 };
-	uint64_t key, *target, want;
+	uint64_t *target, want;
 	char *pattern = malloc(2 * PAGE);
 	struct swnic_sqe s;
 	struct swnic_cqe e;
+	struct hv p;
 	unsigned int i;
 
-	ASSERT_LE(0, dh);
-	ASSERT_LE(0, dv);
 	ASSERT_LE(0, mfd);
 	ASSERT_NE(NULL, pattern);
 	/* The file: two pages of pattern, then the operands. */
@@ -1048,19 +1068,8 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 	ASSERT_EQ(sizeof(vals), pwrite(mfd, vals, sizeof(vals), 2 * PAGE));
 	ASSERT_EQ(0, ftruncate(mfd, 3 * PAGE));
 
-	target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, target);
-	ASSERT_EQ(0, mr_reg(dv, target, 2 * PAGE,
-			    SWNIC_MR_ACCESS_REMOTE_READ |
-			    SWNIC_MR_ACCESS_REMOTE_WRITE,
-			    SWNIC_MR_REG_VIRT_ADDR, &key, NULL));
-	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
-	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
-	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_ENGINE, 0, 16,
-				 &h));
-	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &v));
+	hv_open(_metadata, path, SWNIC_EP_F_DB_ENGINE, &p);
+	target = (uint64_t *)(void *)p.target;
 
 	for (i = 0; i < 6; i++) {
 		/* Fresh mappings for each: none touched, none shared. */
@@ -1077,9 +1086,9 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 		ASSERT_EQ(0, page_mapped(anon));
 		memset(target, 't', 2 * PAGE);
 		target[1] = 5;
-		s = t_send(file, 2 * PAGE, &v, 40 + i);
+		s = t_send(file, 2 * PAGE, &p.v, 40 + i);
 		s.raddr = (uintptr_t)target;
-		s.rkey = key;
+		s.rkey = p.key;
 		if (i >= 2) {
 			s.raddr += 8;
 			s.len = 8;
@@ -1109,9 +1118,9 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 			s.data = (uintptr_t)cmp + 2 * PAGE + 8 * (i - 2);
 			break;
 		}
-		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
-		ASSERT_EQ(0, t_doorbell(&h, NULL));
-		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000)) TH_LOG("op %u", i);
+		ASSERT_EQ(0, t_ring_push(&p.h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&p.h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&p.ch, &e, 10000)) TH_LOG("op %u", i);
 		EXPECT_EQ(40 + i, e.context);
 		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR)
 			TH_LOG("op %u: error %u", i, e.err);
@@ -1167,13 +1176,13 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 		ASSERT_EQ(0, page_mapped(span + PAGE));
 		ASSERT_EQ(0, page_mapped(span + 2 * PAGE));
 		memset(target, 't', 2 * PAGE);
-		s = t_send(span + PAGE, 2 * PAGE, &v, 50 + i);
+		s = t_send(span + PAGE, 2 * PAGE, &p.v, 50 + i);
 		s.opcode = i ? SWNIC_OP_READ : SWNIC_OP_WRITE;
 		s.raddr = (uintptr_t)target;
-		s.rkey = key;
-		ASSERT_EQ(0, t_ring_push(&h.sq, &s));
-		ASSERT_EQ(0, t_doorbell(&h, NULL));
-		ASSERT_EQ(0, t_cq_wait(&ch, &e, 10000)) TH_LOG("span %u", i);
+		s.rkey = p.key;
+		ASSERT_EQ(0, t_ring_push(&p.h.sq, &s));
+		ASSERT_EQ(0, t_doorbell(&p.h, NULL));
+		ASSERT_EQ(0, t_cq_wait(&p.ch, &e, 10000)) TH_LOG("span %u", i);
 		EXPECT_EQ(50 + i, e.context);
 		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR)
 			TH_LOG("span %u: error %u", i, e.err);
@@ -1193,15 +1202,9 @@ static void engine_fresh(struct __test_metadata *_metadata, const char *path)
 		munmap(span, 3 * PAGE);
 	}
 
-	t_ep_destroy(&h);
-	t_ep_destroy(&v);
-	cq_close(&ch);
-	cq_close(&cv);
-	close(dh);
-	close(dv);
+	hv_close(&p);
 	close(mfd);
 	free(pattern);
-	munmap(target, 2 * PAGE);
 }
 
 TEST_F(sec, engine_faults_in_initiator_memory_not_mapped_yet)

@@ -20,22 +20,11 @@
 #include "kselftest_harness.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
+#include "sys_util.h"
 
 #define CG_ROOT		"/sys/fs/cgroup"
 #define KIB		1024L
 #define MIB		(1024 * KIB)
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 static long read_long(const char *path)
 {
@@ -60,7 +49,7 @@ static int cg_make(char *path, size_t size)
 		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
 			return -errno;
 	}
-	ret = write_str(CG_ROOT "/cgroup.subtree_control", "+memory");
+	ret = sys_write_str(CG_ROOT "/cgroup.subtree_control", "+memory");
 	if (ret)
 		return ret;
 	snprintf(path, size, CG_ROOT "/swnic-sec-%d", getpid());
@@ -81,7 +70,7 @@ static int cg_enter(const char *cg)
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	return write_str(path, "0");
+	return sys_write_str(path, "0");
 }
 
 /* What a child measured: memory.current's growth and what it expected. */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sys_util.h - writing a control file (cgroupfs, procfs, sysfs) in one
+ * write(), as the kernel takes them: its error is the write's.
+ */
+#ifndef SWNIC_SYS_UTIL_H
+#define SWNIC_SYS_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Write @s to @path: 0 or -errno (of the open or the write). */
+static inline int sys_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+#endif /* SWNIC_SYS_UTIL_H */
