@@ -438,9 +438,10 @@ int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
  * pin_user_pages_fast() serves a missing page as a fault of the caller
  * would: it waits for the userfaultfd that holds it back, or for the FUSE
  * server of a file. That is the caller's own business in its syscall,
- * but not in the device's engine thread (SWNIC_EP_F_DB_ENGINE), which
- * serves every engine endpoint of the device on their owners' mms: one
- * user's buffer would stall everyone's traffic. Here such a page is a
+ * but not in its domain's engine (SWNIC_EP_F_DB_ENGINE), a kernel worker:
+ * a page held back for good would hold the worker, and the domain's
+ * engine endpoints, for good, and the owner's exit would wait for them
+ * (engine.c). Here such a page is a
  * fault (swnic_pin_vma_pages()), and the mmap lock is only tried: one
  * its owner keeps (a reader stuck in its own FUSE server's read, a
  * writer queued behind) is waited for at most SWNIC_FAULT_TIMEOUT.

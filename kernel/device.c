@@ -171,15 +171,11 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	if (ret)
 		goto err_put;
 
-	ret = swnic_engine_start(sdev);
-	if (ret)
-		goto err_put;
-
 	cdev_init(&sdev->cdev, &swnic_chardev_fops);
 	sdev->cdev.owner = THIS_MODULE;
 	ret = cdev_device_add(&sdev->cdev, &sdev->dev);
 	if (ret)
-		goto err_engine;
+		goto err_put;
 
 	list_add_tail_rcu(&sdev->list, &swnic_devices);
 	swnic_devices_gen++;
@@ -187,8 +183,6 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	pr_info("device %s created\n", name);
 	return sdev;
 
-err_engine:
-	swnic_engine_stop(sdev);
 err_put:
 	/* The release callback frees sdev and its index. */
 	put_device(&sdev->dev);
@@ -221,7 +215,6 @@ void swnic_device_destroy(struct swnic_device *sdev)
 	swnic_device_unbind(sdev);
 
 	cdev_device_del(&sdev->cdev, &sdev->dev);
-	swnic_engine_stop(sdev);
 	pr_info("device %s destroyed\n", sdev->name);
 	/* Readers that found it on the list hold their own reference now. */
 	synchronize_rcu();

@@ -12,7 +12,6 @@
 #include <linux/xarray.h>
 #include <linux/types.h>
 
-#include "engine.h"
 #include "mr_stats.h"
 #include "stats.h"
 #include <linux/swnic.h>
@@ -72,8 +71,6 @@ struct swnic_device {
 	u32 next_svc_id;		/* last service id given */
 	struct swnic_stats stats;	/* counters (stats.h), atomic */
 	struct swnic_mr_stats mr_stats;	/* MR counters, all domains (mr.h) */
-
-	struct swnic_engine engine;	/* data movement thread */
 
 	/* Endpoints by port (ep.c): RCU lookups, entries freed after a GP. */
 	struct xarray ports;

@@ -75,6 +75,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
 	swnic_trig_domain_init(dom);
+	swnic_engine_domain_init(dom);
 	dom->tgid = task_tgid_nr(current);
 	dom->uid = cred->euid;
 	get_task_comm(dom->comm, current);

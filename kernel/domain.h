@@ -12,6 +12,7 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
+#include "engine.h"
 #include "stats.h"
 #include "trig.h"
 
@@ -54,6 +55,7 @@ struct swnic_domain {
 	bool closed;
 	struct swnic_stats stats;	/* counters (stats.h), atomic */
 	struct swnic_trig_domain trig;	/* triggered work (trig.c) */
+	struct swnic_engine engine;	/* its engine endpoints' rounds */
 	/* MRs (mr.h): set at open, NULL once closed, freed after RCU */
 	struct swnic_mr_domain __rcu *mr;
 	struct rcu_head rcu;		/* frees after RCU lookups end */

@@ -2,14 +2,23 @@
 /*
  * The engine: scheduling and progress only. A doorbell progresses an
  * endpoint's rings (recv.c, then send.c) in the poster's context, or puts
- * the endpoint on the device's engine thread, which runs on the poster's
- * mm (SWNIC_EP_F_DB_ENGINE) with the NEED_WAKEUP protocol of
- * include/uapi/linux/swnic_queue.h between the thread and user space.
+ * the endpoint on its domain's engine (SWNIC_EP_F_DB_ENGINE), a work item
+ * on an unbound workqueue that runs on the poster's mm, with the
+ * NEED_WAKEUP protocol of include/uapi/linux/swnic_queue.h between it and
+ * user space.
+ *
+ * An engine per domain, not per device: what it runs may wait for memory
+ * out of reach (an owner, or a receiver, that keeps its mmap lock: up to
+ * SWNIC_FAULT_TIMEOUT per operation, copy.c). That wait then holds back
+ * the endpoints of the domain that posted the operation, as its own
+ * doorbell syscall would, and no other user's: each domain's work runs in
+ * a worker of its own, up to the workqueue's limit of active items.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
 #include <linux/memcontrol.h>
+#include <linux/workqueue.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 
@@ -24,6 +33,33 @@
 
 /* Polling rounds without work before an endpoint is put to sleep. */
 #define SWNIC_ENGINE_IDLE_ROUNDS	64
+
+static struct workqueue_struct *swnic_engine_wq;
+
+int swnic_engine_init(void)
+{
+	swnic_engine_wq = alloc_workqueue("swnic-engine", WQ_UNBOUND,
+					  WQ_UNBOUND_MAX_ACTIVE);
+	return swnic_engine_wq ? 0 : -ENOMEM;
+}
+
+/* Module exit: every domain is gone, so every item ran (holds a ref). */
+void swnic_engine_exit(void)
+{
+	destroy_workqueue(swnic_engine_wq);
+}
+
+/*
+ * Queue @dom's engine, for endpoints listed before: the item holds a
+ * domain reference until it ends. Queued while it runs, it runs once more
+ * after. The caller holds a reference too: the put here is never the last.
+ */
+static void swnic_engine_kick(struct swnic_domain *dom)
+{
+	swnic_domain_get(dom);
+	if (!queue_work(swnic_engine_wq, &dom->engine.work))
+		swnic_domain_put(dom);
+}
 
 /* Both rings, receives first so that sends to ourselves can match. */
 static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
@@ -71,7 +107,7 @@ static bool swnic_ep_engine_busy(struct swnic_ep *ep)
  */
 int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 {
-	struct swnic_engine *eng = &ep->dom->sdev->engine;
+	struct swnic_engine *eng = &ep->dom->engine;
 	int ret;
 
 	db->rq_done = 0;
@@ -86,17 +122,13 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 		swnic_ring_set_flags(&ep->sq, 0, SWNIC_RING_F_NEED_WAKEUP);
 		swnic_ring_kick(&ep->sq);
 		spin_lock(&eng->lock);
-		if (eng->task) {
-			if (!ep->engine_active) {
-				ep->engine_active = true;
-				list_add_tail(&ep->engine_node, &eng->eps);
-			}
-			wake_up_process(eng->task);
-			spin_unlock(&eng->lock);
-			return 0;
+		if (!ep->engine_active) {
+			ep->engine_active = true;
+			list_add_tail(&ep->engine_node, &eng->eps);
 		}
-		/* The device is being destroyed: progress inline. */
 		spin_unlock(&eng->lock);
+		swnic_engine_kick(ep->dom);
+		return 0;
 	}
 	ret = swnic_ep_process(ep, db);
 	return ret < 0 ? ret : 0;
@@ -105,7 +137,7 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 /* Take @ep off its engine's list; called once its fd is closed. */
 void swnic_engine_remove(struct swnic_ep *ep)
 {
-	struct swnic_engine *eng = &ep->dom->sdev->engine;
+	struct swnic_engine *eng = &ep->dom->engine;
 
 	spin_lock(&eng->lock);
 	if (ep->engine_active) {
@@ -119,7 +151,7 @@ void swnic_engine_remove(struct swnic_ep *ep)
  * One engine round on @ep, on its owner's mm and charging its owner's
  * memory cgroup: what the round allocates for the poster (GFP_ACCOUNT:
  * unexpected messages, ...) is the poster's, as in the syscall doorbell,
- * not the engine thread's (the root cgroup's). Return: entries consumed.
+ * not the worker's (the root cgroup's). Return: entries consumed.
  */
 static int swnic_engine_run_ep(struct swnic_ep *ep)
 {
@@ -173,24 +205,28 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
 	spin_unlock(&eng->lock);
 }
 
-static int swnic_engine_thread(void *arg)
+/*
+ * The domain's engine: rounds over its busy endpoints, round robin, until
+ * none is left (each is parked after SWNIC_ENGINE_IDLE_ROUNDS rounds of
+ * the engine without progress). A doorbell that lists an endpoint after
+ * the last look queues the item again.
+ */
+static void swnic_engine_work(struct work_struct *work)
 {
-	struct swnic_engine *eng = arg;
+	struct swnic_engine *eng = container_of(work, struct swnic_engine,
+						work);
+	struct swnic_domain *dom = container_of(eng, struct swnic_domain,
+						engine);
 	struct swnic_ep *ep;
 	unsigned int idle = 0;
 
-	while (!kthread_should_stop()) {
+	for (;;) {
 		spin_lock(&eng->lock);
 		ep = list_first_entry_or_null(&eng->eps, struct swnic_ep,
 					      engine_node);
 		if (!ep) {
-			set_current_state(TASK_INTERRUPTIBLE);
 			spin_unlock(&eng->lock);
-			if (!kthread_should_stop())
-				schedule();
-			__set_current_state(TASK_RUNNING);
-			idle = 0;
-			continue;
+			break;
 		}
 		/* Round robin: the next endpoint goes first next time. */
 		list_move_tail(&ep->engine_node, &eng->eps);
@@ -206,38 +242,15 @@ static int swnic_engine_thread(void *arg)
 		swnic_ep_put(ep);
 		cond_resched();
 	}
-	return 0;
+	/* May be the last reference: the domain goes, this item with it. */
+	swnic_domain_put(dom);
 }
 
-int swnic_engine_start(struct swnic_device *sdev)
+void swnic_engine_domain_init(struct swnic_domain *dom)
 {
-	struct swnic_engine *eng = &sdev->engine;
-	struct task_struct *task;
+	struct swnic_engine *eng = &dom->engine;
 
 	spin_lock_init(&eng->lock);
 	INIT_LIST_HEAD(&eng->eps);
-	task = kthread_run(swnic_engine_thread, eng, "swnic-%s", sdev->name);
-	if (IS_ERR(task))
-		return PTR_ERR(task);
-	eng->task = task;
-	return 0;
-}
-
-/* Stops the thread; endpoints left on the list progress inline. */
-void swnic_engine_stop(struct swnic_device *sdev)
-{
-	struct swnic_engine *eng = &sdev->engine;
-	struct swnic_ep *ep, *tmp;
-	struct task_struct *task;
-
-	spin_lock(&eng->lock);
-	task = eng->task;
-	eng->task = NULL;
-	list_for_each_entry_safe(ep, tmp, &eng->eps, engine_node) {
-		list_del_init(&ep->engine_node);
-		ep->engine_active = false;
-	}
-	spin_unlock(&eng->lock);
-	if (task)
-		kthread_stop(task);
+	INIT_WORK(&eng->work, swnic_engine_work);
 }

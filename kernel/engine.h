@@ -5,25 +5,28 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
-struct swnic_device;
+struct swnic_domain;
 struct swnic_ep;
 struct swnic_ep_doorbell;
-struct task_struct;
 
 /*
- * The per-device engine thread: it polls the rings of busy endpoints in
- * SWNIC_EP_F_DB_ENGINE mode, running on each endpoint's mm, and sleeps when
- * all are idle (after raising NEED_WAKEUP on their SQs).
+ * A domain's engine: a work item that polls the rings of the domain's busy
+ * endpoints in SWNIC_EP_F_DB_ENGINE mode, on the domain's mm, and ends when
+ * all are idle (after raising NEED_WAKEUP on their SQs). One per domain,
+ * so that an owner whose memory is out of reach holds back its own
+ * endpoints only, as in its own doorbell syscall.
  */
 struct swnic_engine {
-	struct task_struct *task;	/* NULL once stopped */
+	struct work_struct work;	/* queued holding a domain reference */
 	spinlock_t lock;		/* protects @eps and ep->engine_* */
 	struct list_head eps;		/* busy endpoints, round robin */
 };
 
-int swnic_engine_start(struct swnic_device *sdev);
-void swnic_engine_stop(struct swnic_device *sdev);
+int swnic_engine_init(void);
+void swnic_engine_exit(void);
+void swnic_engine_domain_init(struct swnic_domain *dom);
 
 int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db);
 void swnic_engine_remove(struct swnic_ep *ep);

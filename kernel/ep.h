@@ -57,7 +57,7 @@ struct swnic_pblock {
 
 /*
  * An endpoint: a send queue the kernel consumes in the poster's context
- * (doorbell syscall or the engine thread with the poster's mm), and a
+ * (doorbell syscall or its domain's engine on the poster's mm), and a
  * receive side others deliver into. Published in the host-wide port table
  * while its fd is open; lookups hold a reference.
  */
@@ -133,7 +133,7 @@ struct swnic_ep {
 	struct work_struct rq_work;
 	bool dead;			/* fd closed or owner exited: refused */
 
-	struct list_head engine_node;	/* on the device engine's list */
+	struct list_head engine_node;	/* on its domain engine's list */
 	bool engine_active;		/* on that list (engine lock) */
 
 	/* Statistics, under the lock of their side. */

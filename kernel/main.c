@@ -9,6 +9,7 @@
 
 #include "bind.h"
 #include "device.h"
+#include "engine.h"
 #include "mr.h"
 #include "nl_events.h"
 #include "trig.h"
@@ -62,6 +63,7 @@ static void __init swnic_abi_check(void)
  * unwinds the ones before it by the same calls in the same order.
  *
  *   swnic_trig_init()          swnic_trig_exit() (see swnic_exit())
+ *   swnic_engine_init()        swnic_engine_exit() (likewise)
  *   swnic_mr_init()            swnic_mr_exit()
  *   swnic_device_init()        swnic_device_exit()
  *   swnic_bind_init()          swnic_bind_exit()
@@ -83,9 +85,13 @@ static int __init swnic_init(void)
 	if (ret)
 		return ret;
 
-	ret = swnic_mr_init();
+	ret = swnic_engine_init();
 	if (ret)
 		goto err_trig;
+
+	ret = swnic_mr_init();
+	if (ret)
+		goto err_engine;
 
 	ret = swnic_device_init();
 	if (ret)
@@ -125,6 +131,8 @@ err_device:
 	swnic_device_exit();
 err_mr:
 	swnic_mr_exit();
+err_engine:
+	swnic_engine_exit();
 err_trig:
 	swnic_trig_exit();
 	return ret;
@@ -134,9 +142,12 @@ static void __exit swnic_exit(void)
 {
 	swnic_genl_exit();
 	/*
-	 * Out of order: every file is closed, so no triggered work can be
-	 * queued any more; what is queued runs (and drops its domain) now.
+	 * Out of order: every file is closed, so no engine round and no
+	 * triggered work can be queued any more; what is queued runs (and
+	 * drops its domain) now. Engines first: what an engine round
+	 * completes may queue triggered work, never the other way round.
 	 */
+	swnic_engine_exit();
 	swnic_trig_exit();
 	swnic_device_destroy_all();
 	swnic_udp_exit();

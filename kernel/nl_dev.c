@@ -230,7 +230,7 @@ int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	/*
-	 * Devices (minors, char devices, engine threads) are global: only the
+	 * Devices (minors, char devices) are global: only the
 	 * initial namespace's administrator makes them. A bound one is then
 	 * administered from its netdev's namespace too.
 	 */

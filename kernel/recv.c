@@ -74,7 +74,7 @@ static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
  * (another process's) is only tried: its owner may keep it as long as it
  * likes - a thread of it stuck in its own FUSE server's read under the
  * lock (a read of /proc/PID/mem), another queued behind it to write - and
- * the caller (a sender, the engine thread, a wire round) must not wait
+ * the caller (a sender, an engine, a wire round) must not wait
  * for that: -EAGAIN, and the caller tries again within its bound. So is
  * the source's, in a kernel thread that serves others too. Return: 0 or
  * -errno.

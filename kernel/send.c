@@ -3,7 +3,7 @@
  * The send side of an endpoint: consume its send queue - validate each
  * work request, hand it to the transport that reaches its destination
  * (transport.h), complete it (complete.c). In the poster's context: its
- * doorbell, or the engine thread on its mm.
+ * doorbell, or its domain's engine on its mm.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

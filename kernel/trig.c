@@ -8,7 +8,7 @@
  * of that list against the counter and moves what is met, in order, to the
  * domain's ready list. A work item runs the ready list: an SQE through the
  * endpoint's normal send path (send.c) on the poster's mm and memory
- * cgroup, as the engine thread does; counter work by updating its target.
+ * cgroup, as the engine does; counter work by updating its target.
  *
  * A triggered receive (SWNIC_IOCTL_TRIG_RECV) waits the same way, holding
  * a slot of the endpoint's receive CQ, and is posted to the endpoint by

@@ -1976,10 +1976,10 @@ static struct net *swnic_udp_get_net(struct swnic_device *sdev)
  * Pin the poster's buffer: the source a request's packets are made from
  * later, or where a read's data lands (@gup_flags FOLL_WRITE) - in the
  * worker, which must never fault or take the poster's mmap lock. In the
- * device's engine thread, which serves other users too, a page that the
- * poster's userfaultfd or FUSE server holds back is a fault, not a wait
- * (swnic_pin_user_nowait()); in the poster's own call the fast pin may
- * wait for it, as the poster's own fault would.
+ * domain's engine, a kernel worker that must not wait for user space, a
+ * page that the poster's userfaultfd or FUSE server holds back is a
+ * fault, not a wait (swnic_pin_user_nowait()); in the poster's own call
+ * the fast pin may wait for it, as the poster's own fault would.
  */
 static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 			   unsigned int gup_flags)

@@ -65,8 +65,8 @@ static void swnic_params_init(void)
 			"(default: %zu)", swnic_params.recv_reg_min);
 
 	fi_param_define(&swnic_prov, "doorbell_engine", FI_PARAM_BOOL,
-			"Endpoints ring the doorbell through the device's "
-			"engine thread, which polls their queues and needs a "
+			"Endpoints ring the doorbell through their domain's "
+			"kernel engine, which polls their queues and needs a "
 			"syscall only after it went idle, instead of a syscall "
 			"that moves the data in the caller's context on every "
 			"post (default: %d)", swnic_params.doorbell_engine);

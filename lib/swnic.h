@@ -95,7 +95,7 @@ struct swnic_params {
 	int mr_cache;		/* enable the registration cache */
 	size_t mr_cache_max;	/* cached, unused registrations kept */
 	size_t recv_reg_min;	/* receives from this size register (0: no) */
-	int doorbell_engine;	/* endpoints use the kernel's engine thread */
+	int doorbell_engine;	/* endpoints use their domain's engine */
 	int remote_comm;	/* claim FI_REMOTE_COMM (one-host jobs) */
 	int busy_poll;		/* an empty CQ read polls the wire (opt-in) */
 	int copy_help;		/* an empty CQ read helps a large copy */

@@ -713,7 +713,7 @@ TEST_F(ep, buffers_across_two_mappings)
 	across_two_mappings(_metadata, self);
 }
 
-/* The engine thread pins a wire send's pages one mapping at a time. */
+/* The engine pins a wire send's pages one mapping at a time. */
 TEST_F(ep_engine, buffers_across_two_mappings)
 {
 	across_two_mappings(_metadata, &self->d);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel memory a process makes swnic allocate is charged to its memory
- * cgroup: rings, counters and shared AVs at creation, and what the engine thread
+ * cgroup: rings, counters and shared AVs at creation, and what its engine
  * allocates on its behalf (unexpected messages of an engine-mode sender),
  * so a container cannot exhaust the host's memory through the device.
  *

@@ -26,10 +26,11 @@
  * Doorbells. After producing SQ/RQ entries user space makes them visible to
  * the kernel. In SWNIC_EP_F_DB_SYSCALL mode (default) it calls
  * SWNIC_IOCTL_EP_DOORBELL on the endpoint's fd, which consumes the rings in
- * the caller's context. In SWNIC_EP_F_DB_ENGINE mode the device's engine
- * thread polls the rings of busy endpoints; when it goes idle it sets
- * SWNIC_RING_F_NEED_WAKEUP in the SQ's flags word and user space must then
- * call the doorbell once to wake it.
+ * the caller's context. In SWNIC_EP_F_DB_ENGINE mode the engine of the
+ * endpoint's domain (a kernel worker, one per domain) polls the rings of
+ * its busy endpoints; when it goes idle it sets SWNIC_RING_F_NEED_WAKEUP
+ * in the SQ's flags word and user space must then call the doorbell once
+ * to wake it.
  *
  * Lazy receive queue. An RQ whose flags word has SWNIC_RING_F_LAZY is also
  * consumed by any sender delivering to the endpoint, before it matches, so
@@ -188,7 +189,7 @@ struct swnic_cntr_create {
 
 /* struct swnic_ep_create.flags */
 #define SWNIC_EP_F_DB_SYSCALL	(1U << 0)	/* doorbell consumes inline */
-#define SWNIC_EP_F_DB_ENGINE	(1U << 1)	/* engine thread polls */
+#define SWNIC_EP_F_DB_ENGINE	(1U << 1)	/* the domain's engine polls */
 #define SWNIC_EP_F_RM_ENABLED	(1U << 2)	/* never overrun: EAGAIN */
 /*
  * SWNIC_FEAT_SRX: a shared receive context, not an endpoint: it has an RQ
