@@ -97,6 +97,13 @@ CONFIG_NET_SCH_INGRESS=m
 CONFIG_NET_CLS_U32=m
 CONFIG_NET_CLS_ACT=y
 CONFIG_NET_ACT_GACT=m
+# sec_boundary: FUSE servers that never answer (the pages of a receiver,
+# the keeper of an mmap lock); prov_ep, dp_queue: cpu.max holds a sender
+# back.
+CONFIG_FUSE_FS=y
+CONFIG_CGROUP_SCHED=y
+CONFIG_FAIR_GROUP_SCHED=y
+CONFIG_CFS_BANDWIDTH=y
 CONFIG_DEBUG_FS=y
 CONFIG_FTRACE=y
 CONFIG_KALLSYMS_ALL=y
