@@ -3,11 +3,12 @@
  * Provider data path through the public libfabric API: RDM endpoints over
  * the kernel's rings - sends, tagged sends, injects, remote CQ data,
  * readfrom, truncation, multi-receive, selective completion, counters, RMA
- * through registered memory, buffers across two mappings (also through the
- * engine doorbell, fixture ep_engine), and a peer in another process. The receiving
- * (target) side b, its MRs and counters are the peer's (prov_open_peer()):
- * another host's when SWNIC_PROV_PEER_NETNS names one, so every transfer
- * crosses the wire; the same domain in-host.
+ * through registered memory, buffers across two mappings and RMA into an
+ * on-demand MR a userfaultfd holds back (both also through the engine
+ * doorbell, fixture ep_engine), and a peer in another process. The
+ * receiving (target) side b, its MRs and counters are the peer's
+ * (prov_open_peer()): another host's when SWNIC_PROV_PEER_NETNS names one,
+ * so every transfer crosses the wire; the same domain in-host.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@
 #include "prov_util.h"
 #include "gauge_util.h"
 #include "cpu_util.h"
+#include "uffd_util.h"
 
 struct side {
 	struct fid_ep *ep;
@@ -575,43 +577,57 @@ out:
 }
 
 /*
- * @pages pages at one address, two mappings: a memfd's pages (the first
- * half, rounded up) then anonymous memory. Neither is touched: the
+ * A span: @pages pages at one address, two mappings - a memfd's pages (the
+ * first half, rounded up) then anonymous memory. Neither is touched: the
  * kernel's first access faults each in.
  */
-static unsigned char *two_mappings(size_t pages, int *fd, size_t *file_len)
+struct span {
+	unsigned char *p;
+	size_t pages, file_len;
+	int fd;
+};
+
+static int span_open(struct span *sp, size_t pages)
 {
 	size_t psz = getpagesize();
-	unsigned char *p;
 
-	*file_len = (pages + 1) / 2 * psz;
-	*fd = memfd_create("swnic-span", MFD_CLOEXEC);
-	if (*fd < 0 || ftruncate(*fd, *file_len))
-		return NULL;
-	p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mmap(p, *file_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 *fd, 0) != p)
-		return NULL;
-	return p;
+	*sp = (struct span){ .pages = pages, .fd = -1, .p = MAP_FAILED,
+			     .file_len = (pages + 1) / 2 * psz };
+	sp->fd = memfd_create("swnic-span", MFD_CLOEXEC);
+	if (sp->fd < 0 || ftruncate(sp->fd, sp->file_len))
+		return -1;
+	sp->p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (sp->p == MAP_FAILED)
+		return -1;
+	if (mmap(sp->p, sp->file_len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, sp->fd, 0) != sp->p)
+		return -1;
+	return 0;
+}
+
+static void span_close(struct span *sp)
+{
+	if (sp->p != MAP_FAILED)
+		munmap(sp->p, sp->pages * getpagesize());
+	if (sp->fd >= 0)
+		close(sp->fd);
 }
 
 /*
- * Fill @len bytes at @off of a two_mappings() region: its file part with
- * pwrite() (page cache only, still unmapped here), the rest in place.
+ * Fill @len bytes at @off of a span: its file part with pwrite() (page
+ * cache only, still unmapped here), the rest in place.
  */
-static void fill_span(unsigned char *p, int fd, size_t file_len, size_t off,
-		      const unsigned char *src, size_t len)
+static void span_fill(struct span *sp, size_t off, const unsigned char *src,
+		      size_t len)
 {
-	size_t in_file = off < file_len ? file_len - off : 0;
+	size_t in_file = off < sp->file_len ? sp->file_len - off : 0;
 
 	if (in_file > len)
 		in_file = len;
-	if (in_file && pwrite(fd, src, in_file, off) != (ssize_t)in_file)
-		memset(p + off, 0, len);	/* the memcmp() will say */
-	memcpy(p + off + in_file, src + in_file, len - in_file);
+	if (in_file && pwrite(sp->fd, src, in_file, off) != (ssize_t)in_file)
+		memset(sp->p + off, 0, len);	/* the memcmp() will say */
+	memcpy(sp->p + off + in_file, src + in_file, len - in_file);
 }
 
 /*
@@ -632,28 +648,28 @@ static void across_two_mappings(struct __test_metadata *_metadata,
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		size_t pages = sizes[k], len = pages * psz - 200;
-		size_t flen_s, flen_d, flen_r, flen_t;
-		int fd_s, fd_d, fd_r, fd_t;
-		unsigned char *s = two_mappings(pages, &fd_s, &flen_s);
-		unsigned char *d = two_mappings(pages, &fd_d, &flen_d);
-		unsigned char *r = two_mappings(pages, &fd_r, &flen_r);
-		unsigned char *t = two_mappings(pages, &fd_t, &flen_t);
-		unsigned char *want = malloc(len);
+		/* source, destination, read destination, RMA target */
+		struct span sp[4];
+		unsigned char *s, *d, *r, *t, *want = malloc(len);
 		struct fi_cq_tagged_entry e;
 		struct fid_mr *mr;
 		uint64_t key;
 
-		ASSERT_NE(NULL, s);
-		ASSERT_NE(NULL, d);
-		ASSERT_NE(NULL, r);
-		ASSERT_NE(NULL, t);
 		ASSERT_NE(NULL, want);
+		for (int i = 0; i < 4; i++) {
+			ASSERT_EQ(0, span_open(&sp[i], pages))
+				TH_LOG("span %d: %s", i, strerror(errno));
+		}
+		s = sp[0].p;
+		d = sp[1].p;
+		r = sp[2].p;
+		t = sp[3].p;
 
 		for (int round = 0; round < 3; round++) {
 			for (size_t i = 0; i < len; i++)
 				want[i] = (unsigned char)(i * 13 + round +
 							  (i >> 12));
-			fill_span(s, fd_s, flen_s, 100, want, len);
+			span_fill(&sp[0], 100, want, len);
 			ASSERT_EQ(0, fi_recv(self->b.ep, d + 100, len, NULL,
 					     FI_ADDR_UNSPEC, NULL));
 			ASSERT_EQ(0, fi_send(self->a.ep, s + 100, len, NULL,
@@ -683,7 +699,7 @@ static void across_two_mappings(struct __test_metadata *_metadata,
 
 		for (size_t i = 0; i < len; i++)
 			want[i] = (unsigned char)(i * 7 + 5 + (i >> 12));
-		fill_span(t, fd_t, flen_t, 100, want, len);
+		span_fill(&sp[3], 100, want, len);
 		ASSERT_EQ(0, fi_read(self->a.ep, r + 100, len, NULL,
 				     self->a.peer, rma_addr(self->info, t,
 							    t + 100),
@@ -697,14 +713,8 @@ static void across_two_mappings(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, fi_close(&mr->fid));
 
 		free(want);
-		munmap(s, pages * psz);
-		munmap(d, pages * psz);
-		munmap(r, pages * psz);
-		munmap(t, pages * psz);
-		close(fd_s);
-		close(fd_d);
-		close(fd_r);
-		close(fd_t);
+		for (int i = 0; i < 4; i++)
+			span_close(&sp[i]);
 	}
 }
 
@@ -890,6 +900,113 @@ TEST_F(ep, rma_write_read_with_keys)
 			      NULL));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e, NULL));
 	fi_close(&mr->fid);
+}
+
+/* The error completion of the next operation of @cq: its err. */
+static int cq_err(struct fid_cq *cq)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = { 0 };
+
+	if (cq_get(cq, &e, NULL) != -FI_EAVAIL)
+		return -1;
+	if (fi_cq_readerr(cq, &err, 0) != 1)
+		return -2;
+	return err.err;
+}
+
+/*
+ * An on-demand (ODP) target MR whose second page a userfaultfd nobody
+ * serves holds back. The kernel faults a target's pages in as an RMA
+ * reaches them (in-host in the initiator's call or its domain's engine,
+ * across the wire in a round that holds its namespace's wire) and never
+ * waits for a userfaultfd: an RMA that reaches the held page is a fault
+ * at once (FI_EFAULT), one that stays on the page that is there goes
+ * through, and so does a send after them. Once the page is served, the
+ * write that failed goes through.
+ */
+static void odp_page_held(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ep) *self)
+{
+	struct fi_swnic_ops_domain *ops = prov_ext(self->peer.domain);
+	size_t psz = getpagesize();
+	struct fi_cq_tagged_entry e;
+	struct fi_mr_attr attr;
+	struct iovec iov;
+	struct fid_mr *mr;
+	char *t, *local, c = 0;
+	uint64_t key;
+	int uffd;
+
+	if (!prov_feature(self->peer.domain, SWNIC_FEAT_MR_ODP))
+		SKIP(return, "the kernel has no on-demand registration");
+	uffd = uffd_half_held(&t);
+	if (uffd < 0 && !t)
+		SKIP(return, "no userfaultfd: %s", strerror(-uffd));
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(-uffd));
+	local = malloc(2 * psz);
+	ASSERT_NE(NULL, local);
+	memset(local, 'w', 2 * psz);
+	iov = (struct iovec){ .iov_base = t, .iov_len = 2 * psz };
+	attr = (struct fi_mr_attr){ .mr_iov = &iov, .iov_count = 1,
+				    .access = FI_REMOTE_READ |
+					      FI_REMOTE_WRITE };
+	ASSERT_EQ(0, ops->mr_regattr(self->peer.domain, &attr, 0,
+				     FI_SWNIC_MR_ODP, &mr));
+	key = fi_mr_key(mr);
+
+	/* Across both pages, and on the held one only: faults. */
+	ASSERT_EQ(0, fi_write(self->a.ep, local, 2 * psz, NULL, self->a.peer,
+			      rma_addr(self->info, t, t), key, NULL));
+	EXPECT_EQ(FI_EFAULT, cq_err(self->a.cq)) TH_LOG("write");
+	ASSERT_EQ(0, fi_read(self->a.ep, local, 8, NULL, self->a.peer,
+			     rma_addr(self->info, t, t + psz), key, NULL));
+	EXPECT_EQ(FI_EFAULT, cq_err(self->a.cq)) TH_LOG("read");
+	EXPECT_EQ('w', local[0]);
+
+	/* The page that is there. */
+	memset(local, 'x', psz);
+	ASSERT_EQ(0, fi_write(self->a.ep, local, psz, NULL, self->a.peer,
+			      rma_addr(self->info, t, t), key, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ('x', t[0]);
+	EXPECT_EQ('x', t[psz - 1]);
+	t[10] = 'R';
+	ASSERT_EQ(0, fi_read(self->a.ep, local + psz, 16, NULL, self->a.peer,
+			     rma_addr(self->info, t, t), key, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ('R', local[psz + 10]);
+
+	/* A send between the two goes on. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, &c, 1, NULL, FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, "s", 1, NULL, self->a.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ('s', c);
+
+	/* Served: the write that failed goes through. */
+	ASSERT_EQ(0, uffd_serve(uffd, t));
+	memset(local, 'y', 2 * psz);
+	ASSERT_EQ(0, fi_write(self->a.ep, local, 2 * psz, NULL, self->a.peer,
+			      rma_addr(self->info, t, t), key, NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ(0, memcmp(local, t, 2 * psz));
+
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	close(uffd);
+	munmap(t, 2 * psz);
+	free(local);
+}
+
+TEST_F(ep, rma_into_odp_page_held_by_userfaultfd)
+{
+	odp_page_held(_metadata, self);
+}
+
+/* In-host, the engine, a kernel worker, reaches the target's pages. */
+TEST_F(ep_engine, rma_into_odp_page_held_by_userfaultfd)
+{
+	odp_page_held(_metadata, &self->d);
 }
 
 /*

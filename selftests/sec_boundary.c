@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,6 +34,7 @@
 #include "gauge_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
+#include "uffd_util.h"
 #include <linux/swnic_netlink.h>
 
 #define DEV_PATH	"/dev/swnic0"
@@ -620,53 +620,6 @@ static bool done_in_time(void *(*fn)(void *), void *arg,
 		return false;
 	pthread_join(th, NULL);
 	return true;
-}
-
-/*
- * A hostile process's buffer of two pages: page 0 is there, filled with
- * 'h'; page 1 is held back by a userfaultfd nobody serves (uffd_serve()
- * gives it, zeroed). Return: the userfaultfd, with *@buf set; or -errno,
- * with *@buf NULL if there is no userfaultfd here (the test skips), else
- * MAP_FAILED.
- */
-static int uffd_half_held(char **buf)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	int uffd, err;
-
-	*buf = NULL;
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0)
-		return -errno;
-	*buf = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*buf == MAP_FAILED || ioctl(uffd, UFFDIO_API, &api))
-		goto err;
-	memset(*buf, 'h', PAGE);
-	reg.range.start = (uintptr_t)*buf + PAGE;
-	reg.range.len = PAGE;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
-		goto err;
-	return uffd;
-err:
-	err = -errno;
-	if (*buf != MAP_FAILED)
-		munmap(*buf, 2 * PAGE);
-	*buf = MAP_FAILED;
-	close(uffd);
-	return err;
-}
-
-/* Page 1 of a uffd_half_held() buffer comes, zeroed. */
-static int uffd_serve(int uffd, char *buf)
-{
-	struct uffdio_zeropage zp = {
-		.range = { .start = (uintptr_t)buf + PAGE, .len = PAGE },
-	};
-
-	return ioctl(uffd, UFFDIO_ZEROPAGE, &zp);
 }
 
 /*
