@@ -12,7 +12,8 @@
  * domain's engine, which still maps an initiator's memory that is only
  * not mapped yet; nor does a receiver whose memory a FUSE server never
  * reads in, or one that keeps its mmap lock (and another domain's engine
- * goes on meanwhile).
+ * goes on meanwhile), on this host or on another across the wire (whose
+ * rounds leave it to a later one).
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -1313,6 +1314,22 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 
 /* ---- 8: a process that keeps its mmap lock holds back no one --------- */
 
+/* Move this thread into the network namespace at @path (NULL: stay). */
+static int enter_netns(const char *path)
+{
+	int fd, ret = 0;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 struct mem_read {
 	int fd;
 	off_t at;
@@ -1354,6 +1371,7 @@ struct keeper_msg {
 	int stalled;			/* 1: its lock is kept */
 	char dir[64];			/* its FUSE mount, to end the stall */
 	int err[2];			/* its two receives' errors */
+	uint64_t odp_addr, odp_key;	/* its on-demand MR, not there yet */
 };
 
 /*
@@ -1368,9 +1386,10 @@ struct keeper_msg {
  * byte (the test has forced its FUSE mount off, which fails the read) it
  * reports what became of its receives.
  */
-static void mmap_lock_keeper(int in, int out)
+static void mmap_lock_keeper(int in, int out, const char *netns,
+			     const char *dev)
 {
-	int d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	int d = enter_netns(netns) ? -1 : open(dev, O_RDWR | O_CLOEXEC);
 	struct keeper_msg m = { 0 };
 	volatile int mapped = 0;
 	struct mem_read mr = { 0 };
@@ -1380,14 +1399,20 @@ static void mmap_lock_keeper(int in, int out)
 	struct fuse_stall fs;
 	struct swnic_rqe rq;
 	struct swnic_cqe e;
-	char *dst, *stall, c;
+	char *dst, *odp, *stall, c;
 	int i, ffd;
 
 	dst = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (d < 0 || dst == MAP_FAILED || t_cq_create(d, 16, &cq) ||
-	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v))
+	odp = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d < 0 || dst == MAP_FAILED || odp == MAP_FAILED ||
+	    t_cq_create(d, 16, &cq) ||
+	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v) ||
+	    mr_reg(d, odp, 2 * PAGE, SWNIC_MR_ACCESS_REMOTE_WRITE,
+		   SWNIC_MR_REG_ODP | SWNIC_MR_REG_VIRT_ADDR, &m.odp_key, NULL))
 		_exit(2);
+	m.odp_addr = (uintptr_t)odp;
 	for (i = 0; i < 2; i++) {
 		rq = t_recv(dst + i * PAGE, PAGE, 1 + i);
 		if (t_ring_push(&v.rq, &rq))
@@ -1486,7 +1511,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		mmap_lock_keeper(to_k[0], from_k[1]);
+		mmap_lock_keeper(to_k[0], from_k[1], NULL, DEV_PATH);
 	pf.fd = from_k[0];
 	if (poll(&pf, 1, 20000) != 1 ||
 	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
@@ -1547,14 +1572,14 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		EXPECT_EQ(0, t_doorbell(&b, NULL));
 		EXPECT_EQ(0, t_cq_wait(&cb, &e, 10000))
 			TH_LOG("the bystander's engine send waits");
-		before = !t_cq_pop(&cq[1], &e);
+		before = !t_cq_pop(&cq[1], &ts[1].e);
 		EXPECT_TRUE(before)
 			TH_LOG("the waiting send completed before the bystander's");
 		if (before)
-			in_time[1] = !t_cq_wait(&cq[1], &e, 20000);
+			in_time[1] = !t_cq_wait(&cq[1], &ts[1].e, 20000);
 		else
 			in_time[1] = true;
-		EXPECT_EQ(1, e.context);
+		EXPECT_EQ(1, ts[1].e.context);
 		EXPECT_EQ(0, t_cq_wait(&cq[0], &e, 5000));
 		EXPECT_EQ(2, e.context);
 		EXPECT_EQ('b', got);
@@ -1581,8 +1606,10 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		if (!in_time[i])
 			break;
 		EXPECT_EQ(0, ts[i].ret);
-		/* The receive it could not reach is the fault. */
+		/* The receive it could not reach is the fault, and the send. */
 		EXPECT_EQ(EFAULT, m.err[i]) TH_LOG("receive %d", i);
+		EXPECT_TRUE(ts[i].e.flags & SWNIC_CQE_ERROR) TH_LOG("send %d", i);
+		EXPECT_EQ(EFAULT, ts[i].e.err) TH_LOG("send %d", i);
 	}
 
 	for (i = 0; i < 2; i++) {
@@ -1598,6 +1625,201 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	close(to_k[1]);
 	close(from_k[0]);
 	close(from_k[1]);
+}
+
+/*
+ * The same receiver on another host (a network namespace of the test's
+ * own, joined by veth), across the wire. A message to it is placed in a
+ * round of that host's wire, which must not wait for the keeper's lock:
+ * the round leaves the message to a later one (the wire's fault_waits)
+ * and, after SWNIC_FAULT_TIMEOUT, the receive is a fault. So for an RMA
+ * write into the keeper's on-demand MR, whose pages are not there yet:
+ * the write is a fault (EFAULT at the initiator). Meanwhile that wire
+ * serves everyone else: a bystander's byte from this host to another
+ * endpoint over there - through the same peer context, behind the
+ * waiting messages - arrives and completes first. Once the lock is free,
+ * the keeper's next receive takes the next message.
+ */
+#define KW_NS "/run/netns/swnickw"
+#define KW_CLEANUP "ip netns exec swnickw swnic dev del swnickwb force; " \
+	"swnic dev del swnickwa force; ip link del swkw0; " \
+	"ip netns del swnickw"
+/* A device whose namespace went first is back in init_net. */
+#define KW_SETUP "{ " KW_CLEANUP "; swnic dev del swnickwb force; } " \
+	">/dev/null 2>&1; " \
+	"ip netns add swnickw && " \
+	"ip link add swkw0 type veth peer name swkw1 && " \
+	"ip link set swkw1 netns swnickw && " \
+	"ip addr add 10.87.0.1/24 dev swkw0 && ip link set swkw0 up && " \
+	"ip -n swnickw addr add 10.87.0.2/24 dev swkw1 && " \
+	"ip -n swnickw link set swkw1 up && ip -n swnickw link set lo up && " \
+	"swnic dev add swnickwa netdev swkw0 && " \
+	"ip netns exec swnickw swnic dev add swnickwb netdev swkw1"
+#define KW_FAULT_WAITS "ip netns exec swnickw swnic -j peer show | " \
+	"jq -e '.[] | select(.peer == \"*\") | .counters.fault_waits > 0'"
+
+/* Open @dev from the network namespace at @ns (this thread comes back). */
+static int open_in_netns(const char *ns, const char *dev)
+{
+	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int fd = -1;
+
+	if (home < 0)
+		return -1;
+	if (!enter_netns(ns))
+		fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (setns(home, CLONE_NEWNET))
+		abort();	/* never go on in the wrong namespace */
+	close(home);
+	return fd;
+}
+
+TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
+{
+	int to_k[2], from_k[2], da, dc, dw, st, i, n = 0;
+	struct t_cq ca = { 0 }, cc = { 0 }, cw = { 0 };
+	struct t_ep a = { 0 }, c = { 0 }, w = { 0 }, v = { 0 };
+	struct pollfd pf = { .events = POLLIN };
+	struct keeper_msg m = { 0 };
+	struct swnic_cqe e, done[2] = { 0 };
+	bool first = false;
+	char dir[64], *buf, got = 0;
+	struct swnic_sqe s;
+	struct swnic_rqe rq;
+	pid_t pid;
+
+	if (run(KW_SETUP " >/dev/null 2>&1")) {
+		run(KW_CLEANUP " >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	/* Here the sender a and the bystander's sender c; there w. */
+	da = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
+	dc = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
+	dw = open_in_netns(KW_NS, "/dev/swnickwb");
+	ASSERT_LE(0, da);
+	ASSERT_LE(0, dc);
+	ASSERT_LE(0, dw);
+	ASSERT_EQ(0, t_cq_create(da, 16, &ca));
+	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
+	ASSERT_EQ(0, t_cq_create(dw, 16, &cw));
+	ASSERT_EQ(0, t_ep_create(da, &ca, &ca, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &a));
+	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &c));
+	ASSERT_EQ(0, t_ep_create(dw, &cw, &cw, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &w));
+	rq = t_recv(&got, 1, 7);
+	ASSERT_EQ(0, t_ring_push(&w.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&w, NULL));
+	buf = malloc(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', PAGE);
+
+	ASSERT_EQ(0, pipe(to_k));
+	ASSERT_EQ(0, pipe(from_k));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		mmap_lock_keeper(to_k[0], from_k[1], KW_NS, "/dev/swnickwb");
+	pf.fd = from_k[0];
+	if (poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(goto out, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
+	}
+	v.addr = m.addr;
+	v.port = m.port;
+	EXPECT_NE(v.addr, a.addr) TH_LOG("the keeper is not on another host");
+
+	/* The keeper keeps its lock. */
+	snprintf(dir, sizeof(dir), "%s", m.dir);
+	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (m.stalled == 1) {
+		/* A page into its receive, 8 bytes into its ODP MR. */
+		s = t_send(buf, PAGE, &v, 1);
+		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+		s = t_send(buf, 8, &v, 2);
+		s.opcode = SWNIC_OP_WRITE;
+		s.raddr = m.odp_addr;
+		s.rkey = m.odp_key;
+		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+		EXPECT_EQ(0, t_doorbell(&a, NULL));
+		usleep(300000);
+		/* The bystander's byte over there, while those wait. */
+		s = t_send("b", 1, &w, 3);
+		EXPECT_EQ(0, t_ring_push(&c.sq, &s));
+		EXPECT_EQ(0, t_doorbell(&c, NULL));
+		EXPECT_EQ(0, t_cq_wait(&cc, &e, 10000))
+			TH_LOG("the bystander's send waits for the keeper");
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		EXPECT_EQ(0, t_cq_wait(&cw, &e, 5000));
+		EXPECT_EQ(7, e.context);
+		EXPECT_EQ('b', got);
+		first = !t_cq_pop(&ca, &done[0]);
+		EXPECT_TRUE(first)
+			TH_LOG("a message to the keeper completed before the bystander's");
+		n = !first;
+		/* Then the two to the keeper, each after its bound. */
+		for (; n < 2 && !t_cq_wait(&ca, &done[n], 20000); n++)
+			;
+		EXPECT_EQ(2, n) TH_LOG("a message to the keeper never completes");
+		EXPECT_EQ(0, run(KW_FAULT_WAITS " >/dev/null"))
+			TH_LOG("no round left a message to a later one");
+	}
+
+	/*
+	 * The stall ends: a forced unmount aborts the FUSE connection. The
+	 * keeper's next receive takes the next message.
+	 */
+	umount2(dir, MNT_FORCE);
+	s = t_send("n", 1, &v, 4);
+	EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&a, NULL));
+	m.err[0] = m.err[1] = -2;
+	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+
+	EXPECT_EQ(EFAULT, m.err[0]) TH_LOG("the receive the lock kept");
+	EXPECT_EQ(0, m.err[1]) TH_LOG("the receive after the lock");
+	/* Neither was placed: both are faults, as on one host. */
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(1 + i, done[i].context);
+		EXPECT_TRUE(done[i].flags & SWNIC_CQE_ERROR)
+			TH_LOG("context %d", 1 + i);
+		EXPECT_EQ(EFAULT, done[i].err) TH_LOG("context %d", 1 + i);
+	}
+	EXPECT_EQ(0, t_cq_wait(&ca, &e, 10000));
+	EXPECT_EQ(4, e.context);
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+
+out:
+	t_ep_destroy(&a);
+	t_ep_destroy(&c);
+	t_ep_destroy(&w);
+	cq_close(&ca);
+	cq_close(&cc);
+	cq_close(&cw);
+	close(da);
+	close(dc);
+	close(dw);
+	free(buf);
+	close(to_k[0]);
+	close(to_k[1]);
+	close(from_k[0]);
+	close(from_k[1]);
+	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 TEST_HARNESS_MAIN
