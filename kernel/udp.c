@@ -52,6 +52,7 @@
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -2594,6 +2595,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 			  struct swnic_peer *p, struct swnic_rxmsg *rm)
 {
 	const struct swnic_wire_msg *m = &rm->m;
+	struct mem_cgroup *memcg, *old_memcg;
 	struct swnic_txmsg *tm;
 	struct swnic_ep *dst = NULL;
 	u32 mr_key = 0;
@@ -2609,6 +2611,16 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	if (err)
 		goto answer;
 
+	/*
+	 * What the request makes the kernel keep for the target (an
+	 * unexpected message, the receive it takes from its RQ) is charged
+	 * to the target's owner, as a socket's receive memory is to the
+	 * socket's: not to whichever task runs the round - an inline
+	 * section's or a busy poller's, another user's maybe - nor to none
+	 * (the worker's).
+	 */
+	memcg = get_mem_cgroup_from_mm(dst->dom->mm);
+	old_memcg = set_active_memcg(memcg);
 	switch (m->opcode) {
 	case SWNIC_OP_SEND:
 	case SWNIC_OP_TSEND:
@@ -2642,6 +2654,8 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	default:
 		err = -EOPNOTSUPP;
 	}
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 	if (dst)
 		swnic_ep_put(dst);
 	/*

@@ -4,11 +4,14 @@
  * cgroup: rings, counters and shared AVs at creation, and what its engine
  * allocates on its behalf (unexpected messages of an engine-mode sender),
  * so a container cannot exhaust the host's memory through the device.
+ * What another host's messages make the kernel keep is the receiver's,
+ * whichever task runs the wire's round.
  *
  * Each test runs a child in a fresh cgroup (cgroup2, memory controller)
  * and compares its memory.current before and after.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -39,8 +42,8 @@ static long read_long(const char *path)
 	return n > 0 ? atol(buf) : -1;
 }
 
-/* Make a cgroup with the memory controller; return 0 or -errno. */
-static int cg_make(char *path, size_t size)
+/* Make cgroup @name with the memory controller; return 0 or -errno. */
+static int cg_make(char *path, size_t size, const char *name)
 {
 	struct statfs st;
 	int ret;
@@ -52,7 +55,7 @@ static int cg_make(char *path, size_t size)
 	ret = sys_write_str(CG_ROOT "/cgroup.subtree_control", "+memory");
 	if (ret)
 		return ret;
-	snprintf(path, size, CG_ROOT "/swnic-sec-%d", getpid());
+	snprintf(path, size, CG_ROOT "/swnic-sec-%d%s", getpid(), name);
 	rmdir(path);
 	return mkdir(path, 0755) ? -errno : 0;
 }
@@ -96,7 +99,7 @@ static int run_in_cgroup(child_fn fn, struct result *r, const char **why)
 		*why = "no " DEV_PATH " (module not loaded)";
 		return -1;
 	}
-	if (cg_make(cg, sizeof(cg))) {
+	if (cg_make(cg, sizeof(cg), "")) {
 		*why = "no cgroup2 memory controller";
 		return -1;
 	}
@@ -360,6 +363,204 @@ TEST_F(unexp, buffered_messages_are_charged_to_the_sender)
 	TH_LOG("buffered: %ld KiB, memory.current grew %ld KiB",
 	       r.expected / KIB, r.grown / KIB);
 	EXPECT_LE(r.expected * 9 / 10, r.grown);
+}
+
+/* ---- from another host ---------------------------------------------------- */
+
+/*
+ * Another host: a network namespace of the test's own, joined by veth, a
+ * device bound to each end (swnicma here, swnicmb there).
+ */
+#define WM_CLEANUP "ip netns exec swnicm swnic dev del swnicmb force; " \
+	"swnic dev del swnicma force; ip link del swm0; ip netns del swnicm"
+/* A device whose namespace went first is back in init_net. */
+#define WM_SETUP "{ " WM_CLEANUP "; swnic dev del swnicmb force; } " \
+	">/dev/null 2>&1; " \
+	"ip netns add swnicm && " \
+	"ip link add swm0 type veth peer name swm1 && " \
+	"ip link set swm1 netns swnicm && " \
+	"ip addr add 10.88.0.1/24 dev swm0 && ip link set swm0 up && " \
+	"ip -n swnicm addr add 10.88.0.2/24 dev swm1 && " \
+	"ip -n swnicm link set swm1 up && ip -n swnicm link set lo up && " \
+	"swnic dev add swnicma netdev swm0 && " \
+	"ip netns exec swnicm swnic dev add swnicmb netdev swm1"
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* What the receiver tells the test: its endpoint, or that it failed. */
+struct wire_rx {
+	uint32_t addr;
+	uint16_t port;
+	int err;
+};
+
+/*
+ * The receiver, in cgroup @cg on the other host: an endpoint that posts
+ * nothing, so every message is buffered as unexpected. It lives until
+ * the test writes to @in.
+ */
+static void wire_receiver(const char *cg, int in, int out)
+{
+	int ns = open("/run/netns/swnicm", O_RDONLY | O_CLOEXEC), dom = -1;
+	struct wire_rx w = { 0 };
+	struct t_cq cq = {};
+	struct t_ep rx = {};
+	char c;
+
+	if (cg_enter(cg) || ns < 0 || setns(ns, CLONE_NEWNET))
+		w.err = 1;
+	else if ((dom = open("/dev/swnicmb", O_RDWR | O_CLOEXEC)) < 0 ||
+		 t_cq_create(dom, 64, &cq) ||
+		 t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 64, &rx))
+		w.err = 2;
+	w.addr = rx.addr;
+	w.port = rx.port;
+	if (write(out, &w, sizeof(w)) != sizeof(w) || read(in, &c, 1) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static struct wire_rx wire_to;
+static unsigned int wire_n, wire_len;
+
+/*
+ * The sender, in a cgroup of its own on this host: wire_n messages of
+ * wire_len bytes to the receiver, each completed (the receiver's kernel
+ * buffered it and answered). Its own cgroup's growth meanwhile.
+ */
+static void wire_send(const char *cg, struct result *r)
+{
+	static char msg[64 * KIB];
+	int dom = open("/dev/swnicma", O_RDWR | O_CLOEXEC);
+	struct t_ep to = { .addr = wire_to.addr, .port = wire_to.port };
+	struct t_cq cq = {};
+	struct t_ep s = {};
+	struct swnic_cqe c;
+	unsigned int sent = 0, done = 0;
+	long before;
+
+	memset(msg, 'w', sizeof(msg));
+	if (dom < 0 || t_cq_create(dom, 64, &cq) ||
+	    t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 32, &s)) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	while (done < wire_n) {
+		while (sent < wire_n && sent - done < 32) {
+			struct swnic_sqe sqe = t_send(msg, wire_len, &to, sent);
+
+			if (t_ring_push(&s.sq, &sqe))
+				break;
+			sent++;
+		}
+		if (t_doorbell(&s, NULL)) {
+			r->err = 2;
+			return;
+		}
+		if (t_cq_wait(&cq, &c, 10000)) {
+			r->err = 3;
+			return;
+		}
+		if (c.flags & SWNIC_CQE_ERROR) {
+			r->err = 100 + c.err;
+			return;
+		}
+		done++;
+	}
+	r->grown = cg_current(cg) - before;
+}
+
+/*
+ * Messages from another host to a receiver that posted nothing are
+ * buffered by the receiver's kernel in a round of its wire, which runs
+ * in whichever task took the datagrams: the sender's own doorbell over
+ * veth (an inline section), a busy poller of any user, or the wire's
+ * worker. What they keep is charged to the receiver's cgroup (as a
+ * socket's receive memory is to its socket's), not to that task's
+ * (before: the sender's for small messages, which the sender's section
+ * took, and no one's for large ones, which the worker took).
+ */
+FIXTURE(wire)
+{
+};
+
+FIXTURE_VARIANT(wire)
+{
+	unsigned int n, len;
+};
+
+/* Small: the rounds run in the sender's doorbell. */
+FIXTURE_VARIANT_ADD(wire, small)
+{
+	.n = 512, .len = 2 * KIB,
+};
+
+/* Large: bursts past 32 KiB go to the wire's worker. */
+FIXTURE_VARIANT_ADD(wire, large)
+{
+	.n = 32, .len = 64 * KIB,
+};
+
+FIXTURE_SETUP(wire)
+{
+	if (access(DEV_PATH, R_OK | W_OK))
+		SKIP(return, "no " DEV_PATH " (module not loaded)");
+	if (run(WM_SETUP " >/dev/null 2>&1"))
+		SKIP(return, "cannot make a host of a network namespace");
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	run(WM_CLEANUP " >/dev/null 2>&1");
+}
+
+TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
+{
+	int to_r[2], from_r[2], st, ret;
+	const char *why = NULL;
+	long rx_before, rx_grown, want;
+	struct result r;
+	char cg[128];
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_make(cg, sizeof(cg), "-rx"))
+		TH_LOG("no cgroup2 memory controller");
+	ASSERT_EQ(0, pipe(to_r));
+	ASSERT_EQ(0, pipe(from_r));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		wire_receiver(cg, to_r[0], from_r[1]);
+	ASSERT_EQ(sizeof(wire_to), read(from_r[0], &wire_to, sizeof(wire_to)));
+	ASSERT_EQ(0, wire_to.err);
+
+	wire_n = variant->n;
+	wire_len = variant->len;
+	want = (long)wire_n * wire_len;
+	rx_before = cg_current(cg);
+	ret = run_in_cgroup(wire_send, &r, &why);
+	rx_grown = cg_current(cg) - rx_before;
+	EXPECT_EQ(0, ret) TH_LOG("%s", why ?: "");
+	EXPECT_EQ(0, r.err);
+	TH_LOG("buffered: %ld KiB; the receiver's cgroup grew %ld KiB, the sender's %ld KiB",
+	       want / KIB, rx_grown / KIB, r.grown / KIB);
+	EXPECT_LE(want * 9 / 10, rx_grown);
+	EXPECT_GT(want / 4, r.grown);
+
+	EXPECT_EQ(1, write(to_r[1], "x", 1));
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	close(to_r[0]);
+	close(to_r[1]);
+	close(from_r[0]);
+	close(from_r[1]);
+	rmdir(cg);
 }
 
 TEST_HARNESS_MAIN
