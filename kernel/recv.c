@@ -123,8 +123,46 @@ struct swnic_unexp {
 	struct swnic_ep *ep;
 	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
 	struct swnic_deferred notify;
-	u8 payload[];
+	u8 *payload;			/* @inl, or an allocation of its own */
+	u8 inl[];
 };
+
+/*
+ * An unexpected message of @len bytes: the payload after the header, or in
+ * an allocation of its own where two take less - a power-of-two payload
+ * with its header was rounded up to twice its size (a 64 KiB message took
+ * 128 KiB). Charged to the active memory cgroup (the sender's, or for the
+ * wire the target's).
+ */
+static struct swnic_unexp *swnic_unexp_alloc(u32 len)
+{
+	size_t one = struct_size_t(struct swnic_unexp, inl, len);
+	struct swnic_unexp *u;
+
+	if (kmalloc_size_roundup(one) <=
+	    kmalloc_size_roundup(sizeof(*u)) + kmalloc_size_roundup(len)) {
+		u = kmalloc(one, GFP_KERNEL_ACCOUNT);
+		if (u)
+			u->payload = u->inl;
+		return u;
+	}
+	u = kmalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return NULL;
+	u->payload = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	if (!u->payload) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+static void swnic_unexp_free(struct swnic_unexp *u)
+{
+	if (u->payload != u->inl)
+		kvfree(u->payload);
+	kfree(u);
+}
 
 /* The module-wide gauges of buffered unexpected messages. */
 static void swnic_recv_unexp_account(long msgs, long bytes)
@@ -494,7 +532,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	    sqe->len > SWNIC_UNEXP_MAX_BYTES - rx->unexp_bytes)
 		return -EAGAIN;
 	/* Charged to the sender's memory cgroup: it made the copy happen. */
-	u = kvmalloc(struct_size(u, payload, sqe->len), GFP_KERNEL_ACCOUNT);
+	u = swnic_unexp_alloc(sqe->len);
 	if (!u)
 		return -ENOMEM;
 	if (kbuf)
@@ -505,7 +543,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 		ret = copy_from_user_nofault(u->payload, usrc, sqe->len) ?
 		      -SWNIC_EFAULTIN : 0;
 	if (ret) {
-		kvfree(u);
+		swnic_unexp_free(u);
 		if (!hard && usrc) {
 			fault->src = usrc;
 			fault->src_len = sqe->len;
@@ -726,7 +764,7 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	u->ep->rx_ops++;
 	u->ep->rx_bytes += n;
 	swnic_complete_deferred(&u->notify, u->len, 0);
-	kvfree(u);
+	swnic_unexp_free(u);
 	recv->used += n;
 	swnic_recv_unexp_changed(ep);
 	return 0;
@@ -1096,7 +1134,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 		swnic_recv_unexp_account(-1, -(long)u->len);
 		/* The application got it and chose to drop it: delivered. */
 		swnic_complete_deferred(&u->notify, u->len, 0);
-		kvfree(u);
+		swnic_unexp_free(u);
 		swnic_recv_unexp_changed(ep);
 	} else if (p->flags & SWNIC_PEEK_CLAIM) {
 		u->claimed = true;
@@ -1128,7 +1166,7 @@ static void swnic_recv_flush_member(struct swnic_ep *ep)
 		rx->unexp_bytes -= u->len;
 		swnic_recv_unexp_account(-1, -(long)u->len);
 		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
-		kvfree(u);
+		swnic_unexp_free(u);
 	}
 	swnic_recv_unexp_changed(rx);
 	mutex_unlock(&rx->rx_lock);
@@ -1159,7 +1197,7 @@ void swnic_recv_flush(struct swnic_ep *ep)
 	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
 		/* Never to be received: a delivery-complete send fails. */
 		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
-		kvfree(u);
+		swnic_unexp_free(u);
 	}
 	kfree(ep->recv_spare);
 	ep->recv_spare = NULL;
