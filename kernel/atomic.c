@@ -389,6 +389,13 @@ static int swnic_atomic_page(void *ctx, struct page *page, unsigned int off,
 	return 0;
 }
 
+/* A walk that only reaches the pages (their faults are its work). */
+static int swnic_atomic_reach(void *ctx, struct page *page,
+			      unsigned int offset, unsigned int len)
+{
+	return 0;
+}
+
 /**
  * swnic_atomic_apply() - execute an atomic on a target's MR
  * @dom: the domain that owns the MR (the caller holds a reference)
@@ -399,7 +406,8 @@ static int swnic_atomic_page(void *ctx, struct page *page, unsigned int off,
  * Context: process (an ODP MR's pages may have to be faulted in).
  * Return: 0 or the initiator's error, from the MR checks as for RMA
  * (-ENOKEY, -EKEYREVOKED, -EACCES, -ERANGE, ODP faults). On an error
- * after the first element, the elements before it were applied.
+ * after the first element, the elements before it were applied; never
+ * on -SWNIC_EFAULTLATER (@a->round: try again later).
  */
 int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 		       const struct swnic_atomic *a)
@@ -423,6 +431,20 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 	    !(ref.mr->access & SWNIC_MR_ACCESS_REMOTE_READ)) {
 		ret = -EACCES;
 		goto out;
+	}
+	/*
+	 * A round never waits for the target's pages: all of them (two at
+	 * most, one ODP window) are reached before any element is applied,
+	 * or the atomic is left whole to a later round. Then they are taken
+	 * as they are: a page dropped again meanwhile is a fault.
+	 */
+	if (a->round) {
+		ref.round = true;
+		ref.last_try = a->last_try;
+		ret = swnic_mr_ref_walk(&ref, 0, len, swnic_atomic_reach, NULL);
+		if (ret)
+			goto out;
+		ref.last_try = true;
 	}
 	/*
 	 * Walk up to the end of the element that crosses the next page

@@ -25,6 +25,13 @@ struct swnic_atomic {
 	const u8 *operand;		/* count * size bytes (NULL: READ) */
 	const u8 *compare;		/* COMPARE: count * size bytes */
 	u8 *result;			/* FETCH/COMPARE: old values */
+	/*
+	 * A wire round's (struct swnic_mr_ref): an ODP target out of reach
+	 * is -SWNIC_EFAULTLATER, with nothing applied, or -EFAULT on the
+	 * last try. Never a wait.
+	 */
+	bool round;
+	bool last_try;
 };
 
 static inline bool swnic_atomic_opcode(u8 opcode)

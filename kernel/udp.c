@@ -366,6 +366,8 @@ struct swnic_txmsg {
 	struct swnic_ep *dst;
 	u32 auth_key;
 	u64 raddr, rkey;
+	/* READ_DATA: first time the MR's pages were out of reach, or 0 */
+	unsigned long fault_at;
 	u32 status;			/* STATUS: positive errno */
 	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
 	bool held;			/* REQ: the target holds it (HELD) */
@@ -1026,17 +1028,32 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	ret = swnic_mr_ref_get(tm->dst->dom, &t, &ref);
 	if (ret)
 		return ret;
+	/*
+	 * Under the namespace's wire: an on-demand MR's pages that do not
+	 * come at once (their owner keeps its mmap lock) are for a later
+	 * try, until SWNIC_FAULT_TIMEOUT made them a fault - as a request's
+	 * destination is (swnic_rx_exec()). Waiting for them here held
+	 * every packet of the namespace back, up to a second per read.
+	 */
+	ref.round = true;
+	ref.last_try = tm->fault_at &&
+		       time_after(jiffies, tm->fault_at + SWNIC_FAULT_TIMEOUT);
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
 	if (!ret && !pos)	/* one read, however many packets */
 		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
+	if (ret == -SWNIC_EFAULTLATER && !tm->fault_at)
+		tm->fault_at = jiffies ?: 1;
+	else if (!ret)
+		tm->fault_at = 0;	/* reached: a later wait starts anew */
 	return ret;
 }
 
 /*
  * Make the next packet of @tm, ready for swnic_track() (the caller sends
  * it). Return: the packet; NULL if @tm changed to a status answer (a read
- * from an MR that went away: make again); ERR_PTR(-ENOMEM).
+ * from an MR that went away: make again); ERR_PTR(-ENOMEM), or
+ * ERR_PTR(-SWNIC_EFAULTLATER): a read's data is out of reach for now.
  */
 static struct swnic_txpkt *swnic_txmsg_make(struct swnic_wnet *wn,
 					    struct swnic_peer *p,
@@ -1085,6 +1102,10 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_wnet *wn,
 		};
 		if (tm->kind == SWNIC_TX_READ_DATA) {
 			ret = swnic_read_mr(p, tm, tm->pos, r + 1, n);
+			if (ret == -SWNIC_EFAULTLATER) {
+				swnic_txpkt_free(wn, t);
+				return ERR_PTR(ret);
+			}
 			if (ret) {
 				/* The MR went away: the read's outcome now. */
 				swnic_txpkt_free(wn, t);
@@ -1185,10 +1206,12 @@ static bool swnic_splice_on(void)
 /*
  * Send the next packets of @tm that the window allows: with UDP GSO as
  * many equal-sized ones as one send takes (a message's fragments are, but
- * its last), else one. Return: false if out of memory (the tick retries).
+ * its last), else one. Return: 0; -ENOMEM if out of memory (the tick
+ * retries); -SWNIC_EFAULTLATER if @tm's next packet is a read's data out
+ * of reach for now (the tick tries again, other messages may go first).
  */
-static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
-			     struct swnic_txmsg *tm)
+static int swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
+			    struct swnic_txmsg *tm)
 {
 	unsigned int max = swnic_peer_gso(wn, p) ? SWNIC_GSO_SEGS : 1;
 	bool splice = max > 1 && swnic_splice_on();
@@ -1196,7 +1219,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	struct kvec iov[SWNIC_GSO_SEGS];
 	struct swnic_txpkt *t;
 	size_t bytes = 0;
-	bool ok = true;
+	int ok = 0;
 	int ret;
 
 	while (n < max && !tm->last && swnic_wnd_open(p)) {
@@ -1206,7 +1229,7 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 			break;
 		t = swnic_txmsg_make(wn, p, tm);
 		if (IS_ERR(t)) {
-			ok = false;
+			ok = PTR_ERR(t);
 			break;
 		}
 		if (!t)
@@ -1257,18 +1280,24 @@ static bool swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	return ok;
 }
 
-/* Send what the window allows. */
+/*
+ * Send what the window allows, message after message; one whose read data
+ * is out of reach for now waits, and the next ones go past it.
+ */
 static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
-	struct swnic_txmsg *tm;
+	struct swnic_txmsg *tm, *tmp;
+	int ret;
 
 	lockdep_assert_held(&wn->lock);
-	while (swnic_wnd_open(p) && !list_empty(&p->txq)) {
-		tm = list_first_entry(&p->txq, struct swnic_txmsg, node);
-		if (!swnic_txmsg_send(wn, p, tm))
-			break;
-		if (!tm->last)
+	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
+		ret = 0;
+		while (!ret && !tm->last && swnic_wnd_open(p))
+			ret = swnic_txmsg_send(wn, p, tm);
+		if (ret == -SWNIC_EFAULTLATER)
 			continue;
+		if (!tm->last)		/* the window is shut, or no memory */
+			break;
 		list_del(&tm->node);
 		if (tm->kind == SWNIC_TX_REQ) {
 			/* Its pages stay pinned: a restarted peer needs it again. */
@@ -2461,6 +2490,8 @@ static int swnic_rx_atomic(struct swnic_device *sdev, struct swnic_ep *dst,
 		.opcode = m->opcode,
 		.op = tag & 0xff,
 		.dt = (tag >> 8) & 0xff,
+		.round = true,
+		.last_try = swnic_rxmsg_last_try(rm),
 	};
 	struct swnic_mr_target t = {
 		.key = be64_to_cpu(m->rkey),

@@ -1372,6 +1372,8 @@ struct keeper_msg {
 	char dir[64];			/* its FUSE mount, to end the stall */
 	int err[2];			/* its two receives' errors */
 	uint64_t odp_addr, odp_key;	/* its on-demand MR, not there yet */
+	uint16_t port2;			/* a second endpoint, no receives */
+	uint64_t odp_val;		/* the MR's first word, at the end */
 };
 
 /*
@@ -1395,7 +1397,7 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	struct mem_read mr = { 0 };
 	pthread_t reader, mapper;
 	struct t_cq cq = { 0 };
-	struct t_ep v = { 0 };
+	struct t_ep v = { 0 }, v2 = { 0 };
 	struct fuse_stall fs;
 	struct swnic_rqe rq;
 	struct swnic_cqe e;
@@ -1409,10 +1411,13 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	if (d < 0 || dst == MAP_FAILED || odp == MAP_FAILED ||
 	    t_cq_create(d, 16, &cq) ||
 	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v) ||
-	    mr_reg(d, odp, 2 * PAGE, SWNIC_MR_ACCESS_REMOTE_WRITE,
+	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v2) ||
+	    mr_reg(d, odp, 2 * PAGE, SWNIC_MR_ACCESS_REMOTE_READ |
+		   SWNIC_MR_ACCESS_REMOTE_WRITE,
 		   SWNIC_MR_REG_ODP | SWNIC_MR_REG_VIRT_ADDR, &m.odp_key, NULL))
 		_exit(2);
 	m.odp_addr = (uintptr_t)odp;
+	m.port2 = v2.port;
 	for (i = 0; i < 2; i++) {
 		rq = t_recv(dst + i * PAGE, PAGE, 1 + i);
 		if (t_ring_push(&v.rq, &rq))
@@ -1453,6 +1458,7 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	for (i = 0; i < 2; i++)
 		m.err[i] = t_cq_wait(&cq, &e, 5000) ? -1 :
 			   e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;
+	memcpy(&m.odp_val, odp, sizeof(m.odp_val));
 	if (write(out, &m, sizeof(m)) != sizeof(m))
 		_exit(3);
 	_exit(0);
@@ -1632,13 +1638,17 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
  * own, joined by veth), across the wire. A message to it is placed in a
  * round of that host's wire, which must not wait for the keeper's lock:
  * the round leaves the message to a later one (the wire's fault_waits)
- * and, after SWNIC_FAULT_TIMEOUT, the receive is a fault. So for an RMA
- * write into the keeper's on-demand MR, whose pages are not there yet:
- * the write is a fault (EFAULT at the initiator). Meanwhile that wire
- * serves everyone else: a bystander's byte from this host to another
- * endpoint over there - through the same peer context, behind the
- * waiting messages - arrives and completes first. Once the lock is free,
- * the keeper's next receive takes the next message.
+ * and, after SWNIC_FAULT_TIMEOUT, the receive is a fault. So for what
+ * reaches the keeper's on-demand MR, whose pages are not there yet: an
+ * RMA write, a read (its answer's data is read as it is sent) and an
+ * atomic (left whole to a later round: nothing applied) - each is a
+ * fault, EFAULT at the initiator. Meanwhile that wire serves everyone
+ * else: a bystander's byte from this host to another endpoint over there
+ * - through the same peer context, behind the waiting operations -
+ * arrives and completes first. Before, the read's answer and the atomic
+ * waited for the pages for up to a second each, holding that host's
+ * whole wire, and failed first. Once the lock is free, the keeper's next
+ * receive takes the next message.
  */
 #define KW_NS "/run/netns/swnickw"
 #define KW_CLEANUP "ip netns exec swnickw swnic dev del swnickwb force; " \
@@ -1677,13 +1687,15 @@ static int open_in_netns(const char *ns, const char *dev)
 TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 {
 	int to_k[2], from_k[2], da, dc, dw, st, i, n = 0;
+	unsigned int seen;
 	struct t_cq ca = { 0 }, cc = { 0 }, cw = { 0 };
-	struct t_ep a = { 0 }, c = { 0 }, w = { 0 }, v = { 0 };
+	struct t_ep a = { 0 }, c = { 0 }, w = { 0 }, v = { 0 }, v2 = { 0 };
 	struct pollfd pf = { .events = POLLIN };
 	struct keeper_msg m = { 0 };
-	struct swnic_cqe e, done[2] = { 0 };
+	struct swnic_cqe e, done[4] = { 0 };
+	uint64_t one = 1;
 	bool first = false;
-	char dir[64], *buf, got = 0;
+	char dir[64], *buf, got = 0, rd[8] = "";
 	struct swnic_sqe s;
 	struct swnic_rqe rq;
 	pid_t pid;
@@ -1731,6 +1743,8 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	}
 	v.addr = m.addr;
 	v.port = m.port;
+	v2.addr = m.addr;
+	v2.port = m.port2;
 	EXPECT_NE(v.addr, a.addr) TH_LOG("the keeper is not on another host");
 
 	/* The keeper keeps its lock. */
@@ -1742,10 +1756,27 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 
 	/* No ASSERT until the stall ends: the keeper must be let go. */
 	if (m.stalled == 1) {
-		/* A page into its receive, 8 bytes into its ODP MR. */
-		s = t_send(buf, PAGE, &v, 1);
+		/*
+		 * Through v: 8 bytes read from its ODP MR (the answer's
+		 * data is read as it is sent), then a page into its
+		 * receive. Through v2, each first in its own order: an
+		 * atomic add into the MR, then 8 bytes written into it.
+		 */
+		s = t_send(rd, 8, &v, 1);
+		s.opcode = SWNIC_OP_READ;
+		s.raddr = m.odp_addr + PAGE;
+		s.rkey = m.odp_key;
 		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
-		s = t_send(buf, 8, &v, 2);
+		s = t_send(buf, PAGE, &v, 2);
+		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+		s = t_send(&one, 8, &v2, 3);
+		s.opcode = SWNIC_OP_ATOMIC;
+		s.atomic_op = SWNIC_AOP_SUM;
+		s.datatype = SWNIC_ADT_UINT64;
+		s.raddr = m.odp_addr;
+		s.rkey = m.odp_key;
+		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+		s = t_send(buf, 8, &v2, 4);
 		s.opcode = SWNIC_OP_WRITE;
 		s.raddr = m.odp_addr;
 		s.rkey = m.odp_key;
@@ -1766,10 +1797,10 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 		EXPECT_TRUE(first)
 			TH_LOG("a message to the keeper completed before the bystander's");
 		n = !first;
-		/* Then the two to the keeper, each after its bound. */
-		for (; n < 2 && !t_cq_wait(&ca, &done[n], 20000); n++)
+		/* Then the four to the keeper, each after its bound. */
+		for (; n < 4 && !t_cq_wait(&ca, &done[n], 20000); n++)
 			;
-		EXPECT_EQ(2, n) TH_LOG("a message to the keeper never completes");
+		EXPECT_EQ(4, n) TH_LOG("an operation on the keeper never completes");
 		EXPECT_EQ(0, run(KW_FAULT_WAITS " >/dev/null"))
 			TH_LOG("no round left a message to a later one");
 	}
@@ -1779,7 +1810,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	 * keeper's next receive takes the next message.
 	 */
 	umount2(dir, MNT_FORCE);
-	s = t_send("n", 1, &v, 4);
+	s = t_send("n", 1, &v, 9);
 	EXPECT_EQ(0, t_ring_push(&a.sq, &s));
 	EXPECT_EQ(0, t_doorbell(&a, NULL));
 	m.err[0] = m.err[1] = -2;
@@ -1793,15 +1824,21 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 
 	EXPECT_EQ(EFAULT, m.err[0]) TH_LOG("the receive the lock kept");
 	EXPECT_EQ(0, m.err[1]) TH_LOG("the receive after the lock");
-	/* Neither was placed: both are faults, as on one host. */
-	for (i = 0; i < n; i++) {
-		EXPECT_EQ(1 + i, done[i].context);
+	/* None was placed or read: each is a fault, as on one host. */
+	for (i = 0, seen = 0; i < n; i++) {
+		seen |= 1U << done[i].context;
 		EXPECT_TRUE(done[i].flags & SWNIC_CQE_ERROR)
-			TH_LOG("context %d", 1 + i);
-		EXPECT_EQ(EFAULT, done[i].err) TH_LOG("context %d", 1 + i);
+			TH_LOG("context %llu",
+			       (unsigned long long)done[i].context);
+		EXPECT_EQ(EFAULT, done[i].err)
+			TH_LOG("context %llu",
+			       (unsigned long long)done[i].context);
 	}
+	EXPECT_EQ(n == 4 ? 0x1eU : seen, seen);
+	/* The atomic applied nothing, nor the write. */
+	EXPECT_EQ(0, m.odp_val);
 	EXPECT_EQ(0, t_cq_wait(&ca, &e, 10000));
-	EXPECT_EQ(4, e.context);
+	EXPECT_EQ(9, e.context);
 	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
 
 out:
