@@ -128,18 +128,21 @@ struct swnic_unexp {
 };
 
 /*
- * An unexpected message of @len bytes: the payload after the header, or in
- * an allocation of its own where two take less - a power-of-two payload
- * with its header was rounded up to twice its size (a 64 KiB message took
- * 128 KiB). Charged to the active memory cgroup (the sender's, or for the
- * wire the target's).
+ * An unexpected message of @len bytes: the payload after the header in one
+ * slab object, or in an allocation of its own where two take less, and
+ * always past the slab sizes (kvmalloc(): up to SWNIC_UNEXP_MAX_BYTES,
+ * more than kmalloc() may give) - a power-of-two payload with its header
+ * was rounded up to twice its size (a 64 KiB message took 128 KiB).
+ * Charged to the active memory cgroup (the sender's, or for the wire the
+ * target's).
  */
 static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 {
 	size_t one = struct_size_t(struct swnic_unexp, inl, len);
 	struct swnic_unexp *u;
 
-	if (kmalloc_size_roundup(one) <=
+	if (one <= KMALLOC_MAX_CACHE_SIZE &&
+	    kmalloc_size_roundup(one) <=
 	    kmalloc_size_roundup(sizeof(*u)) + kmalloc_size_roundup(len)) {
 		u = kmalloc(one, GFP_KERNEL_ACCOUNT);
 		if (u)
