@@ -501,6 +501,9 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 		.op = sqe->atomic_op,
 		.dt = sqe->datatype,
 		.size = swnic_adt_size(sqe->datatype),
+		/* An engine's: an ODP target out of reach is for later. */
+		.round = swnic_ep_defers(src),
+		.last_try = swnic_ep_last_try(src),
 	};
 	u32 dkey = READ_ONCE(dst->dom->auth_key), len = sqe->len;
 	u8 *buf;

@@ -71,7 +71,7 @@ static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 	if (rq < 0)
 		return rq;
 	/* A shared receive context sends nothing: its SQ is never read. */
-	sq = swnic_ep_is_srx(ep) ? 0 : swnic_send_process_sq(ep);
+	sq = swnic_ep_is_srx(ep) ? 0 : swnic_send_process_sq(ep, !db);
 	if (sq < 0)
 		return sq;
 	if (db) {
@@ -125,6 +125,7 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 		if (!ep->engine_active) {
 			ep->engine_active = true;
 			list_add_tail(&ep->engine_node, &eng->eps);
+			eng->nr++;
 		}
 		spin_unlock(&eng->lock);
 		swnic_engine_kick(ep->dom);
@@ -143,6 +144,7 @@ void swnic_engine_remove(struct swnic_ep *ep)
 	if (ep->engine_active) {
 		list_del_init(&ep->engine_node);
 		ep->engine_active = false;
+		eng->nr--;
 	}
 	spin_unlock(&eng->lock);
 }
@@ -201,6 +203,7 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
 	if (ep->engine_active && !swnic_ep_engine_busy(ep)) {
 		list_del_init(&ep->engine_node);
 		ep->engine_active = false;
+		eng->nr--;
 	}
 	spin_unlock(&eng->lock);
 }
@@ -209,7 +212,10 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
  * The domain's engine: rounds over its busy endpoints, round robin, until
  * none is left (each is parked after SWNIC_ENGINE_IDLE_ROUNDS rounds of
  * the engine without progress). A doorbell that lists an endpoint after
- * the last look queues the item again.
+ * the last look queues the item again. An endpoint whose next operation
+ * waits for memory out of reach (ep->engine_fault_at) is not parked: it
+ * is tried again each round until the operation ends, and once a whole
+ * round made no progress, the next waits a tick.
  */
 static void swnic_engine_work(struct work_struct *work)
 {
@@ -217,8 +223,8 @@ static void swnic_engine_work(struct work_struct *work)
 						work);
 	struct swnic_domain *dom = container_of(eng, struct swnic_domain,
 						engine);
+	unsigned int idle = 0, nr;
 	struct swnic_ep *ep;
-	unsigned int idle = 0;
 
 	for (;;) {
 		spin_lock(&eng->lock);
@@ -230,11 +236,17 @@ static void swnic_engine_work(struct work_struct *work)
 		}
 		/* Round robin: the next endpoint goes first next time. */
 		list_move_tail(&ep->engine_node, &eng->eps);
+		nr = eng->nr;
 		kref_get(&ep->ref);
 		spin_unlock(&eng->lock);
 
 		if (swnic_engine_run_ep(ep)) {
 			idle = 0;
+		} else if (READ_ONCE(ep->engine_fault_at)) {
+			if (++idle >= nr) {
+				schedule_timeout_uninterruptible(1);
+				idle = 0;
+			}
 		} else if (++idle >= SWNIC_ENGINE_IDLE_ROUNDS) {
 			swnic_engine_park(eng, ep);
 			idle = 0;

@@ -22,6 +22,7 @@ struct swnic_engine {
 	struct work_struct work;	/* queued holding a domain reference */
 	spinlock_t lock;		/* protects @eps and ep->engine_* */
 	struct list_head eps;		/* busy endpoints, round robin */
+	unsigned int nr;		/* on @eps */
 };
 
 int swnic_engine_init(void);

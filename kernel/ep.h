@@ -3,6 +3,7 @@
 #define _SWNIC_EP_H
 
 #include <linux/bitmap.h>
+#include <linux/jiffies.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -13,6 +14,7 @@
 #include <linux/swnic.h>
 #include <linux/swnic_queue.h>
 
+#include "copy.h"
 #include "ring.h"
 
 struct swnic_cntr;
@@ -135,11 +137,35 @@ struct swnic_ep {
 
 	struct list_head engine_node;	/* on its domain engine's list */
 	bool engine_active;		/* on that list (engine lock) */
+	/*
+	 * Its engine's round runs: an operation at the SQ's head whose
+	 * memory is out of reach is left there for a later round
+	 * (-SWNIC_EFAULTLATER), since @engine_fault_at (0: none waits),
+	 * instead of holding back the domain's other engine endpoints.
+	 * Under sq_lock.
+	 */
+	bool engine_round;
+	unsigned long engine_fault_at;
 
 	/* Statistics, under the lock of their side. */
 	u64 tx_ops, tx_bytes, tx_errors;
 	u64 rx_ops, rx_bytes;
 };
+
+/*
+ * May @ep's operation now be left for a later round of its engine, and is
+ * this its last try (SWNIC_FAULT_TIMEOUT since the first)? Under sq_lock.
+ */
+static inline bool swnic_ep_defers(const struct swnic_ep *ep)
+{
+	return ep->engine_round;
+}
+
+static inline bool swnic_ep_last_try(const struct swnic_ep *ep)
+{
+	return ep->engine_fault_at &&
+	       time_after(jiffies, ep->engine_fault_at + SWNIC_FAULT_TIMEOUT);
+}
 
 int swnic_ep_create(struct swnic_domain *dom, void *arg);
 int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg);

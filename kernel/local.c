@@ -93,8 +93,11 @@ refused:
 static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			    const void *kbuf)
 {
+	/* An engine's: a receiver out of reach is for a later round. */
 	struct swnic_msg_src from = {
 		.ep = src, .addr = src->addr, .port = swnic_ep_src_port(src),
+		.round = swnic_ep_defers(src),
+		.last_try = swnic_ep_last_try(src),
 	};
 	struct swnic_ep *dst;
 	int ret = swnic_local_peer(src, sqe, &dst);

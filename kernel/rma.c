@@ -152,6 +152,9 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 	if (!ret) {
+		/* An engine's: an ODP target out of reach is for later. */
+		ref.round = swnic_ep_defers(src);
+		ref.last_try = swnic_ep_last_try(src);
 		if (ref.umem)
 			ret = swnic_rma_move_pinned(&ref, sqe->len, ctx);
 		else

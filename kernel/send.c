@@ -91,11 +91,15 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
  * Consume the send queue. Each entry first reserves its completion slot,
  * so a full CQ stops consumption instead of losing a completion. With
  * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
- * the ring to be retried at the next doorbell or engine round.
+ * the ring to be retried at the next doorbell or engine round. In an
+ * @engine round, an entry whose memory is out of reach for now (a
+ * receiver that keeps its mmap lock) is left in the ring for a later
+ * round too, for up to SWNIC_FAULT_TIMEOUT (then it is a fault), so that
+ * it holds back none of the domain's other engine endpoints.
  *
  * Return: entries consumed, or -EPIPE if the ring is broken.
  */
-int swnic_send_process_sq(struct swnic_ep *ep)
+int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
 	struct swnic_sqe sqe;
 	int avail, done = 0, ret;
@@ -106,6 +110,7 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 		mutex_unlock(&ep->sq_lock);
 		return avail;
 	}
+	ep->engine_round = engine;
 	while (done < avail) {
 		if (!swnic_cq_reserve(ep->tx_cq))
 			break;
@@ -141,6 +146,13 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 			swnic_cq_unreserve(ep->tx_cq);
 			break;
 		}
+		if (ret == -SWNIC_EFAULTLATER) {
+			swnic_cq_unreserve(ep->tx_cq);
+			if (!ep->engine_fault_at)
+				ep->engine_fault_at = jiffies ?: 1;
+			break;
+		}
+		ep->engine_fault_at = 0;
 
 		ep->tx_ops++;
 		if (ret < 0)
@@ -153,6 +165,7 @@ int swnic_send_process_sq(struct swnic_ep *ep)
 		swnic_ring_consume(&ep->sq);
 		done++;
 	}
+	ep->engine_round = false;
 	mutex_unlock(&ep->sq_lock);
 	return done;
 }

@@ -8,7 +8,7 @@ struct swnic_ep;
 struct swnic_sqe;
 struct swnic_trig;
 
-int swnic_send_process_sq(struct swnic_ep *ep);
+int swnic_send_process_sq(struct swnic_ep *ep, bool engine);
 int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		       int status, struct swnic_trig *trig, bool last);
 int swnic_send_cancel(struct swnic_ep *ep, u64 context);

@@ -1492,7 +1492,11 @@ static void *timed_send_one(void *arg)
  * uninterruptibly. While the engine's send waits out that bound, an
  * engine endpoint of another domain (a bystander) sends and completes:
  * each domain has an engine of its own. With one engine thread per
- * device, the bystander waited those 2 s too.
+ * device, the bystander waited those 2 s too. So does another engine
+ * endpoint of the waiting send's own domain: the engine leaves that send
+ * in its ring for later rounds (before, it waited for it), and so it does
+ * an RMA write and an atomic of a third endpoint into the keeper's
+ * on-demand MR, which are faults after their bound, nothing applied.
  */
 TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 {
@@ -1502,11 +1506,14 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	int to_k[2], from_k[2], d[2], db, st, i;
 	struct timed_send ts[2] = { 0 };
 	struct keeper_msg m = { 0 };
-	struct t_cq cq[2] = { 0 }, cb = { 0 };
-	struct t_ep ep[2] = { 0 }, v = { 0 }, b = { 0 };
+	struct t_cq cq[2] = { 0 }, cb = { 0 }, cs = { 0 }, co = { 0 };
+	struct t_ep ep[2] = { 0 }, v = { 0 }, b = { 0 }, bs = { 0 }, bo = { 0 };
+	struct swnic_cqe oe[2] = { 0 };
+	uint64_t one = 1;
+	int no = 0;
 	struct pollfd pf = { .events = POLLIN };
 	bool in_time[2], before = false;
-	char dir[64], *buf, got = 0;
+	char dir[64], *buf, got = 0, got2 = 0;
 	struct swnic_sqe s;
 	struct swnic_rqe rq;
 	struct swnic_cqe e;
@@ -1543,6 +1550,17 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	ASSERT_EQ(0, t_cq_create(db, 16, &cb));
 	ASSERT_EQ(0, t_ep_create(db, &cb, &cb, SWNIC_EP_F_DB_ENGINE, 0, 16,
 				 &b));
+	/*
+	 * Two more engine endpoints of the waiting send's own domain: bo
+	 * writes into the keeper's on-demand MR and adds to it atomically,
+	 * bs sends a byte to ep[0].
+	 */
+	ASSERT_EQ(0, t_cq_create(d[1], 16, &cs));
+	ASSERT_EQ(0, t_ep_create(d[1], &cs, &cs, SWNIC_EP_F_DB_ENGINE, 0, 16,
+				 &bs));
+	ASSERT_EQ(0, t_cq_create(d[1], 16, &co));
+	ASSERT_EQ(0, t_ep_create(d[1], &co, &co, SWNIC_EP_F_DB_ENGINE, 0, 16,
+				 &bo));
 
 	/* The keeper keeps its lock. */
 	in_time[0] = in_time[1] = false;
@@ -1563,7 +1581,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	/*
 	 * From the engine: its doorbell returns at once. Once the engine
 	 * is at it, the bystander sends a byte to ep[0], and completes
-	 * before it does.
+	 * before it does; so does a bystander of the same domain.
 	 */
 	/* No ASSERT until the stall ends: the keeper must be let go. */
 	s = t_send(buf, PAGE, &v, 1);
@@ -1578,6 +1596,31 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		EXPECT_EQ(0, t_doorbell(&b, NULL));
 		EXPECT_EQ(0, t_cq_wait(&cb, &e, 10000))
 			TH_LOG("the bystander's engine send waits");
+		s = t_send(buf, 8, &v, 6);
+		s.opcode = SWNIC_OP_WRITE;
+		s.raddr = m.odp_addr;
+		s.rkey = m.odp_key;
+		EXPECT_EQ(0, t_ring_push(&bo.sq, &s));
+		s = t_send(&one, 8, &v, 7);
+		s.opcode = SWNIC_OP_ATOMIC;
+		s.atomic_op = SWNIC_AOP_SUM;
+		s.datatype = SWNIC_ADT_UINT64;
+		s.raddr = m.odp_addr;
+		s.rkey = m.odp_key;
+		EXPECT_EQ(0, t_ring_push(&bo.sq, &s));
+		EXPECT_EQ(0, t_doorbell(&bo, NULL));
+		usleep(100000);
+		rq = t_recv(&got2, 1, 4);
+		EXPECT_EQ(0, t_ring_push(&ep[0].rq, &rq));
+		EXPECT_EQ(0, t_doorbell(&ep[0], NULL));
+		s = t_send("c", 1, &ep[0], 5);
+		EXPECT_EQ(0, t_ring_push(&bs.sq, &s));
+		EXPECT_EQ(0, t_doorbell(&bs, NULL));
+		EXPECT_EQ(0, t_cq_wait(&cs, &e, 10000))
+			TH_LOG("the same domain's bystander's engine send waits");
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		EXPECT_FALSE(t_cq_pop(&co, &oe[0]))
+			TH_LOG("an RMA into the keeper's MR completed first");
 		before = !t_cq_pop(&cq[1], &ts[1].e);
 		EXPECT_TRUE(before)
 			TH_LOG("the waiting send completed before the bystander's");
@@ -1589,6 +1632,12 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		EXPECT_EQ(0, t_cq_wait(&cq[0], &e, 5000));
 		EXPECT_EQ(2, e.context);
 		EXPECT_EQ('b', got);
+		EXPECT_EQ(0, t_cq_wait(&cq[0], &e, 5000));
+		EXPECT_EQ(4, e.context);
+		EXPECT_EQ('c', got2);
+		/* The RMA and the atomic: faults after their bound. */
+		for (no = 0; no < 2 && !t_cq_wait(&co, &oe[no], 20000); no++)
+			;
 	}
 
 	/*
@@ -1618,6 +1667,18 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		EXPECT_EQ(EFAULT, ts[i].e.err) TH_LOG("send %d", i);
 	}
 
+	EXPECT_EQ(in_time[0] ? 2 : 0, no);
+	for (i = 0; i < no; i++) {
+		EXPECT_EQ(6 + i, oe[i].context);
+		EXPECT_TRUE(oe[i].flags & SWNIC_CQE_ERROR) TH_LOG("op %d", i);
+		EXPECT_EQ(EFAULT, oe[i].err) TH_LOG("op %d", i);
+	}
+	/* Nothing was written or added. */
+	EXPECT_EQ(0, m.odp_val);
+	t_ep_destroy(&bs);
+	t_ep_destroy(&bo);
+	cq_close(&cs);
+	cq_close(&co);
 	for (i = 0; i < 2; i++) {
 		t_ep_destroy(&ep[i]);
 		cq_close(&cq[i]);
