@@ -134,7 +134,7 @@ static int peer_node_open(struct node *n, enum fi_ep_type type,
 /* The child of a two-process test lives on the peer's host (across). */
 static int child_to_peer_host(void)
 {
-	return prov_across() ? prov_enter_netns(prov_peer_netns()) : 0;
+	return prov_across() ? sys_enter_netns(prov_peer_netns()) : 0;
 }
 
 static void node_close(struct node *n)

@@ -1539,7 +1539,7 @@ TEST_F(ep, cross_process)
 
 		hints->ep_attr->type = FI_EP_RDM;
 		hints->caps = FI_MSG;
-		if (prov_across() && prov_enter_netns(prov_peer_netns()))
+		if (prov_across() && sys_enter_netns(prov_peer_netns()))
 			_exit(7);
 		if (prov_getinfo(NULL, NULL, 0, hints, &info) ||
 		    fi_fabric(info->fabric_attr, &fab, NULL) ||

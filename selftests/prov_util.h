@@ -26,6 +26,8 @@
 #include <rdma/fi_ext_swnic.h>
 #include <rdma/fi_swnic_compat.h>
 
+#include "sys_util.h"
+
 /*
  * Load only swnic and the utility providers that could layer over it
  * (unless the caller chose): initialising every other provider costs ~1 s
@@ -155,18 +157,6 @@ static inline bool prov_across(void)
 	return prov_peer_netns() != NULL;
 }
 
-/* Move this thread to network namespace @path for good: 0 or -errno. */
-static inline int prov_enter_netns(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /*
  * Run @fn(@arg) in network namespace @path (this thread only), then come

@@ -35,6 +35,7 @@
 #include "gauge_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
+#include "sys_util.h"
 #include "uffd_util.h"
 #include <linux/swnic_netlink.h>
 
@@ -1314,21 +1315,6 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 
 /* ---- 8: a process that keeps its mmap lock holds back no one --------- */
 
-/* Move this thread into the network namespace at @path (NULL: stay). */
-static int enter_netns(const char *path)
-{
-	int fd, ret = 0;
-
-	if (!path)
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, CLONE_NEWNET))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 struct mem_read {
 	int fd;
@@ -1391,7 +1377,7 @@ struct keeper_msg {
 static void mmap_lock_keeper(int in, int out, const char *netns,
 			     const char *dev)
 {
-	int d = enter_netns(netns) ? -1 : open(dev, O_RDWR | O_CLOEXEC);
+	int d = sys_enter_netns(netns) ? -1 : open(dev, O_RDWR | O_CLOEXEC);
 	struct keeper_msg m = { 0 };
 	volatile int mapped = 0;
 	struct mem_read mr = { 0 };
@@ -1464,6 +1450,23 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	_exit(0);
 }
 
+/*
+ * A bystander's byte: a receive of one byte into @got at @to (context
+ * @ctx), then @byte from @from (context @ctx + 1), whose completion (in
+ * *@e) must come within 10 s. 0 or the step's error.
+ */
+static int bystander_byte(struct t_ep *to, char *got, uint64_t ctx,
+			  struct t_ep *from, struct t_cq *from_cq,
+			  const char *byte, struct swnic_cqe *e)
+{
+	struct swnic_rqe rq = t_recv(got, 1, ctx);
+	struct swnic_sqe s = t_send(byte, 1, to, ctx + 1);
+
+	return t_ring_push(&to->rq, &rq) ?: t_doorbell(to, NULL) ?:
+	       t_ring_push(&from->sq, &s) ?: t_doorbell(from, NULL) ?:
+	       t_cq_wait(from_cq, e, 10000);
+}
+
 struct timed_send {
 	struct t_ep *ep;
 	struct t_cq *cq;
@@ -1515,7 +1518,6 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	bool in_time[2], before = false;
 	char dir[64], *buf, got = 0, got2 = 0;
 	struct swnic_sqe s;
-	struct swnic_rqe rq;
 	struct swnic_cqe e;
 	pid_t pid;
 
@@ -1588,13 +1590,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	if (in_time[0] && !t_ring_push(&ep[1].sq, &s) &&
 	    !t_doorbell(&ep[1], NULL)) {
 		usleep(300000);
-		rq = t_recv(&got, 1, 2);
-		EXPECT_EQ(0, t_ring_push(&ep[0].rq, &rq));
-		EXPECT_EQ(0, t_doorbell(&ep[0], NULL));
-		s = t_send("b", 1, &ep[0], 3);
-		EXPECT_EQ(0, t_ring_push(&b.sq, &s));
-		EXPECT_EQ(0, t_doorbell(&b, NULL));
-		EXPECT_EQ(0, t_cq_wait(&cb, &e, 10000))
+		EXPECT_EQ(0, bystander_byte(&ep[0], &got, 2, &b, &cb, "b", &e))
 			TH_LOG("the bystander's engine send waits");
 		s = t_send(buf, 8, &v, 6);
 		s.opcode = SWNIC_OP_WRITE;
@@ -1610,13 +1606,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 		EXPECT_EQ(0, t_ring_push(&bo.sq, &s));
 		EXPECT_EQ(0, t_doorbell(&bo, NULL));
 		usleep(100000);
-		rq = t_recv(&got2, 1, 4);
-		EXPECT_EQ(0, t_ring_push(&ep[0].rq, &rq));
-		EXPECT_EQ(0, t_doorbell(&ep[0], NULL));
-		s = t_send("c", 1, &ep[0], 5);
-		EXPECT_EQ(0, t_ring_push(&bs.sq, &s));
-		EXPECT_EQ(0, t_doorbell(&bs, NULL));
-		EXPECT_EQ(0, t_cq_wait(&cs, &e, 10000))
+		EXPECT_EQ(0, bystander_byte(&ep[0], &got2, 4, &bs, &cs, "c", &e))
 			TH_LOG("the same domain's bystander's engine send waits");
 		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
 		EXPECT_FALSE(t_cq_pop(&co, &oe[0]))
@@ -1737,7 +1727,7 @@ static int open_in_netns(const char *ns, const char *dev)
 
 	if (home < 0)
 		return -1;
-	if (!enter_netns(ns))
+	if (!sys_enter_netns(ns))
 		fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (setns(home, CLONE_NEWNET))
 		abort();	/* never go on in the wrong namespace */
@@ -1895,7 +1885,9 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 			TH_LOG("context %llu",
 			       (unsigned long long)done[i].context);
 	}
-	EXPECT_EQ(n == 4 ? 0x1eU : seen, seen);
+	if (n == 4) {	/* contexts 1 to 4, each once */
+		EXPECT_EQ(0x1eU, seen);
+	}
 	/* The atomic applied nothing, nor the write. */
 	EXPECT_EQ(0, m.odp_val);
 	EXPECT_EQ(0, t_cq_wait(&ca, &e, 10000));

@@ -554,7 +554,14 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 	       want / KIB, rx_grown / KIB, r.grown / KIB);
 	/* memory.current moves in batches of 64 pages per CPU. */
 	EXPECT_LE(want * 3 / 4, rx_grown);
-	EXPECT_GE(want * 5 / 4, rx_grown);
+	/*
+	 * Not rounded up to twice their size - for page-sized payloads: a
+	 * slab object's size is the kernel's (a debug kernel's red zones
+	 * and KASAN metadata double a 2 KiB one).
+	 */
+	if (wire_len >= 4096) {
+		EXPECT_GE(want * 5 / 4, rx_grown);
+	}
 	EXPECT_GT(want / 4, r.grown);
 
 	EXPECT_EQ(1, write(to_r[1], "x", 1));

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sys_util.h - writing a control file (cgroupfs, procfs, sysfs) in one
- * write(), as the kernel takes them: its error is the write's.
+ * write(), as the kernel takes them: its error is the write's; entering a
+ * network namespace.
  */
 #ifndef SWNIC_SYS_UTIL_H
 #define SWNIC_SYS_UTIL_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +21,25 @@ static inline int sys_write_str(const char *path, const char *s)
 	if (fd < 0)
 		return -errno;
 	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Move this thread into the network namespace at @path (/run/netns/NAME)
+ * for good, NULL: stay. 0 or -errno.
+ */
+static inline int sys_enter_netns(const char *path)
+{
+	int fd, ret = 0;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET))
 		ret = -errno;
 	close(fd);
 	return ret;
