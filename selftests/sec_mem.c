@@ -11,7 +11,6 @@
  * and compares its memory.current before and after.
  */
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -408,13 +407,13 @@ struct wire_rx {
  */
 static void wire_receiver(const char *cg, int in, int out)
 {
-	int ns = open("/run/netns/swnicm", O_RDONLY | O_CLOEXEC), dom = -1;
 	struct wire_rx w = { 0 };
 	struct t_cq cq = {};
 	struct t_ep rx = {};
+	int dom;
 	char c;
 
-	if (cg_enter(cg) || ns < 0 || setns(ns, CLONE_NEWNET))
+	if (cg_enter(cg) || sys_enter_netns("/run/netns/swnicm"))
 		w.err = 1;
 	else if ((dom = open("/dev/swnicmb", O_RDWR | O_CLOEXEC)) < 0 ||
 		 t_cq_create(dom, 64, &cq) ||
@@ -562,7 +561,8 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 	if (wire_len >= 4096) {
 		EXPECT_GE(want * 5 / 4, rx_grown);
 	}
-	EXPECT_GT(want / 4, r.grown);
+	/* The sender's: its own objects only (two CPUs' charge batches). */
+	EXPECT_GT(want / 2, r.grown);
 
 	EXPECT_EQ(1, write(to_r[1], "x", 1));
 	waitpid(pid, &st, 0);
