@@ -2,6 +2,7 @@
 #ifndef _SWNIC_COPY_H
 #define _SWNIC_COPY_H
 
+#include <linux/jiffies.h>
 #include <linux/mm_types.h>
 #include <linux/sched.h>
 #include <linux/types.h>
@@ -26,6 +27,22 @@
  * the operation is a fault (EFAULT).
  */
 #define SWNIC_FAULT_TIMEOUT	(2 * HZ)
+
+/*
+ * An operation left for later (-SWNIC_EFAULTLATER) by a wire round or an
+ * engine round keeps the time of its first such try in *@at (0: none):
+ * its try after SWNIC_FAULT_TIMEOUT is the last, which makes it a fault.
+ */
+static inline void swnic_fault_later(unsigned long *at)
+{
+	if (!*at)
+		*at = jiffies ?: 1;
+}
+
+static inline bool swnic_fault_last_try(unsigned long at)
+{
+	return at && time_after(jiffies, at + SWNIC_FAULT_TIMEOUT);
+}
 
 /* swnic_copy_to_mm() flags */
 #define SWNIC_COPY_NOFAULT	BIT(0)	/* under a lock: never sleep on memory */

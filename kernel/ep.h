@@ -3,7 +3,6 @@
 #define _SWNIC_EP_H
 
 #include <linux/bitmap.h>
-#include <linux/jiffies.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -163,8 +162,7 @@ static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 
 static inline bool swnic_ep_last_try(const struct swnic_ep *ep)
 {
-	return ep->engine_fault_at &&
-	       time_after(jiffies, ep->engine_fault_at + SWNIC_FAULT_TIMEOUT);
+	return swnic_fault_last_try(ep->engine_fault_at);
 }
 
 int swnic_ep_create(struct swnic_domain *dom, void *arg);

@@ -148,8 +148,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		}
 		if (ret == -SWNIC_EFAULTLATER) {
 			swnic_cq_unreserve(ep->tx_cq);
-			if (!ep->engine_fault_at)
-				ep->engine_fault_at = jiffies ?: 1;
+			swnic_fault_later(&ep->engine_fault_at);
 			break;
 		}
 		ep->engine_fault_at = 0;

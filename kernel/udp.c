@@ -1036,14 +1036,13 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	 * every packet of the namespace back, up to a second per read.
 	 */
 	ref.round = true;
-	ref.last_try = tm->fault_at &&
-		       time_after(jiffies, tm->fault_at + SWNIC_FAULT_TIMEOUT);
+	ref.last_try = swnic_fault_last_try(tm->fault_at);
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
 	if (!ret && !pos)	/* one read, however many packets */
 		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
-	if (ret == -SWNIC_EFAULTLATER && !tm->fault_at)
-		tm->fault_at = jiffies ?: 1;
+	if (ret == -SWNIC_EFAULTLATER)
+		swnic_fault_later(&tm->fault_at);
 	else if (!ret)
 		tm->fault_at = 0;	/* reached: a later wait starts anew */
 	return ret;
@@ -1500,8 +1499,7 @@ static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
  */
 static bool swnic_rxmsg_last_try(const struct swnic_rxmsg *rm)
 {
-	return rm->fault_at &&
-	       time_after(jiffies, rm->fault_at + SWNIC_FAULT_TIMEOUT);
+	return swnic_fault_last_try(rm->fault_at);
 }
 
 static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
@@ -2708,8 +2706,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	 * endpoints too (swnic_rx_run()).
 	 */
 	if (err == -SWNIC_EFAULTLATER) {
-		if (!rm->fault_at)
-			rm->fault_at = jiffies ?: 1;
+		swnic_fault_later(&rm->fault_at);
 		wn->fault_waits++;
 		swnic_txmsg_free(tm);
 		return false;
