@@ -410,7 +410,7 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg)
 	 */
 	wire = rcu_access_pointer(ep->dom->sdev->netdev);
 	if (wire)
-		swnic_udp_inline_begin(&il);
+		swnic_udp_inline_begin(&il, ep->dom->sdev);
 	if (db->flags & SWNIC_DB_POLL) {
 		db->sq_done = 0;
 		db->rq_done = 0;

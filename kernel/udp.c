@@ -307,6 +307,7 @@ struct swnic_wnet {
 	atomic64_t rx_kicks;		/* worker wakeups by data_ready */
 	atomic64_t rx_inline;		/* ... left to an inline section */
 	u64 inline_rounds;		/* rounds run by inline sections */
+	atomic64_t inline_full;		/* sections not opened: bucket full */
 	u64 probes;			/* tail loss probes */
 	u64 rto_fires;			/* retransmit timeouts that fired */
 	u64 rack_retx;			/* packets RACK found lost */
@@ -3701,20 +3702,27 @@ bool swnic_udp_poll(struct swnic_device *sdev)
  * a fifth of its bandwidth.
  *
  * A section's task may block before it ends (faulting in its buffers,
- * a userfaultfd of its own). So a section holds no reference: it names
- * a namespace only while listed under its bucket's lock, and a namespace
- * going takes itself off every section (swnic_inline_forget()) before its
- * worker goes; the round takes a reference first. And a datagram taken
- * arms the busy-polling fallback: if no round read the socket within
- * SWNIC_POLL_FALLBACK_US, the worker is woken after all.
+ * a userfaultfd of its own, behind its own SQ's lock). So a bucket lists
+ * SWNIC_INLINE_PER_BUCKET sections at most, and one that finds its bucket
+ * full does nothing (counted: inline_full): a user who parks threads in
+ * doorbells must not make every datagram's lookup a long scan under a
+ * lock that every doorbell of the host takes. And a section holds no
+ * reference: it names a namespace only while listed under its bucket's
+ * lock, and a namespace going takes itself off every section
+ * (swnic_inline_forget()) before its worker goes; the round takes a
+ * reference first. And a datagram taken arms the busy-polling fallback:
+ * if no round read the socket within SWNIC_POLL_FALLBACK_US, the worker
+ * is woken after all.
  */
-#define SWNIC_INLINE_BITS	6
+#define SWNIC_INLINE_BITS	8
+#define SWNIC_INLINE_PER_BUCKET	4
 #define SWNIC_INLINE_ROUNDS	16
 #define SWNIC_INLINE_RMEM	(32 << 10)
 
 static struct swnic_inline_bucket {
-	spinlock_t lock;		/* @head, and its sections' fields */
+	spinlock_t lock;		/* @head, @n, and its sections' fields */
 	struct hlist_head head;
+	unsigned int n;			/* sections listed */
 } swnic_inline_tab[1 << SWNIC_INLINE_BITS];
 
 static struct swnic_inline_bucket *swnic_inline_bucket(void)
@@ -3737,20 +3745,40 @@ swnic_inline_find(struct swnic_inline_bucket *b)
 /**
  * swnic_udp_inline_begin() - open an inline section
  * @il: the section, on the caller's stack until swnic_udp_inline_end()
+ * @sdev: the device of the doorbell that opens it (counted there if its
+ *	bucket is full)
  *
- * Process context. One per task at a time: a nested one does nothing.
+ * Process context. One per task at a time: a nested one does nothing, and
+ * so does one whose bucket is full (its datagrams wake the workers).
  */
-void swnic_udp_inline_begin(struct swnic_udp_inline *il)
+void swnic_udp_inline_begin(struct swnic_udp_inline *il,
+			    struct swnic_device *sdev)
 {
 	struct swnic_inline_bucket *b = swnic_inline_bucket();
+	bool full = false;
+	struct net *net;
 
 	il->task = current;
 	il->n = 0;
 	spin_lock_bh(&b->lock);
-	il->nested = !!swnic_inline_find(b);
-	if (!il->nested)
+	/* Nested, the open one takes the datagrams. */
+	il->listed = false;
+	if (!swnic_inline_find(b)) {
+		full = b->n >= SWNIC_INLINE_PER_BUCKET;
+		il->listed = !full;
+	}
+	if (il->listed) {
 		hlist_add_head(&il->node, &b->head);
+		b->n++;
+	}
 	spin_unlock_bh(&b->lock);
+	if (full) {
+		net = swnic_udp_get_net(sdev);
+		if (net) {
+			atomic64_inc(&swnic_wnet(net)->inline_full);
+			put_net(net);
+		}
+	}
 }
 
 /*
@@ -3857,7 +3885,7 @@ void swnic_udp_inline_end(struct swnic_udp_inline *il)
 	struct swnic_wnet *wn;
 	struct net *net;
 
-	if (il->nested)
+	if (!il->listed)
 		return;
 	for (;;) {
 		spin_lock_bh(&b->lock);
@@ -3879,6 +3907,7 @@ void swnic_udp_inline_end(struct swnic_udp_inline *il)
 	for (i = 0; i < il->n; i++)
 		swnic_wire_kick(il->wn[i]);
 	hlist_del(&il->node);
+	b->n--;
 	spin_unlock_bh(&b->lock);
 }
 
@@ -4371,6 +4400,7 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "rx_kicks", atomic64_read(&wn->rx_kicks)) ?:
 	      fn(arg, "rx_inline", atomic64_read(&wn->rx_inline)) ?:
 	      fn(arg, "inline_rounds", wn->inline_rounds) ?:
+	      fn(arg, "inline_full", atomic64_read(&wn->inline_full)) ?:
 	      fn(arg, "tail_probes", wn->probes) ?:
 	      fn(arg, "rto_fires", wn->rto_fires) ?:
 	      fn(arg, "rack_retx", wn->rack_retx) ?:

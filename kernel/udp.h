@@ -29,7 +29,8 @@ bool swnic_udp_poll(struct swnic_device *sdev);
  * @wn: namespaces whose sockets received in its context: rounds to run
  *	at the end (no reference: a namespace that goes takes itself off)
  * @n: how many
- * @nested: the task had a section open already: this one does nothing
+ * @listed: in its bucket; not listed (the task had a section open
+ *	already, or the bucket was full), the section does nothing
  *
  * Between swnic_udp_inline_begin() and swnic_udp_inline_end(), a datagram
  * the wire's socket of any namespace receives in the task's context (the
@@ -42,10 +43,11 @@ struct swnic_udp_inline {
 	struct task_struct *task;
 	struct swnic_wnet *wn[SWNIC_INLINE_WNETS];
 	unsigned int n;
-	bool nested;
+	bool listed;
 };
 
-void swnic_udp_inline_begin(struct swnic_udp_inline *il);
+void swnic_udp_inline_begin(struct swnic_udp_inline *il,
+			    struct swnic_device *sdev);
 void swnic_udp_inline_end(struct swnic_udp_inline *il);
 bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name);
 int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg);

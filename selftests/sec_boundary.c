@@ -1927,4 +1927,211 @@ out:
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
+/* ---- 9: doorbells parked in their own faults make no lookup long ----- */
+
+/* More doorbells than the inline sections' table lists (256 x 4). */
+#define PARKED_DOORBELLS	1088
+#define INLINE_LISTED_MAX	1024
+
+/* A wire counter of this namespace, or of swnickw's (@there); -1: none. */
+static long long wire_counter(bool there, const char *name)
+{
+	long long v = -1;
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%sswnic -j peer show | jq '.[] | select(.peer == \"*\") | "
+		 ".counters.%s // 0'", there ? "ip netns exec swnickw " : "",
+		 name);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
+}
+
+struct parked {
+	struct t_ep *ep;
+	pthread_barrier_t *go;
+	int ret;
+};
+
+static void *parked_doorbell(void *arg)
+{
+	struct parked *p = arg;
+
+	pthread_barrier_wait(p->go);
+	p->ret = t_doorbell(p->ep, NULL);
+	return NULL;
+}
+
+/*
+ * A datagram received in a task's context looks up that task's inline
+ * section in a hash bucket, under the bucket's lock (udp.c), and a
+ * doorbell may block with its section open: here PARKED_DOORBELLS + 1
+ * threads ring one endpoint's doorbell, whose SQ holds two sends into
+ * receives of a process that keeps its mmap lock; the first to take the
+ * SQ waits out each send's bound (2 s), the others wait behind it. Such
+ * threads made every lookup in their buckets a scan of them all. Now a
+ * bucket lists four at most, the table 1024: a doorbell that finds its
+ * bucket full runs without a section (counted: inline_full, at least the
+ * parked ones past 1024), a byte crosses the wire meanwhile, and once
+ * the parked doorbells are done, sections are taken again as before.
+ */
+TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
+{
+	static struct parked p[PARKED_DOORBELLS + 1];
+	static pthread_t th[PARKED_DOORBELLS + 1];
+	int to_k[2], from_k[2], dp, dc, dw, st, i, n, errors = 0;
+	struct t_cq cp = { 0 }, cc = { 0 }, cw = { 0 };
+	struct t_ep ep = { 0 }, c = { 0 }, w = { 0 }, v = { 0 };
+	struct pollfd pf = { .events = POLLIN };
+	long long full0, full1, rin0, rin1;
+	struct keeper_msg m = { 0 };
+	char dir[64], got = 0, byte = 'b', *buf;
+	struct swnic_cqe e, se[2] = { 0 };
+	pthread_barrier_t go;
+	pthread_attr_t attr;
+	struct swnic_sqe s;
+	struct swnic_rqe rq;
+	pid_t pid;
+
+	if (run(KW_SETUP " >/dev/null 2>&1")) {
+		run(KW_CLEANUP " >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	ASSERT_EQ(0, pipe(to_k));
+	ASSERT_EQ(0, pipe(from_k));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		mmap_lock_keeper(to_k[0], from_k[1], NULL, "/dev/swnickwa");
+	pf.fd = from_k[0];
+	if (poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
+		waitpid(pid, &st, 0);
+		run(KW_CLEANUP " >/dev/null 2>&1");
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(return, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
+	}
+	v.addr = m.addr;
+	v.port = m.port;
+	snprintf(dir, sizeof(dir), "%s", m.dir);
+
+	/* ep's doorbells, here; the bystander's c here and w over there. */
+	dp = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
+	dc = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
+	dw = open_in_netns(KW_NS, "/dev/swnickwb");
+	ASSERT_LE(0, dp);
+	ASSERT_LE(0, dc);
+	ASSERT_LE(0, dw);
+	ASSERT_EQ(0, t_cq_create(dp, 16, &cp));
+	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
+	ASSERT_EQ(0, t_cq_create(dw, 16, &cw));
+	ASSERT_EQ(0, t_ep_create(dp, &cp, &cp, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &ep));
+	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &c));
+	ASSERT_EQ(0, t_ep_create(dw, &cw, &cw, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &w));
+	buf = malloc(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', PAGE);
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, PARKED_DOORBELLS + 2));
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 64 << 10));
+	for (n = 0; n <= PARKED_DOORBELLS; n++) {
+		p[n] = (struct parked){ .ep = &ep, .go = &go };
+		ASSERT_EQ(0, pthread_create(&th[n], &attr, parked_doorbell,
+					    &p[n]));
+	}
+
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+	for (i = 0; i < 2; i++) {
+		s = t_send(buf, PAGE, &v, 1 + i);
+		EXPECT_EQ(0, t_ring_push(&ep.sq, &s));
+	}
+	full0 = wire_counter(false, "inline_full");
+	EXPECT_LE(0, full0);
+	pthread_barrier_wait(&go);
+
+	/* Meanwhile a byte crosses to the other namespace. */
+	usleep(300000);
+	EXPECT_EQ(0, bystander_byte(&w, &got, 1, &c, &cc, &byte, &e));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	EXPECT_EQ(0, t_cq_wait(&cw, &e, 10000));
+	EXPECT_EQ('b', got);
+	/* Each send is a fault after its bound; then all are done. */
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, t_cq_wait(&cp, &se[i], 20000));
+	for (n = 0; n <= PARKED_DOORBELLS; n++) {
+		pthread_join(th[n], NULL);
+		errors += !!p[n].ret;
+	}
+	full1 = wire_counter(false, "inline_full");
+
+	/* The stall ends: a forced unmount aborts the FUSE connection. */
+	umount2(dir, MNT_FORCE);
+	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+
+	EXPECT_EQ(0, errors);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(1 + i, se[i].context);
+		EXPECT_TRUE(se[i].flags & SWNIC_CQE_ERROR) TH_LOG("send %d", i);
+		EXPECT_EQ(EFAULT, se[i].err) TH_LOG("send %d", i);
+		EXPECT_EQ(EFAULT, m.err[i]) TH_LOG("receive %d", i);
+	}
+	/* Past 1024 listed, every parked doorbell ran without a section. */
+	EXPECT_LE(PARKED_DOORBELLS + 1 - INLINE_LISTED_MAX, full1 - full0)
+		TH_LOG("inline_full %lld -> %lld", full0, full1);
+
+	/* Every parked section left its bucket: sections are taken again. */
+	rin0 = wire_counter(false, "rx_inline") +
+	       wire_counter(true, "rx_inline");
+	for (i = 0; i < 20; i++) {
+		rq = t_recv(&got, 1, 10 + i);
+		ASSERT_EQ(0, t_ring_push(&w.rq, &rq));
+		ASSERT_EQ(0, t_doorbell(&w, NULL));
+		ASSERT_EQ(0, send_one(&c, &cc, &w, &byte, 1, &e));
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		ASSERT_EQ(0, t_cq_wait(&cw, &e, 10000));
+	}
+	rin1 = wire_counter(false, "rx_inline") +
+	       wire_counter(true, "rx_inline");
+	EXPECT_EQ(full1, wire_counter(false, "inline_full"));
+	EXPECT_LT(rin0, rin1) TH_LOG("no datagram was taken inline");
+
+	pthread_barrier_destroy(&go);
+	pthread_attr_destroy(&attr);
+	t_ep_destroy(&ep);
+	t_ep_destroy(&c);
+	t_ep_destroy(&w);
+	cq_close(&cp);
+	cq_close(&cc);
+	cq_close(&cw);
+	close(dp);
+	close(dc);
+	close(dw);
+	free(buf);
+	close(to_k[0]);
+	close(to_k[1]);
+	close(from_k[0]);
+	close(from_k[1]);
+	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+}
+
 TEST_HARNESS_MAIN
