@@ -98,6 +98,45 @@ static void cq_close(struct t_cq *cq)
 	close(cq->fd);
 }
 
+/* Open @dev from the network namespace at @ns (this thread comes back). */
+static int open_in_netns(const char *ns, const char *dev)
+{
+	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int fd = -1;
+
+	if (home < 0)
+		return -1;
+	if (!sys_enter_netns(ns))
+		fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (setns(home, CLONE_NEWNET))
+		abort();	/* never go on in the wrong namespace */
+	close(home);
+	return fd;
+}
+
+/*
+ * An endpoint with @db doorbells and one CQ for both its rings, on a
+ * descriptor of @dev of its own (opened in the network namespace at
+ * @netns, NULL: here). 0 or an error; ep_on_fd_close() undoes it.
+ */
+static int ep_on_fd(const char *netns, const char *dev, uint32_t db,
+		    int *fd, struct t_cq *cq, struct t_ep *ep)
+{
+	*fd = netns ? open_in_netns(netns, dev) :
+		      open(dev, O_RDWR | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	return t_cq_create(*fd, 16, cq) ?:
+	       t_ep_create(*fd, cq, cq, db, 0, 16, ep);
+}
+
+static void ep_on_fd_close(int fd, struct t_cq *cq, struct t_ep *ep)
+{
+	t_ep_destroy(ep);
+	cq_close(cq);
+	close(fd);
+}
+
 static int run(const char *cmd)
 {
 	int st = system(cmd);
@@ -648,9 +687,6 @@ static bool done_in_time(void *(*fn)(void *), void *arg,
  */
 TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 {
-	int dh = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	int dv = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	int dc = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	struct stall st = { 0 };
 	struct t_cq ch = { 0 }, cv = { 0 }, cc = { 0 };
 	struct t_ep h = { 0 }, v = { 0 }, c = { 0 };
@@ -658,11 +694,8 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	struct swnic_sqe s;
 	struct swnic_cqe e;
 	char *src, *dst, *dst2, byte = 'c';
-	int uffd;
+	int uffd, dh, dv, dc;
 
-	ASSERT_LE(0, dh);
-	ASSERT_LE(0, dv);
-	ASSERT_LE(0, dc);
 	/* The hostile sender's source: page 0 is there, page 1 never comes. */
 	uffd = uffd_half_held(&src);
 	if (uffd < 0 && !src)
@@ -673,15 +706,12 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	ASSERT_NE(NULL, dst);
 	ASSERT_NE(NULL, dst2);
 
-	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
-	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
-	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
-	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &h));
-	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &v));
-	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &c));
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dh, &ch,
+			      &h));
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dv, &cv,
+			      &v));
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dc, &cc,
+			      &c));
 	/* The victim posts two receives. */
 	rq = t_recv(dst, 4 * PAGE, 1);
 	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
@@ -730,15 +760,9 @@ TEST_F(sec, userfaultfd_sender_blocks_no_peer)
 	EXPECT_EQ('h', dst[0]);
 	EXPECT_EQ(0, dst[PAGE]);
 
-	t_ep_destroy(&h);
-	t_ep_destroy(&v);
-	t_ep_destroy(&c);
-	cq_close(&ch);
-	cq_close(&cv);
-	cq_close(&cc);
-	close(dh);
-	close(dv);
-	close(dc);
+	ep_on_fd_close(dh, &ch, &h);
+	ep_on_fd_close(dv, &cv, &v);
+	ep_on_fd_close(dc, &cc, &c);
 	close(uffd);
 	munmap(src, 2 * PAGE);
 	free(dst);
@@ -762,10 +786,10 @@ struct hv {
 static void hv_open(struct __test_metadata *_metadata, const char *path,
 		    uint32_t h_db, struct hv *p)
 {
-	*p = (struct hv){ .dh = open(path, O_RDWR | O_CLOEXEC),
-			  .dv = open(path, O_RDWR | O_CLOEXEC) };
-	ASSERT_LE(0, p->dh);
-	ASSERT_LE(0, p->dv);
+	*p = (struct hv){ 0 };
+	ASSERT_EQ(0, ep_on_fd(NULL, path, h_db, &p->dh, &p->ch, &p->h));
+	ASSERT_EQ(0, ep_on_fd(NULL, path, SWNIC_EP_F_DB_SYSCALL, &p->dv,
+			      &p->cv, &p->v));
 	p->target = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, p->target);
@@ -773,21 +797,12 @@ static void hv_open(struct __test_metadata *_metadata, const char *path,
 			    SWNIC_MR_ACCESS_REMOTE_READ |
 			    SWNIC_MR_ACCESS_REMOTE_WRITE,
 			    SWNIC_MR_REG_VIRT_ADDR, &p->key, NULL));
-	ASSERT_EQ(0, t_cq_create(p->dh, 16, &p->ch));
-	ASSERT_EQ(0, t_cq_create(p->dv, 16, &p->cv));
-	ASSERT_EQ(0, t_ep_create(p->dh, &p->ch, &p->ch, h_db, 0, 16, &p->h));
-	ASSERT_EQ(0, t_ep_create(p->dv, &p->cv, &p->cv, SWNIC_EP_F_DB_SYSCALL,
-				 0, 16, &p->v));
 }
 
 static void hv_close(struct hv *p)
 {
-	t_ep_destroy(&p->h);
-	t_ep_destroy(&p->v);
-	cq_close(&p->ch);
-	cq_close(&p->cv);
-	close(p->dh);
-	close(p->dv);
+	ep_on_fd_close(p->dh, &p->ch, &p->h);
+	ep_on_fd_close(p->dv, &p->cv, &p->v);
 	munmap(p->target, 2 * PAGE);
 }
 
@@ -1213,8 +1228,6 @@ static void *odp_poke(void *arg)
  */
 TEST_F(sec, fuse_receiver_holds_back_no_one)
 {
-	int dh = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	int dv = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	struct t_cq ch = { 0 }, cv = { 0 };
 	struct t_ep h = { 0 }, v = { 0 };
 	struct stall st = { 0 };
@@ -1224,11 +1237,9 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	struct swnic_sqe s;
 	struct swnic_cqe e;
 	char *src, *dst, *own, *dst2, byte = 'c';
-	int ret, ffd, gfd;
+	int ret, ffd, gfd, dh, dv;
 	uint32_t mrh;
 
-	ASSERT_LE(0, dh);
-	ASSERT_LE(0, dv);
 	ret = fuse_stall_start(&fs);
 	if (ret == -ENODEV)
 		SKIP(return, "no FUSE in this kernel");
@@ -1250,12 +1261,10 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	ASSERT_NE(NULL, dst2);
 	memset(src, 'h', 2 * PAGE);
 
-	ASSERT_EQ(0, t_cq_create(dh, 16, &ch));
-	ASSERT_EQ(0, t_cq_create(dv, 16, &cv));
-	ASSERT_EQ(0, t_ep_create(dh, &ch, &ch, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &h));
-	ASSERT_EQ(0, t_ep_create(dv, &cv, &cv, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &v));
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dh, &ch,
+			      &h));
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dv, &cv,
+			      &v));
 	rq = t_recv(dst, 4 * PAGE, 1);
 	ASSERT_EQ(0, t_ring_push(&v.rq, &rq));
 	rq = t_recv(dst2, PAGE, 2);
@@ -1313,12 +1322,8 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 	EXPECT_EQ(0, atomic_load(&fs.reads)) TH_LOG("a read was asked");
 	EXPECT_EQ(0, mr_dereg(dv, mrh));
 
-	t_ep_destroy(&h);
-	t_ep_destroy(&v);
-	cq_close(&ch);
-	cq_close(&cv);
-	close(dh);
-	close(dv);
+	ep_on_fd_close(dh, &ch, &h);
+	ep_on_fd_close(dv, &cv, &v);
 	munmap(dst, FUSE_STALL_SIZE);
 	munmap(own, PAGE);
 	close(ffd);
@@ -1737,22 +1742,6 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 #define KW_FAULT_WAITS "ip netns exec swnickw swnic -j peer show | " \
 	"jq -e '.[] | select(.peer == \"*\") | .counters.fault_waits > 0'"
 
-/* Open @dev from the network namespace at @ns (this thread comes back). */
-static int open_in_netns(const char *ns, const char *dev)
-{
-	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	int fd = -1;
-
-	if (home < 0)
-		return -1;
-	if (!sys_enter_netns(ns))
-		fd = open(dev, O_RDWR | O_CLOEXEC);
-	if (setns(home, CLONE_NEWNET))
-		abort();	/* never go on in the wrong namespace */
-	close(home);
-	return fd;
-}
-
 TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 {
 	int to_k[2], from_k[2], da, dc, dw, st, i, n = 0;
@@ -1774,21 +1763,12 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	/* Here the sender a and the bystander's sender c; there w. */
-	da = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
-	dc = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
-	dw = open_in_netns(KW_NS, "/dev/swnickwb");
-	ASSERT_LE(0, da);
-	ASSERT_LE(0, dc);
-	ASSERT_LE(0, dw);
-	ASSERT_EQ(0, t_cq_create(da, 16, &ca));
-	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
-	ASSERT_EQ(0, t_cq_create(dw, 16, &cw));
-	ASSERT_EQ(0, t_ep_create(da, &ca, &ca, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &a));
-	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &c));
-	ASSERT_EQ(0, t_ep_create(dw, &cw, &cw, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &w));
+	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
+			      &da, &ca, &a));
+	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
+			      &dc, &cc, &c));
+	ASSERT_EQ(0, ep_on_fd(KW_NS, "/dev/swnickwb", SWNIC_EP_F_DB_SYSCALL,
+			      &dw, &cw, &w));
 	rq = t_recv(&got, 1, 7);
 	ASSERT_EQ(0, t_ring_push(&w.rq, &rq));
 	ASSERT_EQ(0, t_doorbell(&w, NULL));
@@ -1914,15 +1894,9 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
 
 out:
-	t_ep_destroy(&a);
-	t_ep_destroy(&c);
-	t_ep_destroy(&w);
-	cq_close(&ca);
-	cq_close(&cc);
-	cq_close(&cw);
-	close(da);
-	close(dc);
-	close(dw);
+	ep_on_fd_close(da, &ca, &a);
+	ep_on_fd_close(dc, &cc, &c);
+	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
 	close(to_k[0]);
 	close(to_k[1]);
@@ -2030,21 +2004,12 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	snprintf(dir, sizeof(dir), "%s", m.dir);
 
 	/* ep's doorbells, here; the bystander's c here and w over there. */
-	dp = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
-	dc = open("/dev/swnickwa", O_RDWR | O_CLOEXEC);
-	dw = open_in_netns(KW_NS, "/dev/swnickwb");
-	ASSERT_LE(0, dp);
-	ASSERT_LE(0, dc);
-	ASSERT_LE(0, dw);
-	ASSERT_EQ(0, t_cq_create(dp, 16, &cp));
-	ASSERT_EQ(0, t_cq_create(dc, 16, &cc));
-	ASSERT_EQ(0, t_cq_create(dw, 16, &cw));
-	ASSERT_EQ(0, t_ep_create(dp, &cp, &cp, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &ep));
-	ASSERT_EQ(0, t_ep_create(dc, &cc, &cc, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &c));
-	ASSERT_EQ(0, t_ep_create(dw, &cw, &cw, SWNIC_EP_F_DB_SYSCALL, 0, 16,
-				 &w));
+	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
+			      &dp, &cp, &ep));
+	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
+			      &dc, &cc, &c));
+	ASSERT_EQ(0, ep_on_fd(KW_NS, "/dev/swnickwb", SWNIC_EP_F_DB_SYSCALL,
+			      &dw, &cw, &w));
 	buf = malloc(PAGE);
 	ASSERT_NE(NULL, buf);
 	memset(buf, 's', PAGE);
@@ -2125,15 +2090,9 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 
 	pthread_barrier_destroy(&go);
 	pthread_attr_destroy(&attr);
-	t_ep_destroy(&ep);
-	t_ep_destroy(&c);
-	t_ep_destroy(&w);
-	cq_close(&cp);
-	cq_close(&cc);
-	cq_close(&cw);
-	close(dp);
-	close(dc);
-	close(dw);
+	ep_on_fd_close(dp, &cp, &ep);
+	ep_on_fd_close(dc, &cc, &c);
+	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
 	close(to_k[0]);
 	close(to_k[1]);
