@@ -416,7 +416,7 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 		.a = a,
 		.write = a->op != SWNIC_AOP_ATOMIC_READ,
 	};
-	u64 len = (u64)a->count * a->size, pos, n, va, edge, span;
+	u64 len = (u64)a->count * a->size, pos, n, va, span;
 	struct swnic_mr_ref ref;
 	int ret;
 
@@ -433,38 +433,31 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 		goto out;
 	}
 	/*
-	 * A round never waits for the target's pages: all of them (two at
-	 * most, one ODP window) are reached before any element is applied,
-	 * or the atomic is left whole to a later round. Then they are taken
-	 * as they are: a page dropped again meanwhile is a fault.
+	 * One walk applies it all: at most two pages (SWNIC_ATOMIC_MAX), which
+	 * an ODP walk reaches first and then holds at once, so a round that
+	 * finds them out of reach leaves the atomic whole to a later round,
+	 * never half applied. A REG_IOV MR's walk stays in one segment: an
+	 * atomic over two is two walks (an element straddling them is
+	 * refused), so in a round all its pages are reached first; a page
+	 * dropped again between the walks is a fault.
 	 */
 	if (a->round) {
 		ref.round = true;
 		ref.last_try = a->last_try;
-		ret = swnic_mr_ref_walk(&ref, 0, len, swnic_atomic_reach, NULL);
-		if (ret)
-			goto out;
-		ref.last_try = true;
+		if (swnic_mr_ref_span(&ref, 0, &va) < len) {
+			ret = swnic_mr_ref_walk(&ref, 0, len,
+						swnic_atomic_reach, NULL);
+			if (ret)
+				goto out;
+			ref.last_try = true;
+		}
 	}
-	/*
-	 * Walk up to the end of the element that crosses the next page
-	 * boundary: at most two pages, which an ODP walk holds at once.
-	 */
 	for (pos = 0; pos < len && !ret; pos += n) {
 		span = swnic_mr_ref_span(&ref, pos, &va);
-		edge = PAGE_SIZE - offset_in_page(va);
-		n = min_t(u64, len - pos, round_up(edge, a->size));
-		/*
-		 * A REG_IOV MR: a walk stays in one segment, and an element
-		 * that would straddle two is refused (two segments' pages are
-		 * never held at once).
-		 */
-		if (n > span) {
-			if (span % a->size) {
-				ret = -ERANGE;
-				break;
-			}
-			n = span;
+		n = min_t(u64, len - pos, span);
+		if (n < len - pos && n % a->size) {
+			ret = -ERANGE;
+			break;
 		}
 		ret = swnic_mr_ref_walk(&ref, pos, n, swnic_atomic_page, &w);
 		w.part_len = 0;

@@ -36,7 +36,7 @@
 static inline void swnic_fault_later(unsigned long *at)
 {
 	if (!*at)
-		*at = jiffies ?: 1;
+		WRITE_ONCE(*at, jiffies ?: 1);
 }
 
 static inline bool swnic_fault_last_try(unsigned long at)

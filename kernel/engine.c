@@ -242,7 +242,8 @@ static void swnic_engine_work(struct work_struct *work)
 
 		if (swnic_engine_run_ep(ep)) {
 			idle = 0;
-		} else if (READ_ONCE(ep->engine_fault_at)) {
+		} else if (READ_ONCE(ep->engine_fault_at) &&
+			   !swnic_ring_is_broken(&ep->rq)) {
 			if (++idle >= nr) {
 				schedule_timeout_uninterruptible(1);
 				idle = 0;

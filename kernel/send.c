@@ -103,10 +103,12 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
 	struct swnic_sqe sqe;
 	int avail, done = 0, ret;
+	bool later = false;
 
 	mutex_lock(&ep->sq_lock);
 	avail = swnic_ring_avail(&ep->sq);
 	if (avail < 0) {
+		WRITE_ONCE(ep->engine_fault_at, 0);
 		mutex_unlock(&ep->sq_lock);
 		return avail;
 	}
@@ -135,6 +137,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 			/* Kept by the kernel with its CQ slot (trig.c). */
 			ret = swnic_trig_queue_sqe(ep, &sqe);
 			if (!ret) {
+				WRITE_ONCE(ep->engine_fault_at, 0);
 				swnic_ring_consume(&ep->sq);
 				done++;
 				continue;
@@ -149,9 +152,10 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		if (ret == -SWNIC_EFAULTLATER) {
 			swnic_cq_unreserve(ep->tx_cq);
 			swnic_fault_later(&ep->engine_fault_at);
+			later = true;
 			break;
 		}
-		ep->engine_fault_at = 0;
+		WRITE_ONCE(ep->engine_fault_at, 0);
 
 		ep->tx_ops++;
 		if (ret < 0)
@@ -164,6 +168,13 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		swnic_ring_consume(&ep->sq);
 		done++;
 	}
+	/*
+	 * Only an operation this round left at the head waits: one that
+	 * stopped for another reason (the CQ full, a fence) starts its bound
+	 * anew when it is tried again, and the engine may park the endpoint.
+	 */
+	if (!later)
+		WRITE_ONCE(ep->engine_fault_at, 0);
 	ep->engine_round = false;
 	mutex_unlock(&ep->sq_lock);
 	return done;

@@ -369,6 +369,7 @@ struct swnic_txmsg {
 	u64 raddr, rkey;
 	/* READ_DATA: first time the MR's pages were out of reach, or 0 */
 	unsigned long fault_at;
+	unsigned long fault_next;	/* ... and not tried again before */
 	u32 status;			/* STATUS: positive errno */
 	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
 	bool held;			/* REQ: the target holds it (HELD) */
@@ -1042,10 +1043,12 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	if (!ret && !pos)	/* one read, however many packets */
 		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
-	if (ret == -SWNIC_EFAULTLATER)
+	if (ret == -SWNIC_EFAULTLATER) {
 		swnic_fault_later(&tm->fault_at);
-	else if (!ret)
+		tm->fault_next = jiffies + 1;
+	} else if (!ret) {
 		tm->fault_at = 0;	/* reached: a later wait starts anew */
+	}
 	return ret;
 }
 
@@ -1282,7 +1285,10 @@ static int swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 
 /*
  * Send what the window allows, message after message; one whose read data
- * is out of reach for now waits, and the next ones go past it.
+ * is out of reach for now waits, and the next ones go past it. A waiting
+ * one is tried again a tick later at the soonest, not at every call (each
+ * ACK): a peer with thousands of reads waiting must not make every ACK
+ * thousands of MR walks under the wire's lock.
  */
 static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
@@ -1291,6 +1297,8 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 
 	lockdep_assert_held(&wn->lock);
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
+		if (tm->fault_at && time_before(jiffies, tm->fault_next))
+			continue;
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p))
 			ret = swnic_txmsg_send(wn, p, tm);

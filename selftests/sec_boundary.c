@@ -1905,6 +1905,87 @@ out:
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
+/*
+ * The engine keeps polling an endpoint whose operation waits for memory
+ * out of reach (here a send into a receive of a process that keeps its
+ * mmap lock), until the operation ends. If the operation never comes up
+ * again - its owner breaks the SQ meanwhile - the endpoint stops being
+ * one that waits, and the engine parks it (NEED_WAKEUP) as any broken
+ * one. Before, the waiting mark stayed: the domain's engine woke every
+ * tick for good, a slot of the engine's workqueue held by a user at no
+ * cost to it.
+ */
+TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
+{
+	int to_k[2], from_k[2], d, st, i;
+	struct pollfd pf = { .events = POLLIN };
+	struct keeper_msg m = { 0 };
+	struct t_ep e = { 0 }, v = { 0 };
+	struct t_cq cq = { 0 };
+	struct swnic_sqe s;
+	char dir[64], *buf;
+	bool parked = false;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(to_k));
+	ASSERT_EQ(0, pipe(from_k));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		mmap_lock_keeper(to_k[0], from_k[1], NULL, DEV_PATH, 2);
+	pf.fd = from_k[0];
+	if (poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(return, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
+	}
+	v.addr = m.addr;
+	v.port = m.port;
+	snprintf(dir, sizeof(dir), "%s", m.dir);
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_ENGINE, &d, &cq,
+			      &e));
+	buf = malloc(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', PAGE);
+
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+	s = t_send(buf, PAGE, &v, 1);
+	EXPECT_EQ(0, t_ring_push(&e.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&e, NULL));
+	/* The engine is at it, and the send waits: not parked. */
+	usleep(300000);
+	EXPECT_FALSE(*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	/* Its owner breaks the SQ: the send is never tried again. */
+	*e.sq.tail = *e.sq.head + e.sq.entries + 1;
+	for (i = 0; i < 250 && !parked; i++) {
+		usleep(20000);
+		parked = *e.sq.flags & SWNIC_RING_F_NEED_WAKEUP;
+	}
+	EXPECT_TRUE(parked) TH_LOG("the engine keeps polling a broken SQ");
+	EXPECT_TRUE(*e.sq.flags & SWNIC_RING_F_BROKEN);
+
+	umount2(dir, MNT_FORCE);
+	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
+	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	ep_on_fd_close(d, &cq, &e);
+	free(buf);
+	close(to_k[0]);
+	close(to_k[1]);
+	close(from_k[0]);
+	close(from_k[1]);
+}
+
 /* ---- 9: doorbells parked in their own faults make no lookup long ----- */
 
 /* More doorbells than the inline sections' table lists (256 x 4). */
