@@ -29,19 +29,51 @@
 #define SWNIC_FAULT_TIMEOUT	(2 * HZ)
 
 /*
- * An operation left for later (-SWNIC_EFAULTLATER) by a wire round or an
- * engine round keeps the time of its first such try in *@at (0: none):
- * its try after SWNIC_FAULT_TIMEOUT is the last, which makes it a fault.
+ * ... and how many tries it takes at least: rounds come a tick apart
+ * when the wire is quiet, but far apart when it is flooded or the kernel
+ * slow (a debug one), and a receiver that only happened to be mapping
+ * memory at two such tries is no keeper of its lock.
  */
-static inline void swnic_fault_later(unsigned long *at)
+#define SWNIC_FAULT_MIN_TRIES	16
+
+/**
+ * struct swnic_fault_wait - an operation left for later by a round
+ * @since: jiffies of its first try that found memory out of reach
+ *	(-SWNIC_EFAULTLATER); 0: it waits for none
+ * @tries: such tries since
+ *
+ * Its try after SWNIC_FAULT_TIMEOUT and SWNIC_FAULT_MIN_TRIES is the last,
+ * which makes it a fault. Zeroed: waits for nothing.
+ */
+struct swnic_fault_wait {
+	unsigned long since;
+	unsigned int tries;
+};
+
+static inline void swnic_fault_later(struct swnic_fault_wait *w)
 {
-	if (!*at)
-		WRITE_ONCE(*at, jiffies ?: 1);
+	if (!w->since)
+		WRITE_ONCE(w->since, jiffies ?: 1);
+	if (w->tries < UINT_MAX)
+		w->tries++;
 }
 
-static inline bool swnic_fault_last_try(unsigned long at)
+/* Reached (or given up): a later wait starts anew. */
+static inline void swnic_fault_reached(struct swnic_fault_wait *w)
 {
-	return at && time_after(jiffies, at + SWNIC_FAULT_TIMEOUT);
+	WRITE_ONCE(w->since, 0);
+	w->tries = 0;
+}
+
+static inline bool swnic_fault_waits(const struct swnic_fault_wait *w)
+{
+	return READ_ONCE(w->since);
+}
+
+static inline bool swnic_fault_last_try(const struct swnic_fault_wait *w)
+{
+	return w->since && w->tries >= SWNIC_FAULT_MIN_TRIES &&
+	       time_after(jiffies, w->since + SWNIC_FAULT_TIMEOUT);
 }
 
 /* swnic_copy_to_mm() flags */

@@ -213,7 +213,7 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
  * none is left (each is parked after SWNIC_ENGINE_IDLE_ROUNDS rounds of
  * the engine without progress). A doorbell that lists an endpoint after
  * the last look queues the item again. An endpoint whose next operation
- * waits for memory out of reach (ep->engine_fault_at) is not parked: it
+ * waits for memory out of reach (ep->engine_fault) is not parked: it
  * is tried again each round until the operation ends, and once a whole
  * round made no progress, the next waits a tick.
  */
@@ -242,7 +242,7 @@ static void swnic_engine_work(struct work_struct *work)
 
 		if (swnic_engine_run_ep(ep)) {
 			idle = 0;
-		} else if (READ_ONCE(ep->engine_fault_at) &&
+		} else if (swnic_fault_waits(&ep->engine_fault) &&
 			   !swnic_ring_is_broken(&ep->rq)) {
 			if (++idle >= nr) {
 				schedule_timeout_uninterruptible(1);

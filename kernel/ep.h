@@ -139,12 +139,12 @@ struct swnic_ep {
 	/*
 	 * Its engine's round runs: an operation at the SQ's head whose
 	 * memory is out of reach is left there for a later round
-	 * (-SWNIC_EFAULTLATER), since @engine_fault_at (0: none waits),
+	 * (-SWNIC_EFAULTLATER), counted in @engine_fault,
 	 * instead of holding back the domain's other engine endpoints.
 	 * Under sq_lock.
 	 */
 	bool engine_round;
-	unsigned long engine_fault_at;
+	struct swnic_fault_wait engine_fault;
 
 	/* Statistics, under the lock of their side. */
 	u64 tx_ops, tx_bytes, tx_errors;
@@ -162,7 +162,7 @@ static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 
 static inline bool swnic_ep_last_try(const struct swnic_ep *ep)
 {
-	return swnic_fault_last_try(ep->engine_fault_at);
+	return swnic_fault_last_try(&ep->engine_fault);
 }
 
 int swnic_ep_create(struct swnic_domain *dom, void *arg);

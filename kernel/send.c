@@ -108,7 +108,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	mutex_lock(&ep->sq_lock);
 	avail = swnic_ring_avail(&ep->sq);
 	if (avail < 0) {
-		WRITE_ONCE(ep->engine_fault_at, 0);
+		swnic_fault_reached(&ep->engine_fault);
 		mutex_unlock(&ep->sq_lock);
 		return avail;
 	}
@@ -137,7 +137,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 			/* Kept by the kernel with its CQ slot (trig.c). */
 			ret = swnic_trig_queue_sqe(ep, &sqe);
 			if (!ret) {
-				WRITE_ONCE(ep->engine_fault_at, 0);
+				swnic_fault_reached(&ep->engine_fault);
 				swnic_ring_consume(&ep->sq);
 				done++;
 				continue;
@@ -151,11 +151,11 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		}
 		if (ret == -SWNIC_EFAULTLATER) {
 			swnic_cq_unreserve(ep->tx_cq);
-			swnic_fault_later(&ep->engine_fault_at);
+			swnic_fault_later(&ep->engine_fault);
 			later = true;
 			break;
 		}
-		WRITE_ONCE(ep->engine_fault_at, 0);
+		swnic_fault_reached(&ep->engine_fault);
 
 		ep->tx_ops++;
 		if (ret < 0)
@@ -174,7 +174,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	 * anew when it is tried again, and the engine may park the endpoint.
 	 */
 	if (!later)
-		WRITE_ONCE(ep->engine_fault_at, 0);
+		swnic_fault_reached(&ep->engine_fault);
 	ep->engine_round = false;
 	mutex_unlock(&ep->sq_lock);
 	return done;

@@ -367,9 +367,9 @@ struct swnic_txmsg {
 	struct swnic_ep *dst;
 	u32 auth_key;
 	u64 raddr, rkey;
-	/* READ_DATA: first time the MR's pages were out of reach, or 0 */
-	unsigned long fault_at;
-	unsigned long fault_next;	/* ... and not tried again before */
+	/* READ_DATA: the MR's pages out of reach, not tried before next */
+	struct swnic_fault_wait fault;
+	unsigned long fault_next;
 	u32 status;			/* STATUS: positive errno */
 	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
 	bool held;			/* REQ: the target holds it (HELD) */
@@ -409,8 +409,8 @@ struct swnic_rxmsg {
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
-	/* first time its destination was out of reach (EFAULTLATER) */
-	unsigned long fault_at;
+	/* its destination out of reach (EFAULTLATER) */
+	struct swnic_fault_wait fault;
 	/*
 	 * Executed, its payload freed: a record that takes its packets sent
 	 * again, until every earlier message is executed too (exec_next).
@@ -1038,16 +1038,16 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	 * every packet of the namespace back, up to a second per read.
 	 */
 	ref.round = true;
-	ref.last_try = swnic_fault_last_try(tm->fault_at);
+	ref.last_try = swnic_fault_last_try(&tm->fault);
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
 	if (!ret && !pos)	/* one read, however many packets */
 		swnic_mr_ref_count(&ref, t.access);
 	swnic_mr_ref_put(&ref);
 	if (ret == -SWNIC_EFAULTLATER) {
-		swnic_fault_later(&tm->fault_at);
+		swnic_fault_later(&tm->fault);
 		tm->fault_next = jiffies + 1;
 	} else if (!ret) {
-		tm->fault_at = 0;	/* reached: a later wait starts anew */
+		swnic_fault_reached(&tm->fault);
 	}
 	return ret;
 }
@@ -1297,7 +1297,7 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 
 	lockdep_assert_held(&wn->lock);
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
-		if (tm->fault_at && time_before(jiffies, tm->fault_next))
+		if (tm->fault.since && time_before(jiffies, tm->fault_next))
 			continue;
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p))
@@ -1504,11 +1504,12 @@ static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 
 /*
  * Is this @rm's last try at a receive buffer out of reach? Its first try
- * that found one so (-SWNIC_EFAULTLATER) is SWNIC_FAULT_TIMEOUT ago.
+ * that found one so (-SWNIC_EFAULTLATER) is SWNIC_FAULT_TIMEOUT ago, and
+ * SWNIC_FAULT_MIN_TRIES tries.
  */
 static bool swnic_rxmsg_last_try(const struct swnic_rxmsg *rm)
 {
-	return swnic_fault_last_try(rm->fault_at);
+	return swnic_fault_last_try(&rm->fault);
 }
 
 static void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
@@ -2715,12 +2716,12 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	 * endpoints too (swnic_rx_run()).
 	 */
 	if (err == -SWNIC_EFAULTLATER) {
-		swnic_fault_later(&rm->fault_at);
+		swnic_fault_later(&rm->fault);
 		wn->fault_waits++;
 		swnic_txmsg_free(tm);
 		return false;
 	}
-	rm->fault_at = 0;	/* reached: a later wait starts anew */
+	swnic_fault_reached(&rm->fault);
 	if ((err == -EAGAIN || err == -EINTR) &&
 	    time_before(jiffies, rm->since + SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
