@@ -1473,6 +1473,79 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	_exit(0);
 }
 
+/* The keeper process, from the test's side. */
+struct keeper {
+	pid_t pid;
+	int to[2], from[2];		/* pipes: bytes to it, its messages */
+	char dir[64];			/* its FUSE mount */
+};
+
+/* Say @c to the keeper (0: nothing) and take its next message into *@m. */
+static int keeper_say(struct keeper *k, char c, struct keeper_msg *m,
+		      int ms)
+{
+	struct pollfd pf = { .fd = k->from[0], .events = POLLIN };
+
+	if (c && write(k->to[1], &c, 1) != 1)
+		return -1;
+	return poll(&pf, 1, ms) == 1 &&
+	       read(k->from[0], m, sizeof(*m)) == sizeof(*m) ? 0 : -1;
+}
+
+/*
+ * Start mmap_lock_keeper(@netns, @dev, @nrecv) in a process of its own;
+ * its first message in *@m. Return: 0; 4 if it found no FUSE (it is
+ * gone: the test skips); -1 if it failed (gone too).
+ */
+static int keeper_start(struct keeper *k, const char *netns, const char *dev,
+			int nrecv, struct keeper_msg *m)
+{
+	int st;
+
+	if (pipe(k->to))
+		return -1;
+	if (pipe(k->from)) {
+		close(k->to[0]);
+		close(k->to[1]);
+		return -1;
+	}
+	k->pid = fork();
+	if (!k->pid)
+		mmap_lock_keeper(k->to[0], k->from[1], netns, dev, nrecv);
+	if (k->pid > 0 && !keeper_say(k, 0, m, 20000)) {
+		snprintf(k->dir, sizeof(k->dir), "%s", m->dir);
+		return 0;
+	}
+	if (k->pid > 0)
+		waitpid(k->pid, &st, 0);
+	close(k->to[0]);
+	close(k->to[1]);
+	close(k->from[0]);
+	close(k->from[1]);
+	return k->pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 4 ? 4 : -1;
+}
+
+/*
+ * Let the keeper go, once the caller forced its FUSE mount off (which
+ * fails the read that keeps its lock): its last message in *@m. Return:
+ * its wait status.
+ */
+static int keeper_end(struct keeper *k, struct keeper_msg *m)
+{
+	int st;
+
+	if (keeper_say(k, 'r', m, 30000))
+		kill(k->pid, SIGKILL);
+	waitpid(k->pid, &st, 0);
+	umount2(k->dir, MNT_DETACH);
+	rmdir(k->dir);
+	close(k->to[0]);
+	close(k->to[1]);
+	close(k->from[0]);
+	close(k->from[1]);
+	return st;
+}
+
 /*
  * A bystander's byte: a receive of one byte into @got at @to (context
  * @ctx), then @byte from @from (context @ctx + 1), whose completion (in
@@ -1529,7 +1602,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	static const uint32_t modes[2] = {
 		SWNIC_EP_F_DB_SYSCALL, SWNIC_EP_F_DB_ENGINE,
 	};
-	int to_k[2], from_k[2], d[2], db, st, i;
+	int d[2], db, st, i;
 	struct timed_send ts[2] = { 0 };
 	struct keeper_msg m = { 0 };
 	struct t_cq cq[2] = { 0 }, cb = { 0 }, cs = { 0 }, co = { 0 };
@@ -1537,27 +1610,16 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	struct swnic_cqe oe[2] = { 0 };
 	uint64_t one = 1;
 	int no = 0;
-	struct pollfd pf = { .events = POLLIN };
 	bool in_time[2], before = false;
-	char dir[64], *buf, got = 0, got2 = 0;
+	char *buf, got = 0, got2 = 0;
+	struct keeper k;
 	struct swnic_sqe s;
 	struct swnic_cqe e;
-	pid_t pid;
 
-	ASSERT_EQ(0, pipe(to_k));
-	ASSERT_EQ(0, pipe(from_k));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		mmap_lock_keeper(to_k[0], from_k[1], NULL, DEV_PATH, 2);
-	pf.fd = from_k[0];
-	if (poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
-		waitpid(pid, &st, 0);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
-			SKIP(return, "no FUSE in this kernel");
-		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
-	}
+	st = keeper_start(&k, NULL, DEV_PATH, 2, &m);
+	if (st == 4)
+		SKIP(return, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
 	v.addr = m.addr;
 	v.port = m.port;
 	buf = malloc(PAGE);
@@ -1589,9 +1651,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 
 	/* The keeper keeps its lock. */
 	in_time[0] = in_time[1] = false;
-	snprintf(dir, sizeof(dir), "%s", m.dir);
-	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+	if (keeper_say(&k, 'k', &m, 20000))
 		m.stalled = -1;
 	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
 
@@ -1657,15 +1717,10 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	 * The stall ends, whatever happened: a forced unmount aborts the
 	 * FUSE connection, and the read waiting on it fails.
 	 */
-	umount2(dir, MNT_FORCE);
+	umount2(k.dir, MNT_FORCE);
 	m.err[0] = m.err[1] = -2;
-	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
-		kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	st = keeper_end(&k, &m);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
-	umount2(dir, MNT_DETACH);
-	rmdir(dir);
 
 	for (i = 0; i < 2; i++) {
 		EXPECT_TRUE(in_time[i])
@@ -1701,10 +1756,6 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	cq_close(&cb);
 	close(db);
 	free(buf);
-	close(to_k[0]);
-	close(to_k[1]);
-	close(from_k[0]);
-	close(from_k[1]);
 }
 
 /*
@@ -1744,19 +1795,18 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 
 TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 {
-	int to_k[2], from_k[2], da, dc, dw, st, i, n = 0;
+	int da, dc, dw, st, i, n = 0;
 	unsigned int seen;
 	struct t_cq ca = { 0 }, cc = { 0 }, cw = { 0 };
 	struct t_ep a = { 0 }, c = { 0 }, w = { 0 }, v = { 0 }, v2 = { 0 };
-	struct pollfd pf = { .events = POLLIN };
 	struct keeper_msg m = { 0 };
 	struct swnic_cqe e, done[4] = { 0 };
 	uint64_t one = 1;
 	bool first = false;
-	char dir[64], *buf, got = 0, rd[8] = "";
+	char *buf, got = 0, rd[8] = "";
 	struct swnic_sqe s;
 	struct swnic_rqe rq;
-	pid_t pid;
+	struct keeper k;
 
 	if (run(KW_SETUP " >/dev/null 2>&1")) {
 		run(KW_CLEANUP " >/dev/null 2>&1");
@@ -1776,21 +1826,10 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	ASSERT_NE(NULL, buf);
 	memset(buf, 's', PAGE);
 
-	ASSERT_EQ(0, pipe(to_k));
-	ASSERT_EQ(0, pipe(from_k));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		mmap_lock_keeper(to_k[0], from_k[1], KW_NS, "/dev/swnickwb",
-				 2);
-	pf.fd = from_k[0];
-	if (poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
-		waitpid(pid, &st, 0);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
-			SKIP(goto out, "no FUSE in this kernel");
-		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
-	}
+	st = keeper_start(&k, KW_NS, "/dev/swnickwb", 2, &m);
+	if (st == 4)
+		SKIP(goto out, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
 	v.addr = m.addr;
 	v.port = m.port;
 	v2.addr = m.addr;
@@ -1798,9 +1837,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	EXPECT_NE(v.addr, a.addr) TH_LOG("the keeper is not on another host");
 
 	/* The keeper keeps its lock. */
-	snprintf(dir, sizeof(dir), "%s", m.dir);
-	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+	if (keeper_say(&k, 'k', &m, 20000))
 		m.stalled = -1;
 	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
 
@@ -1859,18 +1896,13 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	 * The stall ends: a forced unmount aborts the FUSE connection. The
 	 * keeper's next receive takes the next message.
 	 */
-	umount2(dir, MNT_FORCE);
+	umount2(k.dir, MNT_FORCE);
 	s = t_send("n", 1, &v, 9);
 	EXPECT_EQ(0, t_ring_push(&a.sq, &s));
 	EXPECT_EQ(0, t_doorbell(&a, NULL));
 	m.err[0] = m.err[1] = -2;
-	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
-		kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	st = keeper_end(&k, &m);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
-	umount2(dir, MNT_DETACH);
-	rmdir(dir);
 
 	EXPECT_EQ(EFAULT, m.err[0]) TH_LOG("the receive the lock kept");
 	EXPECT_EQ(0, m.err[1]) TH_LOG("the receive after the lock");
@@ -1898,10 +1930,6 @@ out:
 	ep_on_fd_close(dc, &cc, &c);
 	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
-	close(to_k[0]);
-	close(to_k[1]);
-	close(from_k[0]);
-	close(from_k[1]);
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
@@ -1917,33 +1945,21 @@ out:
  */
 TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
 {
-	int to_k[2], from_k[2], d, st, i;
-	struct pollfd pf = { .events = POLLIN };
 	struct keeper_msg m = { 0 };
 	struct t_ep e = { 0 }, v = { 0 };
 	struct t_cq cq = { 0 };
-	struct swnic_sqe s;
-	char dir[64], *buf;
 	bool parked = false;
-	pid_t pid;
+	struct swnic_sqe s;
+	struct keeper k;
+	int d, st, i;
+	char *buf;
 
-	ASSERT_EQ(0, pipe(to_k));
-	ASSERT_EQ(0, pipe(from_k));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		mmap_lock_keeper(to_k[0], from_k[1], NULL, DEV_PATH, 2);
-	pf.fd = from_k[0];
-	if (poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
-		waitpid(pid, &st, 0);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
-			SKIP(return, "no FUSE in this kernel");
-		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
-	}
+	st = keeper_start(&k, NULL, DEV_PATH, 2, &m);
+	if (st == 4)
+		SKIP(return, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
 	v.addr = m.addr;
 	v.port = m.port;
-	snprintf(dir, sizeof(dir), "%s", m.dir);
 	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_ENGINE, &d, &cq,
 			      &e));
 	buf = malloc(PAGE);
@@ -1951,8 +1967,7 @@ TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
 	memset(buf, 's', PAGE);
 
 	/* No ASSERT until the stall ends: the keeper must be let go. */
-	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+	if (keeper_say(&k, 'k', &m, 20000))
 		m.stalled = -1;
 	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
 	s = t_send(buf, PAGE, &v, 1);
@@ -1970,20 +1985,11 @@ TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
 	EXPECT_TRUE(parked) TH_LOG("the engine keeps polling a broken SQ");
 	EXPECT_TRUE(*e.sq.flags & SWNIC_RING_F_BROKEN);
 
-	umount2(dir, MNT_FORCE);
-	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
-		kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	umount2(k.dir, MNT_FORCE);
+	st = keeper_end(&k, &m);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
-	umount2(dir, MNT_DETACH);
-	rmdir(dir);
 	ep_on_fd_close(d, &cq, &e);
 	free(buf);
-	close(to_k[0]);
-	close(to_k[1]);
-	close(from_k[0]);
-	close(from_k[1]);
 }
 
 /* ---- 9: doorbells parked in their own faults make no lookup long ----- */
@@ -2046,43 +2052,32 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 {
 	static struct parked p[PARKED_DOORBELLS + 1];
 	static pthread_t th[PARKED_DOORBELLS + 1];
-	int to_k[2], from_k[2], dp, dc, dw, st, i, n, errors = 0;
+	int dp, dc, dw, st, i, n, errors = 0;
 	struct t_cq cp = { 0 }, cc = { 0 }, cw = { 0 };
 	struct t_ep ep = { 0 }, c = { 0 }, w = { 0 }, v = { 0 };
-	struct pollfd pf = { .events = POLLIN };
 	long long full0, full1, rin0, rin1;
 	struct keeper_msg m = { 0 };
-	char dir[64], got = 0, byte = 'b', *buf;
+	char got = 0, byte = 'b', *buf;
+	struct keeper k;
 	struct swnic_cqe e, se[PARKED_SENDS] = { 0 };
 	pthread_barrier_t go;
 	pthread_attr_t attr;
 	struct swnic_sqe s;
 	struct swnic_rqe rq;
-	pid_t pid;
 
 	if (run(KW_SETUP " >/dev/null 2>&1")) {
 		run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
-	ASSERT_EQ(0, pipe(to_k));
-	ASSERT_EQ(0, pipe(from_k));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		mmap_lock_keeper(to_k[0], from_k[1], NULL, "/dev/swnickwa",
-				 PARKED_SENDS);
-	pf.fd = from_k[0];
-	if (poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m)) {
-		waitpid(pid, &st, 0);
+	st = keeper_start(&k, NULL, "/dev/swnickwa", PARKED_SENDS, &m);
+	if (st) {
 		run(KW_CLEANUP " >/dev/null 2>&1");
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+		if (st == 4)
 			SKIP(return, "no FUSE in this kernel");
-		ASSERT_TRUE(0) TH_LOG("the keeper failed: %#x", st);
+		ASSERT_EQ(0, st) TH_LOG("the keeper failed");
 	}
 	v.addr = m.addr;
 	v.port = m.port;
-	snprintf(dir, sizeof(dir), "%s", m.dir);
 
 	/* ep's doorbells, here; the bystander's c here and w over there. */
 	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
@@ -2104,8 +2099,7 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	}
 
 	/* No ASSERT until the stall ends: the keeper must be let go. */
-	if (write(to_k[1], "k", 1) != 1 || poll(&pf, 1, 20000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
+	if (keeper_say(&k, 'k', &m, 20000))
 		m.stalled = -1;
 	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
 	for (i = 0; i < PARKED_SENDS; i++) {
@@ -2132,14 +2126,9 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	full1 = wire_counter(false, "inline_full");
 
 	/* The stall ends: a forced unmount aborts the FUSE connection. */
-	umount2(dir, MNT_FORCE);
-	if (write(to_k[1], "r", 1) != 1 || poll(&pf, 1, 30000) != 1 ||
-	    read(from_k[0], &m, sizeof(m)) != sizeof(m))
-		kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	umount2(k.dir, MNT_FORCE);
+	st = keeper_end(&k, &m);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
-	umount2(dir, MNT_DETACH);
-	rmdir(dir);
 
 	EXPECT_EQ(0, errors);
 	for (i = 0; i < PARKED_SENDS; i++) {
@@ -2175,10 +2164,6 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	ep_on_fd_close(dc, &cc, &c);
 	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
-	close(to_k[0]);
-	close(to_k[1]);
-	close(from_k[0]);
-	close(from_k[1]);
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
