@@ -1297,7 +1297,8 @@ static void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 
 	lockdep_assert_held(&wn->lock);
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
-		if (tm->fault.since && time_before(jiffies, tm->fault_next))
+		if (swnic_fault_waits(&tm->fault) &&
+		    time_before(jiffies, tm->fault_next))
 			continue;
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p))
