@@ -23,10 +23,24 @@
 
 /*
  * How long memory that faults in but stays out of reach (its process's
- * other threads mapping memory, its mmap lock taken) is retried before
+ * other threads mapping memory, its mmap lock taken) is retried in the
+ * call that wants it - a sender's own doorbell, sleeping in it - before
  * the operation is a fault (EFAULT).
  */
 #define SWNIC_FAULT_TIMEOUT	(2 * HZ)
+
+/*
+ * How long a round - a wire round, an engine round - leaves such an
+ * operation to later rounds before it is a fault: as long as a wire
+ * target without room for a message is tried (SWNIC_DELIVER_TIMEOUT,
+ * udp.c). A receiver whose memory is out of reach is one not ready yet,
+ * and no caller sleeps meanwhile: the round serves everyone else. The
+ * lock may be the kernel's own business: khugepaged, at nice 19, holds a
+ * process's mmap lock for writing while it collapses huge pages, and on a
+ * host whose CPUs are busy it may not run again for seconds. 2 s made
+ * such a legit receiver's messages from the wire faults.
+ */
+#define SWNIC_ROUND_FAULT_TIMEOUT	(10 * HZ)
 
 /*
  * ... and how many tries it takes at least: rounds come a tick apart
@@ -42,8 +56,8 @@
  *	(-SWNIC_EFAULTLATER); 0: it waits for none
  * @tries: such tries since
  *
- * Its try after SWNIC_FAULT_TIMEOUT and SWNIC_FAULT_MIN_TRIES is the last,
- * which makes it a fault. Zeroed: waits for nothing.
+ * Its try after SWNIC_ROUND_FAULT_TIMEOUT and SWNIC_FAULT_MIN_TRIES is the
+ * last, which makes it a fault. Zeroed: waits for nothing.
  */
 struct swnic_fault_wait {
 	unsigned long since;
@@ -73,7 +87,7 @@ static inline bool swnic_fault_waits(const struct swnic_fault_wait *w)
 static inline bool swnic_fault_last_try(const struct swnic_fault_wait *w)
 {
 	return w->since && w->tries >= SWNIC_FAULT_MIN_TRIES &&
-	       time_after(jiffies, w->since + SWNIC_FAULT_TIMEOUT);
+	       time_after(jiffies, w->since + SWNIC_ROUND_FAULT_TIMEOUT);
 }
 
 /* swnic_copy_to_mm() flags */

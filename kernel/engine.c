@@ -9,7 +9,8 @@
  *
  * An engine per domain, not per device: what it runs may wait for memory
  * out of reach (an owner, or a receiver, that keeps its mmap lock: up to
- * SWNIC_FAULT_TIMEOUT per operation, copy.c). That wait then holds back
+ * SWNIC_FAULT_TIMEOUT per operation, copy.c; a receiver's, in later
+ * rounds, up to SWNIC_ROUND_FAULT_TIMEOUT). That wait then holds back
  * the endpoints of the domain that posted the operation, as its own
  * doorbell syscall would, and no other user's: each domain's work runs in
  * a worker of its own, up to the workqueue's limit of active items.

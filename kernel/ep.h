@@ -153,7 +153,8 @@ struct swnic_ep {
 
 /*
  * May @ep's operation now be left for a later round of its engine, and is
- * this its last try (SWNIC_FAULT_TIMEOUT since the first)? Under sq_lock.
+ * this its last try (SWNIC_ROUND_FAULT_TIMEOUT since the first)? Under
+ * sq_lock.
  */
 static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 {

@@ -94,7 +94,7 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
  * the ring to be retried at the next doorbell or engine round. In an
  * @engine round, an entry whose memory is out of reach for now (a
  * receiver that keeps its mmap lock) is left in the ring for a later
- * round too, for up to SWNIC_FAULT_TIMEOUT (then it is a fault), so that
+ * round too, for up to SWNIC_ROUND_FAULT_TIMEOUT (then it is a fault), so that
  * it holds back none of the domain's other engine endpoints.
  *
  * Return: entries consumed, or -EPIPE if the ring is broken.

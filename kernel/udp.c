@@ -158,8 +158,11 @@ MODULE_PARM_DESC(rx_keep_kb, "KiB from which a received message is kept in its p
 #define SWNIC_TXPAGES		64
 /* Page fragments of one spliced send (the skb's, and one to spare). */
 #define SWNIC_SPLICE_FRAGS	(MAX_SKB_FRAGS - 1)
-/* A message the target cannot take yet (EAGAIN) is retried this long. */
-#define SWNIC_DELIVER_TIMEOUT	(10 * HZ)
+/*
+ * A message the target cannot take yet (EAGAIN) is retried this long: as
+ * one whose receive buffer is out of reach (copy.h).
+ */
+#define SWNIC_DELIVER_TIMEOUT	SWNIC_ROUND_FAULT_TIMEOUT
 
 /* Drop reasons (counted per namespace, shown by netlink). */
 enum {
@@ -1033,7 +1036,7 @@ static int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	/*
 	 * Under the namespace's wire: an on-demand MR's pages that do not
 	 * come at once (their owner keeps its mmap lock) are for a later
-	 * try, until SWNIC_FAULT_TIMEOUT made them a fault - as a request's
+	 * try, until SWNIC_ROUND_FAULT_TIMEOUT made them a fault - as a request's
 	 * destination is (swnic_rx_exec()). Waiting for them here held
 	 * every packet of the namespace back, up to a second per read.
 	 */
@@ -1505,7 +1508,7 @@ static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 
 /*
  * Is this @rm's last try at a receive buffer out of reach? Its first try
- * that found one so (-SWNIC_EFAULTLATER) is SWNIC_FAULT_TIMEOUT ago, and
+ * that found one so (-SWNIC_EFAULTLATER) is SWNIC_ROUND_FAULT_TIMEOUT ago, and
  * SWNIC_FAULT_MIN_TRIES tries.
  */
 static bool swnic_rxmsg_last_try(const struct swnic_rxmsg *rm)
@@ -2712,7 +2715,7 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	/*
 	 * Its receive buffer is out of reach for now (the receiver's other
 	 * threads hold its mmap lock, or the page went again): a later round
-	 * tries again, until SWNIC_FAULT_TIMEOUT made it a fault. Meanwhile
+	 * tries again, until SWNIC_ROUND_FAULT_TIMEOUT made it a fault. Meanwhile
 	 * the wire serves everyone else, the peer's requests to other
 	 * endpoints too (swnic_rx_run()).
 	 */
