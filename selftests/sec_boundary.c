@@ -91,13 +91,6 @@ static int send_one(struct t_ep *a, struct t_cq *acq, const struct t_ep *b,
 	return ret;
 }
 
-/* Unmap a CQ's ring and close it: only then is the CQ gone. */
-static void cq_close(struct t_cq *cq)
-{
-	munmap(cq->ring.map, cq->ring.size);
-	close(cq->fd);
-}
-
 /* Open @dev from the network namespace at @ns (this thread comes back). */
 static int open_in_netns(const char *ns, const char *dev)
 {
@@ -133,7 +126,7 @@ static int ep_on_fd(const char *netns, const char *dev, uint32_t db,
 static void ep_on_fd_close(int fd, struct t_cq *cq, struct t_ep *ep)
 {
 	t_ep_destroy(ep);
-	cq_close(cq);
+	t_cq_destroy(cq);
 	close(fd);
 }
 
@@ -252,8 +245,8 @@ TEST_F(sec, ep_create_failure_is_never_published)
 		t_ep_destroy(&b);
 	}
 	t_ep_destroy(&a);
-	cq_close(&ca);
-	cq_close(&cb);
+	t_cq_destroy(&ca);
+	t_cq_destroy(&cb);
 	close(da);
 	close(db);
 }
@@ -295,7 +288,7 @@ TEST_F(sec, ep_ioctl_extensible_structs)
 	EXPECT_EQ(-1, ioctl(d, SWNIC_IOCTL_EP_DOORBELL, &big));
 	EXPECT_EQ(ENOTTY, errno);
 	t_ep_destroy(&ep);
-	cq_close(&cq);
+	t_cq_destroy(&cq);
 	close(d);
 }
 
@@ -340,8 +333,8 @@ TEST_F(sec, ports_are_per_device)
 	t_ep_destroy(&a);
 	t_ep_destroy(&b);
 	t_ep_destroy(&b9);
-	cq_close(&c0);
-	cq_close(&c9);
+	t_cq_destroy(&c0);
+	t_cq_destroy(&c9);
 	close(d0);
 	close(d9);
 	EXPECT_EQ(0, run("swnic dev del swnic9"));
@@ -445,9 +438,9 @@ TEST_F(sec, unkeyed_domains_reach_their_own_user_only)
 	t_ep_destroy(&a);
 	t_ep_destroy(&a2);
 	t_ep_destroy(&b);
-	cq_close(&ca);
-	cq_close(&ca2);
-	cq_close(&cb);
+	t_cq_destroy(&ca);
+	t_cq_destroy(&ca2);
+	t_cq_destroy(&cb);
 	close(da);
 	close(da2);
 	close(db);
@@ -595,7 +588,7 @@ TEST_F(sec, port_block_ports_count_once)
 	for (i = 0; i < 4; i++)
 		if (ep[i] >= 0)
 			close(ep[i]);
-	cq_close(&cq);
+	t_cq_destroy(&cq);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
 	ASSERT_EQ(0, run(cmd));
@@ -939,7 +932,7 @@ static void engine_uffd(struct __test_metadata *_metadata, const char *path,
 	}
 
 	t_ep_destroy(&c);
-	cq_close(&cc);
+	t_cq_destroy(&cc);
 	if (trig)
 		close(cntr.fd);
 	hv_close(&p);
@@ -1750,15 +1743,15 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 	EXPECT_EQ(0, m.odp_val);
 	t_ep_destroy(&bs);
 	t_ep_destroy(&bo);
-	cq_close(&cs);
-	cq_close(&co);
+	t_cq_destroy(&cs);
+	t_cq_destroy(&co);
 	for (i = 0; i < 2; i++) {
 		t_ep_destroy(&ep[i]);
-		cq_close(&cq[i]);
+		t_cq_destroy(&cq[i]);
 		close(d[i]);
 	}
 	t_ep_destroy(&b);
-	cq_close(&cb);
+	t_cq_destroy(&cb);
 	close(db);
 	free(buf);
 }

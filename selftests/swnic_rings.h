@@ -88,6 +88,13 @@ static inline int t_ep_create(int dom, const struct t_cq *tx,
 	return ret ? ret : t_ring_map(&ep->rq, c.fd, &c.rq);
 }
 
+/* Unmap a CQ's ring and close it: only then is the CQ gone. */
+static inline void t_cq_destroy(struct t_cq *cq)
+{
+	munmap(cq->ring.map, cq->ring.size);
+	close(cq->fd);
+}
+
 /* Unmap the rings and close: only then is the endpoint (and port) gone. */
 static inline void t_ep_destroy(struct t_ep *ep)
 {
