@@ -134,8 +134,15 @@ struct swnic_unexp {
  * more than kmalloc() may give) - a power-of-two payload with its header
  * was rounded up to twice its size (a 64 KiB message took 128 KiB).
  * Charged to the active memory cgroup (the sender's, or for the wire the
- * target's).
+ * target's), under the receiver's rx_lock (and in a wire round under its
+ * namespace's wire): one that is at its limit is reclaimed from a little
+ * (once for a slab object, a few times for kvmalloc()'s pages), and
+ * never made to invoke its OOM killer - on the wire that killed the
+ * receiver for messages it had not received yet. NULL: no room (the
+ * caller's -EAGAIN), as a socket drops what its cgroup cannot take.
  */
+#define SWNIC_UNEXP_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+
 static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 {
 	size_t one = struct_size_t(struct swnic_unexp, inl, len);
@@ -144,15 +151,16 @@ static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 	if (one <= KMALLOC_MAX_CACHE_SIZE &&
 	    kmalloc_size_roundup(one) <=
 	    kmalloc_size_roundup(sizeof(*u)) + kmalloc_size_roundup(len)) {
-		u = kmalloc(one, GFP_KERNEL_ACCOUNT);
+		u = kmalloc(one, SWNIC_UNEXP_GFP | __GFP_NORETRY);
 		if (u)
 			u->payload = u->inl;
 		return u;
 	}
-	u = kmalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	u = kmalloc(sizeof(*u), SWNIC_UNEXP_GFP | __GFP_NORETRY);
 	if (!u)
 		return NULL;
-	u->payload = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	/* kvmalloc() takes no __GFP_NORETRY. */
+	u->payload = kvmalloc(len, SWNIC_UNEXP_GFP | __GFP_RETRY_MAYFAIL);
 	if (!u->payload) {
 		kfree(u);
 		return NULL;
@@ -537,7 +545,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	/* Charged to the sender's memory cgroup: it made the copy happen. */
 	u = swnic_unexp_alloc(sqe->len);
 	if (!u)
-		return -ENOMEM;
+		return -EAGAIN;	/* no room, as past the limits above */
 	if (kbuf)
 		memcpy(u->payload, kbuf, sqe->len);
 	else if (src->kmsg)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -65,6 +66,24 @@ static long cg_current(const char *cg)
 
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 	return read_long(path);
+}
+
+/* The count of @event in @cg's memory.events; -1 if none. */
+static long cg_event(const char *cg, const char *event)
+{
+	char path[256], name[64];
+	long v, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.events", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &v) == 2)
+		if (!strcmp(name, event))
+			found = v;
+	fclose(f);
+	return found;
 }
 
 static int cg_enter(const char *cg)
@@ -401,15 +420,58 @@ struct wire_rx {
 };
 
 /*
+ * Receive @n messages of @len bytes, each whole and all @byte, in turns
+ * of up to 64 receives. Return: 0, or the step that failed.
+ */
+static int receive_all(struct t_ep *rx, struct t_cq *cq, uint32_t n,
+		       uint32_t len, char byte)
+{
+	char *buf = malloc((size_t)len * 64);
+	uint32_t got = 0, k, i;
+	struct swnic_rqe rq;
+	struct swnic_cqe e;
+	int ret = 0;
+
+	if (!buf)
+		return 10;
+	while (!ret && got < n) {
+		k = n - got < 64 ? n - got : 64;
+		memset(buf, 0, (size_t)len * k);
+		for (i = 0; i < k; i++) {
+			rq = t_recv(buf + (size_t)i * len, len, got + i);
+			if (t_ring_push(&rx->rq, &rq))
+				ret = 11;
+		}
+		if (!ret && t_doorbell(rx, NULL))
+			ret = 12;
+		for (i = 0; !ret && i < k; i++) {
+			if (t_cq_wait(cq, &e, 10000))
+				ret = 13;
+			else if ((e.flags & SWNIC_CQE_ERROR) || e.len != len)
+				ret = 14;
+		}
+		for (i = 0; !ret && i < k * len; i++)
+			if (buf[i] != byte)
+				ret = 15;
+		got += k;
+	}
+	free(buf);
+	return ret;
+}
+
+/*
  * The receiver, in cgroup @cg on the other host: an endpoint that posts
  * nothing, so every message is buffered as unexpected. It lives until
- * the test writes to @in.
+ * the test writes to @in: 'x' ends it; 'r', a count and a length: it
+ * receives that many messages of that length, all 'f', then ends (exit
+ * status: 0, or receive_all()'s step that failed).
  */
 static void wire_receiver(const char *cg, int in, int out)
 {
 	struct wire_rx w = { 0 };
 	struct t_cq cq = {};
 	struct t_ep rx = {};
+	uint32_t nl[2];
 	int dom;
 	char c;
 
@@ -423,6 +485,9 @@ static void wire_receiver(const char *cg, int in, int out)
 	w.port = rx.port;
 	if (write(out, &w, sizeof(w)) != sizeof(w) || read(in, &c, 1) < 0)
 		_exit(1);
+	if (c == 'r')
+		_exit(read(in, nl, sizeof(nl)) != sizeof(nl) ? 1 :
+		      receive_all(&rx, &cq, nl[0], nl[1], 'f'));
 	_exit(0);
 }
 
@@ -494,18 +559,19 @@ FIXTURE(wire)
 FIXTURE_VARIANT(wire)
 {
 	unsigned int n, len;
+	unsigned int full_n;	/* into a full cgroup: twice its room at least */
 };
 
 /* Small: the rounds run in the sender's doorbell. */
 FIXTURE_VARIANT_ADD(wire, small)
 {
-	.n = 1024, .len = 2 * KIB,
+	.n = 1024, .len = 2 * KIB, .full_n = 256,
 };
 
 /* Large: bursts past 32 KiB go to the wire's worker. */
 FIXTURE_VARIANT_ADD(wire, large)
 {
-	.n = 32, .len = 64 * KIB,
+	.n = 32, .len = 64 * KIB, .full_n = 16,
 };
 
 FIXTURE_SETUP(wire)
@@ -567,6 +633,140 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 	EXPECT_EQ(1, write(to_r[1], "x", 1));
 	waitpid(pid, &st, 0);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	close(to_r[0]);
+	close(to_r[1]);
+	close(from_r[0]);
+	close(from_r[1]);
+	rmdir(cg);
+}
+
+/* A wire counter of the receiver's host (swnicm): -1 if none. */
+static long long wire_counter_there(const char *name)
+{
+	long long v = -1;
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec swnicm swnic -j peer show | jq '.[] | "
+		 "select(.peer == \"*\") | .counters.%s // 0'", name);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
+}
+
+/* Completions of @cq now, without waiting: *@ok, and errors into *@err. */
+static void count_done(struct t_cq *cq, unsigned int *ok, int *err)
+{
+	struct swnic_cqe c;
+
+	while (t_cq_pop(cq, &c)) {
+		if (!(c.flags & SWNIC_CQE_ERROR))
+			(*ok)++;
+		else if (!*err)
+			*err = c.err;
+	}
+}
+
+/*
+ * A receiver whose cgroup is at its limit has no room for more buffered
+ * messages. A round of the wire buffers them charged to that cgroup,
+ * holding its namespace's wire and the receiver's endpoint: it reclaims
+ * a little there, and never invokes the cgroup's OOM killer. A message
+ * that does not fit is no room, as past the receiver's unexpected-message
+ * limits: it waits, and is tried again, for up to the delivery timeout
+ * (10 s; then it is answered EAGAIN) - as a socket drops what its cgroup
+ * cannot take, and TCP sends it again. Here the limit is raised while
+ * they wait: they all arrive, whole. Before, the round reclaimed at
+ * length in the receiver's cgroup, and then its OOM killer killed the
+ * receiver: another host's messages killed a process that had not even
+ * received them; the messages that did not fit failed with ENOMEM.
+ */
+TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
+{
+	static char msg[64 * KIB];
+	unsigned int n = variant->full_n, len = variant->len, ok = 0, i;
+	int to_r[2], from_r[2], st, dom, err = 0;
+	char cg[128], path[256], max[32];
+	long long pkts[2];
+	uint32_t nl[2];
+	struct t_ep to = { 0 }, s = { 0 };
+	struct swnic_sqe sqe;
+	struct swnic_cqe c;
+	struct t_cq cq = { 0 };
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_make(cg, sizeof(cg), "-full"))
+		TH_LOG("no cgroup2 memory controller");
+	ASSERT_EQ(0, pipe(to_r));
+	ASSERT_EQ(0, pipe(from_r));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		wire_receiver(cg, to_r[0], from_r[1]);
+	ASSERT_EQ(sizeof(wire_to), read(from_r[0], &wire_to, sizeof(wire_to)));
+	ASSERT_EQ(0, wire_to.err);
+	to.addr = wire_to.addr;
+	to.port = wire_to.port;
+	dom = open("/dev/swnicma", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, t_cq_create(dom, 256, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 256,
+				 &s));
+
+	/* Room for 256 KiB more; the messages take twice that at least. */
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	snprintf(max, sizeof(max), "%ld", cg_current(cg) + 256 * KIB);
+	ASSERT_EQ(0, sys_write_str(path, max));
+
+	memset(msg, 'f', sizeof(msg));
+	for (i = 0; i < n; i++) {
+		sqe = t_send(msg, len, &to, i);
+		ASSERT_EQ(0, t_ring_push(&s.sq, &sqe));
+	}
+	ASSERT_EQ(0, t_doorbell(&s, NULL));
+	for (i = 0; i < 100 && cg_event(cg, "max") <= 0; i++)
+		usleep(50000);
+	EXPECT_LT(0, cg_event(cg, "max")) TH_LOG("the limit was not reached");
+	/* Those that fit arrive; the others wait. */
+	pkts[0] = wire_counter_there("rx_packets");
+	sleep(2);
+	pkts[1] = wire_counter_there("rx_packets");
+	count_done(&cq, &ok, &err);
+	TH_LOG("%u of %u KiB: %u delivered while full, %lld packets in 2 s; the receiver's cgroup: max %ld, oom_kill %ld",
+	       n, len / (unsigned int)KIB, ok, pkts[1] - pkts[0],
+	       cg_event(cg, "max"), cg_event(cg, "oom_kill"));
+	EXPECT_EQ(0, err) TH_LOG("a message failed with %d", err);
+	EXPECT_LT(0, ok) TH_LOG("none fit");
+	EXPECT_GT(n, ok) TH_LOG("all fit: the limit was not reached");
+
+	/* Room again: the waiting ones arrive. */
+	ASSERT_EQ(0, sys_write_str(path, "max"));
+	for (; ok < n && !err && !t_cq_wait(&cq, &c, 20000); ) {
+		if (c.flags & SWNIC_CQE_ERROR)
+			err = c.err;
+		else
+			ok++;
+	}
+	EXPECT_EQ(0, err) TH_LOG("a message failed with %d", err);
+	EXPECT_EQ(n, ok) TH_LOG("not all arrived once there was room");
+	EXPECT_EQ(0, cg_event(cg, "oom_kill")) TH_LOG("the receiver was killed");
+
+	/* The receiver lives on, and takes them all, whole. */
+	nl[0] = n;
+	nl[1] = len;
+	EXPECT_EQ(1, write(to_r[1], "r", 1));
+	EXPECT_EQ(sizeof(nl), write(to_r[1], nl, sizeof(nl)));
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("the receiver ended with %#x", st);
+	t_ep_destroy(&s);
+	t_cq_destroy(&cq);
+	close(dom);
 	close(to_r[0]);
 	close(to_r[1]);
 	close(from_r[0]);
