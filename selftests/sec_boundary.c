@@ -1792,21 +1792,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 /* A wire counter of this namespace, or of swnickw's (@there); -1: none. */
 static long long wire_counter(bool there, const char *name)
 {
-	long long v = -1;
-	char cmd[256];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "%sswnic -j peer show | jq '.[] | select(.peer == \"*\") | "
-		 ".counters.%s // 0'", there ? "ip netns exec swnickw " : "",
-		 name);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	pclose(f);
-	return v;
+	return sys_wire_counter(there ? "swnickw" : NULL, name);
 }
 
 TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)

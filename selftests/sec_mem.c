@@ -495,6 +495,27 @@ static struct wire_rx wire_to;
 static unsigned int wire_n, wire_len;
 
 /*
+ * Start wire_receiver(@cg) in a child (*@pid), talking over the pipes
+ * @to_r and @from_r; its endpoint into wire_to. Return: 0, or -1.
+ */
+static int receiver_start(const char *cg, int to_r[2], int from_r[2],
+			  pid_t *pid)
+{
+	if (pipe(to_r))
+		return -1;
+	if (pipe(from_r))
+		return -1;
+	*pid = fork();
+	if (*pid < 0)
+		return -1;
+	if (!*pid)
+		wire_receiver(cg, to_r[0], from_r[1]);
+	if (read(from_r[0], &wire_to, sizeof(wire_to)) != sizeof(wire_to))
+		return -1;
+	return wire_to.err ? -1 : 0;
+}
+
+/*
  * The sender, in a cgroup of its own on this host: wire_n messages of
  * wire_len bytes to the receiver, each completed (the receiver's kernel
  * buffered it and answered). Its own cgroup's growth meanwhile.
@@ -598,14 +619,8 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 
 	ASSERT_EQ(0, cg_make(cg, sizeof(cg), "-rx"))
 		TH_LOG("no cgroup2 memory controller");
-	ASSERT_EQ(0, pipe(to_r));
-	ASSERT_EQ(0, pipe(from_r));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		wire_receiver(cg, to_r[0], from_r[1]);
-	ASSERT_EQ(sizeof(wire_to), read(from_r[0], &wire_to, sizeof(wire_to)));
-	ASSERT_EQ(0, wire_to.err);
+	ASSERT_EQ(0, receiver_start(cg, to_r, from_r, &pid))
+		TH_LOG("the receiver failed");
 
 	wire_n = variant->n;
 	wire_len = variant->len;
@@ -638,25 +653,6 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 	close(from_r[0]);
 	close(from_r[1]);
 	rmdir(cg);
-}
-
-/* A wire counter of the receiver's host (swnicm): -1 if none. */
-static long long wire_counter_there(const char *name)
-{
-	long long v = -1;
-	char cmd[256];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "ip netns exec swnicm swnic -j peer show | jq '.[] | "
-		 "select(.peer == \"*\") | .counters.%s // 0'", name);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	pclose(f);
-	return v;
 }
 
 /* Completions of @cq now, without waiting: *@ok, and errors into *@err. */
@@ -702,14 +698,8 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 
 	ASSERT_EQ(0, cg_make(cg, sizeof(cg), "-full"))
 		TH_LOG("no cgroup2 memory controller");
-	ASSERT_EQ(0, pipe(to_r));
-	ASSERT_EQ(0, pipe(from_r));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		wire_receiver(cg, to_r[0], from_r[1]);
-	ASSERT_EQ(sizeof(wire_to), read(from_r[0], &wire_to, sizeof(wire_to)));
-	ASSERT_EQ(0, wire_to.err);
+	ASSERT_EQ(0, receiver_start(cg, to_r, from_r, &pid))
+		TH_LOG("the receiver failed");
 	to.addr = wire_to.addr;
 	to.port = wire_to.port;
 	dom = open("/dev/swnicma", O_RDWR | O_CLOEXEC);
@@ -733,9 +723,9 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 		usleep(50000);
 	EXPECT_LT(0, cg_event(cg, "max")) TH_LOG("the limit was not reached");
 	/* Those that fit arrive; the others wait. */
-	pkts[0] = wire_counter_there("rx_packets");
+	pkts[0] = sys_wire_counter("swnicm", "rx_packets");
 	sleep(2);
-	pkts[1] = wire_counter_there("rx_packets");
+	pkts[1] = sys_wire_counter("swnicm", "rx_packets");
 	count_done(&cq, &ok, &err);
 	TH_LOG("%u of %u KiB: %u delivered while full, %lld packets in 2 s; the receiver's cgroup: max %ld, oom_kill %ld",
 	       n, len / (unsigned int)KIB, ok, pkts[1] - pkts[0],

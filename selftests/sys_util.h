@@ -2,7 +2,7 @@
 /*
  * sys_util.h - writing a control file (cgroupfs, procfs, sysfs) in one
  * write(), as the kernel takes them: its error is the write's; entering a
- * network namespace.
+ * network namespace; reading a wire counter through the swnic tool.
  */
 #ifndef SWNIC_SYS_UTIL_H
 #define SWNIC_SYS_UTIL_H
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,6 +44,29 @@ static inline int sys_enter_netns(const char *path)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * A wire counter (swnic -j peer show, the namespace's "*" row) of the
+ * network namespace named @netns (ip netns), NULL: this one. -1: none.
+ */
+static inline long long sys_wire_counter(const char *netns, const char *name)
+{
+	long long v = -1;
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s%s%sswnic -j peer show | jq '.[] | select(.peer == \"*\") | "
+		 ".counters.%s // 0'", netns ? "ip netns exec " : "",
+		 netns ?: "", netns ? " " : "", name);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
 }
 
 #endif /* SWNIC_SYS_UTIL_H */
