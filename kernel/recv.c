@@ -279,13 +279,19 @@ static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 		kfree(recv);
 }
 
+/*
+ * Under rx_lock, maybe in another user's task or a wire round (a lazy RQ
+ * is taken by its senders): a cgroup at its limit fails it (the receive
+ * completes with ENOMEM) rather than reclaim at length, or OOM-kill, there.
+ */
 static struct swnic_recv *swnic_recv_alloc(struct swnic_ep *ep)
 {
 	struct swnic_recv *recv = ep->recv_spare;
 
 	lockdep_assert_held(&ep->rx_lock);
 	if (!recv)
-		return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+		return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT |
+			       __GFP_NORETRY | __GFP_NOWARN);
 	ep->recv_spare = NULL;
 	memset(recv, 0, sizeof(*recv));
 	return recv;
