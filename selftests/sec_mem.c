@@ -688,8 +688,8 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 	unsigned int n = variant->full_n, len = variant->len, ok = 0, i;
 	int to_r[2], from_r[2], st, dom, err = 0;
 	char cg[128], path[256], max[32];
-	long long pkts[2];
 	uint32_t nl[2];
+	long full;
 	struct t_ep to = { 0 }, s = { 0 };
 	struct swnic_sqe sqe;
 	struct swnic_cqe c;
@@ -722,20 +722,22 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 	for (i = 0; i < 100 && cg_event(cg, "max") <= 0; i++)
 		usleep(50000);
 	EXPECT_LT(0, cg_event(cg, "max")) TH_LOG("the limit was not reached");
-	/* Those that fit arrive; the others wait. */
-	pkts[0] = sys_wire_counter("swnicm", "rx_packets");
-	sleep(2);
-	pkts[1] = sys_wire_counter("swnicm", "rx_packets");
+	/*
+	 * Those that fit arrive; the others wait. Room again within a
+	 * second, well within their 10 s (the wait is the test's, not a
+	 * debug kernel's slow tools').
+	 */
+	sleep(1);
 	count_done(&cq, &ok, &err);
-	TH_LOG("%u of %u KiB: %u delivered while full, %lld packets in 2 s; the receiver's cgroup: max %ld, oom_kill %ld",
-	       n, len / (unsigned int)KIB, ok, pkts[1] - pkts[0],
-	       cg_event(cg, "max"), cg_event(cg, "oom_kill"));
+	full = cg_event(cg, "max");
+	ASSERT_EQ(0, sys_write_str(path, "max"));
+	TH_LOG("%u of %u KiB: %u delivered while full; the receiver's cgroup: max %ld, oom_kill %ld",
+	       n, len / (unsigned int)KIB, ok, full, cg_event(cg, "oom_kill"));
 	EXPECT_EQ(0, err) TH_LOG("a message failed with %d", err);
 	EXPECT_LT(0, ok) TH_LOG("none fit");
 	EXPECT_GT(n, ok) TH_LOG("all fit: the limit was not reached");
 
-	/* Room again: the waiting ones arrive. */
-	ASSERT_EQ(0, sys_write_str(path, "max"));
+	/* The waiting ones arrive. */
 	for (; ok < n && !err && !t_cq_wait(&cq, &c, 20000); ) {
 		if (c.flags & SWNIC_CQE_ERROR)
 			err = c.err;
