@@ -24,6 +24,7 @@
 
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "cntr.h"
 #include "complete.h"
@@ -130,18 +131,33 @@ struct swnic_unexp {
 /*
  * An unexpected message of @len bytes: the payload after the header in one
  * slab object, or in an allocation of its own where two take less, and
- * always past the slab sizes (kvmalloc(): up to SWNIC_UNEXP_MAX_BYTES,
+ * always past the slab sizes (else vmalloc(): up to SWNIC_UNEXP_MAX_BYTES,
  * more than kmalloc() may give) - a power-of-two payload with its header
  * was rounded up to twice its size (a 64 KiB message took 128 KiB).
  * Charged to the active memory cgroup (the sender's, or for the wire the
  * target's), under the receiver's rx_lock (and in a wire round under its
  * namespace's wire): one that is at its limit is reclaimed from a little
- * (once for a slab object, a few times for kvmalloc()'s pages), and
+ * (once for a slab object, a few times for a vmalloc()'s pages), and
  * never made to invoke its OOM killer - on the wire that killed the
  * receiver for messages it had not received yet. NULL: no room (the
  * caller's -EAGAIN), as a socket drops what its cgroup cannot take.
  */
 #define SWNIC_UNEXP_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+
+/*
+ * kvmalloc() as it was, but for the vmalloc() fallback's pages, which
+ * take no __GFP_NORETRY: a few reclaim passes each, no OOM killer.
+ * (kvmalloc() given __GFP_RETRY_MAYFAIL would also try its contiguous
+ * block harder - compaction, under rx_lock - before the fallback.)
+ */
+static void *swnic_unexp_payload_alloc(u32 len)
+{
+	void *p = kmalloc(len, SWNIC_UNEXP_GFP | __GFP_NORETRY);
+
+	if (!p && len > PAGE_SIZE)
+		p = __vmalloc(len, SWNIC_UNEXP_GFP | __GFP_RETRY_MAYFAIL);
+	return p;
+}
 
 static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 {
@@ -159,8 +175,7 @@ static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 	u = kmalloc(sizeof(*u), SWNIC_UNEXP_GFP | __GFP_NORETRY);
 	if (!u)
 		return NULL;
-	/* kvmalloc() takes no __GFP_NORETRY. */
-	u->payload = kvmalloc(len, SWNIC_UNEXP_GFP | __GFP_RETRY_MAYFAIL);
+	u->payload = swnic_unexp_payload_alloc(len);
 	if (!u->payload) {
 		kfree(u);
 		return NULL;
