@@ -164,6 +164,13 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
 
 	if (!mmget_not_zero(mm)) {
 		swnic_ring_take_kick(&ep->sq);	/* nothing left to do */
+		/*
+		 * Nor will what waited be tried again: the engine parks the
+		 * endpoint (a forked child may keep its file open for long).
+		 */
+		mutex_lock(&ep->sq_lock);
+		swnic_fault_reached(&ep->engine_fault);
+		mutex_unlock(&ep->sq_lock);
 		return 0;
 	}
 	/* What user space released before a doorbell, this round sees. */
