@@ -154,9 +154,13 @@ int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
 /* Tries of memory out of reach that yield before ones that sleep a tick. */
 #define SWNIC_FAULT_SPINS	4
 
-/* An operation's retries of memory out of reach: swnic_fault_retry(). */
+/*
+ * An operation's retries of memory out of reach: swnic_fault_retry().
+ * @timeout: how long, 0: SWNIC_FAULT_TIMEOUT (set before the first try).
+ */
 struct swnic_fault_retry {
 	unsigned long deadline;
+	unsigned long timeout;
 	unsigned int tries;
 };
 

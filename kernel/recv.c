@@ -49,8 +49,10 @@
  * it does not wait for it. Either way, try again, yielding, then a tick
  * at a time; only a destination that stays out of reach for
  * SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds back the
- * messages sent to it, and no more): swnic_fault_retry(). A fault-in that
- * fails is a fault at once.
+ * messages sent to it, and no more): swnic_fault_retry(). A wire round
+ * tries again in later rounds instead, and a worker finishing an RQ for
+ * one, for SWNIC_ROUND_FAULT_TIMEOUT (the lock may be khugepaged's, for
+ * seconds: copy.h). A fault-in that fails is a fault at once.
  */
 
 /* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
@@ -140,7 +142,8 @@ struct swnic_unexp {
  * (once for a slab object, a few times for a vmalloc()'s pages), and
  * never made to invoke its OOM killer - on the wire that killed the
  * receiver for messages it had not received yet. NULL: no room (the
- * caller's -EAGAIN), as a socket drops what its cgroup cannot take.
+ * caller's no room, swnic_recv_deliver()), as a socket drops what its
+ * cgroup cannot take.
  */
 #define SWNIC_UNEXP_GFP		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
 
@@ -223,12 +226,15 @@ static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
  * needs (a buffered message copied into its buffer); @first: a fault an
  * earlier pass under the lock ran into, or NULL. In the owner's context,
  * or a sender's whose pass stopped at such a page: the RQ never waits
- * for a doorbell that may not come. Return: RQEs consumed, or -errno.
+ * for a doorbell that may not come. @timeout: how long memory out of
+ * reach is tried (swnic_fault_retry(); 0: a caller's SWNIC_FAULT_TIMEOUT).
+ * Return: RQEs consumed, or -errno.
  */
 static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-					  const struct swnic_fault *first)
+					  const struct swnic_fault *first,
+					  unsigned long timeout)
 {
-	struct swnic_fault_retry retry = {};
+	struct swnic_fault_retry retry = { .timeout = timeout };
 	struct swnic_fault fault = {};
 	bool hard = false;
 	int ret, done = 0;
@@ -257,12 +263,18 @@ static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 	}
 }
 
-/* Finish the RQ of the endpoint whose rq_work this is; holds a reference. */
+/*
+ * Finish the RQ of the endpoint whose rq_work this is; holds a reference.
+ * For a wire round, which waits for a receiver's memory out of reach as
+ * long as any round does (SWNIC_ROUND_FAULT_TIMEOUT, copy.h): a receive
+ * that takes a buffered message is not a fault while khugepaged keeps the
+ * receiver's mmap lock a few seconds.
+ */
 void swnic_recv_rq_work(struct work_struct *work)
 {
 	struct swnic_ep *ep = container_of(work, struct swnic_ep, rq_work);
 
-	swnic_recv_process_rq_faulting(ep, NULL);
+	swnic_recv_process_rq_faulting(ep, NULL, SWNIC_ROUND_FAULT_TIMEOUT);
 	swnic_ep_put(ep);
 }
 
@@ -566,7 +578,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	/* Charged to the sender's memory cgroup: it made the copy happen. */
 	u = swnic_unexp_alloc(sqe->len);
 	if (!u)
-		return -EAGAIN;	/* no room, as past the limits above */
+		return -ENOMEM;	/* no room: swnic_recv_deliver() */
 	if (kbuf)
 		memcpy(u->payload, kbuf, sqe->len);
 	else if (src->kmsg)
@@ -635,8 +647,11 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
  * buffered: its completion, in the slot the caller reserved on @src's
  * transmit CQ, is posted when a receive takes it), or the sender's error:
  * -ECONNREFUSED (endpoint closed, or its process exited), -EAGAIN (the
- * target's CQ or unexpected buffer is full: retry later), -EFAULT,
- * -ENOMEM, -EINTR (the sender was killed while waiting).
+ * target's CQ or unexpected buffer is full, or the memory cgroup charged
+ * for the buffer: retry later), -EFAULT, -EINTR (the sender was killed
+ * while waiting). In a wire round (@src->round) a full cgroup is -ENOMEM:
+ * no room too, but every try reclaims in it (swnic_unexp_alloc()), so the
+ * wire tries again less often.
  */
 int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf)
@@ -681,7 +696,9 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			if (rq_fault.dst_len && src->round)
 				swnic_recv_rq_defer(rx);
 			else if (rq_fault.dst_len)
-				swnic_recv_process_rq_faulting(rx, &rq_fault);
+				swnic_recv_process_rq_faulting(rx, &rq_fault, 0);
+			if (ret == -ENOMEM && !src->round)
+				return -EAGAIN;
 			if (ret != -SWNIC_EFAULTIN)
 				return ret;
 		}
@@ -968,7 +985,7 @@ int swnic_recv_process_rq(struct swnic_ep *ep)
 	/* A member's receives are its shared receive context's. */
 	if (ep->srx)
 		return 0;
-	return swnic_recv_process_rq_faulting(ep, NULL);
+	return swnic_recv_process_rq_faulting(ep, NULL, 0);
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -1140,7 +1157,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 	 * Receives still in the (lazy) RQ take their messages first (a
 	 * broken RQ is its owner's business: the peek still answers).
 	 */
-	ret = swnic_recv_process_rq_faulting(ep, NULL);
+	ret = swnic_recv_process_rq_faulting(ep, NULL, 0);
 	if (ret == -EINTR)
 		return ret;
 	ret = 0;

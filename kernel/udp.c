@@ -163,6 +163,8 @@ MODULE_PARM_DESC(rx_keep_kb, "KiB from which a received message is kept in its p
  * one whose receive buffer is out of reach (copy.h).
  */
 #define SWNIC_DELIVER_TIMEOUT	SWNIC_ROUND_FAULT_TIMEOUT
+/* ... and one the target's memory cgroup has no room for, this often. */
+#define SWNIC_NOMEM_RETRY	(HZ / 20)
 
 /* Drop reasons (counted per namespace, shown by netlink). */
 enum {
@@ -412,6 +414,7 @@ struct swnic_rxmsg {
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
 	unsigned long since;		/* first try to execute it */
+	unsigned long retry_at;		/* no memory: not tried before */
 	/* its destination out of reach (EFAULTLATER) */
 	struct swnic_fault_wait fault;
 	/*
@@ -2726,6 +2729,15 @@ static bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		return false;
 	}
 	swnic_fault_reached(&rm->fault);
+	/*
+	 * No memory for it in the receiver's cgroup: no room, as a full
+	 * unexpected buffer, but tried again only SWNIC_NOMEM_RETRY later -
+	 * each try reclaims in that cgroup, under the namespace's wire.
+	 */
+	if (err == -ENOMEM) {
+		rm->retry_at = jiffies + SWNIC_NOMEM_RETRY;
+		err = -EAGAIN;
+	}
 	if ((err == -EAGAIN || err == -EINTR) &&
 	    time_before(jiffies, rm->since + SWNIC_DELIVER_TIMEOUT)) {
 		swnic_txmsg_free(tm);
@@ -2804,7 +2816,8 @@ static void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 				break;
 		if (i < nwaiting)
 			continue;
-		if (rm->got >= rm->len) {
+		if (rm->got >= rm->len &&
+		    (!rm->retry_at || time_after_eq(jiffies, rm->retry_at))) {
 			if (!rm->since)
 				rm->since = jiffies ?: 1;
 			if (swnic_rx_exec(wn, sdev, p, rm)) {
