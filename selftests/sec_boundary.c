@@ -2085,6 +2085,90 @@ TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
 	free(buf);
 }
 
+/*
+ * engine_parks_an_endpoint_whose_owner_is_gone's owner, in a process of
+ * its own: an engine endpoint whose send into the keeper's receive waits
+ * (@m: the keeper's endpoint); then it forks and exits, and its child,
+ * which keeps the endpoint's file and (through fork) its rings, writes to
+ * @out whether the engine parks the endpoint within 5 s (1) or not (0).
+ * Exit status: 0, or the step that failed.
+ */
+static void owner_gone(const struct keeper_msg *m, int out)
+{
+	static char buf[PAGE];
+	struct t_ep e = { 0 }, v = { .addr = m->addr, .port = m->port };
+	struct t_cq cq = { 0 };
+	struct swnic_sqe s;
+	int d, parked = 0, i;
+	pid_t child;
+
+	memset(buf, 's', PAGE);
+	if (ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_ENGINE, &d, &cq, &e))
+		_exit(2);
+	s = t_send(buf, PAGE, &v, 1);
+	if (t_ring_push(&e.sq, &s) || t_doorbell(&e, NULL))
+		_exit(3);
+	/* The engine is at it, and the send waits: not parked. */
+	usleep(300000);
+	if (*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP)
+		_exit(4);
+	child = fork();
+	if (child)
+		_exit(child < 0 ? 5 : 0);	/* the owner goes, its mm too */
+	for (i = 0; i < 250 && !parked; i++) {
+		usleep(20000);
+		parked = !!(*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	}
+	_exit(write(out, &parked, sizeof(parked)) == sizeof(parked) ? 0 : 1);
+}
+
+/*
+ * The same wait, but the endpoint's owner exits meanwhile, while a child
+ * it forked keeps the endpoint's file: the send is never tried again (the
+ * owner's memory is gone), so the endpoint stops waiting and the engine
+ * parks it. Before, it stayed one that waits: its domain's engine woke
+ * every tick for as long as the child kept the file.
+ */
+TEST_F_TIMEOUT(sec, engine_parks_an_endpoint_whose_owner_is_gone, 120)
+{
+	struct keeper_msg m = { 0 };
+	int res[2], st, parked = -1;
+	struct keeper k;
+	pid_t owner;
+
+	st = keeper_start(&k, NULL, DEV_PATH, 2, &m);
+	if (st == 4)
+		SKIP(return, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
+	ASSERT_EQ(0, pipe(res));
+
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (keeper_say(&k, 'k', &m, 20000))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+	owner = fork();
+	if (!owner)
+		owner_gone(&m, res[1]);
+	close(res[1]);
+	EXPECT_LT(0, owner);
+	if (owner > 0) {
+		waitpid(owner, &st, 0);
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+			TH_LOG("the owner: %#x", st);
+		/* Its child's verdict (EOF if there is none). */
+		if (read(res[0], &parked, sizeof(parked)) != sizeof(parked))
+			parked = -1;
+	}
+	EXPECT_EQ(1, parked)
+		TH_LOG("%s", parked ? "the owner's child failed" :
+		       "the engine keeps polling an endpoint whose owner is gone");
+	close(res[0]);
+
+	umount2(k.dir, MNT_FORCE);
+	st = keeper_end(&k, &m);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+}
+
 /* ---- 9: doorbells parked in their own faults make no lookup long ----- */
 
 /* More doorbells than the inline sections' table lists (256 x 4). */
