@@ -1379,14 +1379,17 @@ struct keeper_msg {
 /*
  * The receiver that keeps its mmap lock, in a process of its own (a
  * process whose lock is kept cannot even run code it has not run yet):
- * posts @nrecv receives (2 to 16) into pages not there yet and sends its
- * endpoint's address; on a byte from @in it keeps its lock - one of its threads
+ * posts @nrecv receives (0 to 16) into pages not there yet and sends its
+ * endpoint's address; on a byte 'p' from @in it pushes one more into its
+ * RQ without a doorbell (a sender's delivery posts it) and says so again;
+ * on another byte from @in it keeps its lock - one of its threads
  * reads its own memory through /proc/self/mem at a page of a FUSE file
  * whose server never answers (the read holds the lock while it waits),
  * another then asks for the lock to write (mmap) and waits behind it, so
  * every new reader waits too, or fails to try - and says so; on the next
  * byte (the test has forced its FUSE mount off, which fails the read) it
- * reports what became of its first two receives.
+ * reports what became of its first two receives (those at start, then
+ * those pushed).
  */
 static void mmap_lock_keeper(int in, int out, const char *netns,
 			     const char *dev, int nrecv)
@@ -1402,9 +1405,9 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 	struct swnic_rqe rq;
 	struct swnic_cqe e;
 	char *dst, *odp, *stall, c;
-	int i, ffd, err;
+	int i, ffd, err, pushed = 0;
 
-	dst = mmap(NULL, nrecv * PAGE, PROT_READ | PROT_WRITE,
+	dst = mmap(NULL, (nrecv + 2) * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	odp = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1441,6 +1444,14 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 		_exit(3);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
+	while (c == 'p' && pushed < 2) {
+		rq = t_recv(dst + (nrecv + pushed) * PAGE, PAGE, 100 + pushed);
+		pushed++;
+		if (t_ring_push(&v.rq, &rq) ||
+		    write(out, &m, sizeof(m)) != sizeof(m) ||
+		    read(in, &c, 1) != 1)
+			_exit(3);
+	}
 
 	if (pthread_create(&reader, NULL, mem_read_one, &mr))
 		_exit(3);
@@ -1455,7 +1466,7 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 
 	pthread_join(reader, NULL);
 	pthread_join(mapper, NULL);
-	for (i = 0; i < nrecv; i++) {
+	for (i = 0; i < nrecv + pushed; i++) {
 		err = t_cq_wait(&cq, &e, 5000) ? -1 :
 		      e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;
 		if (i < 2)
@@ -2022,6 +2033,77 @@ TEST_F_TIMEOUT(sec, mmap_lock_held_a_while_loses_no_message, 120)
 out:
 	ep_on_fd_close(da, &ca, &a);
 	ep_on_fd_close(de, &ce, &eng);
+	free(buf);
+	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+}
+
+/*
+ * The same for a message the receiver's kernel buffered before it posted
+ * a receive: the receiver pushes one into its RQ without a doorbell, then
+ * its lock is taken for 4 s. A round that delivers the next message from
+ * the wire posts that receive, which takes the buffered message into a
+ * page not there yet: a worker finishes it (the round does not wait for
+ * the receiver's memory), and waits as long as rounds do. The receive
+ * completes whole once the lock is free. Before, the worker gave up after
+ * 2 s: the receive was a fault, and the buffered message, which its
+ * sender had seen delivered, was lost.
+ */
+TEST_F_TIMEOUT(sec, mmap_lock_held_a_while_loses_no_buffered_message, 120)
+{
+	struct t_ep a = { 0 }, v = { 0 };
+	struct keeper_msg m = { 0 };
+	struct t_cq ca = { 0 };
+	struct swnic_cqe e;
+	struct swnic_sqe s;
+	struct keeper k;
+	int da, st;
+	char *buf;
+
+	if (run(KW_SETUP " >/dev/null 2>&1")) {
+		run(KW_CLEANUP " >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
+			      &da, &ca, &a));
+	buf = malloc(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', PAGE);
+
+	st = keeper_start(&k, KW_NS, "/dev/swnickwb", 0, &m);
+	if (st == 4)
+		SKIP(goto out, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
+	v.addr = m.addr;
+	v.port = m.port;
+
+	/* A page for the keeper, which has no receive: buffered. */
+	s = t_send(buf, PAGE, &v, 1);
+	EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&a, NULL));
+	EXPECT_EQ(0, t_cq_wait(&ca, &e, 10000));
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (keeper_say(&k, 'p', &m, 20000) || keeper_say(&k, 'k', &m, 20000))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+	if (m.stalled == 1) {
+		/* The next message posts the receive; it waits. */
+		s = t_send("n", 1, &v, 2);
+		EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+		EXPECT_EQ(0, t_doorbell(&a, NULL));
+		EXPECT_EQ(0, t_cq_wait(&ca, &e, 10000));
+		EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+		usleep(HELD_MS * 1000);
+	}
+	umount2(k.dir, MNT_FORCE);
+	m.err[0] = m.err[1] = -2;
+	st = keeper_end(&k, &m);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	EXPECT_EQ(0, m.err[0]) TH_LOG("the receive that took the buffered page");
+	EXPECT_EQ('s', m.first[0]);
+
+out:
+	ep_on_fd_close(da, &ca, &a);
 	free(buf);
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
