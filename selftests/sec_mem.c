@@ -472,8 +472,8 @@ static void wire_receiver(const char *cg, int in, int out)
 	struct t_cq cq = {};
 	struct t_ep rx = {};
 	uint32_t nl[2];
+	char c = 0;
 	int dom;
-	char c;
 
 	if (cg_enter(cg) || sys_enter_netns("/run/netns/swnicm"))
 		w.err = 1;
