@@ -655,17 +655,13 @@ TEST_F(wire, buffered_messages_are_charged_to_the_receiver)
 	rmdir(cg);
 }
 
-/* Completions of @cq now, without waiting: *@ok, and errors into *@err. */
-static void count_done(struct t_cq *cq, unsigned int *ok, int *err)
+/* Count completion @c: into *@ok, or its error into *@err (the first). */
+static void count_one(const struct swnic_cqe *c, unsigned int *ok, int *err)
 {
-	struct swnic_cqe c;
-
-	while (t_cq_pop(cq, &c)) {
-		if (!(c.flags & SWNIC_CQE_ERROR))
-			(*ok)++;
-		else if (!*err)
-			*err = c.err;
-	}
+	if (!(c->flags & SWNIC_CQE_ERROR))
+		(*ok)++;
+	else if (!*err)
+		*err = c->err;
 }
 
 /*
@@ -728,7 +724,8 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 	 * debug kernel's slow tools').
 	 */
 	sleep(1);
-	count_done(&cq, &ok, &err);
+	while (t_cq_pop(&cq, &c))
+		count_one(&c, &ok, &err);
 	full = cg_event(cg, "max");
 	ASSERT_EQ(0, sys_write_str(path, "max"));
 	TH_LOG("%u of %u KiB: %u delivered while full; the receiver's cgroup: max %ld, oom_kill %ld",
@@ -738,12 +735,8 @@ TEST_F_TIMEOUT(wire, a_full_cgroup_is_no_room_not_an_oom, 120)
 	EXPECT_GT(n, ok) TH_LOG("all fit: the limit was not reached");
 
 	/* The waiting ones arrive. */
-	for (; ok < n && !err && !t_cq_wait(&cq, &c, 20000); ) {
-		if (c.flags & SWNIC_CQE_ERROR)
-			err = c.err;
-		else
-			ok++;
-	}
+	while (ok < n && !err && !t_cq_wait(&cq, &c, 20000))
+		count_one(&c, &ok, &err);
 	EXPECT_EQ(0, err) TH_LOG("a message failed with %d", err);
 	EXPECT_EQ(n, ok) TH_LOG("not all arrived once there was room");
 	EXPECT_EQ(0, cg_event(cg, "oom_kill")) TH_LOG("the receiver was killed");
