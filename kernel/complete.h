@@ -23,7 +23,7 @@ struct swnic_deferred {
 	/*
 	 * Or, instead of a CQ: called once with the outcome (0 or a
 	 * positive errno), under the receiver's rx_lock (the wire's sender
-	 * is on another host: its answer goes out later, udp.c).
+	 * is on another host: its answer goes out later, udp_exec.c).
 	 */
 	void (*fn)(void *arg, int err);
 	void *arg;

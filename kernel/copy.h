@@ -17,7 +17,7 @@
 /*
  * Returned (negated) by a delivery in a wire round whose destination is
  * still out of reach after one fault-in, or whose mmap lock is taken: the
- * round leaves it to a later one (udp.c). Never reaches user space.
+ * round leaves it to a later one (udp_exec.c). Never reaches user space.
  */
 #define SWNIC_EFAULTLATER	4001
 
@@ -33,8 +33,8 @@
  * How long a round - a wire round, an engine round - leaves such an
  * operation to later rounds before it is a fault: as long as a wire
  * target without room for a message is tried (SWNIC_DELIVER_TIMEOUT,
- * udp.c). A receiver whose memory is out of reach is one not ready yet,
- * and no caller sleeps meanwhile: the round serves everyone else. The
+ * udp_exec.c). A receiver whose memory is out of reach is one not ready
+ * yet, and no caller sleeps meanwhile: the round serves everyone else. The
  * lock may be the kernel's own business: khugepaged, at nice 19, holds a
  * process's mmap lock for writing while it collapses huge pages, and on a
  * host whose CPUs are busy it may not run again for seconds. 2 s made
@@ -95,8 +95,8 @@ static inline bool swnic_fault_last_try(const struct swnic_fault_wait *w)
 
 /*
  * A kernel source that is not one buffer: a wire message still in the
- * packets it came in (udp.c). @read copies @n bytes from offset @off of
- * it to @to; it cannot fault.
+ * packets it came in (udp_exec.c). @read copies @n bytes from offset
+ * @off of it to @to; it cannot fault.
  */
 struct swnic_kmsg {
 	int (*read)(const struct swnic_kmsg *km, u64 off, void *to, size_t n);

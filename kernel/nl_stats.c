@@ -2,7 +2,7 @@
 /*
  * Netlink: counters - STAT_GET (module-wide, a device's, a domain's) and
  * STAT_RESET. The counters and their names are stats.c's. And the wire's:
- * PEER_GET, its counters and peer contexts (udp.c's).
+ * PEER_GET, its counters and peer contexts (udp_peer.c's).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

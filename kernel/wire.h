@@ -2,7 +2,7 @@
 /*
  * The wire's packet formats (Documentation/wire.rst). Every field is big
  * endian; every packet starts with struct swnic_wire_hdr right after the
- * UDP header. Nothing here is trusted before udp.c has checked it.
+ * UDP header. Nothing here is trusted before udp_rx.c has checked it.
  */
 #ifndef _SWNIC_WIRE_H
 #define _SWNIC_WIRE_H

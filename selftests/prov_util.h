@@ -138,7 +138,7 @@ static inline void prov_close(struct prov_ctx *ctx)
  * (selftests/test_prov_wire.sh sets it) the peer domain is opened in that
  * network namespace - another host (DESIGN.md), whose swnic device is
  * bound to the other end of a veth pair - so the same tests run over the
- * wire (kernel/udp.c). A domain must be opened by a thread in its
+ * wire (kernel/udp*.c). A domain must be opened by a thread in its
  * device's namespace (the kernel checks it, and the provider finds its
  * devices and their addresses there); once open it serves any thread, so
  * the calling thread enters the peer's namespace only around

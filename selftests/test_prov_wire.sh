@@ -7,7 +7,7 @@
 # (selftests/prov_*.c) run in the first namespace with
 # SWNIC_PROV_PEER_NETNS naming the second, so that prov_open_peer()
 # (prov_util.h) puts the target or peer side of every transfer on the
-# other host's device and the data goes over the wire (kernel/udp.c).
+# other host's device and the data goes over the wire (kernel/udp*.c).
 # Every test of every program is a result here ("PROGRAM: TEST"), its
 # output shown when it fails; a program that crashes, hangs (10 min) or
 # gives no result fails a line of its own. Then: the wire carried the

@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wire: peer contexts. Making, finding, resetting and freeing them;
+ * IPv6 peers' names; their timers (RTO, tail loss probe, keepalive,
+ * silence); what netlink shows of them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "udp_internal.h"
+
+/* Their names in netlink (PEER_GET's counters, Documentation/wire.rst). */
+static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
+	[SWNIC_DROP_SHORT] = "drop_short",
+	[SWNIC_DROP_CSUM] = "drop_checksum",
+	[SWNIC_DROP_VERSION] = "drop_version",
+	[SWNIC_DROP_STALE] = "drop_stale",
+	[SWNIC_DROP_WINDOW] = "drop_window",
+	[SWNIC_DROP_DUP] = "drop_dup",
+	[SWNIC_DROP_BAD_MSG] = "drop_bad_msg",
+	[SWNIC_DROP_NO_MEM] = "drop_no_mem",
+	[SWNIC_DROP_PEERS] = "drop_peers",
+	[SWNIC_DROP_QUEUE] = "drop_queue",
+	[SWNIC_DROP_NO_DEV] = "drop_no_dev",
+	[SWNIC_DROP_ADDR] = "drop_addr",
+};
+
+/*
+ * The reasons a packet can be dropped for once its peer is known (the
+ * others happen before: checksum, version, peers, queue).
+ */
+static const u8 swnic_peer_drop_reasons[] = {
+	SWNIC_DROP_SHORT, SWNIC_DROP_STALE, SWNIC_DROP_WINDOW, SWNIC_DROP_DUP,
+	SWNIC_DROP_BAD_MSG, SWNIC_DROP_NO_MEM, SWNIC_DROP_NO_DEV,
+};
+
+static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
+
+/* ---- peer contexts ------------------------------------------------------ */
+
+static u32 swnic_new_inc(void)
+{
+	u32 inc;
+
+	do {
+		inc = get_random_u32();
+	} while (!inc);
+	return inc;
+}
+
+/* Forget what we received from the peer's old incarnation. */
+void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_rxmsg *rm, *tmp;
+
+	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node)
+		swnic_rxmsg_free(wn, rm);
+	swnic_held_forget(wn, p);
+	p->rcv_nxt = 0;
+	p->exec_next = 0;
+	bitmap_zero(p->rcv_map, SWNIC_RX_WIN);
+	p->ack_due = false;
+	p->ack_now = false;
+	p->rx_dups = 0;
+}
+
+/*
+ * Start again towards the peer, from PSN 0: it restarted, forgot us, or
+ * stopped answering. Our requests fail with @err, except, with
+ * SWNIC_RESET_RETRY, those the old incarnation never acknowledged a
+ * packet of: nothing of them was seen, and they go again, first to the
+ * new incarnation (in their order, numbered from 0 as its context
+ * expects). Answers to the old incarnation's requests are dropped: their
+ * initiator is gone.
+ *
+ * Our packets still on their way must not be taken for the new ones, so
+ * we start a new incarnation too - unless the caller knows that they all
+ * name an incarnation of the peer that is not the one we name from now on
+ * (SWNIC_RESET_KEEP_INC), which drops them, and none of ours named none
+ * (@p->anon). Keeping it then is what lets two ends settle that learn of
+ * each other's new incarnation at once: were each to start another on
+ * learning of the other's, they would chase each other until the
+ * requests failed.
+ */
+void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
+			 int err, unsigned int flags)
+{
+	bool retry = flags & SWNIC_RESET_RETRY;
+
+	struct swnic_txmsg *tm, *ttmp;
+	struct swnic_txpkt *t, *tmp;
+	LIST_HEAD(again);
+
+	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
+		list_del(&t->node);
+		swnic_txpkt_free(wn, t);
+	}
+	p->inflight = 0;
+	/* Oldest first: the waiting requests were made before the queued. */
+	list_splice_tail_init(&p->txq, &p->waiting);
+	list_for_each_entry_safe(tm, ttmp, &p->waiting, node) {
+		if (tm->kind != SWNIC_TX_REQ) {
+			list_del(&tm->node);
+			swnic_txmsg_free(tm);
+		} else if (retry && !tm->held &&
+			   (!p->acked_any ||
+			    psn_before(p->acked_req, tm->msg_id))) {
+			list_move_tail(&tm->node, &again);
+		} else {
+			swnic_req_done(p, tm, err);
+		}
+	}
+	if (!(flags & SWNIC_RESET_KEEP_INC) || p->anon) {
+		p->my_inc = swnic_new_inc();
+		p->anon = false;
+	}
+	p->snd_nxt = 0;
+	p->snd_una = 0;
+	p->next_msg_id = 0;
+	p->acked_any = false;
+	p->rto_us = SWNIC_RTO_INIT_US;
+	p->srtt_us = 0;
+	p->min_rtt_us = 0;
+	p->reo_mult = 1;
+	p->reo_clean = 0;
+	p->dups_seen = 0;
+	list_for_each_entry(tm, &again, node) {
+		tm->msg_id = p->next_msg_id++;
+		tm->m.msg_id = cpu_to_be32(tm->msg_id);
+		tm->pos = 0;
+		tm->last = false;	/* every packet is made again */
+		tm->got = 0;
+		tm->err = 0;
+	}
+	list_splice_tail(&again, &p->txq);
+}
+
+/* ---- IPv6 peers' names ---------------------------------------------------- */
+
+/*
+ * Names are never reclaimed, and cannot safely be: once handed out, a
+ * name lives where the kernel cannot see it - in a process's AVs and its
+ * library's cache, in completions' source addresses, in a shared AV's
+ * table, in MR peer lists, in work requests not yet posted. A name
+ * reused for another address would silently send a stale holder's data
+ * to another host; a name made to fail would fail a peer an application
+ * still holds. So the table is bounded instead (SWNIC_MAX_ADDR6): peer
+ * contexts (never freed either) make at most SWNIC_MAX_PEERS names,
+ * users without CAP_NET_ADMIN at most half of the table together and
+ * SWNIC_ADDR6_PER_USER each.
+ */
+
+/*
+ * The address IPv6 name @name stands for (any context: under the lock or
+ * RCU, or with the namespace referenced). Return: false if none.
+ */
+bool swnic_name6_addr(struct swnic_wnet *wn, __be32 name,
+		      struct in6_addr *addr, int *ifindex)
+{
+	/* Pairs with swnic_name6_get(): entries below it are written. */
+	u32 n = smp_load_acquire(&wn->nnames6), i = ntohl(name) - 1;
+
+	if (!swnic_addr_is_name6((__force u32)name) || i >= n)
+		return false;
+	*addr = wn->names6->e[i].addr;
+	*ifindex = wn->names6->e[i].ifindex;
+	return true;
+}
+
+static u32 swnic_name6_hash(const struct swnic_names6 *t,
+			    const struct in6_addr *addr, int ifindex)
+{
+	return jhash2((const u32 *)addr, 4, t->seed ^ ifindex) &
+	       (SWNIC_NAME6_BUCKETS - 1);
+}
+
+/* The entry of name @name (under wn->lock), or NULL. */
+static struct swnic_name6 *swnic_name6_entry(struct swnic_wnet *wn,
+					     __be32 name)
+{
+	u32 i = ntohl(name) - 1;
+
+	lockdep_assert_held(&wn->lock);
+	if (!swnic_addr_is_name6((__force u32)name) || i >= wn->nnames6)
+		return NULL;
+	return &wn->names6->e[i];
+}
+
+/*
+ * The name of @addr (@ifindex: link-local, its netdev; else 0), made if
+ * @create and the namespace has room (under wn->lock). Return: 0 if none.
+ */
+__be32 swnic_name6_get(struct swnic_wnet *wn,
+		       const struct in6_addr *addr, int ifindex,
+		       bool create)
+{
+	struct swnic_names6 *t = wn->names6;
+	u32 n = wn->nnames6, h, i;
+
+	lockdep_assert_held(&wn->lock);
+	if (t) {
+		h = swnic_name6_hash(t, addr, ifindex);
+		for (i = t->head[h]; i; i = t->e[i - 1].next)
+			if (ipv6_addr_equal(&t->e[i - 1].addr, addr) &&
+			    t->e[i - 1].ifindex == ifindex)
+				return htonl(i);
+	}
+	if (!create || n >= SWNIC_MAX_ADDR6 || wn->dead)
+		return 0;
+	if (!t) {
+		t = kvzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+		if (!t)
+			return 0;
+		t->seed = get_random_u32();
+		wn->names6 = t;
+		h = swnic_name6_hash(t, addr, ifindex);
+	}
+	t->e[n].addr = *addr;
+	t->e[n].ifindex = ifindex;
+	t->e[n].next = t->head[h];
+	t->head[h] = n + 1;
+	/* Pairs with swnic_name6_addr(): the entry before its count. */
+	smp_store_release(&wn->nnames6, n + 1);
+	return htonl(n + 1);
+}
+
+/* The record of @uid's names (under wn->lock), made if @create. */
+struct swnic_name6_user *swnic_name6_user(struct swnic_wnet *wn,
+					  kuid_t uid, bool create)
+{
+	unsigned long idx = from_kuid(&init_user_ns, uid);
+	struct swnic_name6_user *u;
+
+	lockdep_assert_held(&wn->lock);
+	u = xa_load(&wn->users6, idx);
+	if (u || !create)
+		return u;
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return NULL;
+	if (xa_err(xa_store(&wn->users6, idx, u, GFP_KERNEL_ACCOUNT))) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+/*
+ * May @uid's domains learn and use name @name (under wn->lock)? A public
+ * name (a peer context's, or the namespace's own), or one @uid named.
+ */
+bool swnic_name6_may_use(struct swnic_wnet *wn, __be32 name,
+			 kuid_t uid)
+{
+	struct swnic_name6 *e = swnic_name6_entry(wn, name);
+	struct swnic_name6_user *u;
+
+	if (!e)
+		return false;
+	if (e->public)
+		return true;
+	u = swnic_name6_user(wn, uid, false);
+	return u && test_bit(ntohl(name) - 1, u->named);
+}
+
+/* Name @name is one every user of the namespace may see (under wn->lock). */
+void swnic_name6_publish(struct swnic_wnet *wn, __be32 name)
+{
+	struct swnic_name6 *e = swnic_name6_entry(wn, name);
+
+	if (e)
+		e->public = true;
+}
+
+/*
+ * Can @addr be an IPv6 peer's address? Unicast, not this host's loopback
+ * nor IPv4-mapped (an IPv4 peer is named by its IPv4 address).
+ */
+bool swnic_addr6_unicast(const struct in6_addr *addr)
+{
+	int type = ipv6_addr_type(addr);
+
+	return !(type & (IPV6_ADDR_MULTICAST | IPV6_ADDR_LOOPBACK |
+			 IPV6_ADDR_MAPPED)) && type != IPV6_ADDR_ANY;
+}
+
+/* The scope a packet's or a user's @addr is named in: see swnic_name6. */
+int swnic_addr6_scope(const struct in6_addr *addr, int ifindex)
+{
+	return ipv6_addr_type(addr) & IPV6_ADDR_LINKLOCAL ? ifindex : 0;
+}
+
+static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
+					  __be16 port)
+{
+	struct swnic_peer *p;
+
+	list_for_each_entry(p, &wn->peers, node)
+		if (p->ip == ip && p->port == port)
+			return p;
+	return NULL;
+}
+
+void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	swnic_peer_reset_tx(wn, p, ECONNABORTED, 0);
+	swnic_peer_reset_rx(wn, p);
+	list_del(&p->node);
+	wn->npeers--;
+	wn->peers_gen++;
+	kfree(p);
+}
+
+/* Nothing in flight to or from @p. */
+static bool swnic_peer_quiet(const struct swnic_peer *p)
+{
+	return list_empty(&p->unacked) && list_empty(&p->waiting) &&
+	       list_empty(&p->txq) && list_empty(&p->rxmsgs);
+}
+
+/*
+ * The context to reuse when the namespace has SWNIC_MAX_PEERS: the one
+ * heard from longest ago of those idle - nothing in flight either way,
+ * none of its sends held, no ACK due, silent for peer_idle_ms. Without
+ * this, a namespace that heard from 1024 sources (forged ones too: a
+ * request makes a context) could never make another, not even to post
+ * to a new peer. Should an evicted peer talk again, a new context is
+ * made: its first packet draws a RESET (its incarnation is new, or ours
+ * is), and the requests no incarnation acknowledged go again, as after
+ * any restart. Return: the context, or NULL if none is idle enough.
+ */
+static struct swnic_peer *swnic_peer_evictable(struct swnic_wnet *wn)
+{
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(swnic_peer_idle_ms));
+	struct swnic_peer *p, *old = NULL;
+
+	list_for_each_entry(p, &wn->peers, node) {
+		if (!swnic_peer_quiet(p) || p->nheld || p->nheld_waiting ||
+		    p->ack_due || time_before(jiffies, p->heard + idle))
+			continue;
+		if (!old || time_before(p->heard, old->heard))
+			old = p;
+	}
+	return old;
+}
+
+/* May one more context be made (reusing an idle one if need be)? */
+bool swnic_peer_room(struct swnic_wnet *wn)
+{
+	return wn->npeers < SWNIC_MAX_PEERS || swnic_peer_evictable(wn);
+}
+
+/*
+ * The peer context for @ip/@port; made if @create (capped, reusing an
+ * idle one at the cap; and when @remote, made by a packet, rate-limited
+ * too).
+ */
+struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
+				  __be16 port, bool create, bool remote)
+{
+	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+
+	if (p || !create)
+		return p;
+	/* Rate-limited when made by packets, not by posters; capped. */
+	if (remote && !__ratelimit(&wn->peer_limit))
+		return NULL;
+	if (wn->npeers >= SWNIC_MAX_PEERS) {
+		p = swnic_peer_evictable(wn);
+		if (!p)
+			return NULL;
+		swnic_peer_free(wn, p);
+		wn->peers_evicted++;
+	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	if (swnic_addr_is_name6((__force u32)ip)) {
+		if (!swnic_name6_addr(wn, ip, &p->addr6, &p->scope)) {
+			kfree(p);
+			return NULL;
+		}
+		/* Its address is in swnic peer show from now on. */
+		swnic_name6_publish(wn, ip);
+		p->v6 = true;
+	}
+	p->ip = ip;
+	p->port = port;
+	p->my_inc = swnic_new_inc();
+	p->rto_us = SWNIC_RTO_INIT_US;
+	p->reo_mult = 1;
+	p->heard = jiffies;
+	INIT_LIST_HEAD(&p->unacked);
+	INIT_LIST_HEAD(&p->txq);
+	INIT_LIST_HEAD(&p->waiting);
+	INIT_LIST_HEAD(&p->rxmsgs);
+	INIT_LIST_HEAD(&p->held);
+	list_add_tail(&p->node, &wn->peers);
+	wn->npeers++;
+	wn->peers_gen++;
+	return p;
+}
+
+/* ---- a peer's timers: retransmission, probes, silence ------------------- */
+
+/*
+ * The tail loss probe's timeout: two RTTs (an ACK that took one should
+ * be back) and the reordering window, at least SWNIC_PTO_MIN_US.
+ */
+static u32 swnic_pto_us(struct swnic_peer *p)
+{
+	if (!p->srtt_us)
+		return p->rto_us;
+	return max_t(u32, 2 * p->srtt_us + max_t(u32, p->srtt_us / 4,
+						 SWNIC_REO_MIN_US),
+		     SWNIC_PTO_MIN_US);
+}
+
+/* @p was silent for peer_timeout_ms: everything to it fails. */
+static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	if (p->v6)
+		pr_debug("peer [%pI6c]:%u silent for %u ms: failed\n",
+			 &p->addr6, ntohs(p->port), swnic_peer_timeout_ms);
+	else
+		pr_debug("peer %pI4:%u silent for %u ms: failed\n",
+			 &p->ip, ntohs(p->port), swnic_peer_timeout_ms);
+	swnic_peer_reset_tx(wn, p, ETIMEDOUT, 0);
+	swnic_peer_reset_rx(wn, p);
+	p->their_inc = 0;
+}
+
+/*
+ * Our sends a peer holds whose endpoint closed: nobody waits for their
+ * outcome any more, and they must not keep it (and its CQ) without end.
+ */
+static void swnic_held_closed(struct swnic_peer *p)
+{
+	struct swnic_txmsg *tm, *tmp;
+
+	list_for_each_entry_safe(tm, tmp, &p->waiting, node)
+		if (tm->held && READ_ONCE(tm->ep->dead))
+			swnic_req_done(p, tm, ECANCELED);
+}
+
+/*
+ * Everything we sent @p is acknowledged and we await its answers only:
+ * it holds sends of ours until its application receives them, which may
+ * be long, or it executes our requests. Its silence is not a failure
+ * then, its death is - and its restart, which nothing we send would show
+ * us. Probe it (PING: a live peer answers with an ACK, a restarted one
+ * with a RESET) each quarter of the peer timeout that nothing came from
+ * it, and fail it after a silent timeout as any peer. Return: when to
+ * look again.
+ */
+/* A PING: the peer's ACK says it lives. */
+static void swnic_ping(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_wire_hdr h;
+
+	swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
+	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
+	wn->keepalives++;
+	p->ping_at = jiffies;
+}
+
+static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
+			       ktime_t now, unsigned long timeout)
+{
+	unsigned long every = max(timeout / 4, 1UL), last, at;
+
+	if (time_after(jiffies, p->heard + timeout)) {
+		swnic_peer_fail(wn, p);
+		return KTIME_MAX;
+	}
+	last = time_after(p->ping_at, p->heard) ? p->ping_at : p->heard;
+	if (!time_before(jiffies, last + every)) {
+		swnic_ping(wn, p);
+		last = jiffies;
+	}
+	at = min(last + every, p->heard + timeout + 1);
+	return ktime_add_ns(now, jiffies_to_nsecs(max_t(long, at - jiffies,
+							1)));
+}
+
+/*
+ * Probe, retransmit what timed out, fail peers that stay silent; then arm
+ * the timer for the earliest deadline left.
+ */
+void swnic_tick(struct swnic_wnet *wn)
+{
+	unsigned long timeout;
+	ktime_t now = ktime_get(), next = KTIME_MAX, at;
+	struct swnic_peer *p, *tmp;
+
+	timeout = msecs_to_jiffies(max(READ_ONCE(swnic_peer_timeout_ms), 10U));
+	list_for_each_entry_safe(p, tmp, &wn->peers, node) {
+		struct swnic_txpkt *t;
+		int burst = 0;
+
+		if (!list_empty(&p->rxmsgs)) {
+			struct swnic_device *sdev;
+
+			sdev = swnic_rx_device(wn->net, p->ifindex);
+			swnic_rx_run(wn, p, sdev);
+			if (sdev)
+				swnic_device_put(sdev);
+		}
+		if (swnic_peer_quiet(p))
+			continue;
+		if (p->nheld_waiting)
+			swnic_held_closed(p);
+		/*
+		 * Busy: looked at again, for its silence and its retries;
+		 * but a peer we only await answers from is probed.
+		 */
+		if (list_empty(&p->unacked) && list_empty(&p->txq) &&
+		    list_empty(&p->rxmsgs)) {
+			if (p->nmsgs)
+				next = min(next, swnic_keepalive(wn, p, now,
+								 timeout));
+			continue;
+		}
+		next = min(next, ktime_add_us(now, SWNIC_TICK_US));
+		if (time_after(jiffies, p->heard + timeout)) {
+			swnic_peer_fail(wn, p);
+			continue;
+		}
+		/*
+		 * Not heard for a quarter of the timeout: probed as well,
+		 * every eighth. Its retransmissions back off to an RTO of a
+		 * second, and five in a row can all go unanswered under
+		 * heavy loss (one in 170 at 20 % each way): a live peer gets
+		 * more chances than that before it is failed.
+		 */
+		if (time_after(jiffies, p->heard + timeout / 4) &&
+		    time_after(jiffies, p->ping_at + max(timeout / 8, 1UL)))
+			swnic_ping(wn, p);
+		swnic_peer_pump(wn, p);
+		if (list_empty(&p->unacked))
+			continue;
+		/*
+		 * The retransmit timeout: no ACK progress for an RTO. The
+		 * oldest packets go again (the tail, which RACK cannot see
+		 * lost: nothing after it arrived) and the RTO backs off.
+		 */
+		at = ktime_add_us(p->rto_mark, p->rto_us);
+		if (!ktime_before(now, at)) {
+			wn->rto_fires++;
+			list_for_each_entry(t, &p->unacked, node) {
+				swnic_retransmit(wn, p, t);
+				if (++burst >= SWNIC_RETX_BURST)
+					break;
+			}
+			p->rto_us = min(p->rto_us * 2, (u32)SWNIC_RTO_MAX_US);
+			p->rto_mark = now;
+			at = ktime_add_us(now, p->rto_us);
+		}
+		next = min(next, at);
+		/*
+		 * The tail loss probe: nothing more to send and no ACK for
+		 * two RTTs after the last packet: its loss, or of some
+		 * before it, is likely. The last packet goes again, once:
+		 * the ACK it brings back shows which are missing, and RACK
+		 * sends those - well before the RTO.
+		 */
+		if (p->probed || !list_empty(&p->txq))
+			continue;
+		at = ktime_add_us(p->last_tx, swnic_pto_us(p));
+		if (ktime_before(now, at)) {
+			next = min(next, at);
+			continue;
+		}
+		t = list_last_entry(&p->unacked, struct swnic_txpkt, node);
+		swnic_retransmit(wn, p, t);
+		p->probed = true;
+		wn->probes++;
+	}
+	/* Buffers kept for reuse go after a second unused. */
+	if (wn->spare_mem || wn->ntxpages) {
+		long left = wn->spare_at + HZ - jiffies;
+
+		if (left <= 0)
+			swnic_kept_free(wn, true);
+		else
+			next = min(next, ktime_add_ms(now,
+						      jiffies_to_msecs(left)));
+	}
+	swnic_arm_exact(wn, next);
+}
+
+/*
+ * Do our answers acknowledge all that came from @p since our last ACK?
+ * Only packets of requests came (no answer, duplicate or PING: those
+ * want an ACK), from an initiator that takes an answer as the ACK of its
+ * request's packets (SWNIC_MSGF_RESP_ACKS); every request is executed
+ * (none partly received, none waiting for an earlier one or for room),
+ * with no hole in the PSNs (a SACK would help the sender), and every
+ * answer went out. A lost answer costs nothing more: the initiator's
+ * tail loss probe sends a packet again, and its duplicate is ACKed.
+ */
+bool swnic_ack_implied(struct swnic_peer *p)
+{
+	struct swnic_txmsg *tm;
+
+	if (p->ack_now || !list_empty(&p->rxmsgs) ||
+	    !bitmap_empty(p->rcv_map, SWNIC_RX_WIN))
+		return false;
+	list_for_each_entry(tm, &p->txq, node)
+		if (tm->kind != SWNIC_TX_REQ)
+			return false;
+	return true;
+}
+
+/* ---- statistics (netlink's PEER_GET) ------------------------------------ */
+
+/**
+ * swnic_udp_counters() - the wire counters of a network namespace
+ * @net: the namespace
+ * @fn: called for each counter (name, value) under the wire's lock; a
+ *	non-zero return stops the walk and is returned
+ * @arg: @fn's argument
+ *
+ * Packets sent, received and retransmitted, peer contexts, bytes of
+ * messages being received, and the drops by reason.
+ *
+ * Return: 0, or what @fn returned.
+ */
+int swnic_udp_counters(struct net *net,
+		       int (*fn)(void *arg, const char *name, u64 value),
+		       void *arg)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	u64 held = 0, held_waiting = 0;
+	struct swnic_peer *p;
+	int i, ret;
+
+	mutex_lock(&wn->lock);
+	list_for_each_entry(p, &wn->peers, node) {
+		held += p->nheld;
+		held_waiting += p->nheld_waiting;
+	}
+	ret = fn(arg, "tx_packets", wn->tx_pkts) ?:
+	      fn(arg, "tx_errors", wn->tx_errors) ?:
+	      fn(arg, "rx_packets", wn->rx_pkts) ?:
+	      fn(arg, "retx_packets", wn->retx_pkts) ?:
+	      fn(arg, "gso_sends", wn->gso_sends) ?:
+	      fn(arg, "gso_recvs", wn->gso_recvs) ?:
+	      fn(arg, "tx_spliced", wn->tx_spliced) ?:
+	      fn(arg, "tx_pages", wn->ntxpages) ?:
+	      fn(arg, "tx_page_allocs", wn->txpage_allocs) ?:
+	      fn(arg, "busy_polls", wn->polls) ?:
+	      fn(arg, "poll_fallbacks", atomic64_read(&wn->poll_fallbacks)) ?:
+	      fn(arg, "rx_kicks", atomic64_read(&wn->rx_kicks)) ?:
+	      fn(arg, "rx_inline", atomic64_read(&wn->rx_inline)) ?:
+	      fn(arg, "inline_rounds", wn->inline_rounds) ?:
+	      fn(arg, "inline_full", atomic64_read(&wn->inline_full)) ?:
+	      fn(arg, "tail_probes", wn->probes) ?:
+	      fn(arg, "rto_fires", wn->rto_fires) ?:
+	      fn(arg, "rack_retx", wn->rack_retx) ?:
+	      fn(arg, "spurious_retx", wn->spurious) ?:
+	      fn(arg, "peers", wn->npeers) ?:
+	      fn(arg, "rx_mem_bytes", wn->rx_mem) ?:
+	      fn(arg, "rx_spare_bytes", wn->spare_mem) ?:
+	      fn(arg, "rx_buf_reuses", wn->spare_reuses) ?:
+	      fn(arg, "rx_kept", wn->rx_kept) ?:
+	      fn(arg, "rx_kept_copied", wn->rx_kept_copied) ?:
+	      fn(arg, "rx_passed", wn->rx_passed) ?:
+	      fn(arg, "fault_waits", wn->fault_waits) ?:
+	      fn(arg, "held", held) ?:
+	      fn(arg, "held_waiting", held_waiting) ?:
+	      fn(arg, "held_taken", wn->held_taken) ?:
+	      fn(arg, "held_failed", wn->held_failed) ?:
+	      fn(arg, "keepalives", wn->keepalives) ?:
+	      fn(arg, "peers_evicted", wn->peers_evicted);
+	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
+		ret = fn(arg, swnic_drop_names[i] ?: "drop_other",
+			 atomic64_read(&wn->drops[i]));
+	mutex_unlock(&wn->lock);
+	return ret;
+}
+
+/**
+ * swnic_udp_peers() - the peer contexts of a network namespace
+ * @net: the namespace
+ * @pos: in: the first peer to show (its place on the list); out: the one
+ *	 @fn stopped at, or past the last
+ * @gen: out: the generation of the list (changes with the set of peers)
+ * @fn: called for each peer under the wire's lock; a non-zero return
+ *	stops the walk and is returned
+ * @arg: @fn's argument
+ *
+ * Return: 0 at the end of the list, or what @fn returned.
+ */
+int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
+		    int (*fn)(void *arg, const struct swnic_peer_info *info),
+		    void *arg)
+{
+	struct swnic_wnet *wn = swnic_wnet(net);
+	unsigned long i = 0, now = jiffies;
+	struct swnic_peer_info info;
+	unsigned int j;
+	struct swnic_peer *p;
+	int ret = 0;
+
+	mutex_lock(&wn->lock);
+	*gen = wn->peers_gen;
+	list_for_each_entry(p, &wn->peers, node) {
+		if (i++ < *pos)
+			continue;
+		info = (struct swnic_peer_info) {
+			.ip = p->ip,
+			.v6 = p->v6,
+			.addr6 = p->addr6,
+			.port = ntohs(p->port),
+			.my_inc = p->my_inc,
+			.their_inc = p->their_inc,
+			.srtt_us = p->srtt_us,
+			.rttvar_us = p->rttvar_us,
+			.rto_us = p->rto_us,
+			.inflight = p->inflight,
+			.msgs = p->nmsgs,
+			.held = p->nheld,
+			.held_waiting = p->nheld_waiting,
+			.silent_ms = jiffies_to_msecs(now - p->heard),
+			.retx = p->retx,
+			.tx_bytes = p->tx_bytes,
+			.rx_bytes = p->rx_bytes,
+		};
+		for (j = 0; j < ARRAY_SIZE(swnic_peer_drop_reasons); j++) {
+			unsigned int why = swnic_peer_drop_reasons[j];
+
+			info.drop_names[j] = swnic_drop_names[why];
+			info.drops[j] = p->drops[why];
+		}
+		info.ndrops = j;
+		ret = fn(arg, &info);
+		if (ret)
+			break;
+		(*pos)++;
+	}
+	mutex_unlock(&wn->lock);
+	return ret;
+}
+
