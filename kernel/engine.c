@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The engine: scheduling and progress only. A doorbell progresses an
- * endpoint's rings (recv.c, then send.c) in the poster's context, or puts
+ * endpoint's rings (recv_rq.c, then send.c) in the poster's context, or puts
  * the endpoint on its domain's engine (SWNIC_EP_F_DB_ENGINE), a work item
  * on an unbound workqueue that runs on the poster's mm, with the
  * NEED_WAKEUP protocol of include/uapi/linux/swnic_queue.h between it and

@@ -3,7 +3,7 @@
  * Endpoints: the object and its lifetime, the device's port table, the
  * endpoint file (mmap of its SQ and RQ; the doorbell, cancel and peek
  * commands). What an endpoint does is elsewhere: send.c consumes its SQ,
- * recv.c its RQ and what arrives, engine.c drives both.
+ * recv_rq.c its RQ, recv.c what arrives; engine.c drives the rings.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -5,6 +5,7 @@
  * ignore bits, directed receives, FI_PEEK/CLAIM/DISCARD), and the bounded
  * queue of unexpected messages. A transport hands every arriving message
  * to swnic_recv_deliver(); completions are written through complete.c.
+ * This file takes what arrives; recv_rq.c, what the owner posts.
  *
  * An endpoint that joined a shared receive context (SWNIC_EP_F_SRX_JOIN)
  * has the context's receive side (swnic_ep_rx()): the context's RQ,
@@ -22,50 +23,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/slab.h>
-#include <linux/uaccess.h>
-#include <linux/vmalloc.h>
+#include "recv_internal.h"
 
-#include "cntr.h"
-#include "complete.h"
-#include "copy.h"
-#include "cq.h"
-#include "device.h"
-#include "domain.h"
-#include "ep.h"
-#include "help.h"
-#include "mr.h"
-#include "recv.h"
-#include "stats.h"
-#include "trig.h"
-
-/*
- * A copy under rx_lock that finds a page missing, or the destination's
- * mmap lock taken, faults in with no lock held and tries again. When the
- * fault-in succeeds the cause was short and benign: khugepaged
- * collapsing the pages, migration, reclaim. When it finds the mmap lock
- * taken it may be benign (the receiver's other threads mapping or
- * unmapping memory) or not (a receiver that keeps its lock: copy.c), and
- * it does not wait for it. Either way, try again, yielding, then a tick
- * at a time; only a destination that stays out of reach for
- * SWNIC_FAULT_TIMEOUT gets the fault (a hostile receiver holds back the
- * messages sent to it, and no more): swnic_fault_retry(). A wire round
- * tries again in later rounds instead, and a worker finishing an RQ for
- * one, for SWNIC_ROUND_FAULT_TIMEOUT (the lock may be khugepaged's, for
- * seconds: copy.h). A fault-in that fails is a fault at once.
- */
-
-/* What a NOFAULT copy under rx_lock needs faulted in before a retry. */
-struct swnic_fault {
-	const void __user *src;		/* in the current address space */
-	size_t src_len;
-	struct mm_struct *mm;		/* the destination's */
-	u64 dst;
-	size_t dst_len;
-};
-
-static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
-				u64 dst, size_t len)
+void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
+			 u64 dst, size_t len)
 {
 	f->mm = mm;
 	f->dst = dst;
@@ -82,7 +43,7 @@ static void swnic_fault_set_dst(struct swnic_fault *f, struct mm_struct *mm,
  * the source's, in a kernel thread that serves others too. Return: 0 or
  * -errno.
  */
-static int swnic_fault_in(const struct swnic_fault *f)
+int swnic_fault_in(const struct swnic_fault *f)
 {
 	int ret = 0;
 
@@ -94,41 +55,6 @@ static int swnic_fault_in(const struct swnic_fault *f)
 		ret = swnic_fault_in_mm_try(f->mm, f->dst, f->dst_len, true);
 	return ret;
 }
-
-/* A posted receive: the validated copy of its RQE. */
-struct swnic_recv {
-	struct list_head node;
-	struct swnic_rqe rqe;
-	u64 used;			/* MULTI_RECV: bytes filled so far */
-	/* A triggered receive's (TRIG_F_CNTR): referenced, or NULL */
-	struct swnic_cntr *cntr;
-	bool own_cntr;			/* count in @cntr, not the RECV one */
-};
-
-/* A message that arrived before a matching receive was posted. */
-struct swnic_unexp {
-	struct list_head node;
-	bool tagged;
-	bool has_data;
-	bool claimed;			/* reserved by a peek: @claim names it */
-	u64 claim;
-	u64 tag;
-	u64 data;
-	__be32 src_addr;
-	u16 src_port;
-	u16 key_index;			/* the sender's key, as the ep holds it */
-	u32 len;
-	/*
-	 * The endpoint it arrived at, whose CQ its receive completes on: the
-	 * holder of the list itself, or a member of that shared receive
-	 * context, whose flush takes it off (so it is never left dangling).
-	 */
-	struct swnic_ep *ep;
-	/* SWNIC_SQE_DELIVERY: the sender's completion, posted when taken */
-	struct swnic_deferred notify;
-	u8 *payload;			/* @inl, or an allocation of its own */
-	u8 inl[];
-};
 
 /*
  * An unexpected message of @len bytes: the payload after the header in one
@@ -186,7 +112,7 @@ static struct swnic_unexp *swnic_unexp_alloc(u32 len)
 	return u;
 }
 
-static void swnic_unexp_free(struct swnic_unexp *u)
+void swnic_unexp_free(struct swnic_unexp *u)
 {
 	if (u->payload != u->inl)
 		kvfree(u->payload);
@@ -194,7 +120,7 @@ static void swnic_unexp_free(struct swnic_unexp *u)
 }
 
 /* The module-wide gauges of buffered unexpected messages. */
-static void swnic_recv_unexp_account(long msgs, long bytes)
+void swnic_recv_unexp_account(long msgs, long bytes)
 {
 	swnic_obj_add(SWNIC_OBJ_UNEXP_MSGS, msgs);
 	swnic_obj_add(SWNIC_OBJ_UNEXP_BYTES, bytes);
@@ -209,7 +135,7 @@ static void swnic_recv_unexp_account(long msgs, long bytes)
  * new receive. NEED_WAKEUP in the RQ's flags word says so; call this after
  * every change of the unexpected list.
  */
-static void swnic_recv_unexp_changed(struct swnic_ep *ep)
+void swnic_recv_unexp_changed(struct swnic_ep *ep)
 {
 	lockdep_assert_held(&ep->rx_lock);
 	if (list_empty(&ep->unexp))
@@ -218,83 +144,11 @@ static void swnic_recv_unexp_changed(struct swnic_ep *ep)
 		swnic_ring_set_flags(&ep->rq, SWNIC_RING_F_NEED_WAKEUP, 0);
 }
 
-static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
-				   struct swnic_fault *fault);
-
-/*
- * Consume @ep's RQ, faulting in with rx_lock dropped whatever a receive
- * needs (a buffered message copied into its buffer); @first: a fault an
- * earlier pass under the lock ran into, or NULL. In the owner's context,
- * or a sender's whose pass stopped at such a page: the RQ never waits
- * for a doorbell that may not come. @timeout: how long memory out of
- * reach is tried (swnic_fault_retry(); 0: a caller's SWNIC_FAULT_TIMEOUT).
- * Return: RQEs consumed, or -errno.
- */
-static int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-					  const struct swnic_fault *first,
-					  unsigned long timeout)
-{
-	struct swnic_fault_retry retry = { .timeout = timeout };
-	struct swnic_fault fault = {};
-	bool hard = false;
-	int ret, done = 0;
-
-	if (first)
-		fault = *first;
-	for (;;) {
-		if (fault.dst_len) {
-			ret = swnic_fault_in(&fault);
-			if (ret == -EINTR)
-				return ret;
-			/* -EAGAIN: its mmap lock taken, tried again */
-			hard = (ret && ret != -EAGAIN) ||
-			       !swnic_fault_retry(&retry);
-		}
-		fault = (struct swnic_fault) {};
-		if (mutex_lock_killable(&ep->rx_lock))
-			return -EINTR;
-		ret = __swnic_recv_process_rq(ep, hard, &fault);
-		mutex_unlock(&ep->rx_lock);
-		if (ret < 0)
-			return ret;
-		done += ret;
-		if (!fault.dst_len)
-			return done;
-	}
-}
-
-/*
- * Finish the RQ of the endpoint whose rq_work this is; holds a reference.
- * For a wire round, which waits for a receiver's memory out of reach as
- * long as any round does (SWNIC_ROUND_FAULT_TIMEOUT, copy.h): a receive
- * that takes a buffered message is not a fault while khugepaged keeps the
- * receiver's mmap lock a few seconds.
- */
-void swnic_recv_rq_work(struct work_struct *work)
-{
-	struct swnic_ep *ep = container_of(work, struct swnic_ep, rq_work);
-
-	swnic_recv_process_rq_faulting(ep, NULL, SWNIC_ROUND_FAULT_TIMEOUT);
-	swnic_ep_put(ep);
-}
-
-/*
- * A wire round found a receive of @ep's RQ to fault in (a buffered message
- * for it) and must not wait for the receiver's memory: a worker finishes
- * the RQ, as the receiver's next doorbell may never come.
- */
-static void swnic_recv_rq_defer(struct swnic_ep *ep)
-{
-	kref_get(&ep->ref);
-	if (!swnic_trig_queue_work(&ep->rq_work))
-		swnic_ep_put(ep);
-}
-
 /*
  * A posted receive leaves (rx_lock held). The endpoint keeps one for the
  * next post: a ping-pong posts and completes one receive per message.
  */
-static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
+void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
 {
 	lockdep_assert_held(&ep->rx_lock);
 	ep->nrecvs--;
@@ -311,7 +165,7 @@ static void swnic_recv_free(struct swnic_ep *ep, struct swnic_recv *recv)
  * is taken by its senders): a cgroup at its limit fails it (the receive
  * completes with ENOMEM) rather than reclaim at length, or OOM-kill, there.
  */
-static struct swnic_recv *swnic_recv_alloc(struct swnic_ep *ep)
+struct swnic_recv *swnic_recv_alloc(struct swnic_ep *ep)
 {
 	struct swnic_recv *recv = ep->recv_spare;
 
@@ -325,8 +179,8 @@ static struct swnic_recv *swnic_recv_alloc(struct swnic_ep *ep)
 }
 
 /* The counter @recv's completions count in. */
-static struct swnic_cntr *swnic_recv_cntr(struct swnic_ep *ep,
-					  const struct swnic_recv *recv)
+struct swnic_cntr *swnic_recv_cntr(struct swnic_ep *ep,
+				   const struct swnic_recv *recv)
 {
 	return recv->own_cntr ? recv->cntr : ep->cntr[SWNIC_EP_CNTR_RECV];
 }
@@ -362,8 +216,8 @@ static struct swnic_recv *swnic_recv_match(struct swnic_ep *ep,
 	return NULL;
 }
 
-static struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
-						  const struct swnic_rqe *rqe)
+struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
+					   const struct swnic_rqe *rqe)
 {
 	bool tagged = rqe->flags & SWNIC_RQE_TAGGED;
 	bool claim = rqe->flags & SWNIC_RQE_CLAIM;
@@ -386,10 +240,10 @@ static struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
 }
 
 /* The completion of @len bytes of a message landing in @rqe at @off. */
-static void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
-			   u64 off, u64 msg_len, bool tagged, u64 tag,
-			   bool has_data, u64 data, __be32 src_addr,
-			   u16 src_port, u16 key_index)
+void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
+		    u64 off, u64 msg_len, bool tagged, u64 tag,
+		    bool has_data, u64 data, __be32 src_addr,
+		    u16 src_port, u16 key_index)
 {
 	u64 room = rqe->len - off;
 
@@ -721,542 +575,4 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		 */
 		hard = (ret && ret != -EAGAIN) || !swnic_fault_retry(&retry);
 	}
-}
-
-/* ---- the receive queue -------------------------------------------------- */
-
-#define SWNIC_RQE_FLAGS	(SWNIC_RQE_TAGGED | SWNIC_RQE_MULTI_RECV | \
-			 SWNIC_RQE_DIRECTED | SWNIC_RQE_CLAIM | SWNIC_RQE_KEY | \
-			 SWNIC_RQE_MR)
-
-int swnic_rqe_check(const struct swnic_rqe *rqe)
-{
-	if (rqe->flags & ~SWNIC_RQE_FLAGS)
-		return -EOPNOTSUPP;
-	if (!(rqe->flags & SWNIC_RQE_MR) && rqe->mr)
-		return -EINVAL;
-	if ((rqe->flags & SWNIC_RQE_KEY) ?
-	    rqe->key_index > SWNIC_EP_AUTH_KEYS_MAX : rqe->key_index)
-		return -EINVAL;
-	if ((rqe->flags & SWNIC_RQE_MULTI_RECV) &&
-	    (rqe->flags & SWNIC_RQE_TAGGED))
-		return -EINVAL;
-	if ((rqe->flags & SWNIC_RQE_CLAIM) &&
-	    (rqe->flags & (SWNIC_RQE_MULTI_RECV | SWNIC_RQE_DIRECTED |
-			   SWNIC_RQE_KEY) ||
-	     !(rqe->flags & SWNIC_RQE_TAGGED)))
-		return -EINVAL;
-	if (rqe->len > SWNIC_MAX_MSG_SIZE ||
-	    !access_ok(u64_to_user_ptr(rqe->addr), rqe->len))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Where @ep's (the holder of a receive side) completions go that belong to
- * no message - a receive cancelled, refused or whose claim is not there:
- * its own CQ, or, for a shared receive context, the CQ of its oldest
- * member. NULL: a context no endpoint has joined (yet, or any more).
- */
-static struct swnic_ep *swnic_recv_err_ep(struct swnic_ep *ep)
-{
-	lockdep_assert_held(&ep->rx_lock);
-	if (!swnic_ep_is_srx(ep))
-		return ep;
-	return list_first_entry_or_null(&ep->srx_members, struct swnic_ep,
-					srx_node);
-}
-
-/*
- * Complete an unexpected message into the receive just posted. Return: 0,
- * or -SWNIC_EFAULTIN with @fault set and nothing changed (unless @hard).
- */
-static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
-				 struct swnic_unexp *u, struct swnic_cqe *cqe,
-				 bool hard, struct swnic_fault *fault)
-{
-	u64 off = recv->used;
-	u64 n = min_t(u64, u->len, recv->rqe.len - off);
-	u64 dst = recv->rqe.addr + off;
-	int ret = 0;
-
-	swnic_recv_cqe(cqe, &recv->rqe, off, u->len, u->tagged, u->tag,
-		       u->has_data, u->data, u->src_addr, u->src_port,
-		       u->key_index);
-	/*
-	 * The receiver's own context (its doorbell, or the engine on its mm),
-	 * or a sender's that took the receive from the lazy RQ.
-	 */
-	if (current->mm == ep->dom->mm) {
-		if (copy_to_user_nofault(u64_to_user_ptr(dst), u->payload, n))
-			ret = -SWNIC_EFAULTIN;
-	} else {
-		ret = swnic_copy_to_mm(ep->dom->mm, dst, NULL, u->payload, n,
-				       SWNIC_COPY_NOFAULT);
-	}
-	if (ret == -SWNIC_EFAULTIN && !hard) {
-		if (fault)
-			swnic_fault_set_dst(fault, ep->dom->mm, dst, n);
-		return ret;
-	}
-	if (ret == -SWNIC_EFAULTIN)
-		ret = -EFAULT;
-	if (ret) {
-		cqe->flags |= SWNIC_CQE_ERROR;
-		cqe->err = -ret;
-		cqe->len = 0;
-	}
-	list_del(&u->node);
-	ep->unexp_msgs--;
-	ep->unexp_bytes -= u->len;
-	swnic_recv_unexp_account(-1, -(long)u->len);
-	u->ep->rx_ops++;
-	u->ep->rx_bytes += n;
-	swnic_complete_deferred(&u->notify, u->len, 0);
-	swnic_unexp_free(u);
-	recv->used += n;
-	swnic_recv_unexp_changed(ep);
-	return 0;
-}
-
-/*
- * Post one receive: drain matching unexpected messages into it, then keep
- * it if it still has room. @cntr: a triggered receive's counter (TRIG_F_
- * CNTR; *@cntr NULL: none), or NULL for the endpoint's. Return: -EAGAIN
- * if the CQ has no room or the endpoint holds as many receives as its RQ
- * has entries, -SWNIC_EFAULTIN if a page of the buffer must be faulted in
- * first (the RQE stays in the ring in both cases), else 0.
- */
-static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			   struct swnic_cntr **cntr, bool hard,
-			   struct swnic_fault *fault)
-{
-	struct swnic_recv *recv;
-	struct swnic_unexp *u;
-	struct swnic_cqe cqe;
-	int ret;
-
-	/* Receives are bounded as the RQ is: one user cannot pile them up. */
-	if (ep->nrecvs >= ep->rq.entries)
-		return -EAGAIN;
-	recv = swnic_recv_alloc(ep);
-	if (!recv)
-		return -ENOMEM;
-	recv->rqe = *rqe;
-	if (cntr) {
-		recv->own_cntr = true;
-		recv->cntr = *cntr;
-		if (recv->cntr)
-			swnic_cntr_get(recv->cntr);
-	}
-	ep->nrecvs++;
-
-	while ((u = swnic_recv_match_unexp(ep, rqe))) {
-		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
-		/* Its completion goes where it arrived (@u is gone after). */
-		struct swnic_ep *to = u->ep;
-
-		if (!swnic_cq_reserve(to->rx_cq)) {
-			if (!recv->used) {
-				swnic_recv_free(ep, recv);
-				return -EAGAIN;
-			}
-			/* Partly filled multi-recv: keep it posted. */
-			break;
-		}
-		ret = swnic_recv_take_unexp(ep, recv, u, &cqe, hard, fault);
-		if (ret) {
-			swnic_cq_unreserve(to->rx_cq);
-			if (!recv->used) {
-				swnic_recv_free(ep, recv);
-				return ret;
-			}
-			/* Partly filled: posted; the rest at the next try. */
-			break;
-		}
-		if (!multi || cqe.err ||
-		    recv->rqe.len - recv->used < recv->rqe.min_free ||
-		    recv->rqe.len == recv->used) {
-			if (multi)
-				cqe.flags |= SWNIC_CQE_MULTI_RECV;
-			swnic_complete_recv_to(to, &cqe, NULL, 0, true,
-					       swnic_recv_cntr(to, recv));
-			swnic_recv_free(ep, recv);
-			return 0;
-		}
-		swnic_complete_recv_to(to, &cqe, NULL, 0, true,
-				       swnic_recv_cntr(to, recv));
-	}
-	/* A claimed message that is not there: the receive fails. */
-	if (rqe->flags & SWNIC_RQE_CLAIM) {
-		struct swnic_ep *to = swnic_recv_err_ep(ep);
-
-		/* A context no one joined: the claim waits in the RQ. */
-		if (!to) {
-			swnic_recv_free(ep, recv);
-			return -EAGAIN;
-		}
-		memset(&cqe, 0, sizeof(cqe));
-		cqe.context = rqe->context;
-		cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_TAGGED | SWNIC_CQE_ERROR;
-		cqe.err = ENOMSG;
-		ret = swnic_complete_recv_to(to, &cqe, NULL, 0, false,
-					     swnic_recv_cntr(to, recv));
-		swnic_recv_free(ep, recv);
-		return ret;
-	}
-	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
-		      &ep->trecvs : &ep->recvs);
-	return 0;
-}
-
-/*
- * Consume the receive queue, in any context. A receive whose buffer must
- * be faulted in stops consumption: with @fault (the owner's context) the
- * caller faults it in and comes back; a sender's context leaves it to the
- * owner, whose doorbell the RQ asks for while messages wait.
- */
-static int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
-				   struct swnic_fault *fault)
-{
-	struct swnic_rqe rqe;
-	int avail, done = 0, ret;
-
-	lockdep_assert_held(&ep->rx_lock);
-	/*
-	 * Closed: what is left in the RQ is never posted (nor freed). A
-	 * member of a shared receive context: its own RQ is never read.
-	 */
-	if (ep->dead || ep->srx)
-		return 0;
-	avail = swnic_ring_avail(&ep->rq);
-	if (avail < 0)
-		return avail;
-	while (done < avail) {
-		swnic_ring_peek(&ep->rq, &rqe);
-		ret = swnic_rqe_check(&rqe);
-		if (!ret)
-			ret = swnic_recv_post(ep, &rqe, NULL, hard, fault);
-		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
-			break;
-		if (ret) {
-			struct swnic_ep *to = swnic_recv_err_ep(ep);
-			struct swnic_cqe cqe = {
-				.context = rqe.context,
-				.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
-				.err = -ret,
-			};
-
-			if (!to || swnic_complete_recv(to, &cqe, NULL, 0, false))
-				break;
-		}
-		swnic_ring_consume(&ep->rq);
-		done++;
-	}
-	return done;
-}
-
-/**
- * swnic_recv_rq_lazy_idle() - may @ep's RQ wait for the next sender?
- * @ep: the endpoint
- *
- * A lazy RQ while no unexpected message waits for a receive (no
- * NEED_WAKEUP): a sender takes its receives before it matches. Lockless:
- * a delivery that sets NEED_WAKEUP looks at the RQ again after it (see
- * swnic_recv_unexp_changed()), so a receive the owner published before
- * this doorbell is never left behind a waiting message.
- */
-bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep)
-{
-	u32 f = swnic_ring_kflags(&ep->rq);
-
-	return (f & SWNIC_RING_F_LAZY) && !(f & SWNIC_RING_F_NEED_WAKEUP);
-}
-
-/**
- * swnic_recv_process_rq() - consume the receive queue
- * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
- *
- * Return: RQEs consumed, -EPIPE if the ring is broken, -EINTR if the
- * caller was killed while it waited.
- */
-int swnic_recv_process_rq(struct swnic_ep *ep)
-{
-	/* A member's receives are its shared receive context's. */
-	if (ep->srx)
-		return 0;
-	return swnic_recv_process_rq_faulting(ep, NULL, 0);
-}
-
-/* Unpost the receive posted with @context and complete it as cancelled. */
-int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
-{
-	struct list_head *lists[] = { &ep->recvs, &ep->trecvs };
-	struct swnic_recv *recv = NULL, *r;
-	struct swnic_cqe cqe = {};
-	struct swnic_ep *to;
-	int i, ret;
-
-	/* A member posts no receives of its own: its context's fd does. */
-	if (ep->srx)
-		return -ENOENT;
-	/* A triggered receive the kernel keeps completes with ECANCELED soon. */
-	if (!swnic_trig_cancel_rqe(ep, context))
-		return 0;
-	/* Receives still in the ring are posted first, so they are found. */
-	ret = swnic_recv_process_rq(ep);
-	if (ret < 0)
-		return ret;
-
-	if (mutex_lock_killable(&ep->rx_lock))
-		return -EINTR;
-	for (i = 0; i < ARRAY_SIZE(lists) && !recv; i++)
-		list_for_each_entry(r, lists[i], node)
-			if (r->rqe.context == context) {
-				recv = r;
-				break;
-			}
-	if (!recv) {
-		/*
-		 * Not posted yet: it may still be in the RQ, behind a full CQ
-		 * or a failed allocation. Only an empty RQ means "no such".
-		 */
-		ret = swnic_ring_avail(&ep->rq) > 0 ? -EAGAIN : -ENOENT;
-		goto out_unlock;
-	}
-	cqe.context = context;
-	cqe.buf = recv->rqe.addr + recv->used;
-	cqe.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR;
-	if (recv->rqe.flags & SWNIC_RQE_TAGGED)
-		cqe.flags |= SWNIC_CQE_TAGGED;
-	if (recv->rqe.flags & SWNIC_RQE_MULTI_RECV)
-		cqe.flags |= SWNIC_CQE_MULTI_RECV;
-	cqe.err = ECANCELED;
-	/* A context no endpoint has joined has no CQ to tell: it stays. */
-	to = swnic_recv_err_ep(ep);
-	ret = to ? swnic_complete_recv_to(to, &cqe, NULL, 0, false,
-					  swnic_recv_cntr(to, recv)) :
-		   -ENOTCONN;
-	if (!ret) {
-		list_del(&recv->node);
-		swnic_recv_free(ep, recv);
-	}
-out_unlock:
-	mutex_unlock(&ep->rx_lock);
-	return ret;
-}
-
-/**
- * swnic_recv_run_trig() - post a triggered receive whose threshold was met
- * @ep: the endpoint; a slot of its receive CQ is reserved for the receive
- * @rqe: the receive, checked when it was queued
- * @cntr: its counter (TRIG_F_CNTR; *@cntr NULL: none), or NULL for the
- *	  endpoint's RECV counter
- * @status: 0 to post it, or the error to complete it with unposted
- * @last: give up: a receive that cannot be posted now completes with
- *	  EAGAIN
- *
- * In the trigger workqueue with the poster's mm (trig.c). Pages of the
- * buffer are faulted in with rx_lock dropped, as for the RQ.
- *
- * Return: 0 (posted or completed: the slot is used or given back), or
- * -EAGAIN (not now and not @last: the slot stays reserved).
- */
-int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			struct swnic_cntr **cntr, int status, bool last)
-{
-	struct swnic_fault_retry retry = {};
-	struct swnic_fault fault = {};
-	struct swnic_cqe cqe = {
-		.context = rqe->context,
-		.buf = rqe->addr,
-		.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
-	};
-	bool hard = false;
-	int ret = status;
-
-	if (rqe->flags & SWNIC_RQE_TAGGED)
-		cqe.flags |= SWNIC_CQE_TAGGED;
-	if (rqe->flags & SWNIC_RQE_MULTI_RECV)
-		cqe.flags |= SWNIC_CQE_MULTI_RECV;
-	for (;;) {
-		if (fault.dst_len) {
-			/*
-			 * Nothing to interrupt a worker: a failure is hard;
-			 * the mmap lock taken (-EAGAIN) is tried again.
-			 */
-			ret = swnic_fault_in(&fault);
-			hard = (ret && ret != -EAGAIN) ||
-			       !swnic_fault_retry(&retry);
-			ret = status;
-		}
-		fault = (struct swnic_fault) {};
-		mutex_lock(&ep->rx_lock);
-		if (ep->dead) {
-			/* Closed: nobody reads the CQ any more. */
-			mutex_unlock(&ep->rx_lock);
-			swnic_cq_unreserve(ep->rx_cq);
-			return 0;
-		}
-		if (!status)
-			ret = swnic_recv_post(ep, rqe, cntr, hard, &fault);
-		if (ret == -SWNIC_EFAULTIN) {
-			mutex_unlock(&ep->rx_lock);
-			continue;
-		}
-		if (ret == -EAGAIN && !last) {
-			mutex_unlock(&ep->rx_lock);
-			return ret;
-		}
-		if (ret) {
-			cqe.err = -ret;
-			swnic_complete_recv_to(ep, &cqe, NULL, 0, true,
-					       cntr ? *cntr :
-					       ep->cntr[SWNIC_EP_CNTR_RECV]);
-			ep->rx_ops++;
-		} else {
-			swnic_cq_unreserve(ep->rx_cq);
-		}
-		mutex_unlock(&ep->rx_lock);
-		return 0;
-	}
-}
-
-#define SWNIC_PEEK_FLAGS (SWNIC_PEEK_CLAIM | SWNIC_PEEK_DISCARD | \
-			  SWNIC_PEEK_DIRECTED)
-
-/* FI_PEEK on the unexpected tagged messages, claiming or discarding one. */
-int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
-{
-	struct swnic_rqe rqe = {
-		.flags = SWNIC_RQE_TAGGED,
-		.tag = p->tag,
-		.ignore = p->ignore,
-	};
-	struct swnic_unexp *u;
-	int ret = 0;
-
-	if (p->flags & ~SWNIC_PEEK_FLAGS)
-		return -EOPNOTSUPP;
-	if (p->__reserved)
-		return -EINVAL;
-	/* A member's unexpected messages are its context's. */
-	ep = swnic_ep_rx(ep);
-	if (p->flags & SWNIC_PEEK_DIRECTED) {
-		rqe.flags |= SWNIC_RQE_DIRECTED;
-		rqe.src_addr = p->src_addr;
-		rqe.src_port = p->src_port;
-	}
-	/* CLAIM | DISCARD names an already claimed message by its claim. */
-	if ((p->flags & SWNIC_PEEK_CLAIM) && (p->flags & SWNIC_PEEK_DISCARD)) {
-		rqe.flags = SWNIC_RQE_TAGGED | SWNIC_RQE_CLAIM;
-		rqe.tag = p->claim;
-	}
-
-	/*
-	 * Receives still in the (lazy) RQ take their messages first (a
-	 * broken RQ is its owner's business: the peek still answers).
-	 */
-	ret = swnic_recv_process_rq_faulting(ep, NULL, 0);
-	if (ret == -EINTR)
-		return ret;
-	ret = 0;
-	if (mutex_lock_killable(&ep->rx_lock))
-		return -EINTR;
-	/* And those posted since. */
-	__swnic_recv_process_rq(ep, false, NULL);
-	u = swnic_recv_match_unexp(ep, &rqe);
-	if (!u) {
-		ret = -ENOMSG;
-		goto out_unlock;
-	}
-	p->tag = u->tag;
-	p->len = u->len;
-	p->data = u->data;
-	p->has_data = u->has_data;
-	p->src_addr = (__force u32)u->src_addr;
-	p->src_port = u->src_port;
-	if (p->flags & SWNIC_PEEK_DISCARD) {
-		list_del(&u->node);
-		ep->unexp_msgs--;
-		ep->unexp_bytes -= u->len;
-		swnic_recv_unexp_account(-1, -(long)u->len);
-		/* The application got it and chose to drop it: delivered. */
-		swnic_complete_deferred(&u->notify, u->len, 0);
-		swnic_unexp_free(u);
-		swnic_recv_unexp_changed(ep);
-	} else if (p->flags & SWNIC_PEEK_CLAIM) {
-		u->claimed = true;
-		u->claim = p->claim;
-	}
-out_unlock:
-	mutex_unlock(&ep->rx_lock);
-	return ret;
-}
-
-/*
- * A member of a shared receive context closes: it leaves the context, and
- * the messages that arrived at it and wait there unexpected go with it
- * (their completions had nowhere to go). The context's receives stay.
- */
-static void swnic_recv_flush_member(struct swnic_ep *ep)
-{
-	struct swnic_ep *rx = ep->srx;
-	struct swnic_unexp *u, *utmp;
-
-	mutex_lock(&rx->rx_lock);
-	ep->dead = true;
-	list_del_init(&ep->srx_node);
-	list_for_each_entry_safe(u, utmp, &rx->unexp, node) {
-		if (u->ep != ep)
-			continue;
-		list_del(&u->node);
-		rx->unexp_msgs--;
-		rx->unexp_bytes -= u->len;
-		swnic_recv_unexp_account(-1, -(long)u->len);
-		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
-		swnic_unexp_free(u);
-	}
-	swnic_recv_unexp_changed(rx);
-	mutex_unlock(&rx->rx_lock);
-}
-
-/**
- * swnic_recv_flush() - an endpoint's receive side ends with its file
- * @ep: the endpoint, unpublished: no new deliveries start
- *
- * Deliveries in flight see @dead. Posted receives go; buffered messages
- * are dropped, and a delivery-complete send among them fails.
- */
-void swnic_recv_flush(struct swnic_ep *ep)
-{
-	struct swnic_recv *recv, *rtmp;
-	struct swnic_unexp *u, *utmp;
-
-	if (ep->srx) {
-		swnic_recv_flush_member(ep);
-		return;
-	}
-	mutex_lock(&ep->rx_lock);
-	ep->dead = true;
-	list_for_each_entry_safe(recv, rtmp, &ep->recvs, node)
-		swnic_recv_free(ep, recv);
-	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
-		swnic_recv_free(ep, recv);
-	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
-		/* Never to be received: a delivery-complete send fails. */
-		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);
-		swnic_unexp_free(u);
-	}
-	kfree(ep->recv_spare);
-	ep->recv_spare = NULL;
-	INIT_LIST_HEAD(&ep->recvs);
-	INIT_LIST_HEAD(&ep->trecvs);
-	INIT_LIST_HEAD(&ep->unexp);
-	swnic_recv_unexp_account(-(long)ep->unexp_msgs,
-				 -(long)ep->unexp_bytes);
-	ep->unexp_msgs = 0;
-	ep->unexp_bytes = 0;
-	swnic_recv_unexp_changed(ep);
-	mutex_unlock(&ep->rx_lock);
 }

@@ -12,7 +12,7 @@
  *
  * A triggered receive (SWNIC_IOCTL_TRIG_RECV) waits the same way, holding
  * a slot of the endpoint's receive CQ, and is posted to the endpoint by
- * recv.c when due. Work a target refuses for now (EAGAIN: an RM_ENABLED
+ * recv_rq.c when due. Work a target refuses for now (EAGAIN: an RM_ENABLED
  * peer out of resources, a receive the endpoint has no room for yet)
  * waits on the domain's retry list and is tried again every
  * SWNIC_TRIG_RETRY_TICK, until SWNIC_TRIG_RETRY_MS after its first try;
@@ -74,7 +74,7 @@ int swnic_trig_init(void)
 
 /*
  * Work done for a user elsewhere, on the same unbound workqueue (an
- * endpoint's RQ finished for a wire round: recv.c). Return: false if
+ * endpoint's RQ finished for a wire round: recv_rq.c). Return: false if
  * @work was queued already.
  */
 bool swnic_trig_queue_work(struct work_struct *work)
