@@ -125,7 +125,13 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	dom->ncntr++;
 	mutex_unlock(&dom->lock);
 
-	ret = xa_alloc(&dom->cntrs, &cntr->id, cntr, xa_limit_31b,
+	/*
+	 * The id is reserved, not published: a counter is found by its id
+	 * (swnic_cntr_lookup()) only once nothing can fail. Work triggered
+	 * on a counter found meanwhile and then undone here would wait
+	 * forever, holding the domain: only its file's release cancels it.
+	 */
+	ret = xa_alloc(&dom->cntrs, &cntr->id, NULL, xa_limit_31b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_count;
@@ -134,6 +140,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 		ret = fd;
 		goto err_xa;
 	}
+	swnic_xa_publish(&dom->cntrs, cntr->id, cntr);
 	c->fd = fd;
 	c->cntr_id = cntr->id;
 	c->mmap_size = PAGE_SIZE;

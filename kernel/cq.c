@@ -234,7 +234,8 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	dom->ncq++;
 	mutex_unlock(&dom->lock);
 
-	ret = xa_alloc(&dom->cqs, &cq->id, cq, xa_limit_31b, GFP_KERNEL);
+	/* Reserved, published once nothing can fail (as a counter). */
+	ret = xa_alloc(&dom->cqs, &cq->id, NULL, xa_limit_31b, GFP_KERNEL);
 	if (ret)
 		goto err_count;
 
@@ -243,6 +244,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 		ret = fd;
 		goto err_xa;
 	}
+	swnic_xa_publish(&dom->cqs, cq->id, cq);
 	c->fd = fd;
 	c->cq_id = cq->id;
 	swnic_ring_info(&cq->ring, 0, &c->ring);

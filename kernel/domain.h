@@ -84,6 +84,18 @@ static inline bool swnic_domain_exited(const struct swnic_domain *dom)
 	return !atomic_read(&dom->mm->mm_users);
 }
 
+/*
+ * Publish @entry at @index of @xa, which an xa_alloc() of NULL reserved:
+ * an object is made findable by its id once nothing can fail. Storing into
+ * a reserved slot allocates nothing, so this cannot fail.
+ */
+static inline void swnic_xa_publish(struct xarray *xa, u32 index, void *entry)
+{
+	void *old = xa_store(xa, index, entry, GFP_KERNEL);
+
+	WARN_ON_ONCE(xa_is_err(old) || old);
+}
+
 /* Is the caller the process that opened @dom (not e.g. a forked child)? */
 static inline bool swnic_domain_is_owner(const struct swnic_domain *dom)
 {

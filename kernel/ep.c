@@ -642,14 +642,10 @@ static int swnic_ep_reserve_port(struct swnic_ep *ep, u16 port)
 	return 0;
 }
 
-/* Make @ep reachable at its reserved port: storing into a reserved slot
- * allocates nothing, so this cannot fail.
- */
+/* Make @ep reachable at its reserved port. */
 static void swnic_ep_publish(struct swnic_ep *ep)
 {
-	void *old = xa_store(&ep->dom->sdev->ports, ep->port, ep, GFP_KERNEL);
-
-	WARN_ON_ONCE(xa_is_err(old) || old);
+	swnic_xa_publish(&ep->dom->sdev->ports, ep->port, ep);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1362,6 +1363,83 @@ TEST_F(dp, cancel_a_waiting_send)
 	EXPECT_EQ(5, got);
 	t_ep_destroy(&a2);
 	close(small.fd);
+}
+
+/* A thread that triggers counter work on counter @id, which is not there. */
+struct cntr_race {
+	int da;
+	__u32 id, target;
+	volatile int stop;
+	unsigned long tries, took;
+};
+
+static void *trig_on_id(void *arg)
+{
+	struct cntr_race *r = arg;
+	struct swnic_trig_cntr t = {
+		.size = sizeof(t), .cntr_id = r->id, .target = r->target,
+		.threshold = 1ULL << 40, .value = 1,
+	};
+
+	while (!r->stop) {
+		r->tries++;
+		if (!ioctl(r->da, SWNIC_IOCTL_TRIG_CNTR, &t))
+			r->took++;
+	}
+	return NULL;
+}
+
+/*
+ * A counter whose CNTR_CREATE fails (no fd left for it) was never there:
+ * work triggered on its id meanwhile is refused. The kernel used to list
+ * the counter before it made its fd, so such work could land on it, and
+ * then waited for good on a counter that no file closes and no domain
+ * walk finds, holding the domain and its mm after the process was gone.
+ */
+TEST_F(dp, cntr_create_that_fails_publishes_nothing)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct cntr_race r = { .da = self->da };
+	unsigned long creates = 0, emfile = 0;
+	struct rlimit old, lim;
+	struct timespec t0, t;
+	pthread_t th;
+	int low;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	r.target = cc.cntr_id;
+	/* The lowest free id: the one every create below reserves. */
+	r.id = cc.cntr_id + 1;
+	/* No fd left: each create reserves its id, then fails. */
+	low = dup(0);
+	ASSERT_LE(0, low);
+	close(low);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	lim = old;
+	lim.rlim_cur = low;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, trig_on_id, &r));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct swnic_cntr_create fc = { .size = sizeof(fc) };
+
+		creates++;
+		if (ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &fc) < 0 &&
+		    errno == EMFILE)
+			emfile++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (creates < 200000 && (t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < 2000);
+	r.stop = 1;
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+
+	TH_LOG("%lu creates, %lu triggers tried", creates, r.tries);
+	EXPECT_EQ(creates, emfile);
+	ASSERT_LT(0, r.tries);
+	EXPECT_EQ(0, r.took);
+	close(cc.fd);
 }
 
 TEST_F(dp, counters_count_in_the_kernel)
