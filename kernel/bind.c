@@ -102,12 +102,16 @@ static void swnic_netdev_put(struct net_device *old,
  * @net: the namespace to find the netdev in (the caller's)
  * @ifindex: the netdev's index, or 0 to find it by @ifname
  * @ifname: the netdev's name when @ifindex is 0
+ * @from: the namespace the caller administers @sdev as, which @sdev must
+ *	  still be in (checked under its lock: see swnic_nl_dev_moved());
+ *	  NULL for the initial namespace's administrator making it
  * @extack: for the error message
  *
- * Return: 0, -ENODEV if there is no such netdev or @sdev is destroyed.
+ * Return: 0, -ENODEV if there is no such netdev, @sdev is destroyed or
+ * has left @from.
  */
 int swnic_device_bind(struct swnic_device *sdev, struct net *net,
-		      int ifindex, const char *ifname,
+		      int ifindex, const char *ifname, struct net *from,
 		      struct netlink_ext_ack *extack)
 {
 	netdevice_tracker old_tracker;
@@ -126,6 +130,10 @@ int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 	mutex_lock(&sdev->lock);
 	if (sdev->dead) {
 		NL_SET_ERR_MSG(extack, "the device is being destroyed");
+		ret = -ENODEV;
+	} else if (from && !net_eq(swnic_device_net(sdev), from)) {
+		NL_SET_ERR_MSG(extack,
+			       "the device left the caller's network namespace");
 		ret = -ENODEV;
 	} else if (rcu_access_pointer(sdev->netdev) != nd) {
 		old = swnic_device_set_netdev(sdev, nd, &old_tracker);
@@ -150,18 +158,26 @@ out_rtnl:
 /**
  * swnic_device_unbind() - make a device local only
  * @sdev: the device
+ * @from: as for swnic_device_bind(); NULL when it is destroyed
+ *
+ * Return: 0, or -ENODEV if @sdev has left @from.
  */
-void swnic_device_unbind(struct swnic_device *sdev)
+int swnic_device_unbind(struct swnic_device *sdev, struct net *from)
 {
 	netdevice_tracker old_tracker;
-	struct net_device *old;
+	struct net_device *old = NULL;
+	int ret = 0;
 
 	rtnl_lock();
 	mutex_lock(&sdev->lock);
-	old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
+	if (from && !net_eq(swnic_device_net(sdev), from))
+		ret = -ENODEV;
+	else
+		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 	mutex_unlock(&sdev->lock);
 	swnic_netdev_put(old, &old_tracker);
 	rtnl_unlock();
+	return ret;
 }
 
 /* The netdev @nd goes away: unbind every device bound to it, set it down. */

@@ -17,9 +17,9 @@ int swnic_bind_init(void);
 void swnic_bind_exit(void);
 
 int swnic_device_bind(struct swnic_device *sdev, struct net *net,
-		      int ifindex, const char *ifname,
+		      int ifindex, const char *ifname, struct net *from,
 		      struct netlink_ext_ack *extack);
-void swnic_device_unbind(struct swnic_device *sdev);
+int swnic_device_unbind(struct swnic_device *sdev, struct net *from);
 
 struct net *swnic_device_net(struct swnic_device *sdev);
 bool __swnic_device_capable(struct swnic_device *sdev, int cap, bool audit);

@@ -252,10 +252,12 @@ int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 				       "no device index is free");
 		return ret;
 	}
+	/* Listed: a reference of our own, whoever destroys it meanwhile. */
+	swnic_device_get(sdev);
 	if (ifname || ifindex) {
 		ret = swnic_device_bind(sdev, genl_info_net(info),
 					ifindex ? nla_get_u32(ifindex) : 0,
-					ifname ? nla_data(ifname) : NULL,
+					ifname ? nla_data(ifname) : NULL, NULL,
 					info->extack);
 		if (ret) {
 			bool mine;
@@ -270,11 +272,13 @@ int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 			mutex_unlock(&sdev->lock);
 			if (mine)
 				swnic_device_destroy(sdev);
-			return ret;
+			goto out_put;
 		}
 	}
 	swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_NEW);
-	return 0;
+out_put:
+	swnic_device_put(sdev);
+	return ret;
 }
 
 /* DEV_DEL: destroy a device (with domains open: only if forced). */
@@ -285,6 +289,16 @@ int swnic_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct swnic_device *sdev;
 	int ret;
 
+	/*
+	 * Devices are the host's, as they are made: a namespace's
+	 * administrator sets the one bound there down, but deletes none
+	 * (domains that host users opened before it was bound go with it).
+	 */
+	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "deleting a device needs CAP_NET_ADMIN in the initial user namespace");
+		return -EPERM;
+	}
 	sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
@@ -350,19 +364,26 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		goto out_put;
 
-	/* Bind first: if that fails, nothing changed. */
+	/*
+	 * Bind first: if that fails, nothing changed. Unbind last: the
+	 * device is the initial namespace's then. Each step checks that the
+	 * device is still in the caller's namespace (swnic_nl_dev_moved()).
+	 */
 	if (ifname || (ifindex && nla_get_u32(ifindex))) {
 		ret = swnic_device_bind(sdev, genl_info_net(info),
 					ifindex ? nla_get_u32(ifindex) : 0,
 					ifname ? nla_data(ifname) : NULL,
-					info->extack);
+					genl_info_net(info), info->extack);
 		if (ret)
 			goto out_put;
-	} else if (ifindex) {
-		swnic_device_unbind(sdev);
 	}
 
 	mutex_lock(&sdev->lock);
+	if (swnic_nl_dev_moved(info, sdev)) {
+		mutex_unlock(&sdev->lock);
+		ret = -ENODEV;
+		goto out_put;
+	}
 	if (attrs[SWNIC_A_DEV_STATE])
 		WRITE_ONCE(sdev->state,
 			   nla_get_u32(attrs[SWNIC_A_DEV_STATE]));
@@ -383,6 +404,14 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 			nla_get_u32(attrs[SWNIC_A_DEV_MAX_DOMAINS_PER_USER]);
 	mutex_unlock(&sdev->lock);
 
+	if (ifindex && !nla_get_u32(ifindex)) {
+		ret = swnic_device_unbind(sdev, genl_info_net(info));
+		if (ret) {
+			NL_SET_ERR_MSG(info->extack,
+				       "the device left the caller's network namespace");
+			goto out_put;
+		}
+	}
 	swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
 out_put:
 	swnic_device_put(sdev);

@@ -195,6 +195,32 @@ int swnic_nl_dev_admin(struct sk_buff *skb, struct swnic_device *sdev,
 	return -EPERM;
 }
 
+/**
+ * swnic_nl_dev_moved() - did a device leave the requester's namespace?
+ * @info: the request, which found @sdev in its namespace (swnic_nl_dev_get())
+ *	  and whose administrator it is (swnic_nl_dev_admin())
+ * @sdev: the device; the caller holds its lock
+ *
+ * A device's namespace is its netdev's, and changes when the netdev goes
+ * (swnic_bind_netdev_gone(): the device is then the initial namespace's)
+ * under the device's lock - also between a request's checks and its
+ * change. A change checks again, under the lock it makes the change in,
+ * so that the administrator of the namespace a device has left changes
+ * nothing of it.
+ *
+ * Return: true (the extack says so) if @sdev is in another namespace now:
+ * the request fails with -ENODEV.
+ */
+bool swnic_nl_dev_moved(struct genl_info *info, struct swnic_device *sdev)
+{
+	lockdep_assert_held(&sdev->lock);
+	if (net_eq(swnic_device_net(sdev), genl_info_net(info)))
+		return false;
+	NL_SET_ERR_MSG(info->extack,
+		       "the device left the caller's network namespace");
+	return true;
+}
+
 /* The credentials the requester opened its socket with. */
 static const struct cred *swnic_nl_cred(const struct sk_buff *skb)
 {

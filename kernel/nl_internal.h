@@ -39,6 +39,7 @@ enum swnic_nl_mcgrp {
 bool swnic_nl_sees_dev(const struct sk_buff *skb, struct swnic_device *sdev);
 int swnic_nl_dev_admin(struct sk_buff *skb, struct swnic_device *sdev,
 		       struct netlink_ext_ack *extack);
+bool swnic_nl_dev_moved(struct genl_info *info, struct swnic_device *sdev);
 struct user_namespace *swnic_nl_user_ns(const struct sk_buff *skb);
 bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom);
 int swnic_nl_reply(struct sk_buff *msg, struct genl_info *info, int ret);

@@ -341,6 +341,8 @@ int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info)
 	if (sdev->dead) {
 		NL_SET_ERR_MSG(info->extack, "the device is being destroyed");
 		ret = -ENODEV;
+	} else if (swnic_nl_dev_moved(info, sdev)) {
+		ret = -ENODEV;
 	} else if (swnic_service_find_key(sdev, key)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attrs[SWNIC_A_SVC_AUTH_KEY],
 				    "the device has a service with this auth key");
@@ -390,7 +392,9 @@ int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&sdev->lock);
 	svc = swnic_nl_svc_find(sdev, info->attrs, info->extack);
-	if (IS_ERR(svc)) {
+	if (swnic_nl_dev_moved(info, sdev)) {
+		ret = -ENODEV;
+	} else if (IS_ERR(svc)) {
 		ret = PTR_ERR(svc);
 	} else if (svc->id == SWNIC_SVC_DEFAULT_ID) {
 		NL_SET_ERR_MSG(info->extack,
@@ -453,7 +457,9 @@ int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&sdev->lock);
 	svc = swnic_nl_svc_find(sdev, attrs, info->extack);
-	if (IS_ERR(svc)) {
+	if (swnic_nl_dev_moved(info, sdev)) {
+		ret = -ENODEV;
+	} else if (IS_ERR(svc)) {
 		ret = PTR_ERR(svc);
 	} else {
 		/* Domains that use the service keep it: this binds new ones. */

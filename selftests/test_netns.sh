@@ -18,9 +18,14 @@ ip netns add swnicns1 2>/dev/null || skip_all "cannot create network namespaces"
 NS="ip netns exec swnicns1"
 TMP=$(mktemp -d)
 MON=
+CPID=
 cleanup()
 {
 	[ -n "$MON" ] && kill "$MON" 2>/dev/null
+	if [ -n "$CPID" ]; then
+		nsenter -t "$CPID" -n swnic dev del swnicu2 force >/dev/null 2>&1
+		kill "$CPID" 2>/dev/null
+	fi
 	wait 2>/dev/null
 	$NS swnic dev del swnicns1 force >/dev/null 2>&1 ||
 		swnic dev del swnicns1 force >/dev/null 2>&1
@@ -132,6 +137,42 @@ else
 	skip "userns root in its own netns does not find a host device" \
 		"no user namespaces"
 	skip "userns root cannot create devices" "no user namespaces"
+fi
+
+# A container: a user namespace that owns a network namespace, where the
+# host's root binds a device. The container's root administers that
+# device, but deletes nothing of the host's (security.rst).
+CONT="a container's root"
+if unshare -U -r -n true 2>/dev/null; then
+	unshare -U -r -n sleep 120 &
+	CPID=$!
+	for _ in $(seq 100); do
+		[ "$(readlink /proc/$CPID/ns/net 2>/dev/null)" != \
+		  "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.05
+	done
+	HOST_IN="nsenter -t $CPID -n"		# the host's root, in its netns
+	CONT_IN="nsenter -t $CPID -U -n"	# the container's root
+	check "the host's root binds a device into a container" sh -c \
+		"$HOST_IN ip link set lo up && $HOST_IN swnic dev add swnicu2 netdev lo"
+	check "$CONT sets the device bound there" \
+		$CONT_IN swnic dev set swnicu2 max_ep 3
+	jq_check "... and the change is made" '.[0].max_ep == 3' \
+		"$($HOST_IN swnic -j dev show swnicu2)"
+	if $CONT_IN swnic dev del swnicu2 force 2>"$TMP/err" >/dev/null; then
+		not_ok "$CONT cannot delete it"
+	elif grep -q "deleting a device needs CAP_NET_ADMIN in the initial user namespace" \
+		"$TMP/err"; then
+		ok "$CONT cannot delete it"
+	else
+		not_ok "$CONT cannot delete it" "$(cat "$TMP/err")"
+	fi
+	check "... the host's root can" $HOST_IN swnic dev del swnicu2
+	kill "$CPID"
+	wait "$CPID" 2>/dev/null
+	CPID=
+else
+	skip "$CONT cannot delete a device bound there" "no user namespaces"
 fi
 
 # The namespace goes away with its veth: the device is unbound and down.
