@@ -433,7 +433,7 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
 	if (c->flags & SWNIC_CANCEL_SEND) {
-		struct swnic_ep_doorbell db;
+		struct swnic_ep_doorbell db = {};
 		int ret;
 
 		/* A shared receive context sends nothing. */
@@ -650,7 +650,10 @@ static void swnic_ep_publish(struct swnic_ep *ep)
 
 /*
  * The shared receive context at @fd that @ep (of @dom) joins: one of
- * @dom's, still open. Return: 0 with ep->srx referenced, or -errno.
+ * @dom's, still open. @ep is not its member yet (swnic_ep_srx_enlist()):
+ * a context hands completions to its oldest member, which must not be an
+ * endpoint whose create may still fail. Return: 0 with ep->srx
+ * referenced, or -errno.
  */
 static int swnic_ep_srx_join(struct swnic_ep *ep, int fd)
 {
@@ -671,7 +674,6 @@ static int swnic_ep_srx_join(struct swnic_ep *ep, int fd)
 	if (!srx->dead) {
 		kref_get(&srx->ref);
 		ep->srx = srx;
-		list_add_tail(&ep->srx_node, &srx->srx_members);
 		ret = 0;
 	}
 	mutex_unlock(&srx->rx_lock);
@@ -680,7 +682,22 @@ out:
 	return ret;
 }
 
-/* Undo swnic_ep_srx_join() of an endpoint never published. */
+/*
+ * @ep, whose create can no longer fail, is a member of its context from
+ * now on - unless the context's file was released meanwhile: then, as
+ * the members of a context closed before them, it refuses what arrives.
+ */
+static void swnic_ep_srx_enlist(struct swnic_ep *ep)
+{
+	struct swnic_ep *srx = ep->srx;
+
+	mutex_lock(&srx->rx_lock);
+	if (!srx->dead)
+		list_add_tail(&ep->srx_node, &srx->srx_members);
+	mutex_unlock(&srx->rx_lock);
+}
+
+/* Undo swnic_ep_srx_join() (and enlisting) of an endpoint never published. */
 static void swnic_ep_srx_leave(struct swnic_ep *ep)
 {
 	struct swnic_ep *srx = ep->srx;
@@ -790,7 +807,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	ret = swnic_ring_init(&ep->sq, srx ? 1 : c->sq_entries,
 			      SWNIC_MAX_SQ_ENTRIES, sizeof(struct swnic_sqe));
 	if (ret)
-		goto err_cqs;
+		goto err_srx;
 	/* A member's RQ is never read (its context's is): the smallest. */
 	ret = swnic_ring_init(&ep->rq, ep->srx ? 1 : c->rq_entries,
 			      SWNIC_MAX_RQ_ENTRIES, sizeof(struct swnic_rqe));
@@ -846,6 +863,8 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 			xa_release(&dom->sdev->ports, ep->port);
 		goto err_block;
 	}
+	if (ep->srx)
+		swnic_ep_srx_enlist(ep);
 	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
 
 	c->port = ep->port;
@@ -874,6 +893,7 @@ err_rq:
 	swnic_ring_free(&ep->rq);
 err_sq:
 	swnic_ring_free(&ep->sq);
+err_srx:
 	swnic_ep_srx_leave(ep);
 err_cqs:
 	if (ep->tx_cq)

@@ -282,6 +282,52 @@ TEST_F(srx, cancel_goes_to_the_oldest_member)
 	t_ep_destroy(&lone);
 }
 
+/*
+ * A create that joins a context and then fails leaves no member behind:
+ * the context, which no endpoint joined, still has no CQ to tell of a
+ * cancel (ENOTCONN), and closes. It used to keep a failed create whose SQ
+ * was refused (too large) as its member after freeing it: a cancel then
+ * completed through freed memory, and the context was never freed.
+ */
+TEST_F(srx, a_failed_join_leaves_no_member)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct swnic_ep_cancel k = { .size = sizeof(k), .context = 0x77 };
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM,
+		.flags = SWNIC_EP_F_SRX_JOIN | SWNIC_EP_F_DB_SYSCALL,
+		.tx_cq = self->c1.id, .rx_cq = self->c1.id,
+		.sq_entries = 16, .rq_entries = 16,
+	};
+	char dst[8];
+	struct swnic_rqe r = t_recv(dst, 8, 0x77);
+	struct swnic_cqe cqe;
+	struct t_ep lone;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	ASSERT_EQ(0, t_srx_create(self->da, 8, &lone));
+	c.srx_fd = lone.fd;
+	/* Refused after the join: its SQ ... */
+	c.sq_entries = q.max_sq_entries + 1;
+	EXPECT_EQ(EINVAL, create_err(self->da, &c));
+	c.sq_entries = 16;
+	/* ... its port, taken ... */
+	c.port = self->m1.port;
+	EXPECT_EQ(EADDRINUSE, create_err(self->da, &c));
+	c.port = 0;
+	/* ... its RQ (a member's is the smallest: never refused). */
+	c.rq_entries = 1U << 30;
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_EP_CREATE, &c));
+	close(c.fd);
+
+	ASSERT_EQ(0, t_ring_push(&lone.rq, &r));
+	ASSERT_EQ(-1, ioctl(lone.fd, SWNIC_IOCTL_EP_CANCEL, &k));
+	EXPECT_EQ(ENOTCONN, errno);
+	/* Nothing was told on the would-be members' CQ. */
+	EXPECT_EQ(0, t_cq_pop(&self->c1, &cqe));
+	t_ep_destroy(&lone);
+}
+
 /* Whatever is written into a context's SQ is never read. */
 TEST_F(srx, context_sq_is_never_read)
 {
