@@ -55,7 +55,11 @@ static void swnic_umem_ext_trim(struct swnic_umem *umem, u32 cap)
 	umem->ext = ext;
 }
 
-/* Append @n freshly pinned pages, merging physically contiguous ones. */
+/*
+ * Append @n freshly pinned pages, merging physically contiguous ones. On
+ * failure the pages not appended are unpinned here: those that were are
+ * the umem's, and swnic_umem_unpin() unpins them (once).
+ */
 static int swnic_umem_add(struct swnic_umem *umem, u32 *cap,
 			  struct page **pages, unsigned long n)
 {
@@ -72,8 +76,11 @@ static int swnic_umem_add(struct swnic_umem *umem, u32 *cap,
 			continue;
 		}
 		ret = swnic_umem_ext_reserve(umem, cap, umem->nextents + 1);
-		if (ret)
+		if (ret) {
+			unpin_user_pages(pages + i, n - i);
+			umem->npages += i;
 			return ret;
+		}
 		umem->ext[umem->nextents++] = (struct swnic_umem_extent) {
 			.pfn = pfn,
 			.first = umem->npages + i,
@@ -200,10 +207,8 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 			goto err_unpin;
 		}
 		ret = swnic_umem_add(umem, &cap, pages, n);
-		if (ret) {
-			unpin_user_pages(pages, n);
+		if (ret)
 			goto err_unpin;
-		}
 		done += n;
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;

@@ -52,7 +52,7 @@
 #define DEV_PATH	"/dev/swnic0"
 #define FI_DIR		"/sys/kernel/debug"
 #define NTH_MAX		3000
-#define BUF_SIZE	(64 * 1024)
+#define BUF_SIZE	(256 * 1024)	/* its MR: 32 pages, more runs than a umem starts with (16) */
 #define FN_DEV		"swnicfn0"	/* the device the DEV_NEW scenario makes */
 #define FN_KEY		3001		/* auth keys of the service scenarios */
 #define FN_KEY_TAKE	3002
