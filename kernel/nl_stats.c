@@ -251,6 +251,7 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 	    nla_put_u32(skb, SWNIC_A_PEER_MSGS, info->msgs) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_HELD, info->held) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_HELD_WAITING, info->held_waiting) ||
+	    nla_put_u32(skb, SWNIC_A_PEER_ANSWERS, info->answers) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_SILENT_MS, info->silent_ms) ||
 	    nla_put_u64_64bit(skb, SWNIC_A_PEER_RETX, info->retx,
 			      SWNIC_A_PAD) ||

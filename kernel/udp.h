@@ -65,6 +65,7 @@ struct swnic_peer_info {
 	u32 inflight, msgs;
 	u32 held;			/* its sends we hold for a receive */
 	u32 held_waiting;		/* our sends it holds */
+	u32 answers;			/* our answers to it not sent yet */
 	u32 silent_ms;
 	u64 retx, tx_bytes, rx_bytes;
 	/* its packets dropped, by reason (those that can be a peer's) */

@@ -293,7 +293,7 @@ void swnic_held_run(struct swnic_wnet *wn)
 		else
 			wn->held_taken++;
 		h->tm->status = h->err;
-		list_add_tail(&h->tm->node, &p->txq);
+		swnic_answer_queue(wn, p, h->tm);
 		h->tm = NULL;
 		kfree(h);
 		swnic_obj_add(SWNIC_OBJ_WIRE_HELD, -1);
@@ -453,11 +453,6 @@ static int swnic_rx_atomic(struct swnic_device *sdev, struct swnic_ep *dst,
 					  p->v6);
 	}
 	return 0;
-}
-
-static void swnic_queue_answer(struct swnic_peer *p, struct swnic_txmsg *tm)
-{
-	list_add_tail(&tm->node, &p->txq);
 }
 
 /*
@@ -642,7 +637,7 @@ bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	}
 answer:
 	tm->status = -err;
-	swnic_queue_answer(p, tm);
+	swnic_answer_queue(wn, p, tm);
 	return true;
 }
 
@@ -708,6 +703,12 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 			break;
 		if (rm->done)
 			continue;
+		/*
+		 * Its answers do not go (it ACKs nothing): run no more of its
+		 * requests, which wait within SWNIC_RX_AHEAD and the budget.
+		 */
+		if (p->nanswers >= SWNIC_MAX_ANSWERS)
+			break;
 		for (i = 0; i < nwaiting; i++)
 			if (waiting[i] == rm->m.dst_port)
 				break;

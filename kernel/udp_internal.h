@@ -72,6 +72,11 @@ extern bool swnic_tx_splice;
  * outstanding, and as many run ahead of a waiting one (swnic_rx_run()).
  */
 #define SWNIC_RX_AHEAD		(2 * SWNIC_MAX_MSGS)
+/*
+ * A peer's answers waiting to go (HELD, then the outcome: two per request
+ * it may have outstanding, at most): past that, its requests wait to run.
+ */
+#define SWNIC_MAX_ANSWERS	(2 * SWNIC_MAX_MSGS)
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
 #define SWNIC_POLL_FALLBACK_US	400	/* busy polling: the worker's turn */
 #define SWNIC_RTO_INIT_US	20000
@@ -414,6 +419,8 @@ struct swnic_peer {
 	u32 nheld;
 	/* our requests it holds (HELD answers) */
 	u32 nheld_waiting;
+	/* our answers on @txq, each charged to wn->rx_mem until it went */
+	u32 nanswers;
 	unsigned long ping_at;		/* jiffies: our last PING */
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;
@@ -484,6 +491,10 @@ void swnic_req_done(struct swnic_peer *p, struct swnic_txmsg *tm,
 int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 		  u64 pos, void *buf, u32 len);
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p);
+void swnic_answer_queue(struct swnic_wnet *wn, struct swnic_peer *p,
+			struct swnic_txmsg *tm);
+void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
+		       struct swnic_txmsg *tm);
 
 /* udp_peer.c */
 void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p);

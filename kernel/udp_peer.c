@@ -100,7 +100,7 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_for_each_entry_safe(tm, ttmp, &p->waiting, node) {
 		if (tm->kind != SWNIC_TX_REQ) {
 			list_del(&tm->node);
-			swnic_txmsg_free(tm);
+			swnic_answer_free(wn, p, tm);
 		} else if (retry && !tm->held &&
 			   (!p->acked_any ||
 			    psn_before(p->acked_req, tm->msg_id))) {
@@ -721,6 +721,7 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			.msgs = p->nmsgs,
 			.held = p->nheld,
 			.held_waiting = p->nheld_waiting,
+			.answers = p->nanswers,
 			.silent_ms = jiffies_to_msecs(now - p->heard),
 			.retx = p->retx,
 			.tx_bytes = p->tx_bytes,

@@ -757,6 +757,30 @@ static int swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
  * ACK): a peer with thousands of reads waiting must not make every ACK
  * thousands of MR walks under the wire's lock.
  */
+/*
+ * An answer to a peer's request goes on its queue. A peer that ACKs
+ * nothing keeps our window shut, and its answers would pile up there as
+ * fast as its requests come: so they are counted (swnic_rx_run() runs no
+ * more of its requests at SWNIC_MAX_ANSWERS) and charged to the
+ * namespace's receive budget (rx_mem_mb) until they are sent.
+ */
+void swnic_answer_queue(struct swnic_wnet *wn, struct swnic_peer *p,
+			struct swnic_txmsg *tm)
+{
+	list_add_tail(&tm->node, &p->txq);
+	p->nanswers++;
+	wn->rx_mem += sizeof(*tm);
+}
+
+/* An answer of swnic_answer_queue() leaves @p's queue: sent, or dropped. */
+void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
+		       struct swnic_txmsg *tm)
+{
+	p->nanswers--;
+	wn->rx_mem -= sizeof(*tm);
+	swnic_txmsg_free(tm);
+}
+
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
 	struct swnic_txmsg *tm, *tmp;
@@ -779,7 +803,7 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 			/* Its pages stay pinned: a restarted peer needs it again. */
 			list_add_tail(&tm->node, &p->waiting);
 		} else {
-			swnic_txmsg_free(tm);
+			swnic_answer_free(wn, p, tm);
 		}
 	}
 }

@@ -264,6 +264,43 @@ else
 		"before: $w0" "after:  $w1"
 fi
 
+# A peer that never ACKs (wire_fuzz -x noack; its context reuses an idle
+# one of the 1024): 12000 requests in order, each refused at its endpoint. Their answers cannot go once the window
+# to it is shut; at 8192 waiting its requests wait to run. Without that
+# cap every request's answer stayed queued, uncharged: a remote host
+# could make the kernel hold memory without end.
+NOACK=12000
+$B timeout 120 selftests/wire/out/wire_fuzz -s "$SEED" -n $NOACK -d 3000 \
+	-x noack $ADDR_A >/tmp/wfz.noack 2>&1
+noack_rc=$?
+noack_port=$(sed -n 's/^wire_fuzz: noack from port \([0-9]*\)$/\1/p' /tmp/wfz.noack)
+answers= last=-1
+for _ in $(seq 40); do
+	answers=$($A swnic -j peer show |
+		jq ".[] | select(.peer == \"$ADDR_B:$noack_port\") | .answers")
+	[ -n "$answers" ] && [ "$answers" = "$last" ] && break
+	last=$answers
+	sleep 0.5
+done
+diag "a peer that never ACKs: $answers answers waiting"
+if [ $noack_rc = 0 ] && [ -n "$answers" ] &&
+   [ "$answers" -gt 256 ] && [ "$answers" -le 8192 ]; then
+	ok "a peer that never ACKs gets at most 8192 answers queued ($answers)"
+else
+	not_ok "a peer that never ACKs gets at most 8192 answers queued" \
+		"wire_fuzz exit $noack_rc: $(cat /tmp/wfz.noack)" \
+		"answers: '$answers'" "$($A swnic -j peer show | jq -c '.[0]')"
+fi
+
+# Silent, it times out: its answers and waiting requests go, and with
+# them their charge to the namespace's budget.
+for _ in $(seq 150); do
+	[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+	sleep 0.2
+done
+check "the never-ACKing peer's answers released after its timeout" \
+	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+
 splat=$(dmesg | tail -n +$((dmesg_lines + 1)) |
 	grep -E 'BUG|WARNING|Oops|general protection|KASAN|UBSAN|kmemleak|hung task|RCU stall' |
 	head -20)

@@ -41,6 +41,13 @@
  * to the broadcast address of IP's /24. The target drops each as
  * drop_addr (test_wire_fuzz.sh counts them).
  *
+ * -x noack (no -i) sends COUNT well-formed requests from one ordinary
+ * socket, in order (PSNs and message ids 0, 1, ...), each refused at its
+ * endpoint, and never an ACK: the target's answers cannot go once its
+ * window to us is shut, and wait on its queue, up to its cap (8192). It
+ * prints the socket's port: the target's `swnic peer show` names us by
+ * it. -d paces as above.
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -645,6 +652,44 @@ static void send_raw6(const uint8_t *buf, size_t len)
 		perror("wire_fuzz: raw IPv6 send");
 }
 
+/* -x noack: see the top. */
+static int noack(unsigned long count, unsigned long delay,
+		 const struct sockaddr *dst, socklen_t dst_len)
+{
+	struct sockaddr_in6 me;
+	socklen_t me_len = sizeof(me);
+	uint8_t buf[PKT_MAX];
+	struct src s = { 0 };
+	unsigned long i;
+
+	s.fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+	if (s.fd < 0 || connect(s.fd, dst, dst_len) ||
+	    getsockname(s.fd, (struct sockaddr *)&me, &me_len)) {
+		perror("wire_fuzz: socket");
+		return 1;
+	}
+	s.inc = nz32();
+	/* sin_port and sin6_port are at the same place */
+	printf("wire_fuzz: noack from port %u\n", ntohs(me.sin6_port));
+	fflush(stdout);
+	for (i = 0; i < count; i++) {
+		size_t len = craft_request(&s, buf);
+		struct w_hdr *h = (void *)buf;
+		struct w_msg *m = (void *)(h + 1);
+
+		m->msg_id = htonl((uint32_t)i);
+		h->csum = 0;
+		h->csum = inet_csum(buf, len);
+		if (send(s.fd, buf, len, 0) >= 0)
+			g.sent++;
+		if (delay && i % 32 == 31)
+			usleep(delay);
+	}
+	printf("wire_fuzz: sent %lu\n", g.sent);
+	close(s.fd);
+	return g.sent == count ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -712,6 +757,10 @@ int main(int argc, char **argv)
 		g.v6 = 1;
 		dst = (struct sockaddr *)&g.dst6;
 		dst_len = sizeof(g.dst6);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "noack")) {
+		rng = seed ? seed : 1;
+		return noack(count, delay, dst, dst_len);
 	}
 	if (g.bad_kind) {
 		int on = 1;

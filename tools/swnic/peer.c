@@ -97,6 +97,7 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 		{ "msgs", SWNIC_A_PEER_MSGS },
 		{ "held", SWNIC_A_PEER_HELD },
 		{ "held_waiting", SWNIC_A_PEER_HELD_WAITING },
+		{ "answers", SWNIC_A_PEER_ANSWERS },
 	}, u64s[] = {
 		{ "retx", SWNIC_A_PEER_RETX },
 		{ "tx_bytes", SWNIC_A_PEER_TX_BYTES },

@@ -158,6 +158,7 @@ enum swnic_nl_attr {
 	SWNIC_A_PEER_RX_BYTES,		/* u64: bytes of reliable packets taken */
 	SWNIC_A_PEER_HELD,		/* u32: its sends we hold for a receive */
 	SWNIC_A_PEER_HELD_WAITING,	/* u32: our sends it holds */
+	SWNIC_A_PEER_ANSWERS,		/* u32: our answers to it not sent yet */
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
 };
