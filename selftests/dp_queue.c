@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "mr_util.h"
 #include "gauge_util.h"
 #include "cpu_util.h"
+#include "sys_util.h"
 
 #define DEV_PATH "/dev/swnic0"
 
@@ -1401,23 +1401,16 @@ TEST_F(dp, cntr_create_that_fails_publishes_nothing)
 	struct swnic_cntr_create cc = { .size = sizeof(cc) };
 	struct cntr_race r = { .da = self->da };
 	unsigned long creates = 0, emfile = 0;
-	struct rlimit old, lim;
 	struct timespec t0, t;
+	struct rlimit old;
 	pthread_t th;
-	int low;
 
 	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &cc));
 	r.target = cc.cntr_id;
 	/* The lowest free id: the one every create below reserves. */
 	r.id = cc.cntr_id + 1;
 	/* No fd left: each create reserves its id, then fails. */
-	low = dup(0);
-	ASSERT_LE(0, low);
-	close(low);
-	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
-	lim = old;
-	lim.rlim_cur = low;
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	ASSERT_EQ(0, sys_no_fd_left(&old));
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, trig_on_id, &r));
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -174,12 +174,12 @@ TEST_F(sec, ep_create_failure_is_never_published)
 {
 	int da = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	int db = open(DEV_PATH, O_RDWR | O_CLOEXEC);
-	struct rlimit old, lim;
+	struct rlimit old;
 	struct race r = { 0 };
 	struct t_cq ca = { 0 }, cb = { 0 };
 	struct t_ep a = { 0 };
 	pthread_t th;
-	int i, next, emfile = 0;
+	int i, emfile = 0;
 	time_t deadline;
 
 	ASSERT_LE(0, da);
@@ -194,13 +194,7 @@ TEST_F(sec, ep_create_failure_is_never_published)
 	r.target.port = 41999;
 
 	/* No fd left for the endpoint's file: EP_CREATE fails after the port. */
-	next = fcntl(0, F_DUPFD_CLOEXEC, 0);
-	ASSERT_LE(0, next);
-	close(next);
-	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
-	lim = old;
-	lim.rlim_cur = next;
-	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	ASSERT_EQ(0, sys_no_fd_left(&old));
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, race_sender, &r));
 	/*

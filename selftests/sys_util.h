@@ -12,9 +12,30 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* Write @s to @path: 0 or -errno (of the open or the write). */
+/*
+ * Leave the process no fd to make (EMFILE): RLIMIT_NOFILE's soft limit at
+ * the lowest free fd. @old: the limits, to restore with setrlimit().
+ * Return: 0 or -errno.
+ */
+static inline int sys_no_fd_left(struct rlimit *old)
+{
+	struct rlimit lim;
+	int low = fcntl(0, F_DUPFD_CLOEXEC, 0);
+
+	if (low < 0)
+		return -errno;
+	close(low);
+	if (getrlimit(RLIMIT_NOFILE, old))
+		return -errno;
+	lim = *old;
+	lim.rlim_cur = low;
+	return setrlimit(RLIMIT_NOFILE, &lim) ? -errno : 0;
+}
+
 static inline int sys_write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;

@@ -211,13 +211,19 @@ for kind in zero lbcast mcast bcast; do
 	fi
 done
 
+# Check, as $1, that the server's rx_mem_bytes comes back to 0 (40 s).
+rx_mem_released()
+{
+	for _ in $(seq 200); do
+		[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+		sleep 0.2
+	done
+	check "$1" sh -c \
+		"[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+}
+
 # The fuzzer's contexts fall silent: their half-received messages go.
-for _ in $(seq 200); do
-	[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
-	sleep 0.2
-done
-check "half-received messages released after the peer timeout" \
-	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+rx_mem_released "half-received messages released after the peer timeout"
 
 # The flood left the server's namespace with all its 1024 contexts. A new
 # host (namespace C, on a second veth of A) is talked to all the same: a
@@ -294,12 +300,7 @@ fi
 
 # Silent, it times out: its answers and waiting requests go, and with
 # them their charge to the namespace's budget.
-for _ in $(seq 150); do
-	[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
-	sleep 0.2
-done
-check "the never-ACKing peer's answers released after its timeout" \
-	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+rx_mem_released "the never-ACKing peer's answers released after its timeout"
 
 splat=$(dmesg | tail -n +$((dmesg_lines + 1)) |
 	grep -E 'BUG|WARNING|Oops|general protection|KASAN|UBSAN|kmemleak|hung task|RCU stall' |
