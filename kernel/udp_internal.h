@@ -193,6 +193,7 @@ struct swnic_wnet {
 	struct swnic_names6 *names6;
 	u32 nnames6;
 	u32 user_names6;		/* of them, made by unprivileged ioctls */
+	u32 net_names6;			/* ... for packets' sources (cap below) */
 	struct xarray users6;		/* swnic_name6_user by uid, @lock */
 	int sk_drops[2];		/* the sockets' sk_drops, counted */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */

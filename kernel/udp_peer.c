@@ -143,9 +143,10 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
  * table, in MR peer lists, in work requests not yet posted. A name
  * reused for another address would silently send a stale holder's data
  * to another host; a name made to fail would fail a peer an application
- * still holds. So the table is bounded instead (SWNIC_MAX_ADDR6): peer
- * contexts (never freed either) make at most SWNIC_MAX_PEERS names,
- * users without CAP_NET_ADMIN at most half of the table together and
+ * still holds. So the table is bounded instead (SWNIC_MAX_ADDR6): packets'
+ * sources make at most SWNIC_MAX_PEERS names in all (their contexts are
+ * reused once idle, their names are not: swnic_rx_name6()), users
+ * without CAP_NET_ADMIN at most half of the table together and
  * SWNIC_ADDR6_PER_USER each.
  */
 
@@ -671,7 +672,9 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "held_taken", wn->held_taken) ?:
 	      fn(arg, "held_failed", wn->held_failed) ?:
 	      fn(arg, "keepalives", wn->keepalives) ?:
-	      fn(arg, "peers_evicted", wn->peers_evicted);
+	      fn(arg, "peers_evicted", wn->peers_evicted) ?:
+	      fn(arg, "addr6_names", wn->nnames6) ?:
+	      fn(arg, "addr6_names_net", wn->net_names6);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)
 		ret = fn(arg, swnic_drop_names[i] ?: "drop_other",
 			 atomic64_read(&wn->drops[i]));

@@ -408,8 +408,14 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 			       swnic_addr6_scope(saddr, skb->skb_iif), false);
 	if (name)
 		return name;
-	if (!create || !swnic_peer_room(wn) ||
-	    !__ratelimit(&wn->peer_limit)) {
+	/*
+	 * A context is made for it, or an idle one reused; its name stays
+	 * (udp_peer.c): so packets make at most SWNIC_MAX_PEERS names, in
+	 * all, and the rest of the table stays the users'. The rate limit
+	 * first: it bounds the scans for a context to reuse too.
+	 */
+	if (!create || wn->net_names6 >= SWNIC_MAX_PEERS ||
+	    !__ratelimit(&wn->peer_limit) || !swnic_peer_room(wn)) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return 0;
 	}
@@ -418,6 +424,8 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 			       swnic_addr6_scope(saddr, skb->skb_iif), true);
 	if (!name)
 		swnic_drop(wn, SWNIC_DROP_PEERS);
+	else
+		wn->net_names6++;
 	return name;
 }
 

@@ -191,6 +191,28 @@ done
 check "half-received messages released after the peer timeout" \
 	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
 
+# Names of IPv6 sources: an idle context is reused for a new source, but
+# the old source keeps its name (names are never reused). Spoofed sources
+# with every context soon idle (peer_idle_ms 1), about 6000 of them at
+# the peer rate limit (256/s): they get at most 1024 names, and the rest
+# of the table (4096) stays the users' (SWNIC_IOCTL_ADDR6). Without that
+# bound the flood filled the table for good.
+echo 1 > $PARAMS/peer_idle_ms
+$B timeout 200 selftests/wire/out/wire_fuzz -s $((SEED + 2)) -n 24000 -k 1 \
+	-d 30000 -r fd00:81:: $ADDR_A >/tmp/w6fz.f3 2>&1
+names_rc=$?
+w=$(wire_counters swnic6fa)
+diag "after the spoofed sources: $(printf '%s' "$w" |
+	jq -c '{addr6_names, addr6_names_net, peers, peers_evicted, drop_peers}')"
+if [ $names_rc = 0 ] &&
+   printf '%s' "$w" | jq -e '.addr6_names_net <= 1024 and
+	.addr6_names < 4096 and .peers_evicted > 0' >/dev/null; then
+	ok "forged IPv6 sources get at most 1024 names, the table keeps room"
+else
+	not_ok "forged IPv6 sources get at most 1024 names, the table keeps room" \
+		"wire_fuzz exit $names_rc: $(tail -2 /tmp/w6fz.f3)" "$w"
+fi
+
 splat=$(dmesg | tail -n +$((dmesg_lines + 1)) |
 	grep -E 'BUG|WARNING|Oops|general protection|KASAN|UBSAN|kmemleak|hung task|RCU stall' |
 	head -20)
