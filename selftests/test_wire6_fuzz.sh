@@ -192,14 +192,15 @@ check "half-received messages released after the peer timeout" \
 	sh -c "[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
 
 # Names of IPv6 sources: an idle context is reused for a new source, but
-# the old source keeps its name (names are never reused). Spoofed sources
-# with every context soon idle (peer_idle_ms 1), about 6000 of them at
-# the peer rate limit (256/s): they get at most 1024 names, and the rest
-# of the table (4096) stays the users' (SWNIC_IOCTL_ADDR6). Without that
-# bound the flood filled the table for good.
+# the old source keeps its name (names are never reused). Some 6000
+# packets from spoofed sources, of 65535 addresses (wire_fuzz -W), at
+# about the peer rate limit (256/s), every context soon idle
+# (peer_idle_ms 1): they get at most 1024 names, and the rest of the
+# table (4096) stays the users' (SWNIC_IOCTL_ADDR6). Without that bound
+# the flood filled the table for good.
 echo 1 > $PARAMS/peer_idle_ms
 $B timeout 200 selftests/wire/out/wire_fuzz -s $((SEED + 2)) -n 24000 -k 1 \
-	-d 30000 -r fd00:81:: $ADDR_A >/tmp/w6fz.f3 2>&1
+	-d 30000 -r fd00:81:: -W $ADDR_A >/tmp/w6fz.f3 2>&1
 names_rc=$?
 w=$(wire_counters swnic6fa)
 diag "after the spoofed sources: $(printf '%s' "$w" |

@@ -5,7 +5,7 @@
  * IP:PORT (default 4793).
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
- *             [-r SPOOF_NET] [-a] [-x KIND -i IFNAME] IP
+ *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -26,7 +26,9 @@
  * IP may be an IPv6 address (then SPOOF_NET is an IPv6 /64, e.g.
  * fd00:81::): the same over IPv6, and some spoofed packets come from
  * sources no peer can have (::, IPv4-mapped, multicast, loopback), and
- * with a wrong UDP checksum.
+ * with a wrong UDP checksum. The others come from 150 addresses of the
+ * /64, or with -W from 65535 (each a name at the target: the table of
+ * names is bounded).
  *
  * By default every message names a uid other than 0 and no auth key it
  * could hold, so that no message reaches an application's endpoint (a
@@ -147,6 +149,7 @@ static struct {
 	int authed;
 	unsigned long sent, raw_sent, answers;
 	const char *bad_kind;	/* -x: only packets from or to bad addresses */
+	int wide;		/* -W: IPv6 spoofed sources from 65535 addresses */
 } g;
 
 static uint32_t nz32(void)
@@ -630,8 +633,15 @@ static void send_raw6(const uint8_t *buf, size_t len)
 		ip->ip6_src.s6_addr[1] = 0x02;
 		break;
 	default:
-		ip->ip6_src.s6_addr[14] = 0;
-		ip->ip6_src.s6_addr[15] = (uint8_t)(100 + below(150));
+		if (g.wide) {	/* -W: one of 65535 */
+			uint16_t host = (uint16_t)(1 + below(65535));
+
+			ip->ip6_src.s6_addr[14] = (uint8_t)(host >> 8);
+			ip->ip6_src.s6_addr[15] = (uint8_t)host;
+		} else {
+			ip->ip6_src.s6_addr[14] = 0;
+			ip->ip6_src.s6_addr[15] = (uint8_t)(100 + below(150));
+		}
 	}
 	*udp = (struct udphdr) {
 		.source = htons((uint16_t)(1024 + below(64512))),
@@ -694,7 +704,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
-		"[-d USEC] [-r SPOOF_NET] [-a] [-x KIND -i IFNAME] IP\n");
+		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] IP\n");
 	exit(2);
 }
 
@@ -710,7 +720,7 @@ int main(int argc, char **argv)
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:W")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -738,6 +748,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			ifname = optarg;
+			break;
+		case 'W':
+			g.wide = 1;
 			break;
 		default:
 			usage();
