@@ -277,6 +277,36 @@ found:
 }
 
 /*
+ * Place @n bytes of @skb from @off at @at of @tm's buffer, pinned when it
+ * was posted: an answer's data (a read's, a fetching atomic's old
+ * values), its bounds checked by the caller. They count as got either
+ * way; a copy that fails makes the request's outcome EIO.
+ */
+static void swnic_rx_place(struct swnic_txmsg *tm, u64 at,
+			   struct sk_buff *skb, unsigned int off,
+			   unsigned int n)
+{
+	tm->got += n;
+	at += tm->off;
+	while (n) {
+		struct page *page = tm->pages[at >> PAGE_SHIFT];
+		u32 poff = at & ~PAGE_MASK;
+		u32 c = min_t(u32, n, PAGE_SIZE - poff);
+		void *kaddr = kmap_local_page(page);
+		int ret = skb_copy_bits(skb, off, kaddr + poff, c);
+
+		kunmap_local(kaddr);
+		if (ret) {
+			tm->err = EIO;
+			return;
+		}
+		off += c;
+		at += c;
+		n -= c;
+	}
+}
+
+/*
  * The answer to one of our fetching atomics: the old values, into the
  * poster's result buffer (pinned when it posted), or its error.
  */
@@ -291,22 +321,7 @@ static void swnic_rx_atomic_resp(struct swnic_peer *p, struct swnic_txmsg *tm,
 	}
 	if (at > tm->rlen || n > tm->rlen - at || !tm->pages)
 		return;
-	at += tm->off;
-	while (n) {
-		struct page *page = tm->pages[at >> PAGE_SHIFT];
-		u32 poff = at & ~PAGE_MASK;
-		u32 c = min_t(u32, n, PAGE_SIZE - poff);
-		void *kaddr = kmap_local_page(page);
-		int ret = skb_copy_bits(skb, off, kaddr + poff, c);
-
-		kunmap_local(kaddr);
-		if (ret)
-			tm->err = EIO;
-		off += c;
-		at += c;
-		n -= c;
-		tm->got += c;
-	}
+	swnic_rx_place(tm, at, skb, off, n);
 	if (tm->got >= tm->rlen) {
 		tm->len = tm->rlen;	/* the completion's length */
 		swnic_req_done(p, tm, tm->err);
@@ -321,7 +336,6 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 	u32 id = be32_to_cpu(r->msg_id), status = be32_to_cpu(r->status);
 	u64 at = be64_to_cpu(r->offset);
 	struct swnic_txmsg *tm;
-	int ret;
 
 	swnic_rx_implicit_ack(wn, p, id);
 	list_for_each_entry(tm, &p->waiting, node)
@@ -361,25 +375,7 @@ found:
 	if (at > be64_to_cpu(tm->m.len) || n > be64_to_cpu(tm->m.len) - at ||
 	    !tm->pages)
 		return;
-	at += tm->off;
-	while (n) {
-		struct page *page = tm->pages[at >> PAGE_SHIFT];
-		u32 poff = at & ~PAGE_MASK;
-		u32 c = min_t(u32, n, PAGE_SIZE - poff);
-		void *kaddr = kmap_local_page(page);
-
-		ret = skb_copy_bits(skb, off, kaddr + poff, c);
-		kunmap_local(kaddr);
-		if (ret) {
-			tm->err = EIO;
-			tm->got += n;
-			break;
-		}
-		off += c;
-		at += c;
-		n -= c;
-		tm->got += c;
-	}
+	swnic_rx_place(tm, at, skb, off, n);
 	if (tm->got >= be64_to_cpu(tm->m.len)) {
 		tm->len = tm->got;
 		swnic_req_done(p, tm, tm->err);
