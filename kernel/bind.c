@@ -159,10 +159,12 @@ out_rtnl:
  * swnic_device_unbind() - make a device local only
  * @sdev: the device
  * @from: as for swnic_device_bind(); NULL when it is destroyed
+ * @extack: for the error message, or NULL
  *
  * Return: 0, or -ENODEV if @sdev has left @from.
  */
-int swnic_device_unbind(struct swnic_device *sdev, struct net *from)
+int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
+			struct netlink_ext_ack *extack)
 {
 	netdevice_tracker old_tracker;
 	struct net_device *old = NULL;
@@ -170,10 +172,13 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from)
 
 	rtnl_lock();
 	mutex_lock(&sdev->lock);
-	if (from && !net_eq(swnic_device_net(sdev), from))
+	if (from && !net_eq(swnic_device_net(sdev), from)) {
+		NL_SET_ERR_MSG(extack,
+			       "the device left the caller's network namespace");
 		ret = -ENODEV;
-	else
+	} else {
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
+	}
 	mutex_unlock(&sdev->lock);
 	swnic_netdev_put(old, &old_tracker);
 	rtnl_unlock();

@@ -19,7 +19,8 @@ void swnic_bind_exit(void);
 int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 		      int ifindex, const char *ifname, struct net *from,
 		      struct netlink_ext_ack *extack);
-int swnic_device_unbind(struct swnic_device *sdev, struct net *from);
+int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
+			struct netlink_ext_ack *extack);
 
 struct net *swnic_device_net(struct swnic_device *sdev);
 bool __swnic_device_capable(struct swnic_device *sdev, int cap, bool audit);

@@ -212,7 +212,7 @@ void swnic_device_destroy(struct swnic_device *sdev)
 	mutex_lock(&sdev->lock);
 	sdev->dead = true;
 	mutex_unlock(&sdev->lock);
-	swnic_device_unbind(sdev, NULL);
+	swnic_device_unbind(sdev, NULL, NULL);
 
 	cdev_device_del(&sdev->cdev, &sdev->dev);
 	pr_info("device %s destroyed\n", sdev->name);

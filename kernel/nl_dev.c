@@ -405,12 +405,10 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&sdev->lock);
 
 	if (ifindex && !nla_get_u32(ifindex)) {
-		ret = swnic_device_unbind(sdev, genl_info_net(info));
-		if (ret) {
-			NL_SET_ERR_MSG(info->extack,
-				       "the device left the caller's network namespace");
+		ret = swnic_device_unbind(sdev, genl_info_net(info),
+					  info->extack);
+		if (ret)
 			goto out_put;
-		}
 	}
 	swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
 out_put:
