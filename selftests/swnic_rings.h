@@ -168,6 +168,33 @@ static inline int t_cq_wait(struct t_cq *cq, struct swnic_cqe *cqe, int ms)
 	return 0;
 }
 
+/*
+ * As t_cq_wait(), for the TX CQ of an RM_ENABLED endpoint @ep: sends a
+ * target had no room for (its unexpected buffer full: EAGAIN) stay in the
+ * SQ until the next doorbell, which nothing but the poster rings (the
+ * provider rings on each CQ read, lib/cq.c). So ring every 10 ms while
+ * waiting; -ETIMEDOUT after @ms.
+ */
+static inline int t_cq_wait_ringing(struct t_ep *ep, struct t_cq *cq,
+				    struct swnic_cqe *cqe, int ms)
+{
+	struct pollfd p = { .fd = cq->fd, .events = POLLIN };
+
+	for (int waited = 0; !t_cq_pop(cq, cqe); waited += 10) {
+		int ret = t_doorbell(ep, NULL);
+
+		if (ret)
+			return ret;
+		if (t_cq_pop(cq, cqe))
+			break;
+		if (waited >= ms)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, 10) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 static inline struct swnic_sqe t_send(const void *buf, uint64_t len,
 				      const struct t_ep *to, uint64_t ctx)
 {
