@@ -298,8 +298,11 @@ static void swnic_mr_teardown(struct swnic_mr *mr)
 	/* A REG_IOV MR has no notifier: its segments have theirs. */
 	if (!mr->nsegs)
 		mmu_interval_notifier_remove(&mr->notifier);
-	/* Nothing can queue them any more: let the last ones finish. */
-	flush_work(&mr->verify_work);
+	/*
+	 * Nothing can queue them any more: let the last ones finish (a
+	 * check waiting to retry sees the MR dead and stops).
+	 */
+	flush_delayed_work(&mr->verify_work);
 	flush_work(&mr->revoke_work);
 	swnic_umem_put(umem);
 	swnic_mr_put(mr);
@@ -492,7 +495,7 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 	kref_init(&mr->ref);
 	spin_lock_init(&mr->lock);
 	INIT_WORK(&mr->revoke_work, swnic_mr_revoke_work);
-	INIT_WORK(&mr->verify_work, swnic_mr_verify_work);
+	INIT_DELAYED_WORK(&mr->verify_work, swnic_mr_verify_work);
 	swnic_mr_domain_get(mrd);
 	mr->mrd = mrd;
 	mr->access = r->access;
@@ -743,7 +746,7 @@ int swnic_mr_query(struct swnic_domain *dom, void *arg)
 		if (!mr)
 			return -ENOENT;
 		/* A check after a huge page split is part of the state. */
-		flush_work(&mr->verify_work);
+		flush_delayed_work(&mr->verify_work);
 		swnic_mr_info_fill(mr, &info);
 		swnic_mr_put(mr);
 		q->state = info.state;

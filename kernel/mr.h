@@ -116,6 +116,8 @@ struct swnic_mr {
 	bool odp_mapped;		/* ODP: pages faulted since last inval */
 	bool odp_dropped;		/* ODP: an invalidation dropped them */
 	bool verify_pending;		/* pinned: @verify_work is queued */
+	unsigned long verify_deadline;	/* jiffies: give up the check */
+	unsigned long verify_idx;	/* pages compared so far */
 	struct mmu_interval_notifier notifier;
 
 	/*
@@ -131,7 +133,7 @@ struct swnic_mr {
 	atomic64_t invalidations;
 	atomic64_t refaults;
 	struct work_struct revoke_work;	/* reports a revocation (netlink) */
-	struct work_struct verify_work;	/* checks pages after a THP split */
+	struct delayed_work verify_work; /* checks pages after a THP split */
 };
 
 /* Snapshot of one MR, for dumps and events. */

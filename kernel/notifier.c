@@ -71,6 +71,7 @@ static struct swnic_umem *swnic_mr_revoke_locked(struct swnic_mr *mr)
 	umem = mr->umem;
 	mr->umem = NULL;
 	mr->state = SWNIC_MR_STATE_REVOKED;
+	mr->verify_idx = 0;	/* a refresh pins anew */
 	return umem;
 }
 
@@ -107,6 +108,15 @@ static bool swnic_mr_event_may_keep(const struct mmu_notifier_range *range)
 	       range->end - range->start == PMD_SIZE;
 }
 
+/*
+ * A check after such an event that is not done within this bound revokes:
+ * also when the process keeps its mmap lock, or keeps invalidating the
+ * range (ms). It tries the lock again every SWNIC_VERIFY_RETRY_MS.
+ */
+#define SWNIC_VERIFY_TIMEOUT_MS	1000
+#define SWNIC_VERIFY_RETRY_MS	10
+#define SWNIC_VERIFY_RETRY	msecs_to_jiffies(SWNIC_VERIFY_RETRY_MS)
+
 static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
 				const struct mmu_notifier_range *range,
 				unsigned long cur_seq)
@@ -128,10 +138,14 @@ static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
 		return true;
 	}
 	if (swnic_mr_event_may_keep(range)) {
+		/* Pages compared before this event count no more. */
+		mr->verify_idx = 0;
 		if (!mr->verify_pending) {
 			mr->verify_pending = true;
+			mr->verify_deadline = jiffies +
+				msecs_to_jiffies(SWNIC_VERIFY_TIMEOUT_MS);
 			swnic_mr_get(mr);
-			queue_work(swnic_mr_wq, &mr->verify_work);
+			queue_delayed_work(swnic_mr_wq, &mr->verify_work, 0);
 		}
 		spin_unlock_bh(&mr->lock);
 		return true;
@@ -146,63 +160,73 @@ static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
 /* Pages compared per hmm_range_fault() snapshot: one page of pfns. */
 #define SWNIC_VERIFY_BATCH	(PAGE_SIZE / sizeof(unsigned long))
 
-/* Give up snapshotting a range that keeps being invalidated (ms). */
-#define SWNIC_VERIFY_TIMEOUT_MS	1000
-
 /*
- * Does the process still map exactly @umem's pages over @umem's range?
+ * Compare pages from @mr->verify_idx on, recording progress there. Return:
+ * 1 all kept, 0 one moved (or cannot tell), -EAGAIN the mmap lock was
+ * busy (try again later, from where it stopped).
+ *
  * A snapshot (nothing is faulted in): a page not present counts as moved.
- * Bounded: a range the process keeps changing for SWNIC_VERIFY_TIMEOUT_MS
- * counts as moved too (the MR is revoked: safe, and it can be refreshed).
- * Context: process, may sleep (waits for invalidations in progress).
+ * The mmap lock is only tried, never waited for: the process may keep it
+ * as long as it likes (a thread in a fault that waits for a FUSE server,
+ * a writer queued behind it), and a worker waiting for it would wait as
+ * long, holding one of the workqueue's slots that every user's unpinning
+ * needs. Context: process, may sleep (waits for invalidations in
+ * progress, which the kernel ends).
  */
-static bool swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem)
+static int swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem,
+			       unsigned long deadline)
 {
-	unsigned long timeout = jiffies +
-				msecs_to_jiffies(SWNIC_VERIFY_TIMEOUT_MS);
 	struct mm_struct *mm = mr->mrd->mm;
-	unsigned long i, n, idx, contig;
 	struct hmm_range range = { .notifier = &mr->notifier };
+	unsigned long i, n, idx, contig;
 	unsigned long *pfns;
-	bool kept = true;
-	int ret;
+	int kept = 1, ret;
 
 	/* Exiting: MMU_NOTIFY_RELEASE takes the MR down (quietly). */
 	if (!mmget_not_zero(mm))
-		return true;
+		return 1;
 	pfns = (unsigned long *)__get_free_page(GFP_KERNEL);
 	if (!pfns) {
 		mmput(mm);
-		return false;	/* cannot tell: revoke, to be safe */
+		return 0;	/* cannot tell: revoke, to be safe */
 	}
 	range.hmm_pfns = pfns;
-	for (idx = 0; kept && idx < umem->npages; idx += n) {
+	spin_lock_bh(&mr->lock);
+	idx = mr->verify_idx;
+	spin_unlock_bh(&mr->lock);
+	for (; kept == 1 && idx < umem->npages; idx += n) {
 		n = min(umem->npages - idx, SWNIC_VERIFY_BATCH);
 		range.start = umem->addr + (idx << PAGE_SHIFT);
 		range.end = range.start + (n << PAGE_SHIFT);
-		for (;;) {
+		do {
 			range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
-			mmap_read_lock(mm);
+			if (!mmap_read_trylock(mm)) {
+				ret = -EAGAIN;
+				break;
+			}
 			ret = hmm_range_fault(&range);
 			mmap_read_unlock(mm);
-			if (ret != -EBUSY || time_after(jiffies, timeout))
-				break;
 			cond_resched();
-		}
+		} while (ret == -EBUSY && time_before(jiffies, deadline));
 		if (ret) {
-			kept = false;
+			kept = ret == -EAGAIN ? -EAGAIN : 0;
 			break;
 		}
 		for (i = 0; i < n; i++) {
 			if (!(pfns[i] & HMM_PFN_VALID) ||
 			    hmm_pfn_to_page(pfns[i]) !=
 			    swnic_umem_page(umem, idx + i, &contig)) {
-				kept = false;
+				kept = 0;
 				break;
 			}
 		}
 		cond_resched();
 	}
+	/* Progress is kept unless an event since made it void. */
+	spin_lock_bh(&mr->lock);
+	if (!mr->verify_pending)
+		mr->verify_idx = kept == -EAGAIN ? idx : 0;
+	spin_unlock_bh(&mr->lock);
 	mmput(mm);
 	free_page((unsigned long)pfns);
 	return kept;
@@ -214,16 +238,23 @@ static bool swnic_mr_pages_kept(struct swnic_mr *mr, struct swnic_umem *umem)
  *
  * After an event that may have kept the pages (swnic_mr_event_may_keep),
  * compares them with the mapping and revokes the MR if they differ. Until
- * then the MR stays valid on the pages it pinned.
+ * then the MR stays valid on the pages it pinned. While the process keeps
+ * its mmap lock the check is tried again every SWNIC_VERIFY_RETRY_MS; a
+ * check not done within SWNIC_VERIFY_TIMEOUT_MS of the event revokes (safe:
+ * the owner can register again, and it was the owner that kept its lock).
  */
 void swnic_mr_verify_work(struct work_struct *work)
 {
-	struct swnic_mr *mr = container_of(work, struct swnic_mr, verify_work);
+	struct swnic_mr *mr = container_of(to_delayed_work(work),
+					   struct swnic_mr, verify_work);
+	unsigned long deadline;
 	struct swnic_umem *umem;
-	bool kept;
+	bool again = false;
+	int kept;
 
 	spin_lock_bh(&mr->lock);
 	mr->verify_pending = false;
+	deadline = mr->verify_deadline;
 	umem = mr->state == SWNIC_MR_STATE_VALID ? mr->umem : NULL;
 	if (umem)
 		swnic_umem_get(umem);
@@ -231,8 +262,21 @@ void swnic_mr_verify_work(struct work_struct *work)
 	if (!umem)
 		goto out;
 
-	kept = swnic_mr_pages_kept(mr, umem);
-	if (!kept) {
+	kept = swnic_mr_pages_kept(mr, umem, deadline);
+	if (kept == -EAGAIN && time_before(jiffies, deadline)) {
+		/*
+		 * Again later, keeping our reference - unless an event
+		 * meanwhile queued a check of its own, or the MR went.
+		 */
+		spin_lock_bh(&mr->lock);
+		if (mr->umem == umem && !mr->verify_pending) {
+			mr->verify_pending = true;
+			again = true;
+			queue_delayed_work(swnic_mr_wq, &mr->verify_work,
+					   SWNIC_VERIFY_RETRY);
+		}
+		spin_unlock_bh(&mr->lock);
+	} else if (kept != 1) {
 		struct swnic_umem *gone = NULL;
 
 		spin_lock_bh(&mr->lock);
@@ -243,6 +287,8 @@ void swnic_mr_verify_work(struct work_struct *work)
 			swnic_mr_revoked(mr, gone, false);
 	}
 	swnic_umem_put(umem);
+	if (again)
+		return;
 out:
 	swnic_mr_put(mr);
 }

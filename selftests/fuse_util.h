@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -227,6 +228,48 @@ static void fuse_stall_stop(struct fuse_stall *s)
 	/* The connection goes: reads still waiting fail. */
 	close(s->fd);
 	rmdir(s->dir);
+}
+
+/*
+ * Keeping a process's mmap lock: one thread reads the process's own memory
+ * through /proc/self/mem at a page of the stalled file (mem_read_one():
+ * the read holds the lock while it waits for the server, which never
+ * answers), another then asks for the lock to write (map_one(): an mmap)
+ * and waits behind it, so every new reader waits too, or fails to try.
+ * Both threads must exist before: a thread's stack is an mmap too.
+ */
+struct mem_read {
+	int fd;
+	off_t at;
+	volatile int done;
+};
+
+/* Read a byte of our own memory through /proc/self/mem. */
+static inline void *mem_read_one(void *arg)
+{
+	struct mem_read *m = arg;
+	char c;
+
+	if (pread(m->fd, &c, 1, m->at) < 0)
+		c = 0;
+	m->done = 1;
+	return NULL;
+}
+
+/* *@state: 0 wait, 1 map now, 2 mapped. */
+static inline void *map_one(void *arg)
+{
+	volatile int *state = arg;
+	void *p;
+
+	while (*state == 0)
+		usleep(1000);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	*state = 2;
+	return NULL;
 }
 
 #endif /* _SWNIC_FUSE_UTIL_H */

@@ -1322,41 +1322,6 @@ TEST_F(sec, fuse_receiver_holds_back_no_one)
 
 /* ---- 8: a process that keeps its mmap lock holds back no one --------- */
 
-
-struct mem_read {
-	int fd;
-	off_t at;
-	volatile int done;
-};
-
-/* Read a byte of our own memory through /proc/self/mem. */
-static void *mem_read_one(void *arg)
-{
-	struct mem_read *m = arg;
-	char c;
-
-	if (pread(m->fd, &c, 1, m->at) < 0)
-		c = 0;
-	m->done = 1;
-	return NULL;
-}
-
-/* *@state: 0 wait, 1 map now, 2 mapped. */
-static void *map_one(void *arg)
-{
-	volatile int *state = arg;
-	void *p;
-
-	while (*state == 0)
-		usleep(1000);
-	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
-		munmap(p, PAGE);
-	*state = 2;
-	return NULL;
-}
-
 /* What the keeper tells the test, in turn. */
 struct keeper_msg {
 	uint32_t addr;			/* its endpoint */
