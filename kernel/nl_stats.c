@@ -164,7 +164,7 @@ int swnic_nl_stat_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
  */
 int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct swnic_device *sdev;
+	struct swnic_device *sdev, *admin;
 	struct swnic_domain *dom;
 	int ret;
 
@@ -176,9 +176,17 @@ int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
 			       "give the device or the domain whose counters to reset");
 		return -EINVAL;
 	}
-	ret = swnic_nl_dev_admin(skb, dom ? dom->sdev : sdev, info->extack);
-	if (!ret)
-		swnic_stats_reset(sdev, dom);
+	admin = dom ? dom->sdev : sdev;
+	ret = swnic_nl_dev_admin(skb, admin, info->extack);
+	if (!ret) {
+		/* Checked again under the lock, as every change is. */
+		mutex_lock(&admin->lock);
+		if (swnic_nl_dev_moved(info, admin))
+			ret = -ENODEV;
+		else
+			swnic_stats_reset(sdev, dom);
+		mutex_unlock(&admin->lock);
+	}
 	if (dom)
 		swnic_domain_put(dom);
 	if (sdev)
