@@ -49,6 +49,27 @@ void swnic_mr_stat_add(struct swnic_mr_domain *mrd, size_t offset, s64 v)
 }
 
 /**
+ * swnic_mr_domain_count() - a domain's MRs, those being registered too
+ * @dom: the domain (a closed one has none)
+ *
+ * Return: the count; registrations that have counted themselves but not
+ * yet finished are in it (swnic_mr_reserve()).
+ */
+u32 swnic_mr_domain_count(struct swnic_domain *dom)
+{
+	struct swnic_mr_domain *mrd = swnic_mr_domain_get_rcu(dom);
+	u32 n;
+
+	if (!mrd)
+		return 0;
+	mutex_lock(&mrd->lock);
+	n = mrd->nmr;
+	mutex_unlock(&mrd->lock);
+	swnic_mr_domain_put(mrd);
+	return n;
+}
+
+/**
  * swnic_mr_domain_counters() - a domain's MR counters
  * @dom: the domain (open or not: a closed one reads as all zero)
  * @c: out
@@ -366,13 +387,6 @@ static int swnic_mr_check_reg(struct swnic_domain *dom,
 	}
 	if (!(r->flags & SWNIC_MR_REG_USER_KEY) && r->requested_key)
 		return -EINVAL;
-	/*
-	 * An MR is reachable under the auth key its domain uses (service.c
-	 * checked the process may use it); naming another one takes an admin.
-	 */
-	if (r->auth_key && r->auth_key != swnic_domain_auth_key(dom) &&
-	    !capable(CAP_NET_ADMIN))
-		return -EKEYREJECTED;
 	return 0;
 }
 
@@ -475,12 +489,28 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 	struct swnic_mr_domain *mrd = swnic_mr_domain(dom);
 	struct swnic_mr_reg *r = arg;
 	struct swnic_mr *mr;
+	u32 auth_key;
 	int ret;
 
 	ret = swnic_mr_check_reg(dom, r);
 	if (ret)
 		return ret;
-	ret = swnic_mr_reserve(mrd);
+	/*
+	 * The key is read and the MR counted under dom->lock: the domain
+	 * takes another key only with no MR counted (service.c), so an MR
+	 * never carries a key its domain has left.
+	 */
+	mutex_lock(&dom->lock);
+	auth_key = swnic_domain_auth_key(dom);
+	/*
+	 * An MR is reachable under the auth key its domain uses (service.c
+	 * checked the process may use it); naming another one takes an admin.
+	 */
+	if (r->auth_key && r->auth_key != auth_key && !capable(CAP_NET_ADMIN))
+		ret = -EKEYREJECTED;
+	else
+		ret = swnic_mr_reserve(mrd);
+	mutex_unlock(&dom->lock);
 	if (ret) {
 		if (ret == -ENOSPC)
 			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_MR);
@@ -500,7 +530,7 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 	mr->mrd = mrd;
 	mr->access = r->access;
 	mr->flags = r->flags;
-	mr->auth_key = r->auth_key ?: swnic_domain_auth_key(dom);
+	mr->auth_key = r->auth_key ?: auth_key;
 	mr->addr = r->addr;
 	mr->length = r->length;
 	swnic_mr_set_peers(mr, r);

@@ -272,6 +272,7 @@ u64 swnic_mr_ref_span(const struct swnic_mr_ref *ref, u64 pos, u64 *va);
 /* netlink: dumps and counters */
 int swnic_mr_next(struct swnic_domain *dom, unsigned long *handle,
 		  struct swnic_mr_info *info);
+u32 swnic_mr_domain_count(struct swnic_domain *dom);
 void swnic_mr_domain_counters(struct swnic_domain *dom,
 			      struct swnic_mr_counters *c);
 void swnic_mr_device_counters(struct swnic_device *sdev,

@@ -231,11 +231,9 @@ void swnic_service_domain_close(struct swnic_domain *dom)
 /* Does @dom own objects bound to its auth key? dom->lock held. */
 static bool swnic_domain_has_objects(struct swnic_domain *dom)
 {
-	struct swnic_mr_counters mrc;
-
 	lockdep_assert_held(&dom->lock);
-	swnic_mr_domain_counters(dom, &mrc);
-	return dom->ncq || dom->nep || mrc.mrs;
+	/* MRs being registered count: they took the key under dom->lock. */
+	return dom->ncq || dom->nep || swnic_mr_domain_count(dom);
 }
 
 /*

@@ -5,6 +5,8 @@
  * one job must not read another job's MR by passing that job's auth key,
  * nor name a domain of another device.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -12,6 +14,7 @@
 #include "nl_util.h"
 
 #define KEY_B	7300		/* the other job's service */
+#define KEY_C	7301		/* a third job's */
 #define DEV2	"swnicsec1"	/* a second device */
 
 static int svc_new(struct nlc *c, const char *dev, uint32_t key)
@@ -232,6 +235,87 @@ TEST_F(auth, other_device_domain_is_not_found)
 	EXPECT_STRNE("B's secret", buf);
 	close(fd);
 	dev_del(self->c, DEV2);
+}
+
+/* Registers and checks MRs of @fd while the test switches its key. */
+struct reg_race {
+	int fd;
+	char *buf;
+	size_t len;
+	atomic_int stop;
+	int regs;			/* registrations made */
+	int stale;			/* of them, under a key left */
+	int err;			/* a failure other than EBUSY, or 0 */
+};
+
+static void *reg_race_one(void *arg)
+{
+	struct reg_race *r = arg;
+
+	while (!atomic_load(&r->stop) && !r->err) {
+		struct swnic_mr_query q;
+		uint32_t h, now;
+
+		r->err = -mr_reg(r->fd, r->buf, r->len, RW_ALL, 0, NULL, &h);
+		if (r->err)
+			break;
+		r->regs++;
+		/* With the MR there the domain's key stays: compare. */
+		r->err = -mr_query(r->fd, h, &q);
+		now = dom_auth_key(r->fd);
+		if (q.auth_key != now)
+			r->stale++;
+		if (!r->err)
+			r->err = -mr_dereg(r->fd, h);
+	}
+	return NULL;
+}
+
+/*
+ * A domain takes another auth key only while it has no MR, nor one being
+ * registered: a registration reads the key it is reachable under at its
+ * start and pins for long after (64 MiB here), and a key switch in that
+ * while left the new MR under the key the domain had left - reachable by
+ * that service's members, which the domain was no longer one of, and the
+ * service deletable with it in use.
+ */
+TEST_F_TIMEOUT(auth, key_switch_waits_for_a_registration, 120)
+{
+	struct reg_race r = { .len = 64UL << 20 };
+	int switched = 0, busy = 0, i;
+	pthread_t t;
+
+	svc_del(self->c, KEY_C);
+	ASSERT_EQ(0, svc_new(self->c, "swnic0", KEY_C));
+	r.fd = mr_open();
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, take_key(r.fd, KEY_C));
+	r.buf = map_anon(r.len);
+	ASSERT_NE(NULL, r.buf);
+	ASSERT_EQ(0, pthread_create(&t, NULL, reg_race_one, &r));
+	for (i = 0; i < 20000 && r.regs < 40; i++) {
+		int ret = take_key(r.fd, i & 1 ? KEY_C : KEY_B);
+
+		if (!ret)
+			switched++;
+		else if (ret == -EBUSY)
+			busy++;
+		else
+			ASSERT_EQ(0, ret);
+		usleep(100);
+	}
+	atomic_store(&r.stop, 1);
+	pthread_join(t, NULL);
+	TH_LOG("%d registrations, %d key switches, %d refused", r.regs,
+	       switched, busy);
+	EXPECT_EQ(0, r.err);
+	EXPECT_LT(0, r.regs);
+	EXPECT_LT(0, busy);	/* the race was run */
+	EXPECT_EQ(0, r.stale) TH_LOG("%d MRs under a key the domain left",
+				     r.stale);
+	munmap(r.buf, r.len);
+	close(r.fd);
+	svc_del(self->c, KEY_C);
 }
 
 TEST_HARNESS_MAIN
