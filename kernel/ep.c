@@ -559,6 +559,16 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	struct swnic_domain *dom = ep->dom;
 	bool in_block = ep->block && swnic_port_block_has(ep->block, ep->port);
 
+	/*
+	 * Sends stop before the port goes: a round sending for us (the
+	 * engine's, a trigger's) holds sq_lock and looks at @closing before
+	 * each entry. Once we had the lock, nothing of ours leaves with a
+	 * source port another endpoint may take next.
+	 */
+	WRITE_ONCE(ep->closing, true);
+	mutex_lock(&ep->sq_lock);
+	mutex_unlock(&ep->sq_lock);
+
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
 	if (!swnic_ep_is_srx(ep))
 		swnic_ep_unpublish(ep);

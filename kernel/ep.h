@@ -95,6 +95,7 @@ struct swnic_ep {
 	struct swnic_service *key_svcs[SWNIC_EP_AUTH_KEYS_MAX];
 
 	struct mutex sq_lock;		/* SQ consumption (one poster) */
+	bool closing;			/* file released: no more sends */
 	struct swnic_ring sq;
 	unsigned long *sq_cancelled;	/* SQ slots cancelled, sq_lock */
 	/* The triggered SQE being run (trig.c), sq_lock; else NULL */

@@ -114,6 +114,9 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	}
 	ep->engine_round = engine;
 	while (done < avail) {
+		/* Its file is released: its port may not stay its own. */
+		if (READ_ONCE(ep->closing))
+			break;
 		if (!swnic_cq_reserve(ep->tx_cq))
 			break;
 		swnic_ring_peek(&ep->sq, &sqe);
@@ -201,6 +204,12 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 	int ret = status;
 
 	mutex_lock(&ep->sq_lock);
+	/* Released meanwhile: dropped, as trig.c drops it for a dead one. */
+	if (READ_ONCE(ep->closing)) {
+		swnic_cq_unreserve(ep->tx_cq);
+		mutex_unlock(&ep->sq_lock);
+		return 0;
+	}
 	ep->trig_running = trig;
 	if (!ret)
 		ret = swnic_sqe_check(sqe);
