@@ -130,12 +130,18 @@ int swnic_ring_avail(struct swnic_ring *r)
 		return -EPIPE;
 	/* Pairs with user space's store-release of tail after the entries. */
 	tail = smp_load_acquire(r->tail);
-	WRITE_ONCE(r->seen, tail);
 	n = tail - r->kidx;
 	if (n > r->entries) {
 		swnic_ring_break(r);
 		return -EPIPE;
 	}
+	/*
+	 * The furthest index seen: one moved back and forth again is no
+	 * new entry (swnic_ring_changed()), or flipping it would keep an
+	 * engine that cannot progress polling for good.
+	 */
+	if ((s32)(tail - r->seen) > 0)
+		WRITE_ONCE(r->seen, tail);
 	return n;
 }
 
@@ -143,17 +149,19 @@ int swnic_ring_avail(struct swnic_ring *r)
  * swnic_ring_changed() - has user space produced since the last look?
  * @r: a ring the kernel consumes; no lock needed
  *
- * True if the producer index differs from the one the last
- * swnic_ring_avail() read: entries the consumer has not looked at yet
- * (or a changed index it has to judge). Entries it did look at but could
- * not consume (a full CQ, a target out of resources) do not count: they
- * wait for a doorbell. Reads only; a broken ring never changes.
+ * True if the producer index is past the furthest one swnic_ring_avail()
+ * read: entries the consumer has not looked at yet. Entries it did look
+ * at but could not consume (a full CQ, a target out of resources) do not
+ * count: they wait for a doorbell. Nor does an index moved back (only a
+ * hostile producer does that; what it then publishes again below the
+ * furthest index waits for a doorbell too). Reads only; a broken ring
+ * never changes.
  */
 bool swnic_ring_changed(const struct swnic_ring *r)
 {
 	if (READ_ONCE(r->broken))
 		return false;
-	return READ_ONCE(*r->tail) != READ_ONCE(r->seen);
+	return (s32)(READ_ONCE(*r->tail) - READ_ONCE(r->seen)) > 0;
 }
 
 /*

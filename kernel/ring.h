@@ -27,7 +27,7 @@ struct swnic_ring {
 	u32 entries;		/* power of two */
 	u32 entry_size;		/* bytes */
 	u32 kidx;		/* the kernel's own index (head or tail) */
-	u32 seen;		/* consumer: producer index read last */
+	u32 seen;		/* consumer: furthest producer index read */
 	u32 kicked;		/* consumer: a doorbell since the last round */
 	spinlock_t flags_lock;	/* @kflags and the shared flags word */
 	u32 kflags;		/* the kernel's copy of the flags word */

@@ -6,6 +6,7 @@
  * engine then uses no CPU. Draining the CQ and ringing the
  * doorbell completes the rest.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -190,6 +191,131 @@ TEST(parked_endpoint_wakes_for_new_entries)
 			usleep(100);
 	}
 	EXPECT_LE(2000, done);
+	t_ep_destroy(&a);
+	close(txcq.fd);
+	close(rxcq.fd);
+	close(dom);
+}
+
+/*
+ * Moves an SQ's tail between two values that hold entries each time the
+ * engine starts to park the endpoint, until told.
+ */
+struct flipper {
+	struct t_ep *ep;
+	uint32_t tail;			/* the real one: tail - 1 is the other */
+	atomic_int mark;		/* 1: the test's window starts */
+	atomic_int stop;
+	long cpu_ms;			/* its own CPU time in that window */
+};
+
+static long thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *flip(void *arg)
+{
+	struct flipper *f = arg;
+	unsigned long i = 0;
+	long from = -1;
+
+	while (!atomic_load(&f->stop)) {
+		if (from < 0 && atomic_load(&f->mark))
+			from = thread_cpu_ms();
+		/*
+		 * The engine is parking it (the flag appears first, then it
+		 * looks at the tail): clear the flag, move the tail.
+		 */
+		if (atomic_load(f->ep->sq.flags) & SWNIC_RING_F_NEED_WAKEUP) {
+			atomic_store(f->ep->sq.flags, 0);
+			atomic_store(f->ep->sq.tail, f->tail - (++i & 1));
+		}
+	}
+	atomic_store(f->ep->sq.tail, f->tail);
+	f->cpu_ms = from < 0 ? 0 : thread_cpu_ms() - from;
+	return NULL;
+}
+
+/*
+ * A producer index moved back and forth is no work: an endpoint that
+ * cannot progress (its TX CQ full) whose owner flips its SQ's tail
+ * between two values, both with entries the engine already saw, each
+ * time the engine starts to park it, is parked all the same. Before, a
+ * flip counted as new entries, and the domain's engine - a kernel
+ * worker, its CPU nobody's - polled for as long as a thread of the owner
+ * watched and flipped.
+ */
+TEST(flipped_tail_is_no_work)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq txcq = {}, rxcq = {};
+	struct t_ep a = {}, gone = {};
+	struct flipper f = { .ep = &a };
+	char msg[16] = "nobody home";
+	long t0, t1, hz = sysconf(_SC_CLK_TCK), deadline, others;
+	struct swnic_cqe c;
+	pthread_t t;
+	int i, done;
+
+	if (dom < 0)
+		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+	ASSERT_EQ(0, t_cq_create(dom, CQ_ENTRIES, &txcq));
+	ASSERT_EQ(0, t_cq_create(dom, 64, &rxcq));
+	ASSERT_EQ(0, t_ep_create(dom, &rxcq, &rxcq, SWNIC_EP_F_DB_SYSCALL, 0,
+				 16, &gone));
+	t_ep_destroy(&gone);
+	ASSERT_EQ(0, t_ep_create(dom, &txcq, &rxcq, SWNIC_EP_F_DB_ENGINE, 0,
+				 64, &a));
+	for (i = 0; i < SQES; i++) {
+		struct swnic_sqe s = t_send(msg, sizeof(msg), &gone, i);
+
+		ASSERT_EQ(0, t_ring_push(&a.sq, &s));
+	}
+	/* Flipping from the start: an engine that never parked. */
+	f.tail = atomic_load(a.sq.tail);
+	ASSERT_EQ(0, pthread_create(&t, NULL, flip, &f));
+	ASSERT_EQ(0, t_doorbell(&a, NULL));
+	deadline = now_ms() + 10000;
+	while (cq_used(&txcq) < CQ_ENTRIES && now_ms() < deadline)
+		usleep(1000);
+	ASSERT_EQ(CQ_ENTRIES, cq_used(&txcq));
+	ASSERT_LT(atomic_load(a.sq.head) + 1, f.tail);
+
+	/* The guest's CPU over 2 s, but the flipper's own: the engine's. */
+	t0 = cpu_ticks_all();
+	ASSERT_LE(0, t0);
+	atomic_store(&f.mark, 1);
+	sleep(2);
+	atomic_store(&f.stop, 1);
+	pthread_join(t, NULL);
+	t1 = cpu_ticks_all();
+	others = t1 - t0 - f.cpu_ms * hz / 1000;
+	TH_LOG("flipper %ld ms of CPU, the rest %ld ticks (%ld/s)", f.cpu_ms,
+	       others, hz);
+	EXPECT_GT(hz / 2, others);
+
+	/* Room in the CQ and a doorbell: the rest completes. */
+	done = 0;
+	deadline = now_ms() + 20000;
+	while (done < SQES && now_ms() < deadline) {
+		int popped = 0;
+
+		while (t_cq_pop(&txcq, &c)) {
+			EXPECT_EQ((uint64_t)done, c.context);
+			done++;
+			popped++;
+		}
+		if (!popped) {
+			usleep(1000);
+			continue;
+		}
+		ASSERT_EQ(0, t_doorbell(&a, NULL));
+	}
+	EXPECT_EQ(SQES, done);
 	t_ep_destroy(&a);
 	close(txcq.fd);
 	close(rxcq.fd);
