@@ -30,6 +30,13 @@ struct swnic_device;
 struct swnic_domain;
 struct swnic_umem;
 
+/*
+ * Handles of a domain's MRs: 1 to SWNIC_MR_HANDLE_MAX, the low bits of a
+ * provider key; the rest of the key (40 bits) is random (mr_key.c).
+ */
+#define SWNIC_MR_HANDLE_BITS	24
+#define SWNIC_MR_HANDLE_MAX	((1U << SWNIC_MR_HANDLE_BITS) - 1)
+
 /* Kernel-only state of an MR that is being torn down. */
 #define SWNIC_MR_STATE_DEAD	0
 

@@ -3,11 +3,14 @@
  * MR keys and lookups.
  *
  * A domain's MRs live in an xarray by handle. A provider key is the handle
- * in its low 32 bits under a random 32-bit tag, so a key resolves with one
- * xa_load() and a compare; handles are allocated cyclically, so a key is
- * not handed out again until 2^32 registrations later, and then with a new
- * tag. User keys live in a hash table by (auth key, key). Keys are unique
- * per (domain, auth key) across both kinds.
+ * in its low SWNIC_MR_HANDLE_BITS (24) bits under a random 40-bit tag, so a
+ * key resolves with one xa_load() and a compare, and one guess in 2^40 is
+ * right (a 32-bit tag took 2^31 MR_ACCESS calls on average, some 40
+ * minutes at a microsecond each); handles are
+ * allocated cyclically, so a key is not handed out again until 2^24
+ * registrations later, and then with a new tag. User keys live in a hash
+ * table by (auth key, key). Keys are unique per (domain, auth key) across
+ * both kinds.
  *
  * Lookups run under RCU and take a reference with kref_get_unless_zero();
  * changes to the tables are serialised by mrd->lock.
@@ -62,7 +65,7 @@ struct swnic_mr *swnic_mr_lookup_key(struct swnic_mr_domain *mrd,
 	struct swnic_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&mrd->mrs, lower_32_bits(key));
+	mr = xa_load(&mrd->mrs, key & SWNIC_MR_HANDLE_MAX);
 	if (mr && ((mr->flags & SWNIC_MR_REG_USER_KEY) || mr->key != key ||
 		   mr->auth_key != auth_key))
 		mr = NULL;
@@ -105,7 +108,7 @@ static bool swnic_mr_key_free(struct swnic_mr_domain *mrd, u32 auth_key,
 	struct swnic_mr *mr;
 
 	lockdep_assert_held(&mrd->lock);
-	mr = xa_load(&mrd->mrs, lower_32_bits(key));
+	mr = xa_load(&mrd->mrs, key & SWNIC_MR_HANDLE_MAX);
 	if (mr && !(mr->flags & SWNIC_MR_REG_USER_KEY) && mr->key == key &&
 	    mr->auth_key == auth_key)
 		return false;
@@ -137,7 +140,8 @@ int swnic_mr_key_assign(struct swnic_mr_domain *mrd, struct swnic_mr *mr,
 		goto out;
 	}
 	ret = xa_alloc_cyclic(&mrd->mrs, &mr->handle, NULL,
-			      XA_LIMIT(1, U32_MAX), &mrd->next_handle,
+			      XA_LIMIT(1, SWNIC_MR_HANDLE_MAX),
+			      &mrd->next_handle,
 			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto out;
@@ -159,8 +163,9 @@ int swnic_mr_key_assign(struct swnic_mr_domain *mrd, struct swnic_mr *mr,
 	} else {
 		/* Not 0, and never a user key's twin (unique per auth key). */
 		do {
-			mr->key = (u64)get_random_u32() << 32 | mr->handle;
-		} while (!upper_32_bits(mr->key) ||
+			mr->key = get_random_u64() << SWNIC_MR_HANDLE_BITS |
+				  mr->handle;
+		} while (!(mr->key >> SWNIC_MR_HANDLE_BITS) ||
 			 !swnic_mr_key_free(mrd, mr->auth_key, mr->key));
 	}
 	ret = 0;

@@ -301,7 +301,7 @@ TEST_F(reg, provider_keys_unpredictable)
 {
 	enum { N = 256 };
 	uint64_t keys[N], sorted[N], deltas = 0;
-	uint32_t handles[N];
+	uint32_t handles[N], bits;
 	char *mem = map_anon(PAGE);
 	int i, same_high = 0;
 
@@ -318,6 +318,15 @@ TEST_F(reg, provider_keys_unpredictable)
 	}
 	EXPECT_GT(3, same_high);
 	EXPECT_LT(N - 4, deltas);
+	/*
+	 * 40 random bits over a 24-bit handle: bits 24 to 31 too, which a
+	 * 32-bit handle left 0 (a key then took 2^31 guesses on average).
+	 */
+	for (i = 0, bits = 0; i < N; i++) {
+		EXPECT_EQ(handles[i], keys[i] & 0xffffff);
+		bits |= keys[i] >> 24 & 0xff;
+	}
+	EXPECT_EQ(0xff, bits);
 	memcpy(sorted, keys, sizeof(keys));
 	qsort(sorted, N, sizeof(sorted[0]), cmp_u64);
 	for (i = 1; i < N; i++)
