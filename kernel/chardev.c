@@ -101,30 +101,38 @@ struct swnic_ioctl_op {
 	int (*cq_handler)(struct swnic_cq *cq, void *arg);
 };
 
+/*
+ * A command's struct must fit the kernel's copy (union swnic_ioctl_buf,
+ * which lists them): else the table does not build.
+ */
 #define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last)			\
 	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct),				\
+		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
+				sizeof(union swnic_ioctl_buf)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.handler = _fn,						\
 	}
 
 #define SWNIC_IOCTL_EP_OP(_cmd, _fn, _struct, _last)			\
 	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct),				\
+		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
+				sizeof(union swnic_ioctl_buf)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.ep_handler = _fn,					\
 	}
 
 #define SWNIC_IOCTL_AV_OP(_cmd, _fn, _struct, _last)			\
 	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct),				\
+		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
+				sizeof(union swnic_ioctl_buf)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.av_handler = _fn,					\
 	}
 
 #define SWNIC_IOCTL_CQ_OP(_cmd, _fn, _struct, _last)			\
 	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct),				\
+		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
+				sizeof(union swnic_ioctl_buf)),		\
 		.min_size = offsetofend(_struct, _last),		\
 		.cq_handler = _fn,					\
 	}
@@ -146,6 +154,7 @@ union swnic_ioctl_buf {
 	struct swnic_ep_doorbell ep_doorbell;
 	struct swnic_ep_cancel ep_cancel;
 	struct swnic_ep_peek ep_peek;
+	struct swnic_ep_auth_key ep_auth_key;
 	struct swnic_trig_recv trig_recv;
 	struct swnic_cq_help cq_help;
 	struct swnic_mr_bind_cntr mr_bind_cntr;
