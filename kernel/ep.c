@@ -574,6 +574,9 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 		swnic_ep_unpublish(ep);
 	swnic_engine_remove(ep);
 	swnic_recv_flush(ep);
+	/* A receive its RQ left for a tick later goes with it (a ref each). */
+	if (cancel_delayed_work_sync(&ep->rq_work))
+		swnic_ep_put(ep);
 	swnic_trig_ep_closed(ep);
 	swnic_service_ep_release(ep);
 
@@ -779,7 +782,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	INIT_LIST_HEAD(&ep->engine_node);
 	INIT_LIST_HEAD(&ep->srx_members);
 	INIT_LIST_HEAD(&ep->srx_node);
-	INIT_WORK(&ep->rq_work, swnic_recv_rq_work);
+	INIT_DELAYED_WORK(&ep->rq_work, swnic_recv_rq_work);
 	ep->type = c->type;
 	ep->flags = c->flags;
 	ep->dscp = c->dscp;

@@ -132,7 +132,8 @@ struct swnic_ep {
 	/* the last receive to leave, kept for the next to be posted */
 	struct swnic_recv *recv_spare;
 	/* finishes the RQ for a wire round (swnic_recv_rq_defer()) */
-	struct work_struct rq_work;
+	struct delayed_work rq_work;
+	struct swnic_fault_retry rq_retry;	/* rq_work's, across its runs */
 	bool dead;			/* fd closed or owner exited: refused */
 
 	struct list_head engine_node;	/* on its domain engine's list */

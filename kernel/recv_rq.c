@@ -57,13 +57,42 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
  * For a wire round, which waits for a receiver's memory out of reach as
  * long as any round does (SWNIC_ROUND_FAULT_TIMEOUT, copy.h): a receive
  * that takes a buffered message is not a fault while khugepaged keeps the
- * receiver's mmap lock a few seconds.
+ * receiver's mmap lock a few seconds. The worker never sleeps on it: the
+ * work tries again a tick later (@ep->rq_retry keeps count), so that a
+ * receiver that keeps its mmap lock holds no worker of the queue every
+ * user's triggered operations share (before, up to 10 s per receive).
  */
 void swnic_recv_rq_work(struct work_struct *work)
 {
-	struct swnic_ep *ep = container_of(work, struct swnic_ep, rq_work);
+	struct swnic_ep *ep = container_of(to_delayed_work(work),
+					   struct swnic_ep, rq_work);
+	struct swnic_fault_retry *r = &ep->rq_retry;
+	struct swnic_fault fault = {};
+	bool hard = false;
+	int ret;
 
-	swnic_recv_process_rq_faulting(ep, NULL, SWNIC_ROUND_FAULT_TIMEOUT);
+	for (;;) {
+		mutex_lock(&ep->rx_lock);
+		ret = __swnic_recv_process_rq(ep, hard, &fault);
+		mutex_unlock(&ep->rx_lock);
+		if (ret < 0 || !fault.dst_len)
+			break;
+		ret = swnic_fault_in(&fault);
+		fault = (struct swnic_fault) {};
+		if (!r->tries++)
+			r->deadline = jiffies + SWNIC_ROUND_FAULT_TIMEOUT;
+		/* A fault, or out of reach for too long: the receive fails. */
+		hard = (ret && ret != -EAGAIN) ||
+		       time_after(jiffies, r->deadline);
+		/* In reach now: again at once, a few times. */
+		if (hard || (!ret && r->tries <= SWNIC_FAULT_SPINS))
+			continue;
+		/* Again a tick later, with our reference. */
+		if (!swnic_trig_queue_delayed(&ep->rq_work, 1))
+			swnic_ep_put(ep);	/* queued meanwhile: its own */
+		return;
+	}
+	*r = (struct swnic_fault_retry) {};
 	swnic_ep_put(ep);
 }
 
@@ -75,7 +104,7 @@ void swnic_recv_rq_work(struct work_struct *work)
 void swnic_recv_rq_defer(struct swnic_ep *ep)
 {
 	kref_get(&ep->ref);
-	if (!swnic_trig_queue_work(&ep->rq_work))
+	if (!swnic_trig_queue_delayed(&ep->rq_work, 0))
 		swnic_ep_put(ep);
 }
 

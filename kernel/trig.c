@@ -74,12 +74,12 @@ int swnic_trig_init(void)
 
 /*
  * Work done for a user elsewhere, on the same unbound workqueue (an
- * endpoint's RQ finished for a wire round: recv_rq.c). Return: false if
- * @work was queued already.
+ * endpoint's RQ finished for a wire round: recv_rq.c), in @delay jiffies.
+ * Return: false if @dwork was queued already.
  */
-bool swnic_trig_queue_work(struct work_struct *work)
+bool swnic_trig_queue_delayed(struct delayed_work *dwork, unsigned long delay)
 {
-	return queue_work(swnic_trig_wq, work);
+	return queue_delayed_work(swnic_trig_wq, dwork, delay);
 }
 
 /* Module exit: every domain is gone, so every item ran (holds a ref). */

@@ -32,7 +32,7 @@ struct swnic_trig_domain {
 
 int swnic_trig_init(void);
 void swnic_trig_exit(void);
-bool swnic_trig_queue_work(struct work_struct *work);
+bool swnic_trig_queue_delayed(struct delayed_work *dwork, unsigned long delay);
 void swnic_trig_domain_init(struct swnic_domain *dom);
 void swnic_trig_cntr_init(struct swnic_cntr *cntr);
 
