@@ -272,4 +272,23 @@ static inline void *map_one(void *arg)
 	return NULL;
 }
 
+/*
+ * Keep the lock now: start the reader (@mr at a page of @s's file), let
+ * the mapper (already started on @mapped) queue behind it. Return: 1 if
+ * the lock is kept (the read waits, and the mmap behind it), else 0.
+ */
+static inline int mmap_lock_keep(struct fuse_stall *s, struct mem_read *mr,
+				 volatile int *mapped, pthread_t *reader)
+{
+	int i;
+
+	if (pthread_create(reader, NULL, mem_read_one, mr))
+		return -1;
+	for (i = 0; i < 500 && !atomic_load(&s->reads); i++)
+		usleep(10000);
+	*mapped = 1;
+	usleep(300000);
+	return atomic_load(&s->reads) && !mr->done && *mapped == 1;
+}
+
 #endif /* _SWNIC_FUSE_UTIL_H */

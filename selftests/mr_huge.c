@@ -333,7 +333,7 @@ static void vk_keeper(int in, int out)
 	volatile int mapped = 0;
 	pthread_t reader, mapper;
 	struct fuse_stall fs;
-	int fd = mr_open(), ffd, i;
+	int fd = mr_open(), ffd;
 
 	if (fd < 0 || !raw || on_cpu(0))
 		_exit(2);
@@ -359,14 +359,11 @@ static void vk_keeper(int in, int out)
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 
-	if (mprotect(mem + PAGE, PAGE, PROT_READ) ||
-	    pthread_create(&reader, NULL, mem_read_one, &mr))
+	if (mprotect(mem + PAGE, PAGE, PROT_READ))
 		_exit(3);
-	for (i = 0; i < 500 && !atomic_load(&fs.reads); i++)
-		usleep(10000);
-	mapped = 1;
-	usleep(300000);
-	m.stalled = atomic_load(&fs.reads) && !mr.done && mapped == 1;
+	m.stalled = mmap_lock_keep(&fs, &mr, &mapped, &reader);
+	if (m.stalled < 0)
+		_exit(3);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 	pthread_join(reader, NULL);

@@ -1414,14 +1414,9 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 			_exit(3);
 	}
 
-	if (pthread_create(&reader, NULL, mem_read_one, &mr))
+	m.stalled = mmap_lock_keep(&fs, &mr, &mapped, &reader);
+	if (m.stalled < 0)
 		_exit(3);
-	for (i = 0; i < 500 && !atomic_load(&fs.reads); i++)
-		usleep(10000);
-	mapped = 1;
-	usleep(300000);
-	/* Kept: the read waits, and the mmap behind it. */
-	m.stalled = atomic_load(&fs.reads) && !mr.done && mapped == 1;
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 
@@ -1998,6 +1993,25 @@ out:
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
+/* /proc/@pid/@what into @buf (NUL-terminated): its length, or -1. */
+static ssize_t proc_read(const char *pid, const char *what, char *buf,
+			 size_t size)
+{
+	char path[300];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len >= 0)
+		buf[len] = '\0';
+	return len;
+}
+
 /*
  * Kernel workers whose stack is in @fn now (/proc/PID/stack: root), or -1
  * if none can be read.
@@ -2007,32 +2021,17 @@ static int workers_in(const char *fn)
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int n = 0, read_any = 0;
+	char buf[8192];
 
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		char path[300], buf[8192];
-		ssize_t len;
-		int fd;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		if (len < 7 || strncmp(buf, "kworker", 7))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stack", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		if (len < 0)
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    proc_read(de->d_name, "comm", buf, sizeof(buf)) < 7 ||
+		    strncmp(buf, "kworker", 7) ||
+		    proc_read(de->d_name, "stack", buf, sizeof(buf)) < 0)
 			continue;
 		read_any = 1;
-		buf[len] = '\0';
 		n += strstr(buf, fn) != NULL;
 	}
 	closedir(d);
