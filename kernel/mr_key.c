@@ -6,11 +6,10 @@
  * in its low SWNIC_MR_HANDLE_BITS (24) bits under a random 40-bit tag, so a
  * key resolves with one xa_load() and a compare, and one guess in 2^40 is
  * right (a 32-bit tag took 2^31 MR_ACCESS calls on average, some 40
- * minutes at a microsecond each); handles are
- * allocated cyclically, so a key is not handed out again until 2^24
- * registrations later, and then with a new tag. User keys live in a hash
- * table by (auth key, key). Keys are unique per (domain, auth key) across
- * both kinds.
+ * minutes at a microsecond each). Handles are allocated cyclically, so a
+ * key is not handed out again until 2^24 registrations later, and then
+ * with a new tag. User keys live in a hash table by (auth key, key). Keys
+ * are unique per (domain, auth key) across both kinds.
  *
  * Lookups run under RCU and take a reference with kref_get_unless_zero();
  * changes to the tables are serialised by mrd->lock.
