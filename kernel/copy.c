@@ -393,13 +393,13 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
  * found the mmap lock taken: yield for the first SWNIC_FAULT_SPINS tries,
  * then sleep a tick at a time.
  *
- * Return: false once @r->timeout (SWNIC_FAULT_TIMEOUT if 0) has passed
- * since the first call: time to give up (the operation is a fault).
+ * Return: false once SWNIC_FAULT_TIMEOUT has passed since the first
+ * call: time to give up (the operation is a fault).
  */
 bool swnic_fault_retry(struct swnic_fault_retry *r)
 {
 	if (!r->tries++)
-		r->deadline = jiffies + (r->timeout ?: SWNIC_FAULT_TIMEOUT);
+		r->deadline = jiffies + SWNIC_FAULT_TIMEOUT;
 	if (time_after(jiffies, r->deadline))
 		return false;
 	if (r->tries <= SWNIC_FAULT_SPINS)

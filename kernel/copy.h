@@ -155,12 +155,11 @@ int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
 #define SWNIC_FAULT_SPINS	4
 
 /*
- * An operation's retries of memory out of reach: swnic_fault_retry().
- * @timeout: how long, 0: SWNIC_FAULT_TIMEOUT (set before the first try).
+ * An operation's retries of memory out of reach: swnic_fault_retry(), or
+ * swnic_recv_rq_work() across its runs (its deadline is its own).
  */
 struct swnic_fault_retry {
 	unsigned long deadline;
-	unsigned long timeout;
 	unsigned int tries;
 };
 

@@ -550,7 +550,7 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			if (rq_fault.dst_len && src->round)
 				swnic_recv_rq_defer(rx);
 			else if (rq_fault.dst_len)
-				swnic_recv_process_rq_faulting(rx, &rq_fault, 0);
+				swnic_recv_process_rq_faulting(rx, &rq_fault);
 			if (ret == -ENOMEM && !src->round)
 				return -EAGAIN;
 			if (ret != -SWNIC_EFAULTIN)

@@ -104,8 +104,7 @@ void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
 
 /* recv_rq.c */
 int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-				   const struct swnic_fault *first,
-				   unsigned long timeout);
+				   const struct swnic_fault *first);
 void swnic_recv_rq_defer(struct swnic_ep *ep);
 int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 			    struct swnic_fault *fault);

@@ -15,15 +15,15 @@
  * needs (a buffered message copied into its buffer); @first: a fault an
  * earlier pass under the lock ran into, or NULL. In the owner's context,
  * or a sender's whose pass stopped at such a page: the RQ never waits
- * for a doorbell that may not come. @timeout: how long memory out of
- * reach is tried (swnic_fault_retry(); 0: a caller's SWNIC_FAULT_TIMEOUT).
+ * for a doorbell that may not come. Memory out of reach is tried for
+ * SWNIC_FAULT_TIMEOUT (swnic_fault_retry()), the caller waiting; a worker
+ * never waits so: swnic_recv_rq_work().
  * Return: RQEs consumed, or -errno.
  */
 int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-				   const struct swnic_fault *first,
-				   unsigned long timeout)
+				   const struct swnic_fault *first)
 {
-	struct swnic_fault_retry retry = { .timeout = timeout };
+	struct swnic_fault_retry retry = {};
 	struct swnic_fault fault = {};
 	bool hard = false;
 	int ret, done = 0;
@@ -370,7 +370,7 @@ int swnic_recv_process_rq(struct swnic_ep *ep)
 	/* A member's receives are its shared receive context's. */
 	if (ep->srx)
 		return 0;
-	return swnic_recv_process_rq_faulting(ep, NULL, 0);
+	return swnic_recv_process_rq_faulting(ep, NULL);
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -542,7 +542,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 	 * Receives still in the (lazy) RQ take their messages first (a
 	 * broken RQ is its owner's business: the peek still answers).
 	 */
-	ret = swnic_recv_process_rq_faulting(ep, NULL, 0);
+	ret = swnic_recv_process_rq_faulting(ep, NULL);
 	if (ret == -EINTR)
 		return ret;
 	ret = 0;
