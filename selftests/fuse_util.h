@@ -272,23 +272,63 @@ static inline void *map_one(void *arg)
 	return NULL;
 }
 
+/* A process's own keeping of its mmap lock, from start to end. */
+struct lock_keep {
+	struct fuse_stall fs;		/* the server that never answers */
+	struct mem_read mr;		/* the reader's page */
+	volatile int mapped;		/* the mapper's state (map_one()) */
+	pthread_t reader, mapper;
+};
+
 /*
- * Keep the lock now: start the reader (@mr at a page of @s's file), let
- * the mapper (already started on @mapped) queue behind it. Return: 1 if
- * the lock is kept (the read waits, and the mmap behind it), else 0.
+ * Ready to keep the lock: the FUSE server started, its stalled file
+ * mapped, /proc/self/mem open and the mapper waiting (both threads are
+ * made before the lock is kept: lock_keep_start() makes the reader).
+ * Return: 0; 1 without FUSE (the caller skips); -1 on another failure.
  */
-static inline int mmap_lock_keep(struct fuse_stall *s, struct mem_read *mr,
-				 volatile int *mapped, pthread_t *reader)
+static inline int lock_keep_prepare(struct lock_keep *k)
+{
+	char *stall;
+	int fd;
+
+	memset((void *)k, 0, sizeof(*k));
+	if (fuse_stall_start(&k->fs))
+		return 1;
+	fd = open(k->fs.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	stall = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	k->mr.fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	k->mr.at = (off_t)(uintptr_t)stall;
+	if (stall == MAP_FAILED || k->mr.fd < 0 ||
+	    pthread_create(&k->mapper, NULL, map_one, (void *)&k->mapped))
+		return -1;
+	return 0;
+}
+
+/*
+ * Keep the lock now: start the reader, let the mapper queue behind it.
+ * Return: 1 if the lock is kept (the read waits, and the mmap behind it),
+ * 0 if not, -1 if the reader could not be made.
+ */
+static inline int lock_keep_start(struct lock_keep *k)
 {
 	int i;
 
-	if (pthread_create(reader, NULL, mem_read_one, mr))
+	if (pthread_create(&k->reader, NULL, mem_read_one, &k->mr))
 		return -1;
-	for (i = 0; i < 500 && !atomic_load(&s->reads); i++)
+	for (i = 0; i < 500 && !atomic_load(&k->fs.reads); i++)
 		usleep(10000);
-	*mapped = 1;
+	k->mapped = 1;
 	usleep(300000);
-	return atomic_load(&s->reads) && !mr->done && *mapped == 1;
+	return atomic_load(&k->fs.reads) && !k->mr.done && k->mapped == 1;
+}
+
+/* Once the FUSE mount was forced off (the read fails): both threads end. */
+static inline void lock_keep_join(struct lock_keep *k)
+{
+	pthread_join(k->reader, NULL);
+	pthread_join(k->mapper, NULL);
 }
 
 #endif /* _SWNIC_FUSE_UTIL_H */

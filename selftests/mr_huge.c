@@ -327,13 +327,10 @@ static int on_cpu(int cpu)
  */
 static void vk_keeper(int in, int out)
 {
-	char *raw = map_anon(2 * HPAGE), *mem, *stall, c;
-	struct mem_read mr = { 0 };
+	char *raw = map_anon(2 * HPAGE), *mem, c;
 	struct vk_msg m = { 0 };
-	volatile int mapped = 0;
-	pthread_t reader, mapper;
-	struct fuse_stall fs;
-	int fd = mr_open(), ffd;
+	struct lock_keep k;
+	int fd = mr_open(), ret;
 
 	if (fd < 0 || !raw || on_cpu(0))
 		_exit(2);
@@ -346,29 +343,22 @@ static void vk_keeper(int in, int out)
 	if (mr_reg(fd, mem, HPAGE, RW_ALL, 0, NULL, &m.handle))
 		_exit(2);
 	m.domain = mr_domain_id(fd);
-	if (fuse_stall_start(&fs))
-		_exit(4);	/* no FUSE: the test skips */
-	snprintf(m.dir, sizeof(m.dir), "%s", fs.dir);
-	ffd = open(fs.path, O_RDONLY | O_CLOEXEC);
-	stall = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, ffd, 0);
-	mr.fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-	mr.at = (off_t)(uintptr_t)stall;
-	if (ffd < 0 || stall == MAP_FAILED || mr.fd < 0 ||
-	    pthread_create(&mapper, NULL, map_one, (void *)&mapped))
-		_exit(3);
+	ret = lock_keep_prepare(&k);
+	if (ret)
+		_exit(ret > 0 ? 4 : 3);	/* 4: no FUSE, the test skips */
+	snprintf(m.dir, sizeof(m.dir), "%s", k.fs.dir);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 
 	if (mprotect(mem + PAGE, PAGE, PROT_READ))
 		_exit(3);
-	m.stalled = mmap_lock_keep(&fs, &mr, &mapped, &reader);
+	m.stalled = lock_keep_start(&k);
 	if (m.stalled < 0)
 		_exit(3);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
-	pthread_join(reader, NULL);
-	pthread_join(mapper, NULL);
-	fuse_stall_stop(&fs);
+	lock_keep_join(&k);
+	fuse_stall_stop(&k.fs);
 	m.stalled = 0;
 	_exit(write(out, &m, sizeof(m)) == sizeof(m) ? 0 : 3);
 }

@@ -1357,16 +1357,13 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 {
 	int d = sys_enter_netns(netns) ? -1 : open(dev, O_RDWR | O_CLOEXEC);
 	struct keeper_msg m = { 0 };
-	volatile int mapped = 0;
-	struct mem_read mr = { 0 };
-	pthread_t reader, mapper;
 	struct t_cq cq = { 0 };
 	struct t_ep v = { 0 }, v2 = { 0 };
-	struct fuse_stall fs;
+	struct lock_keep k;
 	struct swnic_rqe rq;
 	struct swnic_cqe e;
-	char *dst, *odp, *stall, c;
-	int i, ffd, err, pushed = 0;
+	char *dst, *odp, c;
+	int i, err, pushed = 0;
 
 	dst = mmap(NULL, (nrecv + 2) * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1391,18 +1388,10 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 		_exit(2);
 	m.addr = v.addr;
 	m.port = v.port;
-	if (fuse_stall_start(&fs))
-		_exit(4);	/* no FUSE: the test skips */
-	snprintf(m.dir, sizeof(m.dir), "%s", fs.dir);
-	ffd = open(fs.path, O_RDONLY | O_CLOEXEC);
-	stall = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, ffd, 0);
-	mr.fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-	mr.at = (off_t)(uintptr_t)stall;
-	if (ffd < 0 || stall == MAP_FAILED || mr.fd < 0)
-		_exit(3);
-	/* Both threads made first: a thread's stack is an mmap too. */
-	if (pthread_create(&mapper, NULL, map_one, (void *)&mapped))
-		_exit(3);
+	err = lock_keep_prepare(&k);
+	if (err)
+		_exit(err > 0 ? 4 : 3);	/* 4: no FUSE, the test skips */
+	snprintf(m.dir, sizeof(m.dir), "%s", k.fs.dir);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 	while (c == 'p' && pushed < 2) {
@@ -1414,14 +1403,13 @@ static void mmap_lock_keeper(int in, int out, const char *netns,
 			_exit(3);
 	}
 
-	m.stalled = mmap_lock_keep(&fs, &mr, &mapped, &reader);
+	m.stalled = lock_keep_start(&k);
 	if (m.stalled < 0)
 		_exit(3);
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 
-	pthread_join(reader, NULL);
-	pthread_join(mapper, NULL);
+	lock_keep_join(&k);
 	for (i = 0; i < nrecv + pushed; i++) {
 		err = t_cq_wait(&cq, &e, 5000) ? -1 :
 		      e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;

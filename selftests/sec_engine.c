@@ -96,31 +96,42 @@ static int drain_ringing(struct __test_metadata *_metadata, struct t_ep *a,
 	return done;
 }
 
+/*
+ * An engine endpoint @a (a TX CQ of CQ_ENTRIES, an SQ of @sq entries) and
+ * @gone, a port nobody listens on: every send to it fails with a CQE.
+ * @sends of them (contexts 0 on) are in @a's SQ, no doorbell rung yet.
+ */
+static void engine_ep(struct __test_metadata *_metadata, int dom,
+		      struct t_cq *txcq, struct t_cq *rxcq, struct t_ep *a,
+		      struct t_ep *gone, uint32_t sq, int sends)
+{
+	static const char msg[16] = "nobody home";
+
+	ASSERT_EQ(0, t_cq_create(dom, CQ_ENTRIES, txcq));
+	ASSERT_EQ(0, t_cq_create(dom, 64, rxcq));
+	ASSERT_EQ(CQ_ENTRIES, txcq->ring.entries);
+	ASSERT_EQ(0, t_ep_create(dom, rxcq, rxcq, SWNIC_EP_F_DB_SYSCALL, 0,
+				 16, gone));
+	t_ep_destroy(gone);
+	ASSERT_EQ(0, t_ep_create(dom, txcq, rxcq, SWNIC_EP_F_DB_ENGINE, 0,
+				 sq, a));
+	for (int i = 0; i < sends; i++) {
+		struct swnic_sqe s = t_send(msg, sizeof(msg), gone, i);
+
+		ASSERT_EQ(0, t_ring_push(&a->sq, &s));
+	}
+}
+
 TEST(stuck_endpoint_does_not_spin)
 {
 	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	struct t_cq txcq = {}, rxcq = {};
 	struct t_ep a = {}, gone = {};
-	char msg[16] = "nobody home";
 	long t0, t1, hz = sysconf(_SC_CLK_TCK), deadline;
-	int i;
 
 	if (dom < 0)
 		SKIP(return, "no %s (module not loaded)", DEV_PATH);
-	ASSERT_EQ(0, t_cq_create(dom, CQ_ENTRIES, &txcq));
-	ASSERT_EQ(0, t_cq_create(dom, 64, &rxcq));
-	ASSERT_EQ(CQ_ENTRIES, txcq.ring.entries);
-	/* A port nobody listens on: every send fails with a CQE. */
-	ASSERT_EQ(0, t_ep_create(dom, &rxcq, &rxcq, SWNIC_EP_F_DB_SYSCALL, 0,
-				 16, &gone));
-	t_ep_destroy(&gone);
-	ASSERT_EQ(0, t_ep_create(dom, &txcq, &rxcq, SWNIC_EP_F_DB_ENGINE, 0,
-				 64, &a));
-	for (i = 0; i < SQES; i++) {
-		struct swnic_sqe s = t_send(msg, sizeof(msg), &gone, i);
-
-		ASSERT_EQ(0, t_ring_push(&a.sq, &s));
-	}
+	engine_ep(_metadata, dom, &txcq, &rxcq, &a, &gone, 64, SQES);
 	ASSERT_EQ(0, kick(&a));
 
 	/* The engine fills the CQ and stops with SQEs left. */
@@ -172,13 +183,7 @@ TEST(parked_endpoint_wakes_for_new_entries)
 
 	if (dom < 0)
 		SKIP(return, "no %s (module not loaded)", DEV_PATH);
-	ASSERT_EQ(0, t_cq_create(dom, CQ_ENTRIES, &txcq));
-	ASSERT_EQ(0, t_cq_create(dom, 64, &rxcq));
-	ASSERT_EQ(0, t_ep_create(dom, &rxcq, &rxcq, SWNIC_EP_F_DB_SYSCALL, 0,
-				 16, &gone));
-	t_ep_destroy(&gone);
-	ASSERT_EQ(0, t_ep_create(dom, &txcq, &rxcq, SWNIC_EP_F_DB_ENGINE, 0,
-				 16, &a));
+	engine_ep(_metadata, dom, &txcq, &rxcq, &a, &gone, 16, 0);
 	deadline = now_ms() + 60000;
 	while (done < 2000 && now_ms() < deadline) {
 		int popped = 0;
@@ -268,25 +273,12 @@ TEST(flipped_tail_is_no_work)
 	struct t_cq txcq = {}, rxcq = {};
 	struct t_ep a = {}, gone = {};
 	struct flipper f = { .ep = &a };
-	char msg[16] = "nobody home";
 	long t0, t1, hz = sysconf(_SC_CLK_TCK), deadline, others;
 	pthread_t t;
-	int i;
 
 	if (dom < 0)
 		SKIP(return, "no %s (module not loaded)", DEV_PATH);
-	ASSERT_EQ(0, t_cq_create(dom, CQ_ENTRIES, &txcq));
-	ASSERT_EQ(0, t_cq_create(dom, 64, &rxcq));
-	ASSERT_EQ(0, t_ep_create(dom, &rxcq, &rxcq, SWNIC_EP_F_DB_SYSCALL, 0,
-				 16, &gone));
-	t_ep_destroy(&gone);
-	ASSERT_EQ(0, t_ep_create(dom, &txcq, &rxcq, SWNIC_EP_F_DB_ENGINE, 0,
-				 64, &a));
-	for (i = 0; i < SQES; i++) {
-		struct swnic_sqe s = t_send(msg, sizeof(msg), &gone, i);
-
-		ASSERT_EQ(0, t_ring_push(&a.sq, &s));
-	}
+	engine_ep(_metadata, dom, &txcq, &rxcq, &a, &gone, 64, SQES);
 	/* Flipping from the start: an engine that never parked. */
 	f.tail = atomic_load(a.sq.tail);
 	ASSERT_EQ(0, pthread_create(&t, NULL, flip, &f));
