@@ -469,6 +469,50 @@ out:
 
 /* ---- the local transport ------------------------------------------------ */
 
+/*
+ * The result buffer's pages (@len bytes at @addr, at most two pages),
+ * pinned before the atomic applies: once applied it cannot be tried
+ * again, so its old values then go where nothing is left to fault in or
+ * wait for - in a worker, no lock a user may keep. @later as for
+ * swnic_pin_user_nowait(). Return: pages pinned, or -errno.
+ */
+static int swnic_atomic_result_pin(u64 addr, u32 len, struct page **pages,
+				   int later)
+{
+	unsigned long start = addr & PAGE_MASK;
+	int n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
+	long done = 0, got;
+
+	BUILD_BUG_ON(SWNIC_ATOMIC_MAX > PAGE_SIZE);	/* two pages at most */
+	while (done < n) {
+		got = swnic_pin_user_nowait(start + done * PAGE_SIZE, n - done,
+					    FOLL_WRITE, pages + done, later);
+		if (got <= 0) {
+			unpin_user_pages(pages, done);
+			return got ?: -EFAULT;
+		}
+		done += got;
+	}
+	return n;
+}
+
+/* The old values into the pinned result pages (@write), then unpinned. */
+static void swnic_atomic_result_put(struct page **pages, int n, u64 addr,
+				    const u8 *res, u32 len, bool write)
+{
+	unsigned int off = addr & ~PAGE_MASK, chunk;
+	int i;
+
+	for (i = 0; write && i < n; i++) {
+		chunk = min_t(u32, len, PAGE_SIZE - off);
+		memcpy_to_page(pages[i], off, res, chunk);
+		res += chunk;
+		len -= chunk;
+		off = 0;
+	}
+	unpin_user_pages_dirty_lock(pages, n, write);
+}
+
 /**
  * swnic_atomic_exec() - an atomic of @src on @dst's memory, on one host
  * @dst: the target endpoint (its domain owns the MR)
@@ -494,13 +538,16 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 		.op = sqe->atomic_op,
 		.dt = sqe->datatype,
 		.size = swnic_adt_size(sqe->datatype),
-		/* An engine's: an ODP target out of reach is for later. */
+		/* A round's: an ODP target out of reach is for later. */
 		.round = swnic_ep_defers(src),
 		.last_try = swnic_ep_last_try(src),
 	};
+	/* So are its own buffers, until it is applied (not after). */
+	int later = swnic_ep_later(src);
 	u32 dkey = READ_ONCE(dst->dom->auth_key), len = sqe->len;
+	struct page *rpages[2];
+	int npages = 0, ret;
 	u8 *buf;
-	int ret;
 
 	a.count = len / a.size;
 	ret = swnic_ep_sqe_key(src, sqe, &t.auth_key);
@@ -525,7 +572,7 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 		if (kbuf)
 			memcpy(buf, kbuf, len);
 		else
-			ret = swnic_copy_from_user_nowait(buf, op, len);
+			ret = swnic_copy_from_user_nowait(buf, op, len, later);
 		if (ret)
 			goto out;
 		a.operand = buf;
@@ -533,23 +580,25 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 	if (sqe->opcode == SWNIC_OP_COMPARE_ATOMIC) {
 		ret = swnic_copy_from_user_nowait(buf + len,
 						  u64_to_user_ptr(sqe->data),
-						  len);
+						  len, later);
 		if (ret)
 			goto out;
 		a.compare = buf + len;
 	}
-	/* The result buffer must take the old values: try it first. */
+	/* The result buffer must take the old values: pinned first. */
 	if (swnic_atomic_fetches(sqe->opcode)) {
-		ret = swnic_clear_user_nowait(u64_to_user_ptr(sqe->tag), len);
-		if (ret)
+		npages = swnic_atomic_result_pin(sqe->tag, len, rpages, later);
+		if (npages < 0) {
+			ret = npages;
 			goto out;
+		}
 		a.result = buf + 2 * len;
 	}
 
 	ret = swnic_atomic_apply(dst->dom, &t, &a);
-	if (!ret && a.result)
-		ret = swnic_copy_to_user_nowait(u64_to_user_ptr(sqe->tag),
-						a.result, len);
+	if (npages > 0)
+		swnic_atomic_result_put(rpages, npages, sqe->tag, a.result, len,
+					!ret);
 	if (!ret)
 		swnic_cntr_inc(dst->cntr[a.opcode == SWNIC_OP_ATOMIC ?
 					 SWNIC_EP_CNTR_REMOTE_WRITE :

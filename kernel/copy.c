@@ -434,6 +434,7 @@ int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
  * @nr: pages, > 0
  * @flags: FOLL_WRITE or 0
  * @pages: out: @nr entries at least
+ * @later: 0, or what to return at once for a mmap lock taken (copy.h)
  *
  * pin_user_pages_fast() serves a missing page as a fault of the caller
  * would: it waits for the userfaultfd that holds it back, or for the FUSE
@@ -441,25 +442,28 @@ int swnic_fault_in_mm_nowait(struct mm_struct *mm, u64 addr, size_t len,
  * but not in its domain's engine (SWNIC_EP_F_DB_ENGINE), a kernel worker:
  * a page held back for good would hold the worker, and the domain's
  * engine endpoints, for good, and the owner's exit would wait for them
- * (engine.c). Here such a page is a
- * fault (swnic_pin_vma_pages()), and the mmap lock is only tried: one
- * its owner keeps (a reader stuck in its own FUSE server's read, a
- * writer queued behind) is waited for at most SWNIC_FAULT_TIMEOUT.
+ * (engine.c). Here such a page is a fault (swnic_pin_vma_pages()), and
+ * in a kernel thread the mmap lock is only tried: one its owner keeps (a
+ * reader stuck in its own FUSE server's read, a writer queued behind) is
+ * waited for at most SWNIC_FAULT_TIMEOUT, and in a round not at all
+ * (@later). In its own call, the caller waits for its own lock.
  *
  * Return: pages pinned, from 1 to @nr (the rest may be in another
- * mapping: call again), or -EFAULT, -EINTR.
+ * mapping: call again), or -EFAULT, -EINTR, @later.
  */
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
-			   unsigned int flags, struct page **pages)
+			   unsigned int flags, struct page **pages, int later)
 {
 	struct swnic_fault_retry retry = {};
 	long got;
 
 	for (;;) {
 		got = swnic_pin_vma_pages(current->mm, start, nr, flags, pages,
-					  true);
+					  !swnic_may_wait_mm(current->mm));
 		if (got != -EAGAIN)
 			return got;
+		if (later)
+			return later;
 		if (!swnic_fault_retry(&retry))
 			return -EFAULT;
 	}
@@ -469,11 +473,10 @@ long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 enum swnic_uop {
 	SWNIC_UOP_READ,
 	SWNIC_UOP_WRITE,
-	SWNIC_UOP_CLEAR,
 };
 
 static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
-			     size_t n)
+			     size_t n, int later)
 {
 	struct swnic_fault_retry retry = {};
 	long left;
@@ -484,13 +487,8 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 		case SWNIC_UOP_READ:
 			left = copy_from_user_nofault(k, u, n);
 			break;
-		case SWNIC_UOP_WRITE:
-			left = copy_to_user_nofault(u, k, n);
-			break;
 		default:
-			pagefault_disable();
-			left = clear_user(u, n);
-			pagefault_enable();
+			left = copy_to_user_nofault(u, k, n);
 			break;
 		}
 		if (!left)
@@ -503,6 +501,12 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
 					       n, op != SWNIC_UOP_READ);
 		if (ret && ret != -EAGAIN)
 			return ret == -ESRCH ? -EFAULT : ret;
+		/*
+		 * A round waits for nothing: not for the lock, nor for a
+		 * page that is gone again once faulted in.
+		 */
+		if (later && (ret || retry.tries))
+			return later;
 		/* In reach again, or not yet: tried again, within a bound. */
 		if (!swnic_fault_retry(&retry))
 			return -EFAULT;
@@ -515,6 +519,7 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
  * @to: kernel destination
  * @from: the current process's memory
  * @n: bytes
+ * @later: 0, or what to return at once for memory out of reach (copy.h)
  *
  * A copy with page faults disabled; what it could not reach is faulted in
  * through GUP without retry (swnic_fault_in_mm()) and the copy tried
@@ -523,11 +528,13 @@ static int swnic_user_nowait(enum swnic_uop op, void *k, void __user *u,
  * the mmap lock is only tried (swnic_pin_user_nowait()).
  *
  * Context: process or kthread_use_mm(); may sleep.
- * Return: 0, -EFAULT, -EINTR on a fatal signal.
+ * Return: 0, -EFAULT, -EINTR on a fatal signal, @later.
  */
-int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n)
+int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n,
+				int later)
 {
-	return swnic_user_nowait(SWNIC_UOP_READ, to, (void __user *)from, n);
+	return swnic_user_nowait(SWNIC_UOP_READ, to, (void __user *)from, n,
+				 later);
 }
 
 /**
@@ -536,23 +543,12 @@ int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n)
  * @to: the current process's memory
  * @from: kernel source
  * @n: bytes
+ * @later: as there
  *
- * Return: 0, -EFAULT, -EINTR on a fatal signal.
+ * Return: 0, -EFAULT, -EINTR on a fatal signal, @later.
  */
-int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n)
+int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n,
+			      int later)
 {
-	return swnic_user_nowait(SWNIC_UOP_WRITE, (void *)from, to, n);
-}
-
-/**
- * swnic_clear_user_nowait() - clear_user() that never waits for another
- * process: as swnic_copy_from_user_nowait()
- * @to: the current process's memory
- * @n: bytes
- *
- * Return: 0, -EFAULT, -EINTR on a fatal signal.
- */
-int swnic_clear_user_nowait(void __user *to, size_t n)
-{
-	return swnic_user_nowait(SWNIC_UOP_CLEAR, NULL, to, n);
+	return swnic_user_nowait(SWNIC_UOP_WRITE, (void *)from, to, n, later);
 }

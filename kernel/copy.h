@@ -55,6 +55,7 @@
  * @since: jiffies of its first try that found memory out of reach
  *	(-SWNIC_EFAULTLATER); 0: it waits for none
  * @tries: such tries since
+ * @last: no later round will come (swnic_fault_give_up())
  *
  * Its try after SWNIC_ROUND_FAULT_TIMEOUT and SWNIC_FAULT_MIN_TRIES is the
  * last, which makes it a fault. Zeroed: waits for nothing.
@@ -62,6 +63,7 @@
 struct swnic_fault_wait {
 	unsigned long since;
 	unsigned int tries;
+	bool last;
 };
 
 static inline void swnic_fault_later(struct swnic_fault_wait *w)
@@ -72,7 +74,7 @@ static inline void swnic_fault_later(struct swnic_fault_wait *w)
 		w->tries++;
 }
 
-/* Reached (or given up): a later wait starts anew. */
+/* Reached (or failed): a later wait starts anew; a give-up stays. */
 static inline void swnic_fault_reached(struct swnic_fault_wait *w)
 {
 	WRITE_ONCE(w->since, 0);
@@ -86,8 +88,15 @@ static inline bool swnic_fault_waits(const struct swnic_fault_wait *w)
 
 static inline bool swnic_fault_last_try(const struct swnic_fault_wait *w)
 {
-	return w->since && w->tries >= SWNIC_FAULT_MIN_TRIES &&
-	       time_after(jiffies, w->since + SWNIC_ROUND_FAULT_TIMEOUT);
+	return w->last || (w->since && w->tries >= SWNIC_FAULT_MIN_TRIES &&
+			   time_after(jiffies,
+				      w->since + SWNIC_ROUND_FAULT_TIMEOUT));
+}
+
+/* Its next try is its last: nothing will run it again (a closing domain). */
+static inline void swnic_fault_give_up(struct swnic_fault_wait *w)
+{
+	w->last = true;
 }
 
 /* swnic_copy_to_mm() flags */
@@ -165,10 +174,23 @@ struct swnic_fault_retry {
 
 bool swnic_fault_retry(struct swnic_fault_retry *r);
 
+/*
+ * The _nowait functions below take @later: what to return at once when
+ * the current process's memory is out of reach now (its mmap lock taken,
+ * or a page gone again once faulted in), instead of trying again for
+ * SWNIC_FAULT_TIMEOUT. 0 in the process's own call, which may wait that
+ * long; in a round (the domain's engine, the trigger worker: kernel
+ * workers that serve others too), -SWNIC_EFAULTLATER, so that the
+ * operation is tried again in a later round and no worker sleeps on a
+ * lock its owner may keep, or -EFAULT on the operation's last try
+ * (swnic_ep_later()). Only for what may be tried again whole: nothing of
+ * the operation is done yet, or doing it again is the same.
+ */
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
-			   unsigned int flags, struct page **pages);
-int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n);
-int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n);
-int swnic_clear_user_nowait(void __user *to, size_t n);
+			   unsigned int flags, struct page **pages, int later);
+int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n,
+				int later);
+int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n,
+			      int later);
 
 #endif /* _SWNIC_COPY_H */

@@ -8,12 +8,12 @@
  * user space.
  *
  * An engine per domain, not per device: what it runs may wait for memory
- * out of reach (an owner, or a receiver, that keeps its mmap lock: up to
- * SWNIC_FAULT_TIMEOUT per operation, copy.c; a receiver's, in later
- * rounds, up to SWNIC_ROUND_FAULT_TIMEOUT). That wait then holds back
- * the endpoints of the domain that posted the operation, as its own
- * doorbell syscall would, and no other user's: each domain's work runs in
- * a worker of its own, up to the workqueue's limit of active items.
+ * out of reach (an owner, or a receiver, that keeps its mmap lock: in
+ * later rounds, up to SWNIC_ROUND_FAULT_TIMEOUT, copy.h). That wait then
+ * holds back the operations behind it in its endpoint's SQ, and no other
+ * endpoint: each domain's work runs in a worker of its own, up to the
+ * workqueue's limit of active items, and no worker sleeps on such memory
+ * (a round that made no progress comes again a tick later, queued).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
+#include <linux/wait_bit.h>
 
 #include "cq.h"
 #include "cntr.h"
@@ -44,22 +45,48 @@ int swnic_engine_init(void)
 	return swnic_engine_wq ? 0 : -ENOMEM;
 }
 
-/* Module exit: every domain is gone, so every item ran (holds a ref). */
+/*
+ * Engine items queued or waiting a tick, each holding a domain reference:
+ * module exit waits for them, as destroy_workqueue() does not wait for a
+ * timer (swnic_engine_queue()).
+ */
+static atomic_t swnic_engine_items = ATOMIC_INIT(0);
+
+/* Module exit: every file is closed, so no round queues another. */
 void swnic_engine_exit(void)
 {
+	wait_var_event(&swnic_engine_items,
+		       !atomic_read(&swnic_engine_items));
 	destroy_workqueue(swnic_engine_wq);
 }
 
-/*
- * Queue @dom's engine, for endpoints listed before: the item holds a
- * domain reference until it ends. Queued while it runs, it runs once more
- * after. The caller holds a reference too: the put here is never the last.
- */
-static void swnic_engine_kick(struct swnic_domain *dom)
+/* An item of @dom's engine ends, or was not queued: its reference goes. */
+static void swnic_engine_item_put(struct swnic_domain *dom)
 {
+	swnic_domain_put(dom);
+	if (atomic_dec_and_test(&swnic_engine_items))
+		wake_up_var(&swnic_engine_items);
+}
+
+/*
+ * Queue @dom's engine in @delay jiffies (0: now, even if it waits a tick):
+ * the item holds a domain reference until it ends. Queued while it runs,
+ * it runs once more after.
+ */
+static void swnic_engine_queue(struct swnic_domain *dom, unsigned long delay)
+{
+	struct delayed_work *dw = &dom->engine.work;
+	bool pending;
+
 	swnic_domain_get(dom);
-	if (!queue_work(swnic_engine_wq, &dom->engine.work))
-		swnic_domain_put(dom);
+	atomic_inc(&swnic_engine_items);
+	if (delay)
+		pending = !queue_delayed_work(swnic_engine_wq, dw, delay);
+	else
+		pending = mod_delayed_work(swnic_engine_wq, dw, 0);
+	/* Queued already: that item holds its own. */
+	if (pending)
+		swnic_engine_item_put(dom);
 }
 
 /* Both rings, receives first so that sends to ourselves can match. */
@@ -68,7 +95,7 @@ static int swnic_ep_process(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 	int rq = 0, sq;
 
 	if (!db || !(db->flags & SWNIC_DB_SQ) || !swnic_recv_rq_lazy_idle(ep))
-		rq = swnic_recv_process_rq(ep);
+		rq = swnic_recv_process_rq(ep, !db);
 	if (rq < 0)
 		return rq;
 	/* A shared receive context sends nothing: its SQ is never read. */
@@ -129,7 +156,8 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 			eng->nr++;
 		}
 		spin_unlock(&eng->lock);
-		swnic_engine_kick(ep->dom);
+		/* Ours is a reference too: its put there is not the last. */
+		swnic_engine_queue(ep->dom, 0);
 		return 0;
 	}
 	ret = swnic_ep_process(ep, db);
@@ -223,12 +251,13 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
  * the last look queues the item again. An endpoint whose next operation
  * waits for memory out of reach (ep->engine_fault) is not parked: it
  * is tried again each round until the operation ends, and once a whole
- * round made no progress, the next waits a tick.
+ * round made no progress, the next comes a tick later, queued again: no
+ * worker sleeps meanwhile (the queue's workers serve every domain).
  */
 static void swnic_engine_work(struct work_struct *work)
 {
-	struct swnic_engine *eng = container_of(work, struct swnic_engine,
-						work);
+	struct swnic_engine *eng = container_of(to_delayed_work(work),
+						struct swnic_engine, work);
 	struct swnic_domain *dom = container_of(eng, struct swnic_domain,
 						engine);
 	unsigned int idle = 0, nr;
@@ -253,8 +282,9 @@ static void swnic_engine_work(struct work_struct *work)
 		} else if (swnic_fault_waits(&ep->engine_fault) &&
 			   !swnic_ring_is_broken(&ep->rq)) {
 			if (++idle >= nr) {
-				schedule_timeout_uninterruptible(1);
-				idle = 0;
+				swnic_ep_put(ep);
+				swnic_engine_queue(dom, 1);
+				break;
 			}
 		} else if (++idle >= SWNIC_ENGINE_IDLE_ROUNDS) {
 			swnic_engine_park(eng, ep);
@@ -264,7 +294,7 @@ static void swnic_engine_work(struct work_struct *work)
 		cond_resched();
 	}
 	/* May be the last reference: the domain goes, this item with it. */
-	swnic_domain_put(dom);
+	swnic_engine_item_put(dom);
 }
 
 void swnic_engine_domain_init(struct swnic_domain *dom)
@@ -273,5 +303,5 @@ void swnic_engine_domain_init(struct swnic_domain *dom)
 
 	spin_lock_init(&eng->lock);
 	INIT_LIST_HEAD(&eng->eps);
-	INIT_WORK(&eng->work, swnic_engine_work);
+	INIT_DELAYED_WORK(&eng->work, swnic_engine_work);
 }

@@ -19,7 +19,8 @@ struct swnic_ep_doorbell;
  * endpoints only, as in its own doorbell syscall.
  */
 struct swnic_engine {
-	struct work_struct work;	/* queued holding a domain reference */
+	/* queued holding a domain reference; a tick later to wait */
+	struct delayed_work work;
 	spinlock_t lock;		/* protects @eps and ep->engine_* */
 	struct list_head eps;		/* busy endpoints, round robin */
 	unsigned int nr;		/* on @eps */

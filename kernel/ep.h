@@ -139,13 +139,15 @@ struct swnic_ep {
 	struct list_head engine_node;	/* on its domain engine's list */
 	bool engine_active;		/* on that list (engine lock) */
 	/*
-	 * Its engine's round runs: an operation at the SQ's head whose
-	 * memory is out of reach is left there for a later round
-	 * (-SWNIC_EFAULTLATER), counted in @engine_fault,
-	 * instead of holding back the domain's other engine endpoints.
-	 * Under sq_lock.
+	 * A round runs the operation at the SQ's head (its engine's: @round
+	 * is @engine_fault) or a triggered one (trig.c: the operation's
+	 * own): memory out of reach, the receiver's or its own, leaves it
+	 * for a later round (-SWNIC_EFAULTLATER), counted in *@round,
+	 * instead of holding a worker that serves others too (the engine's
+	 * other endpoints, every user's triggered work). NULL in the
+	 * owner's own call. Under sq_lock.
 	 */
-	bool engine_round;
+	struct swnic_fault_wait *round;
 	struct swnic_fault_wait engine_fault;
 
 	/* Statistics, under the lock of their side. */
@@ -154,18 +156,30 @@ struct swnic_ep {
 };
 
 /*
- * May @ep's operation now be left for a later round of its engine, and is
- * this its last try (SWNIC_ROUND_FAULT_TIMEOUT since the first)? Under
- * sq_lock.
+ * May @ep's operation now be left for a later round, and is this its last
+ * try (SWNIC_ROUND_FAULT_TIMEOUT since the first, or no round will come
+ * again)? Under sq_lock.
  */
 static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 {
-	return ep->engine_round;
+	return !!ep->round;
 }
 
 static inline bool swnic_ep_last_try(const struct swnic_ep *ep)
 {
-	return swnic_fault_last_try(&ep->engine_fault);
+	return ep->round && swnic_fault_last_try(ep->round);
+}
+
+/*
+ * What its own memory out of reach now makes of @ep's operation, for the
+ * copy.c _nowait functions: in a round, -SWNIC_EFAULTLATER (-EFAULT on
+ * its last try); in its owner's call 0, which waits a while.
+ */
+static inline int swnic_ep_later(const struct swnic_ep *ep)
+{
+	if (!swnic_ep_defers(ep))
+		return 0;
+	return swnic_ep_last_try(ep) ? -EFAULT : -SWNIC_EFAULTLATER;
 }
 
 int swnic_ep_create(struct swnic_domain *dom, void *arg);

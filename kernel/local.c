@@ -93,7 +93,7 @@ refused:
 static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 			    const void *kbuf)
 {
-	/* An engine's: a receiver out of reach is for a later round. */
+	/* A round's: a receiver out of reach is for a later round. */
 	struct swnic_msg_src from = {
 		.ep = src, .addr = src->addr, .port = swnic_ep_src_port(src),
 		.round = swnic_ep_defers(src),
@@ -108,6 +108,12 @@ static int swnic_local_send(struct swnic_ep *src, const struct swnic_sqe *sqe,
 	swnic_ep_sqe_key(src, sqe, &from.auth_key);
 	ret = swnic_recv_deliver(dst, &from, sqe, kbuf);
 	swnic_ep_put(dst);
+	/*
+	 * A receiver's full cgroup is no room (EAGAIN), as in the poster's
+	 * own call: only the wire's rounds tell it apart (udp_exec.c).
+	 */
+	if (ret == -ENOMEM && from.round)
+		ret = -EAGAIN;
 	return ret;
 }
 

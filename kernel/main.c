@@ -143,8 +143,8 @@ static void __exit swnic_exit(void)
 	swnic_genl_exit();
 	/*
 	 * Out of order: every file is closed, so no engine round and no
-	 * triggered work can be queued any more; what is queued runs (and
-	 * drops its domain) now. Engines first: what an engine round
+	 * triggered work can be queued any more; what is queued, or waits
+	 * a tick, runs (and drops its domain) now. Engines first: what an engine round
 	 * completes may queue triggered work, never the other way round.
 	 */
 	swnic_engine_exit();

@@ -52,7 +52,7 @@ struct swnic_msg_src {
 
 int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 		       const struct swnic_sqe *sqe, const void *kbuf);
-int swnic_recv_process_rq(struct swnic_ep *ep);
+int swnic_recv_process_rq(struct swnic_ep *ep, bool round);
 void swnic_recv_rq_work(struct work_struct *work);
 bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep);
 int swnic_recv_cancel(struct swnic_ep *ep, u64 context);
@@ -60,6 +60,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p);
 void swnic_recv_flush(struct swnic_ep *ep);
 int swnic_rqe_check(const struct swnic_rqe *rqe);
 int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			struct swnic_cntr **cntr, int status, bool last);
+			struct swnic_cntr **cntr, int status, bool last,
+			struct swnic_fault_wait *wait);
 
 #endif /* _SWNIC_RECV_H */

@@ -54,10 +54,11 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 
 /*
  * Finish the RQ of the endpoint whose rq_work this is; holds a reference.
- * For a wire round, which waits for a receiver's memory out of reach as
- * long as any round does (SWNIC_ROUND_FAULT_TIMEOUT, copy.h): a receive
- * that takes a buffered message is not a fault while khugepaged keeps the
- * receiver's mmap lock a few seconds. The worker never sleeps on it: the
+ * For a round (the wire's, or its domain's engine), which waits for a
+ * receiver's memory out of reach as long as any round does
+ * (SWNIC_ROUND_FAULT_TIMEOUT, copy.h): a receive that takes a buffered
+ * message is not a fault while khugepaged keeps the receiver's mmap lock a
+ * few seconds. The worker never sleeps on it: the
  * work tries again a tick later (@ep->rq_retry keeps count), so that a
  * receiver that keeps its mmap lock holds no worker of the queue every
  * user's triggered operations share (before, up to 10 s per receive).
@@ -361,16 +362,30 @@ bool swnic_recv_rq_lazy_idle(struct swnic_ep *ep)
 /**
  * swnic_recv_process_rq() - consume the receive queue
  * @ep: the endpoint (its owner's doorbell, or the engine on its mm)
+ * @round: the engine's round: a receive whose buffer must be faulted in
+ *	   (a buffered message taken into it) is left to rq_work, as for a
+ *	   wire round, which never sleeps on the owner's mmap lock; the
+ *	   engine's worker serves the domain's other endpoints meanwhile
  *
  * Return: RQEs consumed, -EPIPE if the ring is broken, -EINTR if the
  * caller was killed while it waited.
  */
-int swnic_recv_process_rq(struct swnic_ep *ep)
+int swnic_recv_process_rq(struct swnic_ep *ep, bool round)
 {
+	struct swnic_fault fault = {};
+	int ret;
+
 	/* A member's receives are its shared receive context's. */
 	if (ep->srx)
 		return 0;
-	return swnic_recv_process_rq_faulting(ep, NULL);
+	if (!round)
+		return swnic_recv_process_rq_faulting(ep, NULL);
+	mutex_lock(&ep->rx_lock);
+	ret = __swnic_recv_process_rq(ep, false, &fault);
+	mutex_unlock(&ep->rx_lock);
+	if (ret >= 0 && fault.dst_len)
+		swnic_recv_rq_defer(ep);
+	return ret;
 }
 
 /* Unpost the receive posted with @context and complete it as cancelled. */
@@ -389,7 +404,7 @@ int swnic_recv_cancel(struct swnic_ep *ep, u64 context)
 	if (!swnic_trig_cancel_rqe(ep, context))
 		return 0;
 	/* Receives still in the ring are posted first, so they are found. */
-	ret = swnic_recv_process_rq(ep);
+	ret = swnic_recv_process_rq(ep, false);
 	if (ret < 0)
 		return ret;
 
@@ -440,24 +455,30 @@ out_unlock:
  * @status: 0 to post it, or the error to complete it with unposted
  * @last: give up: a receive that cannot be posted now completes with
  *	  EAGAIN
+ * @wait: its wait for memory out of reach, across its tries
  *
  * In the trigger workqueue with the poster's mm (trig.c). Pages of the
- * buffer are faulted in with rx_lock dropped, as for the RQ.
+ * buffer (a buffered message taken into it) are faulted in with rx_lock
+ * dropped, as for the RQ, but the mmap lock is only tried: taken, the
+ * receive is tried again later (-EAGAIN), until its last try (@wait),
+ * which makes it a fault. Its owner may keep that lock as long as it
+ * likes, and the worker serves every user's triggered work.
  *
  * Return: 0 (posted or completed: the slot is used or given back), or
- * -EAGAIN (not now and not @last: the slot stays reserved).
+ * -EAGAIN (not now and not @last, or its memory out of reach: the slot
+ * stays reserved).
  */
 int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			struct swnic_cntr **cntr, int status, bool last)
+			struct swnic_cntr **cntr, int status, bool last,
+			struct swnic_fault_wait *wait)
 {
-	struct swnic_fault_retry retry = {};
 	struct swnic_fault fault = {};
 	struct swnic_cqe cqe = {
 		.context = rqe->context,
 		.buf = rqe->addr,
 		.flags = SWNIC_CQE_RECV | SWNIC_CQE_ERROR,
 	};
-	bool hard = false;
+	bool hard = false, faulted = false;
 	int ret = status;
 
 	if (rqe->flags & SWNIC_RQE_TAGGED)
@@ -467,12 +488,20 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	for (;;) {
 		if (fault.dst_len) {
 			/*
-			 * Nothing to interrupt a worker: a failure is hard;
-			 * the mmap lock taken (-EAGAIN) is tried again.
+			 * A failure is hard; the mmap lock taken (-EAGAIN),
+			 * or a page gone again once faulted in, is for a
+			 * later try, until the last.
 			 */
 			ret = swnic_fault_in(&fault);
-			hard = (ret && ret != -EAGAIN) ||
-			       !swnic_fault_retry(&retry);
+			if (ret == -EAGAIN || (!ret && faulted)) {
+				if (!swnic_fault_last_try(wait)) {
+					swnic_fault_later(wait);
+					return -EAGAIN;
+				}
+				ret = -EFAULT;
+			}
+			hard = ret != 0;
+			faulted = true;
 			ret = status;
 		}
 		fault = (struct swnic_fault) {};
@@ -489,6 +518,7 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 			mutex_unlock(&ep->rx_lock);
 			continue;
 		}
+		swnic_fault_reached(wait);
 		if (ret == -EAGAIN && !last) {
 			mutex_unlock(&ep->rx_lock);
 			return ret;

@@ -22,11 +22,17 @@
 #include "mr.h"
 #include "rma.h"
 
-/* One side of the copy: the initiator's user buffer or inline bytes. */
+/*
+ * One side of the copy: the initiator's user buffer or inline bytes;
+ * @later: what that buffer out of reach now makes of the RMA
+ * (swnic_ep_later()). Either way round, an RMA tried again whole copies
+ * the same bytes again.
+ */
 struct swnic_rma_ctx {
 	void __user *ubuf;
 	const void *kbuf;
 	bool to_mr;
+	int later;
 };
 
 static int swnic_rma_page(void *arg, struct page *page, unsigned int off,
@@ -37,13 +43,15 @@ static int swnic_rma_page(void *arg, struct page *page, unsigned int off,
 	int ret = 0;
 
 	if (!c->to_mr) {
-		ret = swnic_copy_to_user_nowait(c->ubuf, kaddr + off, len);
+		ret = swnic_copy_to_user_nowait(c->ubuf, kaddr + off, len,
+						c->later);
 		c->ubuf += len;
 	} else if (c->kbuf) {
 		memcpy(kaddr + off, c->kbuf, len);
 		c->kbuf += len;
 	} else {
-		ret = swnic_copy_from_user_nowait(kaddr + off, c->ubuf, len);
+		ret = swnic_copy_from_user_nowait(kaddr + off, c->ubuf, len,
+						  c->later);
 		c->ubuf += len;
 	}
 	kunmap_local(kaddr);
@@ -104,12 +112,12 @@ static int swnic_rma_move_odp(struct swnic_mr_ref *ref, u64 len,
 		}
 		if (ctx->to_mr) {
 			ret = swnic_copy_from_user_nowait(buf, ctx->ubuf + pos,
-							  n) ?:
+							  n, ctx->later) ?:
 			      swnic_mr_ref_copy_to(ref, pos, buf, n);
 		} else {
 			ret = swnic_mr_ref_copy_from(ref, pos, buf, n) ?:
 			      swnic_copy_to_user_nowait(ctx->ubuf + pos, buf,
-							n);
+							n, ctx->later);
 		}
 	}
 	kvfree(buf);
@@ -152,9 +160,13 @@ static int swnic_rma_copy(struct swnic_ep *dst, struct swnic_ep *src,
 		return 0;
 	ret = swnic_mr_ref_get(dst->dom, &t, &ref);
 	if (!ret) {
-		/* An engine's: an ODP target out of reach is for later. */
+		/*
+		 * A round's: an ODP target out of reach is for later, and
+		 * so is the initiator's own buffer.
+		 */
 		ref.round = swnic_ep_defers(src);
 		ref.last_try = swnic_ep_last_try(src);
+		ctx->later = swnic_ep_later(src);
 		if (ref.umem)
 			ret = swnic_rma_move_pinned(&ref, sqe->len, ctx);
 		else

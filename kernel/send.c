@@ -93,9 +93,10 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
  * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
  * the ring to be retried at the next doorbell or engine round. In an
  * @engine round, an entry whose memory is out of reach for now (a
- * receiver that keeps its mmap lock) is left in the ring for a later
- * round too, for up to SWNIC_ROUND_FAULT_TIMEOUT (then it is a fault), so that
- * it holds back none of the domain's other engine endpoints.
+ * receiver, or the poster itself, that keeps its mmap lock) is left in
+ * the ring for a later round too, for up to SWNIC_ROUND_FAULT_TIMEOUT
+ * (then it is a fault), so that it holds back none of the domain's other
+ * engine endpoints.
  *
  * Return: entries consumed, or -EPIPE if the ring is broken.
  */
@@ -112,7 +113,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		mutex_unlock(&ep->sq_lock);
 		return avail;
 	}
-	ep->engine_round = engine;
+	ep->round = engine ? &ep->engine_fault : NULL;
 	while (done < avail) {
 		/* Its file is released: its port may not stay its own. */
 		if (READ_ONCE(ep->closing))
@@ -178,7 +179,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	 */
 	if (!later)
 		swnic_fault_reached(&ep->engine_fault);
-	ep->engine_round = false;
+	ep->round = NULL;
 	mutex_unlock(&ep->sq_lock);
 	return done;
 }
@@ -191,15 +192,21 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
  * @trig: the triggered work (its completion counter, trig.c)
  * @last: an RM_ENABLED target out of resources completes it with EAGAIN
  *	  (else it is left to be tried again)
+ * @fault: its wait for memory out of reach: a round, as the engine's
  *
  * In the trigger workqueue with the poster's mm (trig.c), through the
- * same checks, transports and completion as the SQ's entries.
+ * same checks, transports and completion as the SQ's entries. Memory out
+ * of reach (the receiver's, or the poster's own: either may keep its mmap
+ * lock) leaves it to be tried again, as in an engine round, until its
+ * last try (@fault): a worker of the queue every user's triggered work
+ * shares never sleeps on it.
  *
  * Return: -EAGAIN if it was not run and is to be tried again (its slot
  * stays reserved), else 0.
  */
 int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
-		       int status, struct swnic_trig *trig, bool last)
+		       int status, struct swnic_trig *trig, bool last,
+		       struct swnic_fault_wait *fault)
 {
 	int ret = status;
 
@@ -211,14 +218,21 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		return 0;
 	}
 	ep->trig_running = trig;
+	ep->round = fault;
 	if (!ret)
 		ret = swnic_sqe_check(sqe);
 	if (!ret)
 		ret = swnic_send_exec(ep, sqe);
-	if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED) && !last) {
+	if (ret == -SWNIC_EFAULTLATER)
+		swnic_fault_later(fault);
+	else
+		swnic_fault_reached(fault);
+	ep->round = NULL;
+	if (ret == -SWNIC_EFAULTLATER ||
+	    (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED) && !last)) {
 		ep->trig_running = NULL;
 		mutex_unlock(&ep->sq_lock);
-		return ret;
+		return -EAGAIN;
 	}
 	ep->tx_ops++;
 	if (ret < 0)

@@ -16,7 +16,11 @@
  * peer out of resources, a receive the endpoint has no room for yet)
  * waits on the domain's retry list and is tried again every
  * SWNIC_TRIG_RETRY_TICK, until SWNIC_TRIG_RETRY_MS after its first try;
- * then it completes with EAGAIN.
+ * then it completes with EAGAIN. So does work whose memory is out of
+ * reach now (its poster, or a receiver on this host, keeps its mmap lock),
+ * until SWNIC_ROUND_FAULT_TIMEOUT after its first such try, as in an
+ * engine round (copy.h); then it is a fault. The queue's workers serve
+ * every user's triggered work: none sleeps on a lock a user may keep.
  *
  * Lifetimes: an entry holds references to its endpoint and counters; the
  * queued work items hold one to the domain. Closing a counter's fd, an
@@ -59,6 +63,7 @@ struct swnic_trig {
 	struct swnic_sqe sqe;
 	struct swnic_rqe rqe;
 	unsigned long deadline;		/* refused (EAGAIN): retried until */
+	struct swnic_fault_wait fault;	/* its memory out of reach: since */
 	u32 upd_flags;			/* counter work: SWNIC_CNTR_UPD_* */
 	u64 value;
 	u64 cookie;
@@ -474,9 +479,11 @@ static int swnic_trig_run_op(struct swnic_trig *t, int status, bool last)
 	struct swnic_cntr **cntr;
 
 	if (!t->recv)
-		return swnic_send_run_one(t->ep, &t->sqe, status, t, last);
+		return swnic_send_run_one(t->ep, &t->sqe, status, t, last,
+					  &t->fault);
 	cntr = (t->tflags & SWNIC_TRIG_F_CNTR) ? &t->comp : NULL;
-	return swnic_recv_run_trig(t->ep, &t->rqe, cntr, status, last);
+	return swnic_recv_run_trig(t->ep, &t->rqe, cntr, status, last,
+				   &t->fault);
 }
 
 /*
@@ -508,8 +515,12 @@ static int swnic_trig_run_xfer(struct swnic_trig *t)
 	}
 	if (!t->deadline)
 		t->deadline = jiffies + msecs_to_jiffies(SWNIC_TRIG_RETRY_MS);
-	last = time_after_eq(jiffies, t->deadline) ||
-	       READ_ONCE(ep->dom->trig.closed);
+	last = time_after_eq(jiffies, t->deadline);
+	/* Closing: tried once more, at once (swnic_trig_retry()). */
+	if (READ_ONCE(ep->dom->trig.closed)) {
+		last = true;
+		swnic_fault_give_up(&t->fault);
+	}
 	memcg = get_mem_cgroup_from_mm(mm);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);

@@ -45,11 +45,13 @@ struct net *swnic_udp_get_net(struct swnic_device *sdev)
  * worker, which must never fault or take the poster's mmap lock. In the
  * domain's engine, a kernel worker that must not wait for user space, a
  * page that the poster's userfaultfd or FUSE server holds back is a
- * fault, not a wait (swnic_pin_user_nowait()); in the poster's own call
- * the fast pin may wait for it, as the poster's own fault would.
+ * fault, not a wait (swnic_pin_user_nowait()), and its mmap lock taken
+ * leaves the request to a later round (@later, swnic_ep_later()); in the
+ * poster's own call the fast pin may wait for it, as the poster's own
+ * fault would.
  */
 static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
-			   unsigned int gup_flags)
+			   unsigned int gup_flags, int later)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
@@ -68,7 +70,7 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 						  tm->pages + done);
 		else
 			ret = swnic_pin_user_nowait(at, nr, gup_flags,
-						    tm->pages + done);
+						    tm->pages + done, later);
 		if (ret <= 0) {
 			unpin_user_pages(tm->pages, done);
 			kvfree(tm->pages);
@@ -87,7 +89,8 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
  * result buffer pinned for the old values the answer brings.
  */
 static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
-				 const struct swnic_sqe *sqe, const void *kbuf)
+				 const struct swnic_sqe *sqe, const void *kbuf,
+				 int later)
 {
 	bool compare = sqe->opcode == SWNIC_OP_COMPARE_ATOMIC;
 	u32 len = sqe->len, plen = 0;
@@ -106,10 +109,11 @@ static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
 		if (kbuf)
 			memcpy(tm->abuf, kbuf, len);
 		else
-			ret = swnic_copy_from_user_nowait(tm->abuf, op, len);
+			ret = swnic_copy_from_user_nowait(tm->abuf, op, len,
+							  later);
 		if (!ret && compare)
 			ret = swnic_copy_from_user_nowait(tm->abuf + len, cmp,
-							  len);
+							  len, later);
 		if (ret)
 			return ret;
 	}
@@ -120,7 +124,7 @@ static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
 	if (!swnic_atomic_fetches(sqe->opcode))
 		return 0;
 	tm->rlen = len;
-	return swnic_txmsg_pin(tm, sqe->tag, len, FOLL_WRITE);
+	return swnic_txmsg_pin(tm, sqe->tag, len, FOLL_WRITE, later);
 }
 
 /* Queue a request of @src to the peer that @sqe names. */
@@ -164,7 +168,8 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		.rkey = cpu_to_be64(sqe->rkey),
 	};
 	if (swnic_atomic_opcode(sqe->opcode)) {
-		ret = swnic_udp_atomic_prep(tm, sqe, kbuf);
+		ret = swnic_udp_atomic_prep(tm, sqe, kbuf,
+					    swnic_ep_later(src));
 		if (ret) {
 			swnic_txmsg_free(tm);
 			return ret;
@@ -175,7 +180,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	} else if (sqe->len) {
 		ret = swnic_txmsg_pin(tm, sqe->addr, sqe->len,
 				      sqe->opcode == SWNIC_OP_READ ?
-				      FOLL_WRITE : 0);
+				      FOLL_WRITE : 0, swnic_ep_later(src));
 		if (ret) {
 			kfree(tm);
 			return ret;
