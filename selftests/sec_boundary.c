@@ -2115,6 +2115,326 @@ out:
 }
 
 /*
+ * ---- an initiator that keeps its own mmap lock holds no kernel worker ----
+ *
+ * The initiator's own buffers, in a round: its domain's engine and the
+ * triggered operations' worker are kernel workers that serve others too
+ * (every user's triggered work shares one queue). An operation whose own
+ * memory is out of reach because its owner keeps its mmap lock is left
+ * for a later try, as one whose receiver's memory is, and the worker goes
+ * on; after SWNIC_ROUND_FAULT_TIMEOUT (10 s) it is a fault.
+ */
+
+/* What the initiator tells the test, in turn. */
+#define OWN_OPS		5
+
+struct own_msg {
+	uint32_t addr;			/* its endpoint, for the buffered message */
+	uint16_t port;
+	int stalled;			/* 1: its lock is kept */
+	char dir[64];			/* its FUSE mount, to end the stall */
+	int err[OWN_OPS];		/* each operation: 0, its errno, -1 none */
+	int read_ok, fetch_ok, recv_ok;	/* what landed in its own memory */
+};
+
+/* Where the test's target is: a receive, an MR (set before the fork). */
+struct own_target {
+	const char *dev;		/* the initiator's device */
+	struct t_ep v;
+	uint64_t key;
+	char *mr;			/* 2 pages: page 0 written, 1 read */
+	int mfd;			/* the source: a page of pattern, operand */
+};
+
+#define OWN_OPERAND	0x1111ull
+#define OWN_OLD		5ull
+#define OWN_ATOMIC_AT	(PAGE + PAGE / 2)	/* in the MR; page 1 is read
+						 * up to there */
+
+/* The five operations, on buffers this process never touched. */
+static void own_ops(struct swnic_sqe *s, struct swnic_rqe *r,
+		    const struct own_target *tg, char *file, char *anon)
+{
+	s[0] = t_send(file, PAGE, &tg->v, 1);
+	s[1] = t_send(file, PAGE, &tg->v, 2);
+	s[1].opcode = SWNIC_OP_WRITE;
+	s[1].raddr = (uintptr_t)tg->mr;
+	s[1].rkey = tg->key;
+	s[2] = t_send(anon, PAGE / 2, &tg->v, 3);
+	s[2].opcode = SWNIC_OP_READ;
+	s[2].raddr = (uintptr_t)tg->mr + PAGE;
+	s[2].rkey = tg->key;
+	s[3] = t_send(file + PAGE, 8, &tg->v, 4);
+	s[3].opcode = SWNIC_OP_FETCH_ATOMIC;
+	s[3].atomic_op = SWNIC_AOP_SUM;
+	s[3].datatype = SWNIC_ADT_UINT64;
+	s[3].tag = (uintptr_t)anon + PAGE / 2;
+	s[3].raddr = (uintptr_t)tg->mr + OWN_ATOMIC_AT;
+	s[3].rkey = tg->key;
+	*r = t_recv(anon + PAGE, PAGE, 5);
+}
+
+/*
+ * The initiator, in a process of its own: an endpoint in doorbell mode
+ * @db, and its operations on fresh mappings (a memfd's page-cache pages
+ * to read, anonymous memory to write). Triggered (@db: syscall), they
+ * wait for a counter, posted before its lock is kept; on the engine, one
+ * operation of each kind ran before (a process whose lock is kept runs no
+ * code it has not run yet). It says where it is, keeps its lock when
+ * told (after the test sent it a message to buffer), then fires the
+ * counter or rings the doorbell, says so, and once let go reports each
+ * completion and what landed in its memory.
+ */
+static void own_initiator(int in, int out, uint32_t db,
+			  const struct own_target *tg)
+{
+	struct swnic_cntr_create cntr = { .size = sizeof(cntr) };
+	struct swnic_cntr_update up = { .size = sizeof(up), .value = 1 };
+	struct swnic_trig_recv tr = { .size = sizeof(tr) };
+	struct swnic_sqe s[OWN_OPS - 1];
+	int d = open(tg->dev, O_RDWR | O_CLOEXEC), i;
+	char *file = fresh_map(tg->mfd, 2 * PAGE);
+	char *anon = fresh_map(-1, 2 * PAGE);
+	char warm[64] = "w", c, want[PAGE];
+	struct own_msg m = { 0 };
+	struct t_cq cq = { 0 };
+	struct t_ep h = { 0 };
+	struct lock_keep k;
+	struct swnic_rqe r;
+	struct swnic_cqe e;
+	uint64_t old;
+
+	if (d < 0 || file == MAP_FAILED || anon == MAP_FAILED ||
+	    t_cq_create(d, 16, &cq) || t_ep_create(d, &cq, &cq, db, 0, 16, &h))
+		_exit(2);
+	own_ops(s, &r, tg, file, anon);
+	if (db == SWNIC_EP_F_DB_ENGINE) {
+		/* Each kind once, on warm memory: its code runs later. */
+		struct swnic_sqe w = t_send(warm, 1, &h, 90);
+		struct swnic_rqe wr = t_recv(warm + 8, 8, 91);
+
+		if (t_ring_push(&h.rq, &wr) || t_ring_push(&h.sq, &w) ||
+		    t_doorbell(&h, NULL) || t_cq_wait(&cq, &e, 5000) ||
+		    t_cq_wait(&cq, &e, 5000))
+			_exit(2);
+	} else {
+		if (ioctl(d, SWNIC_IOCTL_CNTR_CREATE, &cntr))
+			_exit(2);
+		struct swnic_sqe_trigger t = {
+			.threshold = 1, .cntr_id = cntr.cntr_id,
+		};
+
+		for (i = 0; i < OWN_OPS - 1; i++) {
+			s[i].flags |= SWNIC_SQE_TRIGGER;
+			memcpy(s[i].inline_data, &t, sizeof(t));
+			if (t_ring_push(&h.sq, &s[i]))
+				_exit(2);
+		}
+		tr.trig = t;
+		tr.rqe = r;
+		up.cntr_id = cntr.cntr_id;
+		if (t_doorbell(&h, NULL) ||
+		    ioctl(h.fd, SWNIC_IOCTL_TRIG_RECV, &tr))
+			_exit(2);
+	}
+	if (lock_keep_prepare(&k))
+		_exit(4);
+	snprintf(m.dir, sizeof(m.dir), "%s", k.fs.dir);
+	m.addr = h.addr;
+	m.port = h.port;
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
+		_exit(3);
+
+	m.stalled = lock_keep_start(&k);
+	if (m.stalled < 0)
+		_exit(3);
+	if (db == SWNIC_EP_F_DB_ENGINE) {
+		for (i = 0; i < OWN_OPS - 1; i++)
+			t_ring_push(&h.sq, &s[i]);
+		t_ring_push(&h.rq, &r);
+		t_doorbell(&h, NULL);
+	} else {
+		ioctl(d, SWNIC_IOCTL_CNTR_UPDATE, &up);
+	}
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
+		_exit(3);
+
+	lock_keep_join(&k);
+	for (i = 0; i < OWN_OPS; i++)
+		m.err[i] = -1;
+	for (i = 0; i < OWN_OPS; i++) {
+		if (t_cq_wait(&cq, &e, 20000))
+			break;
+		if (e.context >= 1 && e.context <= OWN_OPS)
+			m.err[e.context - 1] = e.flags & SWNIC_CQE_ERROR ?
+					       (int)e.err : 0;
+	}
+	/* The read's bytes, the atomic's old value, the message. */
+	m.read_ok = !memcmp(anon, tg->mr + PAGE, PAGE / 2);
+	memcpy(&old, anon + PAGE / 2, sizeof(old));
+	m.fetch_ok = old == OWN_OLD;
+	m.recv_ok = pread(tg->mfd, want, PAGE, 0) == PAGE &&
+		    !memcmp(anon + PAGE, want, PAGE);
+	_exit(write(out, &m, sizeof(m)) == sizeof(m) ? 0 : 3);
+}
+
+static int own_say(int to, int from, char c, struct own_msg *m)
+{
+	struct pollfd pf = { .fd = from, .events = POLLIN };
+
+	if (c && write(to, &c, 1) != 1)
+		return -1;
+	return poll(&pf, 1, 30000) == 1 &&
+	       read(from, m, sizeof(*m)) == sizeof(*m) ? 0 : -1;
+}
+
+/*
+ * Five operations of an initiator whose buffers are not mapped yet and
+ * which keeps its mmap lock for 3 s meanwhile - a send, an RMA write
+ * from and a read into its memory, a fetching atomic (operand and
+ * result), a receive that takes a message its kernel buffered - run by
+ * @db's worker: triggered work (@db syscall) or the engine, to a target
+ * on this host or across the wire (@wire: the wire's request pins the
+ * initiator's buffer, its answer brings the read's data and the old
+ * value). None is a fault: each waits for the lock and goes through once
+ * it is free. Nor does a worker sleep on them meanwhile (sampled in the
+ * workers' stacks, for @fn). Before, each waited for the lock in the
+ * worker, up to 2 s, then failed with EFAULT: a worker of the queue every
+ * user's triggered work shares, held by one user as long as it kept its
+ * lock.
+ */
+static void own_lock(struct __test_metadata *_metadata, uint32_t db,
+		     const char *fn, bool wire)
+{
+	int to[2], from[2], dv, st, i, in = 0, held = 0, kept;
+	struct own_target tg = { .dev = DEV_PATH, .mfd = -1 };
+	char pattern[PAGE], *rbuf;
+	struct t_cq cv = { 0 };
+	struct own_msg m = { 0 };
+	struct swnic_sqe s;
+	struct swnic_rqe r;
+	struct swnic_cqe e;
+	uint64_t val;
+	pid_t pid;
+
+	if (wire && run(KW_SETUP " >/dev/null 2>&1")) {
+		run(KW_CLEANUP " >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	if (wire)
+		tg.dev = "/dev/swnickwa";
+	ASSERT_EQ(0, ep_on_fd(wire ? KW_NS : NULL, wire ? "/dev/swnickwb" :
+			      DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dv, &cv,
+			      &tg.v));
+	tg.mr = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rbuf = calloc(1, PAGE);
+	ASSERT_NE(MAP_FAILED, tg.mr);
+	ASSERT_NE(NULL, rbuf);
+	for (i = 0; i < 2 * PAGE; i++)
+		tg.mr[i] = (char)(i * 3 + 1);
+	val = OWN_OLD;
+	memcpy(tg.mr + OWN_ATOMIC_AT, &val, sizeof(val));
+	ASSERT_EQ(0, mr_reg(dv, tg.mr, 2 * PAGE, RW_ALL,
+			    SWNIC_MR_REG_VIRT_ADDR, &tg.key, NULL));
+	r = t_recv(rbuf, PAGE, 1);
+	ASSERT_EQ(0, t_ring_push(&tg.v.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&tg.v, NULL));
+	tg.mfd = memfd_create("swnic-own", MFD_CLOEXEC);
+	ASSERT_LE(0, tg.mfd);
+	for (i = 0; i < PAGE; i++)
+		pattern[i] = (char)(i * 7 + 3);
+	val = OWN_OPERAND;
+	ASSERT_EQ(PAGE, pwrite(tg.mfd, pattern, PAGE, 0));
+	ASSERT_EQ(sizeof(val), pwrite(tg.mfd, &val, sizeof(val), PAGE));
+	ASSERT_EQ(0, pipe(to));
+	ASSERT_EQ(0, pipe(from));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		own_initiator(to[0], from[1], db, &tg);
+	if (own_say(to[1], from[0], 0, &m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(goto out, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the initiator failed: %#x", st);
+	}
+	/* A message for it to buffer (it posted no receive yet). */
+	{
+		struct t_ep h = { .addr = m.addr, .port = m.port };
+
+		s = t_send(pattern, PAGE, &h, 9);
+	}
+	EXPECT_EQ(0, t_ring_push(&tg.v.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&tg.v, NULL));
+	EXPECT_EQ(0, t_cq_wait(&cv, &e, 10000));
+	EXPECT_EQ(9, e.context);
+	EXPECT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+
+	/* No ASSERT until the stall ends: the initiator must be let go. */
+	kept = !own_say(to[1], from[0], 'k', &m) && m.stalled == 1;
+	EXPECT_TRUE(kept) TH_LOG("its lock is not kept");
+	for (i = 0; kept && i < 20; i++) {
+		usleep(3000 * 1000 / 20);
+		in = workers_in(fn);
+		if (in < 0)
+			break;
+		held += in > 0;
+	}
+	if (kept && in >= 0)
+		EXPECT_GT(5, held)
+			TH_LOG("a worker sleeps on its memory: %d of 20", held);
+	umount2(m.dir, MNT_FORCE);
+	if (own_say(to[1], from[0], 'r', &m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	umount2(m.dir, MNT_DETACH);
+	rmdir(m.dir);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+
+	/* Each went through, once the lock was free. */
+	for (i = 0; i < OWN_OPS; i++) {
+		EXPECT_EQ(0, m.err[i]) TH_LOG("operation %d", i + 1);
+	}
+	EXPECT_EQ(0, t_cq_wait(&cv, &e, 5000));
+	EXPECT_EQ(1, e.context);
+	EXPECT_EQ(0, memcmp(rbuf, pattern, PAGE)) TH_LOG("the send");
+	EXPECT_EQ(0, memcmp(tg.mr, pattern, PAGE)) TH_LOG("the write");
+	EXPECT_TRUE(m.read_ok) TH_LOG("the read");
+	memcpy(&val, tg.mr + OWN_ATOMIC_AT, sizeof(val));
+	EXPECT_EQ(OWN_OLD + OWN_OPERAND, val) TH_LOG("the atomic");
+	EXPECT_TRUE(m.fetch_ok) TH_LOG("the atomic's old value");
+	EXPECT_TRUE(m.recv_ok) TH_LOG("the buffered message");
+out:
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+	close(tg.mfd);
+	ep_on_fd_close(dv, &cv, &tg.v);
+	munmap(tg.mr, 2 * PAGE);
+	free(rbuf);
+	if (wire)
+		EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+}
+
+TEST_F_TIMEOUT(sec, own_lock_kept_holds_no_trigger_worker, 120)
+{
+	own_lock(_metadata, SWNIC_EP_F_DB_SYSCALL, "swnic_trig_work", false);
+}
+
+TEST_F_TIMEOUT(sec, own_lock_kept_holds_no_engine_worker, 120)
+{
+	own_lock(_metadata, SWNIC_EP_F_DB_ENGINE, "swnic_engine_work", false);
+}
+
+TEST_F_TIMEOUT(sec, own_lock_kept_holds_no_trigger_worker_wire, 120)
+{
+	own_lock(_metadata, SWNIC_EP_F_DB_SYSCALL, "swnic_trig_work", true);
+}
+
+/*
  * The engine keeps polling an endpoint whose operation waits for memory
  * out of reach (here a send into a receive of a process that keeps its
  * mmap lock), until the operation ends. If the operation never comes up
