@@ -62,6 +62,15 @@ unsigned int swnic_udp_port = SWNIC_WIRE_UDP_PORT;
 module_param_named(udp_port, swnic_udp_port, uint, 0444);
 MODULE_PARM_DESC(udp_port, "UDP port of the wire in every network namespace (default 4793)");
 
+/*
+ * Only a peer's wire socket sends from udp_port: a datagram from another
+ * source port is some user's, who could write any uid and auth key into
+ * it (udp_rx.c). For fuzzing the wire from ordinary sockets only.
+ */
+bool swnic_udp_any_sport;
+module_param_named(udp_any_sport, swnic_udp_any_sport, bool, 0644);
+MODULE_PARM_DESC(udp_any_sport, "take datagrams from any UDP source port, not only udp_port: for fuzzing only, it lets any user forge uids and keys (default N)");
+
 unsigned int swnic_peer_timeout_ms = 5000;
 module_param_named(peer_timeout_ms, swnic_peer_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(peer_timeout_ms, "a peer silent this long fails what was sent to it (ms, default 5000)");

@@ -56,6 +56,7 @@
 
 /* Module parameters (udp.c has their descriptions). */
 extern unsigned int swnic_udp_port, swnic_peer_timeout_ms, swnic_peer_idle_ms;
+extern bool swnic_udp_any_sport;
 extern unsigned int swnic_rx_mem_mb, swnic_rx_keep_kb;
 extern bool swnic_tx_splice;
 
@@ -126,7 +127,7 @@ enum {
 	SWNIC_DROP_PEERS,	/* peer context limit or rate hit */
 	SWNIC_DROP_QUEUE,	/* a socket's queue full (or UDP checksum) */
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
-	SWNIC_DROP_ADDR,	/* IPv6: not from a unicast peer, or to a group */
+	SWNIC_DROP_ADDR,	/* not from a peer's wire port, or to a group */
 	__SWNIC_DROP_NUM
 };
 

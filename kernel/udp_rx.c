@@ -441,6 +441,16 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	bool ok = true, create, limited = false;
 
 	wn->rx_pkts++;
+	/*
+	 * A peer's kernel sends from its wire socket, on udp_port, which
+	 * no user can bind while it is open. From any other port the sender
+	 * is a user of that host, and every field is its choice: the uid
+	 * that a message without an auth key is delivered for, the key.
+	 */
+	if (sport != htons(swnic_udp_port) && !READ_ONCE(swnic_udp_any_sport)) {
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		return;
+	}
 	if (skb_copy_bits(skb, base, &h, sizeof(h))) {
 		swnic_drop(wn, SWNIC_DROP_SHORT);
 		return;
