@@ -36,6 +36,7 @@ PARAMS=/sys/module/swnic/parameters
 old_timeout=$(cat $PARAMS/peer_timeout_ms)
 old_rx_mem=$(cat $PARAMS/rx_mem_mb)
 old_idle=$(cat $PARAMS/peer_idle_ms)
+old_any_sport=$(cat $PARAMS/udp_any_sport)
 SEED=${SWNIC_FUZZ_SEED:-$(date +%s)}
 PACKETS=${SWNIC_WIRE_FUZZ_PACKETS:-20000}
 cleanup()
@@ -43,6 +44,7 @@ cleanup()
 	echo "$old_timeout" > $PARAMS/peer_timeout_ms
 	echo "$old_rx_mem" > $PARAMS/rx_mem_mb
 	echo "$old_idle" > $PARAMS/peer_idle_ms
+	echo "$old_any_sport" > $PARAMS/udp_any_sport
 	$A swnic dev del swnic6fa force >/dev/null 2>&1
 	$B swnic dev del swnic6fb force >/dev/null 2>&1
 	ip netns del swnic6fa 2>/dev/null
@@ -81,6 +83,33 @@ check "a swnic device in each, bound to its veth" sh -c "
 	$A swnic dev add swnic6fa netdev sw6fa &&
 	$B swnic dev add swnic6fb netdev sw6fb"
 check "the namespaces reach each other (ping -6)" $A ping -6 -c 1 -W 5 $ADDR_B
+# The wire takes datagrams from its own port only: one from an ordinary
+# socket is some user's, who could write any uid or auth key into it.
+# Each of these well-formed requests is dropped as drop_addr, and makes
+# no peer context. Then the fuzzer's ordinary sockets are let in
+# (udp_any_sport), so that its packets reach the checks behind.
+SPORT=200
+w0=$(wire_counters swnic6fa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -n $SPORT -x noack \
+	$ADDR_A >/tmp/wfz.sport.$$ 2>&1
+sport_rc=$?
+want=$(( $(printf '%s' "$w0" | jq .drop_addr) + SPORT ))
+for _ in $(seq 50); do
+	[ "$(wire_counters swnic6fa | jq .drop_addr)" -ge $want ] && break
+	sleep 0.2
+done
+w1=$(wire_counters swnic6fa)
+if [ $sport_rc = 0 ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
+   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
+	ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made"
+else
+	not_ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made" \
+		"wire_fuzz exit $sport_rc: $(cat /tmp/wfz.sport.$$)" \
+		"before: $w0" "after:  $w1"
+fi
+rm -f /tmp/wfz.sport.$$
+echo Y > $PARAMS/udp_any_sport
 base=$(wire_counters swnic6fa)
 
 wait_listen()

@@ -4,7 +4,9 @@
 # test_wire_fuzz.sh - the wire under a packet fuzzer: two namespaces joined
 # by a veth pair, a swnic device bound in each, fi_pingpong (data checked)
 # between them while selftests/wire/wire_fuzz floods the server's wire
-# from the client's namespace: from ordinary UDP sockets (peer contexts
+# from the client's namespace. First, requests from an ordinary socket
+# (not the wire's port) are each dropped as drop_addr; then udp_any_sport
+# lets the fuzzer's sockets in: from ordinary UDP sockets (peer contexts
 # that learn the server's incarnation, to get past the first checks) and
 # from a raw socket with spoofed sources (new peer contexts, up to the
 # rate limit and cap). Then packets from and to addresses no peer can have
@@ -34,6 +36,7 @@ PARAMS=/sys/module/swnic/parameters
 old_timeout=$(cat $PARAMS/peer_timeout_ms)
 old_rx_mem=$(cat $PARAMS/rx_mem_mb)
 old_idle=$(cat $PARAMS/peer_idle_ms)
+old_any_sport=$(cat $PARAMS/udp_any_sport)
 SEED=${SWNIC_FUZZ_SEED:-$(date +%s)}
 PACKETS=${SWNIC_WIRE_FUZZ_PACKETS:-20000}
 cleanup()
@@ -41,6 +44,7 @@ cleanup()
 	echo "$old_timeout" > $PARAMS/peer_timeout_ms
 	echo "$old_rx_mem" > $PARAMS/rx_mem_mb
 	echo "$old_idle" > $PARAMS/peer_idle_ms
+	echo "$old_any_sport" > $PARAMS/udp_any_sport
 	$A swnic dev del swnicfa force >/dev/null 2>&1
 	$B swnic dev del swnicfb force >/dev/null 2>&1
 	ip netns exec swnicfa swnic dev del swnicfa2 force >/dev/null 2>&1
@@ -82,6 +86,33 @@ check "a swnic device in each, bound to its veth" sh -c "
 	$A swnic dev add swnicfa netdev swfa &&
 	$B swnic dev add swnicfb netdev swfb"
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
+# The wire takes datagrams from its own port only: one from an ordinary
+# socket is some user's, who could write any uid or auth key into it.
+# Each of these well-formed requests is dropped as drop_addr, and makes
+# no peer context. Then the fuzzer's ordinary sockets are let in
+# (udp_any_sport), so that its packets reach the checks behind.
+SPORT=200
+w0=$(wire_counters swnicfa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -n $SPORT -x noack \
+	$ADDR_A >/tmp/wfz.sport.$$ 2>&1
+sport_rc=$?
+want=$(( $(printf '%s' "$w0" | jq .drop_addr) + SPORT ))
+for _ in $(seq 50); do
+	[ "$(wire_counters swnicfa | jq .drop_addr)" -ge $want ] && break
+	sleep 0.2
+done
+w1=$(wire_counters swnicfa)
+if [ $sport_rc = 0 ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
+   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
+	ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made"
+else
+	not_ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made" \
+		"wire_fuzz exit $sport_rc: $(cat /tmp/wfz.sport.$$)" \
+		"before: $w0" "after:  $w1"
+fi
+rm -f /tmp/wfz.sport.$$
+echo Y > $PARAMS/udp_any_sport
 base=$(wire_counters swnicfa)
 
 wait_listen()
