@@ -47,6 +47,7 @@ struct swnic_device *swnic_nl_dev_get(const struct sk_buff *skb,
 				      struct netlink_ext_ack *extack)
 {
 	struct swnic_device *sdev;
+	struct nlattr *attr;
 
 	if (attrs[SWNIC_A_DEV_INDEX] && attrs[SWNIC_A_DEV_NAME]) {
 		NL_SET_ERR_MSG_ATTR(extack, attrs[SWNIC_A_DEV_NAME],
@@ -54,27 +55,30 @@ struct swnic_device *swnic_nl_dev_get(const struct sk_buff *skb,
 		return ERR_PTR(-EINVAL);
 	}
 	if (attrs[SWNIC_A_DEV_INDEX]) {
-		sdev = swnic_device_lookup_index(nla_get_u32(attrs[SWNIC_A_DEV_INDEX]));
-		if (!sdev)
-			NL_SET_ERR_MSG_ATTR(extack, attrs[SWNIC_A_DEV_INDEX],
-					    "no device with this index");
+		attr = attrs[SWNIC_A_DEV_INDEX];
+		sdev = swnic_device_lookup_index(nla_get_u32(attr));
 	} else if (attrs[SWNIC_A_DEV_NAME]) {
-		sdev = swnic_device_lookup_name(nla_data(attrs[SWNIC_A_DEV_NAME]));
-		if (!sdev)
-			NL_SET_ERR_MSG_ATTR(extack, attrs[SWNIC_A_DEV_NAME],
-					    "no device with this name");
+		attr = attrs[SWNIC_A_DEV_NAME];
+		sdev = swnic_device_lookup_name(nla_data(attr));
 	} else {
 		NL_SET_ERR_MSG(extack,
 			       "device index or name attribute required");
 		return ERR_PTR(-EINVAL);
 	}
+	/*
+	 * A device of another namespace is none, with the same answer: no
+	 * one probes for the names and indexes of other namespaces' devices.
+	 */
 	if (sdev && !swnic_nl_sees_dev(skb, sdev)) {
 		swnic_device_put(sdev);
 		sdev = NULL;
-		NL_SET_ERR_MSG(extack,
-			       "no such device in this network namespace");
 	}
-	return sdev ?: ERR_PTR(-ENODEV);
+	if (!sdev) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "no such device in this network namespace");
+		return ERR_PTR(-ENODEV);
+	}
+	return sdev;
 }
 
 /**

@@ -68,6 +68,22 @@ else
 fi
 jq_check "nor in a dump" 'map(select(.name == "swnicns1")) | length == 0' \
 	"$(swnic -j dev show)"
+# The same answer as for a device that exists nowhere, by name and by
+# index: another namespace's device names and indexes cannot be probed.
+ns_index=$($NS swnic -j dev show swnicns1 | jq '.[0].index')
+swnic dev show swnicns1 >/dev/null 2>"$TMP/err1"
+swnic dev show swnicnowhere 2>&1 >/dev/null |
+	sed 's/swnicnowhere/swnicns1/' >"$TMP/err2"
+swnic dev show "$ns_index" >/dev/null 2>"$TMP/err3"
+swnic dev show 63 >/dev/null 2>"$TMP/err4"
+if [ -s "$TMP/err1" ] && [ -s "$TMP/err3" ] &&
+   cmp -s "$TMP/err1" "$TMP/err2" &&
+   cmp -s "$TMP/err3" "$TMP/err4"; then
+	ok "another namespace's device answers as one that does not exist"
+else
+	not_ok "another namespace's device answers as one that does not exist" \
+		"$(cat "$TMP/err1" "$TMP/err2" "$TMP/err3" "$TMP/err4")"
+fi
 if (exec 3</dev/swnicns1) 2>/dev/null; then
 	not_ok "init_net cannot open the namespace's device"
 else

@@ -104,7 +104,8 @@ else
 	not_ok "dev show -j -p: pretty JSON, same content" "$pretty"
 fi
 fails_with "dev show: an unknown device is an error with the kernel's message" \
-	"No such device.*no device with this name" swnic dev show swnicnope
+	"No such device.*no such device in this network namespace" \
+	swnic dev show swnicnope
 
 # ---- usage and help ---------------------------------------------------------
 
