@@ -35,6 +35,7 @@ static void swnic_domain_release(struct kref *ref)
 	WARN_ON(!xa_empty(&dom->cntrs));
 	xa_destroy(&dom->cntrs);
 	mmdrop(dom->mm);
+	put_pid(dom->pid);
 	swnic_device_put(dom->sdev);
 	mutex_destroy(&dom->lock);
 	kfree_rcu(dom, rcu);
@@ -76,7 +77,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
 	swnic_trig_domain_init(dom);
 	swnic_engine_domain_init(dom);
-	dom->tgid = task_tgid_nr(current);
+	dom->pid = get_task_pid(current, PIDTYPE_TGID);
 	dom->uid = cred->euid;
 	get_task_comm(dom->comm, current);
 	dom->mm = current->mm;

@@ -31,7 +31,7 @@ struct swnic_domain {
 	u32 id;				/* immutable, unique while alive */
 
 	/* The process that opened the file: immutable. */
-	pid_t tgid;
+	struct pid *pid;		/* its thread group's, referenced */
 	kuid_t uid;
 	char comm[TASK_COMM_LEN];
 	struct mm_struct *mm;		/* mmgrab'ed: owner of registrations */

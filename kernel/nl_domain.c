@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cred.h>
+#include <linux/pid_namespace.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -70,7 +71,8 @@ int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
 	mutex_lock(&dom->lock);
 	ret = swnic_nl_put_dev_id(skb, dom->sdev) ||
 	      nla_put_u32(skb, SWNIC_A_DOMAIN_ID, dom->id) ||
-	      nla_put_u32(skb, SWNIC_A_DOMAIN_PID, dom->tgid) ||
+	      nla_put_u32(skb, SWNIC_A_DOMAIN_PID,
+			  pid_nr_ns(dom->pid, task_active_pid_ns(current))) ||
 	      nla_put_u32(skb, SWNIC_A_DOMAIN_UID,
 			  from_kuid_munged(ns, dom->uid)) ||
 	      nla_put_string(skb, SWNIC_A_DOMAIN_COMM, dom->comm) ||

@@ -7,6 +7,7 @@
  * without CAP_NET_ADMIN.
  */
 #include <grp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -133,6 +134,64 @@ TEST_F(dump, domain_shows_pid_comm_uid_and_mr_counts)
 	ASSERT_EQ(0, get_domain(self->c, self->id, &d));
 	EXPECT_EQ(2, d.mrs);
 	EXPECT_EQ(q.domain.pinned_bytes, d.pinned);
+}
+
+/*
+ * The pid is the reader's pid namespace's number of the opener: a child in
+ * a pid namespace of its own sees 0 for our domain (we have no number
+ * there, and our host pid is not its business), and 1 for the domain it
+ * opened itself, which we see under its pid here.
+ */
+TEST_F(dump, domain_pid_is_the_readers_namespaces)
+{
+	uint32_t res[3] = { 0 };
+	int p[2], q[2], st;
+	pid_t child;
+	char byte;
+
+	if (unshare(CLONE_NEWPID))
+		SKIP(return, "no pid namespace: %s", strerror(errno));
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	child = fork();	/* pid 1 of the new namespace */
+	ASSERT_LE(0, child);
+	if (!child) {
+		struct nlc c;
+		struct domain_msg d;
+		int fd = mr_open();
+
+		close(p[0]);
+		close(q[1]);
+		/* [0] our domain's pid there, [1] its own, [2] its id */
+		if (fd < 0 || nlc_open(&c) ||
+		    get_domain(&c, self->id, &d) || !d.seen)
+			_exit(2);
+		res[0] = d.pid;
+		res[2] = domain_id(fd);
+		if (get_domain(&c, res[2], &d) || !d.seen)
+			_exit(2);
+		res[1] = d.pid;
+		if (write(p[1], res, sizeof(res)) != sizeof(res))
+			_exit(2);
+		/* Keep the domain open until the test has looked. */
+		_exit(read(q[0], &byte, 1) == 0 ? 0 : 3);
+	}
+	close(p[1]);
+	close(q[0]);
+	ASSERT_EQ(sizeof(res), read(p[0], res, sizeof(res)));
+	EXPECT_EQ(0, res[0]) TH_LOG("our domain's pid, read in its namespace");
+	EXPECT_EQ(1, res[1]) TH_LOG("its own domain's pid, read there");
+	{
+		struct domain_msg d;
+
+		ASSERT_EQ(0, get_domain(self->c, res[2], &d));
+		EXPECT_TRUE(d.seen);
+		EXPECT_EQ(child, d.pid) TH_LOG("its domain's pid, read here");
+	}
+	close(p[0]);
+	close(q[1]);
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
 }
 
 /* Collects the ids of a domain dump. */
