@@ -114,6 +114,39 @@ wire_counters()
 		jq -c '.[] | select(.peer == "*") | .counters'
 }
 
+# wire_other_sport_dropped FROM NS ADDR: the wire takes datagrams from its
+# own port only - one from an ordinary socket is some user's, who could
+# write any uid or auth key into it. 200 well-formed requests that FROM
+# (the command prefix of the sender's namespace) sends from an ordinary
+# socket (wire_fuzz -x noack) to ADDR, the address of namespace NS, are
+# each dropped there as drop_addr, and make no peer context. One check.
+wire_other_sport_dropped()
+{
+	_ws_n=200
+	_ws_0=$(wire_counters "$2")
+	# shellcheck disable=SC2086 # FROM is a command prefix
+	$1 timeout 60 selftests/wire/out/wire_fuzz -s 1 -n $_ws_n -x noack \
+		"$3" >/tmp/wsport.$$ 2>&1
+	_ws_rc=$?
+	_ws_want=$(( $(printf '%s' "$_ws_0" | jq .drop_addr) + _ws_n ))
+	for _ in $(seq 50); do
+		[ "$(wire_counters "$2" | jq .drop_addr)" -ge $_ws_want ] && break
+		sleep 0.2
+	done
+	_ws_1=$(wire_counters "$2")
+	if [ $_ws_rc = 0 ] &&
+	   [ "$(printf '%s' "$_ws_1" | jq .drop_addr)" = $_ws_want ] &&
+	   [ "$(printf '%s' "$_ws_1" | jq .peers)" = \
+	     "$(printf '%s' "$_ws_0" | jq .peers)" ]; then
+		ok "$_ws_n requests from another UDP port dropped as drop_addr, no peer made"
+	else
+		not_ok "$_ws_n requests from another UDP port dropped as drop_addr, no peer made" \
+			"wire_fuzz exit $_ws_rc: $(cat /tmp/wsport.$$)" \
+			"before: $_ws_0" "after:  $_ws_1"
+	fi
+	rm -f /tmp/wsport.$$
+}
+
 # wire_pair T PREFIX: two hosts for a wire test - network namespaces
 # swnic${T}a and swnic${T}b joined by a veth pair (sw${T}a, sw${T}b)
 # addressed PREFIX.1 and PREFIX.2 (/24), lo up in each, and in each a swnic

@@ -83,32 +83,10 @@ check "a swnic device in each, bound to its veth" sh -c "
 	$A swnic dev add swnic6fa netdev sw6fa &&
 	$B swnic dev add swnic6fb netdev sw6fb"
 check "the namespaces reach each other (ping -6)" $A ping -6 -c 1 -W 5 $ADDR_B
-# The wire takes datagrams from its own port only: one from an ordinary
-# socket is some user's, who could write any uid or auth key into it.
-# Each of these well-formed requests is dropped as drop_addr, and makes
-# no peer context. Then the fuzzer's ordinary sockets are let in
-# (udp_any_sport), so that its packets reach the checks behind.
-SPORT=200
-w0=$(wire_counters swnic6fa)
-$B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -n $SPORT -x noack \
-	$ADDR_A >/tmp/wfz.sport.$$ 2>&1
-sport_rc=$?
-want=$(( $(printf '%s' "$w0" | jq .drop_addr) + SPORT ))
-for _ in $(seq 50); do
-	[ "$(wire_counters swnic6fa | jq .drop_addr)" -ge $want ] && break
-	sleep 0.2
-done
-w1=$(wire_counters swnic6fa)
-if [ $sport_rc = 0 ] &&
-   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
-   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
-	ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made"
-else
-	not_ok "$SPORT requests from another UDP port dropped as drop_addr, no peer made" \
-		"wire_fuzz exit $sport_rc: $(cat /tmp/wfz.sport.$$)" \
-		"before: $w0" "after:  $w1"
-fi
-rm -f /tmp/wfz.sport.$$
+# The wire takes datagrams from its own port only; then the fuzzer's
+# ordinary sockets are let in (udp_any_sport), so that its packets reach
+# the checks behind.
+wire_other_sport_dropped "$B" swnic6fa "$ADDR_A"
 echo Y > $PARAMS/udp_any_sport
 base=$(wire_counters swnic6fa)
 
