@@ -441,7 +441,7 @@ TEST_F(handler, dump_of_unknown_device)
 	a = (struct nlattr *)mnl_nlmsg_get_payload_tail(self->nlh);
 	mnl_attr_put_strz(self->nlh, SWNIC_A_DEV_NAME, "swnicnone");
 	ASSERT_EQ(-ENODEV, nlc_talk(&self->c, self->nlh, &self->r));
-	EXPECT_TRUE(strstr(self->r.msg, "no device") != NULL)
+	EXPECT_TRUE(strstr(self->r.msg, "no such device") != NULL)
 		TH_LOG("\"%s\"", self->r.msg);
 	/* 6.1 reports no offsets for errors found in a dump's callbacks. */
 	if (self->r.has_offs)
@@ -453,7 +453,7 @@ TEST_F(handler, service_dump_of_unknown_device)
 	self->nlh = nlc_msg(&self->c, SWNIC_NL_CMD_SVC_GET, NLM_F_DUMP);
 	mnl_attr_put_u32(self->nlh, SWNIC_A_DEV_INDEX, 63);
 	ASSERT_EQ(-ENODEV, nlc_talk(&self->c, self->nlh, &self->r));
-	EXPECT_TRUE(strstr(self->r.msg, "no device") != NULL)
+	EXPECT_TRUE(strstr(self->r.msg, "no such device") != NULL)
 		TH_LOG("\"%s\"", self->r.msg);
 }
 
