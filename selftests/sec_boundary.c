@@ -2178,9 +2178,10 @@ static void own_ops(struct swnic_sqe *s, struct swnic_rqe *r,
  * The initiator, in a process of its own: an endpoint in doorbell mode
  * @db, and its operations on fresh mappings (a memfd's page-cache pages
  * to read, anonymous memory to write). Triggered (@db: syscall), they
- * wait for a counter, posted before its lock is kept; on the engine, one
- * operation of each kind ran before (a process whose lock is kept runs no
- * code it has not run yet). It says where it is, keeps its lock when
+ * wait for a counter, posted before its lock is kept; on the engine, a
+ * send and a receive on warm memory ran before, so that the code that
+ * posts them has run (a process whose lock is kept runs no code it has
+ * not run yet). It says where it is, keeps its lock when
  * told (after the test sent it a message to buffer), then fires the
  * counter or rings the doorbell, says so, and once let go reports each
  * completion and what landed in its memory.
@@ -2209,7 +2210,7 @@ static void own_initiator(int in, int out, uint32_t db,
 		_exit(2);
 	own_ops(s, &r, tg, file, anon);
 	if (db == SWNIC_EP_F_DB_ENGINE) {
-		/* Each kind once, on warm memory: its code runs later. */
+		/* A send to itself and its receive: the posting code runs. */
 		struct swnic_sqe w = t_send(warm, 1, &h, 90);
 		struct swnic_rqe wr = t_recv(warm + 8, 8, 91);
 
