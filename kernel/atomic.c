@@ -473,27 +473,18 @@ out:
  * The result buffer's pages (@len bytes at @addr, at most two pages),
  * pinned before the atomic applies: once applied it cannot be tried
  * again, so its old values then go where nothing is left to fault in or
- * wait for - in a worker, no lock a user may keep. @later as for
- * swnic_pin_user_nowait(). Return: pages pinned, or -errno.
+ * wait for - in a worker, no lock a user may keep. Never waiting for a
+ * pager, in the poster's own call too (swnic_pin_user_nowait()); @later
+ * as there. Return: pages pinned, or -errno.
  */
 static int swnic_atomic_result_pin(u64 addr, u32 len, struct page **pages,
 				   int later)
 {
-	unsigned long start = addr & PAGE_MASK;
 	int n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
-	long done = 0, got;
 
 	BUILD_BUG_ON(SWNIC_ATOMIC_MAX > PAGE_SIZE);	/* two pages at most */
-	while (done < n) {
-		got = swnic_pin_user_nowait(start + done * PAGE_SIZE, n - done,
-					    FOLL_WRITE, pages + done, later);
-		if (got <= 0) {
-			unpin_user_pages(pages, done);
-			return got ?: -EFAULT;
-		}
-		done += got;
-	}
-	return n;
+	return swnic_pin_user_all(addr & PAGE_MASK, n, FOLL_WRITE, pages,
+				  later, false) ?: n;
 }
 
 /* The old values into the pinned result pages (@write), then unpinned. */

@@ -469,6 +469,46 @@ long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 	}
 }
 
+/**
+ * swnic_pin_user_all() - pin every page of a range of the current
+ * process's memory, or none
+ * @start: page-aligned address
+ * @n: pages, > 0
+ * @flags: FOLL_WRITE or 0
+ * @pages: out: @n entries
+ * @later: as for swnic_pin_user_nowait()
+ * @fast: in the process's own call, pin_user_pages_fast(), which may wait
+ *	  for its own pager as its own fault would (the wait is its own,
+ *	  and holds no lock); else, and in a kernel thread always,
+ *	  swnic_pin_user_nowait()
+ *
+ * Return: 0 with all @n pages pinned, or -errno with none.
+ */
+int swnic_pin_user_all(unsigned long start, unsigned long n,
+		       unsigned int flags, struct page **pages, int later,
+		       bool fast)
+{
+	unsigned long done = 0;
+	long got;
+
+	while (done < n) {
+		unsigned long at = start + done * PAGE_SIZE;
+		long nr = min_t(unsigned long, n - done, 512);
+
+		if (fast && swnic_may_wait_mm(current->mm))
+			got = pin_user_pages_fast(at, nr, flags, pages + done);
+		else
+			got = swnic_pin_user_nowait(at, nr, flags, pages + done,
+						    later);
+		if (got <= 0) {
+			unpin_user_pages(pages, done);
+			return got ?: -EFAULT;
+		}
+		done += got;
+	}
+	return 0;
+}
+
 /* What swnic_user_nowait() does to the user range. */
 enum swnic_uop {
 	SWNIC_UOP_READ,

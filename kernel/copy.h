@@ -188,6 +188,9 @@ bool swnic_fault_retry(struct swnic_fault_retry *r);
  */
 long swnic_pin_user_nowait(unsigned long start, unsigned long nr,
 			   unsigned int flags, struct page **pages, int later);
+int swnic_pin_user_all(unsigned long start, unsigned long n,
+		       unsigned int flags, struct page **pages, int later,
+		       bool fast);
 int swnic_copy_from_user_nowait(void *to, const void __user *from, size_t n,
 				int later);
 int swnic_copy_to_user_nowait(void __user *to, const void *from, size_t n,

@@ -144,8 +144,9 @@ static void __exit swnic_exit(void)
 	/*
 	 * Out of order: every file is closed, so no engine round and no
 	 * triggered work can be queued any more; what is queued, or waits
-	 * a tick, runs (and drops its domain) now. Engines first: what an engine round
-	 * completes may queue triggered work, never the other way round.
+	 * a tick, runs (and drops its domain) now. Engines first: what an
+	 * engine round completes may queue triggered work, never the other
+	 * way round.
 	 */
 	swnic_engine_exit();
 	swnic_trig_exit();

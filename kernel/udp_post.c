@@ -53,31 +53,19 @@ struct net *swnic_udp_get_net(struct swnic_device *sdev)
 static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 			   unsigned int gup_flags, int later)
 {
-	unsigned long start = addr & PAGE_MASK;
 	unsigned long n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
-	long done = 0, ret;
+	int ret;
 
 	tm->pages = kvmalloc_array(n, sizeof(*tm->pages), GFP_KERNEL_ACCOUNT);
 	if (!tm->pages)
 		return -ENOMEM;
 	tm->off = addr & ~PAGE_MASK;
-	while (done < n) {
-		unsigned long at = start + done * PAGE_SIZE;
-		long nr = min_t(long, n - done, 512);
-
-		if (swnic_may_wait_mm(current->mm))
-			ret = pin_user_pages_fast(at, nr, gup_flags,
-						  tm->pages + done);
-		else
-			ret = swnic_pin_user_nowait(at, nr, gup_flags,
-						    tm->pages + done, later);
-		if (ret <= 0) {
-			unpin_user_pages(tm->pages, done);
-			kvfree(tm->pages);
-			tm->pages = NULL;
-			return ret ?: -EFAULT;
-		}
-		done += ret;
+	ret = swnic_pin_user_all(addr & PAGE_MASK, n, gup_flags, tm->pages,
+				 later, true);
+	if (ret) {
+		kvfree(tm->pages);
+		tm->pages = NULL;
+		return ret;
 	}
 	tm->npages = n;
 	return 0;
