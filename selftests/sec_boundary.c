@@ -2125,9 +2125,9 @@ out:
  * on; after SWNIC_ROUND_FAULT_TIMEOUT (10 s) it is a fault.
  */
 
-/* What the initiator tells the test, in turn. */
 #define OWN_OPS		5
 
+/* What the initiator tells the test, in turn. */
 struct own_msg {
 	uint32_t addr;			/* its endpoint, for the buffered message */
 	uint16_t port;
