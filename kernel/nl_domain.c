@@ -39,12 +39,19 @@ static_assert(sizeof(struct swnic_nl_dump_ctx) <=
 
 /* ---- domains -------------------------------------------------------------- */
 
+/* @dom's opener's pid in the reader's (current's) pid namespace, or 0. */
+static pid_t swnic_nl_reader_pid(struct swnic_domain *dom)
+{
+	return pid_nr_ns(dom->pid, task_active_pid_ns(current));
+}
+
 /**
  * swnic_nl_fill_domain() - one domain message: DOMAIN_GET's reply, dump and
  *	events
  * @skb: the message
  * @dom: the domain
  * @ns: the user namespace its uid is shown in
+ * @pid: its opener's pid as the reader's pid namespace numbers it (0: none)
  * @portid: the requester's port (0 for events)
  * @seq: the request's sequence number (0 for events)
  * @flags: NLM_F_MULTI in dumps, else 0
@@ -54,8 +61,9 @@ static_assert(sizeof(struct swnic_nl_dump_ctx) <=
  * Return: 0 or -EMSGSIZE (nothing added).
  */
 int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
-			 struct user_namespace *ns, u32 portid, u32 seq,
-			 int flags, u8 cmd, struct netlink_callback *cb)
+			 struct user_namespace *ns, pid_t pid, u32 portid,
+			 u32 seq, int flags, u8 cmd,
+			 struct netlink_callback *cb)
 {
 	struct swnic_mr_counters mrc;
 	void *hdr;
@@ -71,8 +79,7 @@ int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
 	mutex_lock(&dom->lock);
 	ret = swnic_nl_put_dev_id(skb, dom->sdev) ||
 	      nla_put_u32(skb, SWNIC_A_DOMAIN_ID, dom->id) ||
-	      nla_put_u32(skb, SWNIC_A_DOMAIN_PID,
-			  pid_nr_ns(dom->pid, task_active_pid_ns(current))) ||
+	      nla_put_u32(skb, SWNIC_A_DOMAIN_PID, pid) ||
 	      nla_put_u32(skb, SWNIC_A_DOMAIN_UID,
 			  from_kuid_munged(ns, dom->uid)) ||
 	      nla_put_string(skb, SWNIC_A_DOMAIN_COMM, dom->comm) ||
@@ -143,6 +150,7 @@ int swnic_nl_domain_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out_put;
 	}
 	ret = swnic_nl_fill_domain(msg, dom, swnic_nl_user_ns(skb),
+				   swnic_nl_reader_pid(dom),
 				   info->snd_portid, info->snd_seq, 0,
 				   SWNIC_NL_CMD_DOMAIN_GET, NULL);
 	ret = swnic_nl_reply(msg, info, ret);
@@ -275,6 +283,7 @@ int swnic_nl_domain_get_dumpit(struct sk_buff *skb,
 	cb->seq = atomic_read(&swnic_nl_domains_gen);
 	while ((dom = swnic_nl_dump_next_domain(cb))) {
 		ret = swnic_nl_fill_domain(skb, dom, ns,
+					   swnic_nl_reader_pid(dom),
 					   NETLINK_CB(cb->skb).portid,
 					   cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					   SWNIC_NL_CMD_DOMAIN_GET, cb);

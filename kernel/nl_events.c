@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/pid_namespace.h>
 #include <linux/user_namespace.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
@@ -29,39 +30,82 @@ void swnic_nl_events_enable(bool on)
 	WRITE_ONCE(swnic_nl_events_on, on);
 }
 
+/*
+ * The namespace besides init_net whose listeners hear about @sdev: its
+ * own, referenced, or NULL if that is init_net (or is going away).
+ */
+static struct net *swnic_nl_event_net(struct swnic_device *sdev)
+{
+	struct net *net;
+
+	rcu_read_lock();
+	net = swnic_device_net(sdev);
+	net = net_eq(net, &init_net) ? NULL : maybe_get_net(net);
+	rcu_read_unlock();
+	return net;
+}
+
 /**
- * swnic_nl_multicast() - send an event to the events group
+ * swnic_nl_event_send() - send an event to the events group
+ * @ev: the event; its messages and namespace reference are consumed
+ * @gfp: allocation context
+ */
+void swnic_nl_event_send(struct swnic_nl_event *ev, gfp_t gfp)
+{
+	if (ev->net) {
+		if (ev->ns_msg && READ_ONCE(swnic_nl_events_on))
+			genlmsg_multicast_netns(&swnic_genl_family, ev->net,
+						ev->ns_msg, 0,
+						SWNIC_NL_MCGRP_EVENTS, gfp);
+		else
+			nlmsg_free(ev->ns_msg);
+		put_net(ev->net);
+	}
+	if (ev->msg && READ_ONCE(swnic_nl_events_on))
+		genlmsg_multicast_netns(&swnic_genl_family, &init_net, ev->msg,
+					0, SWNIC_NL_MCGRP_EVENTS, gfp);
+	else
+		nlmsg_free(ev->msg);
+	memset(ev, 0, sizeof(*ev));
+}
+
+/**
+ * swnic_nl_multicast() - send an event that shows no ids to the events group
  * @sdev: the device it is about (for its namespace), or NULL
  * @msg: the message; consumed
  * @gfp: allocation context
  *
- * Listeners in init_net get it, and those in @sdev's namespace.
+ * Listeners in init_net get it, and those in @sdev's namespace: the same
+ * message, which carries no uid or pid (those are swnic_nl_event's).
  */
 void swnic_nl_multicast(struct swnic_device *sdev, struct sk_buff *msg,
 			gfp_t gfp)
 {
-	struct sk_buff *clone;
-	struct net *net = NULL;
+	struct swnic_nl_event ev = { .msg = msg };
 
-	if (!READ_ONCE(swnic_nl_events_on)) {
-		nlmsg_free(msg);
-		return;
+	if (sdev && READ_ONCE(swnic_nl_events_on)) {
+		ev.net = swnic_nl_event_net(sdev);
+		if (ev.net)
+			ev.ns_msg = skb_clone(msg, gfp);
 	}
-	if (sdev) {
-		rcu_read_lock();
-		net = swnic_device_net(sdev);
-		net = net_eq(net, &init_net) ? NULL : maybe_get_net(net);
-		rcu_read_unlock();
-	}
-	if (net) {
-		clone = skb_clone(msg, gfp);
-		if (clone)
-			genlmsg_multicast_netns(&swnic_genl_family, net, clone,
-						0, SWNIC_NL_MCGRP_EVENTS, gfp);
-		put_net(net);
-	}
-	genlmsg_multicast_netns(&swnic_genl_family, &init_net, msg, 0,
-				SWNIC_NL_MCGRP_EVENTS, gfp);
+	swnic_nl_event_send(&ev, gfp);
+}
+
+/*
+ * A pid as the owner of @user_ns shows it: in the outermost of its pid
+ * namespaces that @user_ns, or a namespace it owns, owns (a container's
+ * own pids); 0 if none is (a host process, as seen from a container).
+ */
+static pid_t swnic_nl_owner_pid(struct pid *pid, struct user_namespace *user_ns)
+{
+	const struct user_namespace *u;
+	unsigned int i;
+
+	for (i = 0; pid && i <= pid->level; i++)
+		for (u = pid->numbers[i].ns->user_ns; u; u = u->parent)
+			if (u == user_ns)
+				return pid->numbers[i].nr;
+	return 0;
 }
 
 /* ---- devices -------------------------------------------------------------- */
@@ -127,20 +171,38 @@ void swnic_nl_limit_hit(struct swnic_device *sdev, struct swnic_domain *dom,
 
 /* ---- domains and MRs ----------------------------------------------------- */
 
-/* A domain event. May sleep. */
-static void swnic_nl_notify_domain(struct swnic_domain *dom, u8 cmd)
+/* One domain event message for listeners of @user_ns's namespaces. */
+static struct sk_buff *swnic_nl_domain_msg(struct swnic_domain *dom, u8 cmd,
+					   struct user_namespace *user_ns)
 {
 	struct sk_buff *msg;
 
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (swnic_nl_fill_domain(msg, dom, &init_user_ns, 0, 0, 0, cmd,
-				 NULL)) {
+	if (msg && swnic_nl_fill_domain(msg, dom, user_ns,
+					swnic_nl_owner_pid(dom->pid, user_ns),
+					0, 0, 0, cmd, NULL)) {
 		nlmsg_free(msg);
-		return;
+		msg = NULL;
 	}
-	swnic_nl_multicast(dom->sdev, msg, GFP_KERNEL);
+	return msg;
+}
+
+/*
+ * A domain event: init_net's listeners see the opener's uid and pid as the
+ * host numbers them, those of the device's namespace as its owner does.
+ * May sleep.
+ */
+static void swnic_nl_notify_domain(struct swnic_domain *dom, u8 cmd)
+{
+	struct swnic_nl_event ev = { };
+
+	if (!READ_ONCE(swnic_nl_events_on))
+		return;
+	ev.net = swnic_nl_event_net(dom->sdev);
+	if (ev.net)
+		ev.ns_msg = swnic_nl_domain_msg(dom, cmd, ev.net->user_ns);
+	ev.msg = swnic_nl_domain_msg(dom, cmd, &init_user_ns);
+	swnic_nl_event_send(&ev, GFP_KERNEL);
 }
 
 /**
@@ -192,38 +254,42 @@ void swnic_nl_mr_revoked(struct swnic_domain *dom,
 
 /* ---- services ------------------------------------------------------------ */
 
-/**
- * swnic_nl_svc_event() - an event about a service, to send once unlocked
- * @sdev: the service's device; its lock is held
- * @svc: the service
- * @cmd: SWNIC_NL_CMD_SVC_NEW, _SVC_DEL or _SVC_SET
- *
- * Return: the message for swnic_nl_svc_send_event(), or NULL.
- */
-struct sk_buff *swnic_nl_svc_event(struct swnic_device *sdev,
-				   const struct swnic_service *svc, u8 cmd)
+/* One service event message for listeners of @user_ns's namespaces. */
+static struct sk_buff *swnic_nl_svc_msg(struct swnic_device *sdev,
+					const struct swnic_service *svc, u8 cmd,
+					struct user_namespace *user_ns)
 {
 	struct sk_buff *msg;
 
-	lockdep_assert_held(&sdev->lock);
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return NULL;
-	if (swnic_nl_fill_svc(msg, sdev, svc, &init_user_ns, 0, 0, 0, cmd,
-			      NULL)) {
+	if (msg && swnic_nl_fill_svc(msg, sdev, svc, user_ns, 0, 0, 0, cmd,
+				     NULL)) {
 		nlmsg_free(msg);
-		return NULL;
+		msg = NULL;
 	}
 	return msg;
 }
 
 /**
- * swnic_nl_svc_send_event() - send what swnic_nl_svc_event() built
- * @sdev: the service's device; its lock is not held
- * @msg: the message, or NULL (nothing to send); consumed
+ * swnic_nl_svc_event() - an event about a service, to send once unlocked
+ * @sdev: the service's device; its lock is held
+ * @svc: the service
+ * @cmd: SWNIC_NL_CMD_SVC_NEW, _SVC_DEL or _SVC_SET
+ * @ev: where to build it (zeroed), for swnic_nl_event_send(@ev, GFP_KERNEL)
+ *
+ * Members' uids and gids are shown to init_net's listeners as the host
+ * numbers them, to those of the device's namespace as its owner does.
  */
-void swnic_nl_svc_send_event(struct swnic_device *sdev, struct sk_buff *msg)
+void swnic_nl_svc_event(struct swnic_device *sdev,
+			const struct swnic_service *svc, u8 cmd,
+			struct swnic_nl_event *ev)
 {
-	if (msg)
-		swnic_nl_multicast(sdev, msg, GFP_KERNEL);
+	lockdep_assert_held(&sdev->lock);
+	if (!READ_ONCE(swnic_nl_events_on))
+		return;
+	ev->net = swnic_nl_event_net(sdev);
+	if (ev->net)
+		ev->ns_msg = swnic_nl_svc_msg(sdev, svc, cmd,
+					      ev->net->user_ns);
+	ev->msg = swnic_nl_svc_msg(sdev, svc, cmd, &init_user_ns);
 }

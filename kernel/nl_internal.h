@@ -70,8 +70,9 @@ extern atomic_t swnic_nl_domains_gen;
 struct swnic_domain *swnic_nl_domain_get(struct sk_buff *skb,
 					 struct genl_info *info);
 int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
-			 struct user_namespace *ns, u32 portid, u32 seq,
-			 int flags, u8 cmd, struct netlink_callback *cb);
+			 struct user_namespace *ns, pid_t pid, u32 portid,
+			 u32 seq, int flags, u8 cmd,
+			 struct netlink_callback *cb);
 int swnic_nl_fill_mr(struct sk_buff *skb, struct swnic_domain *dom,
 		     const struct swnic_mr_info *info, u32 portid, u32 seq,
 		     int flags, u8 cmd, struct netlink_callback *cb);
@@ -105,11 +106,23 @@ int swnic_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 /* ---- nl_events.c ------------------------------------------------------- */
 
+/*
+ * An event as each namespace that hears it shows ids: @msg for listeners
+ * in init_net, @ns_msg for those in @net, the namespace of the device it
+ * is about if that is another (else NULL, and so is @ns_msg).
+ */
+struct swnic_nl_event {
+	struct sk_buff *msg;
+	struct sk_buff *ns_msg;
+	struct net *net;	/* referenced */
+};
+
 void swnic_nl_events_enable(bool on);
 void swnic_nl_multicast(struct swnic_device *sdev, struct sk_buff *msg,
 			gfp_t gfp);
-struct sk_buff *swnic_nl_svc_event(struct swnic_device *sdev,
-				   const struct swnic_service *svc, u8 cmd);
-void swnic_nl_svc_send_event(struct swnic_device *sdev, struct sk_buff *msg);
+void swnic_nl_svc_event(struct swnic_device *sdev,
+			const struct swnic_service *svc, u8 cmd,
+			struct swnic_nl_event *ev);
+void swnic_nl_event_send(struct swnic_nl_event *ev, gfp_t gfp);
 
 #endif /* _SWNIC_NL_INTERNAL_H */

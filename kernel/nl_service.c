@@ -298,7 +298,7 @@ static int swnic_nl_parse_members(const struct nlattr *nest,
 int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
-	struct sk_buff *event = NULL;
+	struct swnic_nl_event event = { };
 	struct swnic_service *svc;
 	struct swnic_device *sdev;
 	u32 key;
@@ -354,11 +354,11 @@ int swnic_nl_svc_new_doit(struct sk_buff *skb, struct genl_info *info)
 				       "the device has too many services");
 	}
 	if (!ret)
-		event = swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_NEW);
+		swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_NEW, &event);
 	mutex_unlock(&sdev->lock);
 	if (ret)
 		goto err_free;
-	swnic_nl_svc_send_event(sdev, event);
+	swnic_nl_event_send(&event, GFP_KERNEL);
 	swnic_device_put(sdev);
 	return 0;
 
@@ -378,7 +378,7 @@ out_put:
  */
 int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct sk_buff *event = NULL;
+	struct swnic_nl_event event = { };
 	struct swnic_service *svc;
 	struct swnic_device *sdev;
 	int ret;
@@ -405,11 +405,11 @@ int swnic_nl_svc_del_doit(struct sk_buff *skb, struct genl_info *info)
 			       "domains use this service: close them first");
 		ret = -EBUSY;
 	} else {
-		event = swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_DEL);
+		swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_DEL, &event);
 		swnic_service_free(svc);
 	}
 	mutex_unlock(&sdev->lock);
-	swnic_nl_svc_send_event(sdev, event);
+	swnic_nl_event_send(&event, GFP_KERNEL);
 out_put:
 	swnic_device_put(sdev);
 	return ret;
@@ -426,7 +426,7 @@ int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
 	struct swnic_service *svc, *members = NULL;
-	struct sk_buff *event = NULL;
+	struct swnic_nl_event event = { };
 	struct swnic_device *sdev;
 	int ret;
 
@@ -474,10 +474,10 @@ int swnic_nl_svc_set_doit(struct sk_buff *skb, struct genl_info *info)
 			memcpy(svc->uids, members->uids, sizeof(svc->uids));
 			memcpy(svc->gids, members->gids, sizeof(svc->gids));
 		}
-		event = swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_SET);
+		swnic_nl_svc_event(sdev, svc, SWNIC_NL_CMD_SVC_SET, &event);
 	}
 	mutex_unlock(&sdev->lock);
-	swnic_nl_svc_send_event(sdev, event);
+	swnic_nl_event_send(&event, GFP_KERNEL);
 out_free:
 	kfree(members);
 out_put:

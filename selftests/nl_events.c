@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The "events" multicast group: device added/changed/removed, domain
- * opened/closed (with the opener's pid and comm), MR revoked (when the
- * pages behind it are unmapped), limit hit (domains per device, MRs per
- * domain, domains per service) - each checked against what the test did.
+ * opened/closed (with the opener's pid, as the host numbers it, and comm),
+ * MR revoked (when the pages behind it are unmapped), limit hit (domains
+ * per device, MRs per domain, domains per service) - each checked against
+ * what the test did. What listeners in other namespaces see:
+ * test_netns.sh.
  */
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "mr_util.h"
@@ -172,6 +176,54 @@ TEST_F(ev, domain_open_close_with_pid_and_comm)
 	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_DOMAIN_DEL, &t));
 	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
 	EXPECT_EQ(getpid(), nlc_u32(&t, SWNIC_A_DOMAIN_PID));
+}
+
+/*
+ * Listeners in init_net see the opener's pid as the host numbers it, even
+ * when the opener is in a pid namespace of its own (where it is 1).
+ */
+TEST_F(ev, domain_event_pid_is_the_hosts)
+{
+	struct nlc_attrs t;
+	int p[2], q[2], st;
+	uint32_t id = 0;
+	pid_t child;
+	char byte;
+
+	if (unshare(CLONE_NEWPID))
+		SKIP(return, "no pid namespace: %s", strerror(errno));
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, pipe(q));
+	child = fork();	/* pid 1 of the new namespace */
+	ASSERT_LE(0, child);
+	if (!child) {
+		int fd = mr_open();
+
+		close(p[0]);
+		close(q[1]);
+		if (fd < 0 || getpid() != 1)
+			_exit(2);
+		id = domain_id(fd);
+		if (write(p[1], &id, sizeof(id)) != sizeof(id))
+			_exit(2);
+		/* Close the domain once the test has read its open event. */
+		_exit(read(q[0], &byte, 1) == 0 ? 0 : 3);
+	}
+	close(p[1]);
+	close(q[0]);
+	ASSERT_EQ(sizeof(id), read(p[0], &id, sizeof(id)));
+	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_DOMAIN_NEW, &t));
+	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
+	EXPECT_EQ(child, nlc_u32(&t, SWNIC_A_DOMAIN_PID))
+		TH_LOG("the opener's pid here, not in its namespace");
+	close(q[1]);
+	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_DOMAIN_DEL, &t));
+	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));
+	EXPECT_EQ(child, nlc_u32(&t, SWNIC_A_DOMAIN_PID))
+		TH_LOG("closed by its last process, in that namespace");
+	close(p[0]);
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
 }
 
 TEST_F(ev, mr_revoked_when_unmapped)

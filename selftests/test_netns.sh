@@ -4,8 +4,9 @@
 # test_netns.sh - devices and network namespaces: a device created from a
 # namespace and bound to a veth there belongs to that namespace only (not
 # seen, opened or administered from init_net); netdevs are looked up in the
-# caller's namespace only; events of a bound device reach its namespace; a
-# user namespace's root administers nothing of the host; deleting the
+# caller's namespace only; events of a bound device reach its namespace,
+# with uids and pids as its owner numbers them; a user namespace's root
+# administers nothing of the host; deleting the
 # namespace unbinds the device and sets it down (back in init_net). Ends by
 # checking, with the module's own counters, that everything made is gone.
 
@@ -21,7 +22,7 @@ MON=
 CPID=
 cleanup()
 {
-	[ -n "$MON" ] && kill "$MON" 2>/dev/null
+	[ -n "$MON" ] && kill $MON 2>/dev/null
 	if [ -n "$CPID" ]; then
 		nsenter -t "$CPID" -n swnic dev del swnicu2 force >/dev/null 2>&1
 		kill "$CPID" 2>/dev/null
@@ -160,13 +161,19 @@ fi
 # device, but deletes nothing of the host's (security.rst).
 CONT="a container's root"
 if unshare -U -r -n true 2>/dev/null; then
-	unshare -U -r -n sleep 120 &
+	# Its root is the host's; its uid 1000 is the host's 4000.
+	unshare -U -n sleep 120 &
 	CPID=$!
 	for _ in $(seq 100); do
 		[ "$(readlink /proc/$CPID/ns/net 2>/dev/null)" != \
 		  "$(readlink /proc/self/ns/net)" ] && break
 		sleep 0.05
 	done
+	# (A map is written in one write(): bash's printf writes lines.)
+	printf '0 0 1\n1000 4000 1\n' >"$TMP/map"
+	check "the container's uid and gid maps" sh -c \
+		"dd if=$TMP/map of=/proc/$CPID/uid_map bs=64 status=none &&
+		 dd if=$TMP/map of=/proc/$CPID/gid_map bs=64 status=none"
 	HOST_IN="nsenter -t $CPID -n"		# the host's root, in its netns
 	CONT_IN="nsenter -t $CPID -U -n"	# the container's root
 	check "the host's root binds a device into a container" sh -c \
@@ -175,6 +182,63 @@ if unshare -U -r -n true 2>/dev/null; then
 		$CONT_IN swnic dev set swnicu2 max_ep 3
 	jq_check "... and the change is made" '.[0].max_ep == 3' \
 		"$($HOST_IN swnic -j dev show swnicu2)"
+
+	# Its events show ids as each listener's namespace owner numbers
+	# them: the container's root sees its own uids and pids, and no
+	# host pid; the host sees its own. A domain opened by the host's
+	# uid 4000 (the container's 1000) from a host process, one by the
+	# container's root from a pid namespace of the container's, and a
+	# service whose members are host uids 4000 and 5 (none there).
+	cont_events()	# OUT EVENT CMD...: the first EVENT each monitor hears
+	{
+		local out=$1 ev=$2 pid
+		shift 2
+		: >"$TMP/pids"
+		$CONT_IN swnic -j monitor >"$TMP/cmon" 2>&1 &
+		MON="$MON $!"
+		swnic -j monitor >"$TMP/hmon" 2>&1 &
+		MON="$MON $!"
+		for _ in $(seq 100); do
+			"$@" >>"$TMP/pids"
+			grep -q "\"$ev\"" "$TMP/cmon" &&
+				grep -q "\"$ev\"" "$TMP/hmon" && break
+			sleep 0.1
+		done
+		for pid in $MON; do
+			kill "$pid"
+			wait "$pid" 2>/dev/null
+		done
+		MON=
+		grep -m1 "\"$ev\"" "$TMP/cmon" >"$out"
+		grep -m1 "\"$ev\"" "$TMP/hmon" >>"$out"
+	}
+	cont_events "$TMP/ev1" domain_open $HOST_IN setpriv --reuid=4000 --regid=4000 \
+		--clear-groups sh -c 'echo $$; exec 3</dev/swnicu2'
+	pids="[$(paste -sd, "$TMP/pids")]"
+	jq_check "$CONT hears a host user's domain as its uid, no pid" \
+		'.event == "domain_open" and .uid == 1000 and .pid == 0' \
+		"$(head -1 "$TMP/ev1")"
+	jq_check "... the host as its uid and pid" \
+		".event == \"domain_open\" and .uid == 4000 and
+		 (.pid as \$p | $pids | any(. == \$p))" \
+		"$(tail -1 "$TMP/ev1")"
+	cont_events "$TMP/ev2" domain_open $CONT_IN unshare -p -f \
+		sh -c 'echo $$; exec 3</dev/swnicu2'
+	jq_check "$CONT hears its own pid namespace's opener as pid 1" \
+		'.event == "domain_open" and .uid == 0 and .pid == 1' \
+		"$(head -1 "$TMP/ev2")"
+	jq_check "... the host under the opener's host pid" \
+		'.event == "domain_open" and .uid == 0 and .pid > 1' \
+		"$(tail -1 "$TMP/ev2")"
+	cont_events "$TMP/ev3" service_add sh -c \
+		"$HOST_IN swnic service add swnicu2 key 77 uid 4000 uid 5 &&
+		 $HOST_IN swnic service del swnicu2 key 77 >/dev/null"
+	jq_check "$CONT hears a service's members as its uids" \
+		'.event == "service_add" and .uids == [1000, 65534]' \
+		"$(head -1 "$TMP/ev3")"
+	jq_check "... the host as its own" \
+		'.event == "service_add" and .uids == [4000, 5]' \
+		"$(tail -1 "$TMP/ev3")"
 	if $CONT_IN swnic dev del swnicu2 force 2>"$TMP/err" >/dev/null; then
 		not_ok "$CONT cannot delete it"
 	elif grep -q "deleting a device needs CAP_NET_ADMIN in the initial user namespace" \
