@@ -376,8 +376,14 @@ found:
 	    !tm->pages)
 		return;
 	swnic_rx_place(tm, at, skb, off, n);
+	/*
+	 * Answers in range, each counted: done once they add up to the
+	 * read. Only a hostile target sends overlapping ones, to the
+	 * poster's own buffer - which it could fill with anything anyway -
+	 * but the completion never says more was read than was asked.
+	 */
 	if (tm->got >= be64_to_cpu(tm->m.len)) {
-		tm->len = tm->got;
+		tm->len = be64_to_cpu(tm->m.len);
 		swnic_req_done(p, tm, tm->err);
 	}
 }
