@@ -107,21 +107,22 @@ static u32 swnic_sqe_cqe_flags(const struct swnic_sqe *sqe)
 }
 
 /**
- * swnic_complete_send() - complete a consumed SQE into its slot
- * @ep: the poster (its sq_lock held); a TX CQ slot is reserved
+ * swnic_complete_send_trig() - complete an SQE into its slot
+ * @ep: the poster; a TX CQ slot is reserved
+ * @trig: the triggered work it is (its counter, trig.c), or NULL
  * @sqe: the work request
  * @ret: its outcome: 0, or the poster's -errno
  *
  * Counts it, and posts its completion if it failed or asked for one
- * (SWNIC_SQE_COMPLETION), else gives the slot back.
+ * (SWNIC_SQE_COMPLETION), else gives the slot back. Needs no lock of the
+ * poster's: for work no one else can be running.
  */
-void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
-			 int ret)
+void swnic_complete_send_trig(struct swnic_ep *ep, struct swnic_trig *trig,
+			      const struct swnic_sqe *sqe, int ret)
 {
 	struct swnic_cqe cqe = { .context = sqe->context };
 
-	lockdep_assert_held(&ep->sq_lock);
-	swnic_cntr_inc(swnic_trig_sqe_cntr(ep, swnic_sqe_cntr(sqe)), ret);
+	swnic_cntr_inc(swnic_trig_cntr(trig, ep, swnic_sqe_cntr(sqe)), ret);
 	cqe.flags = swnic_sqe_cqe_flags(sqe);
 	if (ret) {
 		cqe.flags |= SWNIC_CQE_ERROR;
@@ -133,6 +134,21 @@ void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		swnic_cq_post(ep->tx_cq, &cqe, true);
 	else
 		swnic_cq_unreserve(ep->tx_cq);
+}
+
+/**
+ * swnic_complete_send() - complete the SQE being run into its slot
+ * @ep: the poster (its sq_lock held); a TX CQ slot is reserved
+ * @sqe: the work request
+ * @ret: its outcome: 0, or the poster's -errno
+ *
+ * As swnic_complete_send_trig(), for the triggered work being run if any.
+ */
+void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
+			 int ret)
+{
+	lockdep_assert_held(&ep->sq_lock);
+	swnic_complete_send_trig(ep, ep->trig_running, sqe, ret);
 }
 
 /**

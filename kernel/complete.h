@@ -9,6 +9,7 @@
 struct swnic_cntr;
 struct swnic_cq;
 struct swnic_ep;
+struct swnic_trig;
 
 /*
  * A send's completion that waits for a later event (SWNIC_SQE_DELIVERY: a
@@ -36,6 +37,8 @@ int swnic_complete_recv_to(struct swnic_ep *ep, const struct swnic_cqe *cqe,
 			   struct swnic_cntr *cntr);
 void swnic_complete_rma_target(struct swnic_ep *dst, struct swnic_ep *src,
 			       const struct swnic_sqe *sqe);
+void swnic_complete_send_trig(struct swnic_ep *ep, struct swnic_trig *trig,
+			      const struct swnic_sqe *sqe, int ret);
 void swnic_complete_send(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 			 int ret);
 void swnic_deferred_hold(struct swnic_deferred *d, struct swnic_ep *src,

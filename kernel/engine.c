@@ -182,7 +182,8 @@ void swnic_engine_remove(struct swnic_ep *ep)
  * One engine round on @ep, on its owner's mm and charging its owner's
  * memory cgroup: what the round allocates for the poster (GFP_ACCOUNT:
  * unexpected messages, ...) is the poster's, as in the syscall doorbell,
- * not the worker's (the root cgroup's). Return: entries consumed.
+ * not the worker's (the root cgroup's). Return: entries consumed, or
+ * -ESRCH if its owner's memory is gone.
  */
 static int swnic_engine_run_ep(struct swnic_ep *ep)
 {
@@ -193,13 +194,13 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
 	if (!mmget_not_zero(mm)) {
 		swnic_ring_take_kick(&ep->sq);	/* nothing left to do */
 		/*
-		 * Nor will what waited be tried again: the engine parks the
+		 * Nor will what waited be tried again: the engine drops the
 		 * endpoint (a forked child may keep its file open for long).
 		 */
 		mutex_lock(&ep->sq_lock);
 		swnic_fault_reached(&ep->engine_fault);
 		mutex_unlock(&ep->sq_lock);
-		return 0;
+		return -ESRCH;
 	}
 	/* What user space released before a doorbell, this round sees. */
 	swnic_ring_take_kick(&ep->sq);
@@ -228,15 +229,22 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
  * round, which starts by taking the kick; one that runs after lists it
  * again.
  */
-static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
+static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep,
+			      bool gone)
 {
 	swnic_ring_set_flags(&ep->sq, SWNIC_RING_F_NEED_WAKEUP, 0);
 	/* Flag store before the tail loads; pairs with user space's barrier. */
 	smp_mb();
 
 	spin_lock(&eng->lock);
-	/* Kept, the flag stays: at most one needless doorbell. */
-	if (ep->engine_active && !swnic_ep_engine_busy(ep)) {
+	/*
+	 * Kept, the flag stays: at most one needless doorbell. An endpoint
+	 * whose owner's memory is gone (@gone) is parked whatever its rings
+	 * say: no round consumes them any more, so a tail ahead of what the
+	 * last one saw - a forked child of the owner may write it - would
+	 * keep it busy for good.
+	 */
+	if (ep->engine_active && (gone || !swnic_ep_engine_busy(ep))) {
 		list_del_init(&ep->engine_node);
 		ep->engine_active = false;
 		eng->nr--;
@@ -247,7 +255,8 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep)
 /*
  * The domain's engine: rounds over its busy endpoints, round robin, until
  * none is left (each is parked after SWNIC_ENGINE_IDLE_ROUNDS rounds of
- * the engine without progress). A doorbell that lists an endpoint after
+ * the engine without progress, at once if its owner's memory is gone).
+ * A doorbell that lists an endpoint after
  * the last look queues the item again. An endpoint whose next operation
  * waits for memory out of reach (ep->engine_fault) is not parked: it
  * is tried again each round until the operation ends, and once a whole
@@ -262,6 +271,7 @@ static void swnic_engine_work(struct work_struct *work)
 						engine);
 	unsigned int idle = 0, nr;
 	struct swnic_ep *ep;
+	int ret;
 
 	for (;;) {
 		spin_lock(&eng->lock);
@@ -277,7 +287,10 @@ static void swnic_engine_work(struct work_struct *work)
 		kref_get(&ep->ref);
 		spin_unlock(&eng->lock);
 
-		if (swnic_engine_run_ep(ep)) {
+		ret = swnic_engine_run_ep(ep);
+		if (ret == -ESRCH) {
+			swnic_engine_park(eng, ep, true);
+		} else if (ret) {
 			idle = 0;
 		} else if (swnic_fault_waits(&ep->engine_fault) &&
 			   !swnic_ring_is_broken(&ep->rq)) {
@@ -287,7 +300,7 @@ static void swnic_engine_work(struct work_struct *work)
 				break;
 			}
 		} else if (++idle >= SWNIC_ENGINE_IDLE_ROUNDS) {
-			swnic_engine_park(eng, ep);
+			swnic_engine_park(eng, ep, false);
 			idle = 0;
 		}
 		swnic_ep_put(ep);

@@ -199,7 +199,8 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
  * of reach (the receiver's, or the poster's own: either may keep its mmap
  * lock) leaves it to be tried again, as in an engine round, until its
  * last try (@fault): a worker of the queue every user's triggered work
- * shares never sleeps on it.
+ * shares never sleeps on it, nor on the SQ's lock, which the owner's
+ * doorbell holds meanwhile.
  *
  * Return: -EAGAIN if it was not run and is to be tried again (its slot
  * stays reserved), else 0.
@@ -210,7 +211,25 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 {
 	int ret = status;
 
-	mutex_lock(&ep->sq_lock);
+	if (!mutex_trylock(&ep->sq_lock)) {
+		/*
+		 * The owner's doorbell consumes the SQ, and in its own call
+		 * may wait for its own memory as long as it likes (it keeps
+		 * its mmap lock): a worker of the queue every user's
+		 * triggered work shares does not wait for it. Tried again a
+		 * tick later, for as long as it is held. Work to complete
+		 * unrun, or on its last try (the domain's file is closed:
+		 * cancelled), completes without it: no one else runs it.
+		 */
+		if (!ret && !READ_ONCE(fault->last))
+			return -EAGAIN;
+		if (READ_ONCE(ep->closing))
+			swnic_cq_unreserve(ep->tx_cq);
+		else
+			swnic_complete_send_trig(ep, trig, sqe,
+						 ret ?: -ECANCELED);
+		return 0;
+	}
 	/* Released meanwhile: dropped, as trig.c drops it for a dead one. */
 	if (READ_ONCE(ep->closing)) {
 		swnic_cq_unreserve(ep->tx_cq);

@@ -448,14 +448,22 @@ void swnic_trig_domain_closed(struct swnic_domain *dom)
 }
 
 /*
- * Counter the SQE being run counts into, for complete.c: the endpoint's
- * own (@idx) unless a triggered SQE with TRIG_F_CNTR runs (sq_lock held).
+ * Counter an SQE of @ep counts into, for complete.c: the endpoint's own
+ * (@idx) unless it is triggered work @t with a counter of its own
+ * (TRIG_F_CNTR).
  */
+struct swnic_cntr *swnic_trig_cntr(struct swnic_trig *t, struct swnic_ep *ep,
+				   unsigned int idx)
+{
+	if (t && (t->tflags & SWNIC_TRIG_F_CNTR))
+		return t->comp;
+	return ep->cntr[idx];
+}
+
+/* Counter the SQE being run counts into (sq_lock held). */
 struct swnic_cntr *swnic_trig_sqe_cntr(struct swnic_ep *ep, unsigned int idx)
 {
-	if (ep->trig_running && (ep->trig_running->tflags & SWNIC_TRIG_F_CNTR))
-		return ep->trig_running->comp;
-	return ep->cntr[idx];
+	return swnic_trig_cntr(ep->trig_running, ep, idx);
 }
 
 static void swnic_cntr_apply(struct swnic_cntr *cntr, u32 flags, u64 value)

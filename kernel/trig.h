@@ -11,6 +11,7 @@
 struct swnic_cntr;
 struct swnic_domain;
 struct swnic_ep;
+struct swnic_trig;
 
 /*
  * A domain's triggered work (struct swnic_sqe_trigger, SWNIC_IOCTL_TRIG_*):
@@ -43,6 +44,8 @@ void swnic_trig_check(struct swnic_cntr *cntr);
 void swnic_trig_cntr_closed(struct swnic_cntr *cntr);
 void swnic_trig_ep_closed(struct swnic_ep *ep);
 void swnic_trig_domain_closed(struct swnic_domain *dom);
+struct swnic_cntr *swnic_trig_cntr(struct swnic_trig *t, struct swnic_ep *ep,
+				   unsigned int idx);
 struct swnic_cntr *swnic_trig_sqe_cntr(struct swnic_ep *ep, unsigned int idx);
 
 int swnic_trig_ioctl_cntr_update(struct swnic_domain *dom, void *arg);

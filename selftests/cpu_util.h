@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cpu_util.h - for tests whose subject is two CPUs working at once (a copy
- * shared with the receiver's poll): put two threads on CPUs of their own,
- * so the guest's scheduler never puts both on one, and hold one of them
- * back (cpu_slow) so that the other surely runs while it is midway.
+ * cpu_util.h - for tests whose subject is CPUs at work: how busy the guest
+ * is (cpu_ticks_all: a kernel worker that spins), and two CPUs working at
+ * once (a copy shared with the receiver's poll): put two threads on CPUs
+ * of their own, so the guest's scheduler never puts both on one, and hold
+ * one of them back (cpu_slow) so that the other surely runs while it is
+ * midway.
  */
 #ifndef SWNIC_CPU_UTIL_H
 #define SWNIC_CPU_UTIL_H
@@ -20,6 +22,29 @@
 #include <unistd.h>
 
 #include "sys_util.h"
+
+/*
+ * CPU time spent by every task of the guest, in clock ticks (/proc/stat:
+ * user, nice, system, irq, softirq), or -1. A domain's engine runs in a
+ * workqueue's worker, not in a thread of its own: an engine spinning
+ * shows here as a CPU busy all along.
+ */
+static inline long cpu_ticks_all(void)
+{
+	unsigned long long v[7];
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6]);
+	fclose(f);
+	if (n != 7)
+		return -1;
+	/* user nice system idle iowait irq softirq: all but idle, iowait */
+	return (long)(v[0] + v[1] + v[2] + v[5] + v[6]);
+}
 
 /* The first two CPUs this thread may run on; how many there are (0-2). */
 static inline int cpu_pick2(int cpu[2])

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "cpu_util.h"
 #include "fuse_util.h"
 #include "gauge_util.h"
 #include "mr_util.h"
@@ -2135,6 +2136,7 @@ struct own_msg {
 	char dir[64];			/* its FUSE mount, to end the stall */
 	int err[OWN_OPS];		/* each operation: 0, its errno, -1 none */
 	int read_ok, fetch_ok, recv_ok;	/* what landed in its own memory */
+	int own_db;			/* its own doorbell meanwhile: 0, errno */
 };
 
 /* Where the test's target is: a receive, an MR (set before the fork). */
@@ -2175,6 +2177,27 @@ static void own_ops(struct swnic_sqe *s, struct swnic_rqe *r,
 }
 
 /*
+ * The initiator's own doorbell, rung while its lock is kept (triggered
+ * work): a send from its memory that the call faults in, so the call
+ * waits for the lock, holding the SQ's - as long as the owner likes.
+ */
+struct own_ringer {
+	struct t_ep *h;
+	int go[2];			/* a byte: ring now */
+	int ret;
+	pthread_t thread;
+};
+
+static void *own_ring(void *arg)
+{
+	struct own_ringer *r = arg;
+	char c;
+
+	r->ret = read(r->go[0], &c, 1) == 1 ? t_doorbell(r->h, NULL) : -1;
+	return NULL;
+}
+
+/*
  * The initiator, in a process of its own: an endpoint in doorbell mode
  * @db, and its operations on fresh mappings (a memfd's page-cache pages
  * to read, anonymous memory to write). Triggered (@db: syscall), they
@@ -2192,11 +2215,12 @@ static void own_initiator(int in, int out, uint32_t db,
 	struct swnic_cntr_create cntr = { .size = sizeof(cntr) };
 	struct swnic_cntr_update up = { .size = sizeof(up), .value = 1 };
 	struct swnic_trig_recv tr = { .size = sizeof(tr) };
-	struct swnic_sqe s[OWN_OPS - 1];
+	struct swnic_sqe s[OWN_OPS - 1], mn;
 	int d = open(tg->dev, O_RDWR | O_CLOEXEC), i;
 	char *file = fresh_map(tg->mfd, 2 * PAGE);
 	char *anon = fresh_map(-1, 2 * PAGE);
-	char warm[64] = "w", c, want[PAGE];
+	char warm[64] = "w", c, want[PAGE], *mine = fresh_map(-1, PAGE);
+	struct own_ringer ring = { .ret = -1 };
 	struct own_msg m = { 0 };
 	struct t_cq cq = { 0 };
 	struct t_ep h = { 0 };
@@ -2206,7 +2230,8 @@ static void own_initiator(int in, int out, uint32_t db,
 	uint64_t old;
 
 	if (d < 0 || file == MAP_FAILED || anon == MAP_FAILED ||
-	    t_cq_create(d, 16, &cq) || t_ep_create(d, &cq, &cq, db, 0, 16, &h))
+	    mine == MAP_FAILED || t_cq_create(d, 16, &cq) ||
+	    t_ep_create(d, &cq, &cq, db, 0, 16, &h))
 		_exit(2);
 	own_ops(s, &r, tg, file, anon);
 	if (db == SWNIC_EP_F_DB_ENGINE) {
@@ -2234,8 +2259,13 @@ static void own_initiator(int in, int out, uint32_t db,
 		tr.trig = t;
 		tr.rqe = r;
 		up.cntr_id = cntr.cntr_id;
+		ring.h = &h;
+		/* A send to itself from its own page, no CQE if it goes. */
+		mn = t_send(mine, 8, &h, 60);
+		mn.flags &= ~SWNIC_SQE_COMPLETION;
 		if (t_doorbell(&h, NULL) ||
-		    ioctl(h.fd, SWNIC_IOCTL_TRIG_RECV, &tr))
+		    ioctl(h.fd, SWNIC_IOCTL_TRIG_RECV, &tr) || pipe(ring.go) ||
+		    pthread_create(&ring.thread, NULL, own_ring, &ring))
 			_exit(2);
 	}
 	if (lock_keep_prepare(&k))
@@ -2255,20 +2285,31 @@ static void own_initiator(int in, int out, uint32_t db,
 		t_ring_push(&h.rq, &r);
 		t_doorbell(&h, NULL);
 	} else {
+		t_ring_push(&h.sq, &mn);
+		if (write(ring.go[1], "r", 1) != 1)
+			_exit(3);
+		usleep(100000);		/* its call holds the SQ's lock */
 		ioctl(d, SWNIC_IOCTL_CNTR_UPDATE, &up);
 	}
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
 		_exit(3);
 
 	lock_keep_join(&k);
+	if (db == SWNIC_EP_F_DB_SYSCALL) {
+		pthread_join(ring.thread, NULL);
+		m.own_db = ring.ret;
+	}
 	for (i = 0; i < OWN_OPS; i++)
 		m.err[i] = -1;
-	for (i = 0; i < OWN_OPS; i++) {
+	/* Each operation's completion, and any other (the own send's). */
+	for (i = 0; i < OWN_OPS; ) {
 		if (t_cq_wait(&cq, &e, 20000))
 			break;
-		if (e.context >= 1 && e.context <= OWN_OPS)
+		if (e.context >= 1 && e.context <= OWN_OPS) {
 			m.err[e.context - 1] = e.flags & SWNIC_CQE_ERROR ?
 					       (int)e.err : 0;
+			i++;
+		}
 	}
 	/* The read's bytes, the atomic's old value, the message. */
 	m.read_ok = !memcmp(anon, tg->mr + PAGE, PAGE / 2);
@@ -2302,7 +2343,11 @@ static int own_say(int to, int from, char c, struct own_msg *m)
  * workers' stacks, for @fn). Before, each waited for the lock in the
  * worker, up to 2 s, then failed with EFAULT: a worker of the queue every
  * user's triggered work shares, held by one user as long as it kept its
- * lock.
+ * lock. Triggered, the initiator also rings its own doorbell before the
+ * counter fires, for a send from its own memory: its call waits for the
+ * lock, holding the SQ's, and the triggered sends wait for that, not a
+ * worker. Before, the worker slept on the SQ's lock as long as the call
+ * held it.
  */
 static void own_lock(struct __test_metadata *_metadata, uint32_t db,
 		     const char *fn, bool wire)
@@ -2385,7 +2430,8 @@ static void own_lock(struct __test_metadata *_metadata, uint32_t db,
 	}
 	if (kept && in >= 0)
 		EXPECT_GT(5, held)
-			TH_LOG("a worker sleeps on its memory: %d of 20", held);
+			TH_LOG("a worker sleeps on its memory (or the SQ's lock): %d of 20",
+			       held);
 	umount2(m.dir, MNT_FORCE);
 	if (own_say(to[1], from[0], 'r', &m))
 		kill(pid, SIGKILL);
@@ -2398,6 +2444,7 @@ static void own_lock(struct __test_metadata *_metadata, uint32_t db,
 	for (i = 0; i < OWN_OPS; i++) {
 		EXPECT_EQ(0, m.err[i]) TH_LOG("operation %d", i + 1);
 	}
+	EXPECT_EQ(0, m.own_db) TH_LOG("its own doorbell");
 	EXPECT_EQ(0, t_cq_wait(&cv, &e, 5000));
 	EXPECT_EQ(1, e.context);
 	EXPECT_EQ(0, memcmp(rbuf, pattern, PAGE)) TH_LOG("the send");
@@ -2498,18 +2545,22 @@ TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
  * engine_parks_an_endpoint_whose_owner_is_gone's owner, in a process of
  * its own: an engine endpoint whose send into the keeper's receive waits
  * (@m: the keeper's endpoint); then it forks and exits, and its child,
- * which keeps the endpoint's file and (through fork) its rings, writes to
- * @out whether the engine parks the endpoint within 5 s (1) or not (0).
- * Exit status: 0, or the step that failed.
+ * which keeps the endpoint's file and (through fork) its rings, writes the
+ * SQ's tail ahead once the owner is gone, a step a millisecond, then
+ * writes to @out whether the engine parks the endpoint within 5 s (1) or
+ * not (0), and the guest's busy CPU ticks over the next 2 s, in which it
+ * sleeps. Exit status: 0, or the step that failed.
  */
 static void owner_gone(const struct keeper_msg *m, int out)
 {
 	static char buf[PAGE];
 	struct t_ep e = { 0 }, v = { .addr = m->addr, .port = m->port };
+	pid_t child, owner = getpid();
 	struct t_cq cq = { 0 };
 	struct swnic_sqe s;
-	int d, parked = 0, i;
-	pid_t child;
+	int d, i;
+	long res[2] = { 0 };	/* parked, busy ticks */
+	uint32_t tail;
 
 	memset(buf, 's', PAGE);
 	if (ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_ENGINE, &d, &cq, &e))
@@ -2521,14 +2572,28 @@ static void owner_gone(const struct keeper_msg *m, int out)
 	usleep(300000);
 	if (*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP)
 		_exit(4);
+	tail = *e.sq.tail;
 	child = fork();
 	if (child)
 		_exit(child < 0 ? 5 : 0);	/* the owner goes, its mm too */
-	for (i = 0; i < 250 && !parked; i++) {
-		usleep(20000);
-		parked = !!(*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	/*
+	 * Reparented: the owner's memory is gone. Entries no round will
+	 * consume: the tail ahead of what the engine last saw.
+	 */
+	for (i = 0; i < 10000000 && getppid() == owner; i++)
+		sched_yield();
+	for (i = 1; i < (int)e.sq.entries - 1; i++) {
+		*e.sq.tail = tail + i;
+		usleep(1000);
 	}
-	_exit(write(out, &parked, sizeof(parked)) == sizeof(parked) ? 0 : 1);
+	for (i = 0; i < 250 && !res[0]; i++) {
+		usleep(20000);
+		res[0] = !!(*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP);
+	}
+	res[1] = cpu_ticks_all();
+	sleep(2);
+	res[1] = res[1] < 0 ? -1 : cpu_ticks_all() - res[1];
+	_exit(write(out, res, sizeof(res)) == sizeof(res) ? 0 : 1);
 }
 
 /*
@@ -2536,20 +2601,24 @@ static void owner_gone(const struct keeper_msg *m, int out)
  * it forked keeps the endpoint's file: the send is never tried again (the
  * owner's memory is gone), so the endpoint stops waiting and the engine
  * parks it. Before, it stayed one that waits: its domain's engine woke
- * every tick for as long as the child kept the file.
+ * every tick for as long as the child kept the file. And it is parked
+ * whatever the child writes into its rings: no round consumes them any
+ * more. Before, a tail written ahead kept it busy: the engine polled it
+ * without a pause, a worker's whole CPU, for as long as the child lived.
  */
 TEST_F_TIMEOUT(sec, engine_parks_an_endpoint_whose_owner_is_gone, 120)
 {
+	long res[2] = { -1, -1 }, hz = sysconf(_SC_CLK_TCK);
 	struct keeper_msg m = { 0 };
-	int res[2], st, parked = -1;
 	struct keeper k;
+	int fds[2], st;
 	pid_t owner;
 
 	st = keeper_start(&k, NULL, DEV_PATH, 2, &m);
 	if (st == 4)
 		SKIP(return, "no FUSE in this kernel");
 	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
-	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(fds));
 
 	/* No ASSERT until the stall ends: the keeper must be let go. */
 	if (keeper_say(&k, 'k', &m, 20000))
@@ -2557,21 +2626,25 @@ TEST_F_TIMEOUT(sec, engine_parks_an_endpoint_whose_owner_is_gone, 120)
 	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
 	owner = fork();
 	if (!owner)
-		owner_gone(&m, res[1]);
-	close(res[1]);
+		owner_gone(&m, fds[1]);
+	close(fds[1]);
 	EXPECT_LT(0, owner);
 	if (owner > 0) {
 		waitpid(owner, &st, 0);
 		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
 			TH_LOG("the owner: %#x", st);
 		/* Its child's verdict (EOF if there is none). */
-		if (read(res[0], &parked, sizeof(parked)) != sizeof(parked))
-			parked = -1;
+		if (read(fds[0], res, sizeof(res)) != sizeof(res))
+			res[0] = res[1] = -1;
 	}
-	EXPECT_EQ(1, parked)
-		TH_LOG("%s", parked ? "the owner's child failed" :
+	EXPECT_EQ(1, res[0])
+		TH_LOG("%s", res[0] ? "the owner's child failed" :
 		       "the engine keeps polling an endpoint whose owner is gone");
-	close(res[0]);
+	/* Less than a quarter of a CPU over 2 s: no worker spins. */
+	EXPECT_LE(0, res[1]);
+	EXPECT_GT(hz / 2, res[1])
+		TH_LOG("all CPUs: %ld ticks busy in 2 s (%ld/s)", res[1], hz);
+	close(fds[0]);
 
 	umount2(k.dir, MNT_FORCE);
 	st = keeper_end(&k, &m);

@@ -13,34 +13,12 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "cpu_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
 
 #define CQ_ENTRIES	4
 #define SQES		32
-
-/*
- * CPU time spent by every task of the guest, in clock ticks (/proc/stat:
- * user, nice, system, irq, softirq), or -1. A domain's engine runs in a
- * workqueue's worker, not in a thread of its own: an engine spinning
- * shows here as a CPU busy all along.
- */
-static long cpu_ticks_all(void)
-{
-	unsigned long long v[7];
-	FILE *f = fopen("/proc/stat", "r");
-	int n;
-
-	if (!f)
-		return -1;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-		   &v[2], &v[3], &v[4], &v[5], &v[6]);
-	fclose(f);
-	if (n != 7)
-		return -1;
-	/* user nice system idle iowait irq softirq: all but idle, iowait */
-	return (long)(v[0] + v[1] + v[2] + v[5] + v[6]);
-}
 
 static long now_ms(void)
 {
