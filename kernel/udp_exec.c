@@ -165,6 +165,9 @@ static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 	u64 i, n;
 
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
+	if (rm->unproven)
+		wn->rx_unproven -= rm->size;
+	rm->unproven = false;
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
 	rm->buf = NULL;
 	rm->size = 0;

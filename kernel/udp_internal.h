@@ -74,6 +74,12 @@ extern bool swnic_tx_splice;
  */
 #define SWNIC_RX_AHEAD		(2 * SWNIC_MAX_MSGS)
 /*
+ * The part of the receive budget (rx_mem_mb) that messages may hold which
+ * packets not naming our incarnation made, all peers together: 1/8. Any
+ * host can send those from any address, having never heard from us.
+ */
+#define SWNIC_RX_UNPROVEN_SHARE	8
+/*
  * A peer's answers waiting to go (HELD, then the outcome: two per request
  * it may have outstanding, at most): past that, its requests wait to run.
  */
@@ -128,6 +134,7 @@ enum {
 	SWNIC_DROP_QUEUE,	/* a socket's queue full (or UDP checksum) */
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
 	SWNIC_DROP_ADDR,	/* not from a peer's wire port, or to a group */
+	SWNIC_DROP_UNPROVEN,	/* not naming us, over their share of rx_mem_mb */
 	__SWNIC_DROP_NUM
 };
 
@@ -214,6 +221,11 @@ struct swnic_wnet {
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
 	u64 rx_mem;			/* bytes of messages being received */
+	/*
+	 * Of it, the buffers of messages that packets not naming our
+	 * incarnation made (SWNIC_RX_UNPROVEN_SHARE, swnic_rx_fragment()).
+	 */
+	u64 rx_unproven;
 	/*
 	 * Reassembly buffers kept for the next messages (swnic_rxbuf_get()),
 	 * within the rx_mem_mb budget with @rx_mem, freed after a second
@@ -355,6 +367,7 @@ struct swnic_rxmsg {
 	 * again, until every earlier message is executed too (exec_next).
 	 */
 	bool done;
+	bool unproven;			/* its @size is in wn->rx_unproven */
 };
 
 /*
@@ -546,8 +559,8 @@ struct net *swnic_udp_get_net(struct swnic_device *sdev);
 
 /* udp_rx.c */
 bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
-		       const struct swnic_wire_msg *m, struct sk_buff *skb,
-		       unsigned int off, unsigned int n);
+		       bool proven, const struct swnic_wire_msg *m,
+		       struct sk_buff *skb, unsigned int off, unsigned int n);
 void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		     unsigned int base, unsigned int plen);
 

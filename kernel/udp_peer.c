@@ -22,6 +22,7 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 	[SWNIC_DROP_QUEUE] = "drop_queue",
 	[SWNIC_DROP_NO_DEV] = "drop_no_dev",
 	[SWNIC_DROP_ADDR] = "drop_addr",
+	[SWNIC_DROP_UNPROVEN] = "drop_unproven",
 };
 
 /*
@@ -31,6 +32,7 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 static const u8 swnic_peer_drop_reasons[] = {
 	SWNIC_DROP_SHORT, SWNIC_DROP_STALE, SWNIC_DROP_WINDOW, SWNIC_DROP_DUP,
 	SWNIC_DROP_BAD_MSG, SWNIC_DROP_NO_MEM, SWNIC_DROP_NO_DEV,
+	SWNIC_DROP_UNPROVEN,
 };
 
 static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);
@@ -661,6 +663,7 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "spurious_retx", wn->spurious) ?:
 	      fn(arg, "peers", wn->npeers) ?:
 	      fn(arg, "rx_mem_bytes", wn->rx_mem) ?:
+	      fn(arg, "rx_unproven_bytes", wn->rx_unproven) ?:
 	      fn(arg, "rx_spare_bytes", wn->spare_mem) ?:
 	      fn(arg, "rx_buf_reuses", wn->spare_reuses) ?:
 	      fn(arg, "rx_kept", wn->rx_kept) ?:

@@ -156,10 +156,13 @@ static u8 swnic_skb_tos(struct sk_buff *skb)
 	return ip_hdr(skb)->tos & ~INET_ECN_MASK;
 }
 
-/* A fragment of a request: into its message. Return: false to drop it. */
+/*
+ * A fragment of a request: into its message. @proven: its packet names our
+ * incarnation. Return: false to drop it.
+ */
 bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
-		       const struct swnic_wire_msg *m, struct sk_buff *skb,
-		       unsigned int off, unsigned int n)
+		       bool proven, const struct swnic_wire_msg *m,
+		       struct sk_buff *skb, unsigned int off, unsigned int n)
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
@@ -214,7 +217,26 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return false;
 	}
-	if (wn->rx_mem + need > budget)
+	/*
+	 * A packet that does not name us may come from any host, from any
+	 * address, having never heard from us: one claiming a message of
+	 * the whole budget held it, for as long as its sender kept the
+	 * context alive (with PINGs), and every other peer's messages were
+	 * dropped. What such packets make holds a share of the budget only;
+	 * over it, the sender gets an ACK, which names us, and its packets
+	 * sent again name us too (a peer's first message, at most a round
+	 * trip late).
+	 */
+	if (!proven &&
+	    wn->rx_unproven + len > budget / SWNIC_RX_UNPROVEN_SHARE) {
+		p->ack_due = true;
+		p->ack_now = true;
+		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
+		return false;
+	}
+	if (wn->rx_mem + need > budget ||
+	    (!proven &&
+	     wn->rx_unproven + need > budget / SWNIC_RX_UNPROVEN_SHARE))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
@@ -240,6 +262,10 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		}
 	}
 	wn->rx_kept += keep;
+	if (!proven) {
+		rm->unproven = true;
+		wn->rx_unproven += rm->size;
+	}
 	rm->msg_id = id;
 	rm->m = *m;
 	rm->len = len;
@@ -619,7 +645,9 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 			return;
 		}
 		off += sizeof(m);
-		ok = swnic_rx_fragment(wn, p, &m, skb, off, len - off);
+		/* Past the checks above, a packet naming us names us now. */
+		ok = swnic_rx_fragment(wn, p, dst_inc != 0, &m, skb, off,
+				       len - off);
 		if (!ok) {
 			/* Not taken: not acknowledged, the sender retries. */
 			return;

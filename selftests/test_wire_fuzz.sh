@@ -11,7 +11,8 @@
 # from a raw socket with spoofed sources (new peer contexts, up to the
 # rate limit and cap). Then packets from and to addresses no peer can have
 # (0.0.0.0/8, broadcast, multicast: wire_fuzz -x) are each dropped as
-# drop_addr. The transfer completes, the kernel logs no splat,
+# drop_addr, and a packet that does not name the server may not claim
+# much of its memory. The transfer completes, the kernel logs no splat,
 # `swnic -j peer show` shows the drops by reason and the live peer's
 # statistics, the fuzzer's half-received messages are released when its
 # contexts time out, and every object goes at the end.
@@ -91,6 +92,40 @@ check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 # the checks behind.
 wire_other_sport_dropped "$B" swnicfa "$ADDR_A"
 echo Y > $PARAMS/udp_any_sport
+
+# Check, as $1, that the server's rx_mem_bytes comes back to 0 (40 s).
+rx_mem_released()
+{
+	for _ in $(seq 200); do
+		[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+		sleep 0.2
+	done
+	check "$1" sh -c \
+		"[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
+}
+
+# A packet that does not name the server's incarnation may come from any
+# host and address: one claiming 16 MiB, more than such packets may hold
+# of the budget (an eighth of 64 MiB here), is refused as drop_unproven
+# and answered with an ACK, which names the server; sent again naming
+# it, it is taken (wire_fuzz -x claim: see there).
+w0=$(wire_counters swnicfa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s 1 -n 16 -x claim $ADDR_A \
+	>/tmp/wfz.claim 2>&1
+claim_rc=$?
+w1=$(wire_counters swnicfa)
+if [ $claim_rc = 0 ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_unproven)" = \
+     $(( $(printf '%s' "$w0" | jq .drop_unproven) + 1 )) ] &&
+   [ "$(printf '%s' "$w1" | jq .rx_mem_bytes)" -ge $((16 << 20)) ]; then
+	ok "a claim of 16 MiB refused until it names us, then taken"
+else
+	not_ok "a claim of 16 MiB refused until it names us, then taken" \
+		"wire_fuzz exit $claim_rc: $(cat /tmp/wfz.claim)" \
+		"before: $w0" "after:  $w1"
+fi
+rx_mem_released "... and released after the peer timeout"
+
 base=$(wire_counters swnicfa)
 
 wait_listen()
@@ -220,19 +255,9 @@ for kind in zero lbcast mcast bcast; do
 	fi
 done
 
-# Check, as $1, that the server's rx_mem_bytes comes back to 0 (40 s).
-rx_mem_released()
-{
-	for _ in $(seq 200); do
-		[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
-		sleep 0.2
-	done
-	check "$1" sh -c \
-		"[ \"\$($A swnic -j peer show | jq '.[0].counters.rx_mem_bytes')\" = 0 ]"
-}
-
 # The fuzzer's contexts fall silent: their half-received messages go.
 rx_mem_released "half-received messages released after the peer timeout"
+
 
 # The flood left the server's namespace with all its 1024 contexts. A new
 # host (namespace C, on a second veth of A) is talked to all the same: a

@@ -50,6 +50,15 @@
  * prints the socket's port: the target's `swnic peer show` names us by
  * it. -d paces as above.
  *
+ * -x claim (no -i) sends, from one ordinary socket, the first fragment
+ * of a message that claims COUNT MiB, as a new peer's first packet (it
+ * does not name the target's incarnation), and waits for the target's
+ * ACK; then the same packet naming the incarnation that ACK told, and
+ * waits for the next. Exit status 0 if the first was refused (its ACK
+ * takes nothing: PSN 0 is still expected) and the second taken (PSN 1
+ * is), else 1: a packet that does not name the target may come from any
+ * host and address, and may not claim much of the target's budget.
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -62,6 +71,7 @@
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,6 +710,70 @@ static int noack(unsigned long count, unsigned long delay,
 	return g.sent == count ? 0 : 1;
 }
 
+/* Wait up to 5 s for an ACK to @s; its cumulative PSN, or -1. */
+static long claim_ack(struct src *s)
+{
+	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+	unsigned long answers = g.answers;
+
+	s->psn = UINT32_MAX;
+	while (poll(&pf, 1, 5000) == 1) {
+		drain(s);
+		if (g.answers != answers && s->psn != UINT32_MAX)
+			return s->psn;
+	}
+	return -1;
+}
+
+/* -x claim: see the top. */
+static int claim(unsigned long mib, const struct sockaddr *dst,
+		 socklen_t dst_len)
+{
+	uint8_t buf[PKT_MAX];
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+	size_t n = 1024, len = sizeof(*h) + sizeof(*m) + n;
+	struct src s = { 0 };
+	long acked[2];
+	int named;
+
+	s.fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+	if (s.fd < 0 || connect(s.fd, dst, dst_len)) {
+		perror("wire_fuzz: socket");
+		return 1;
+	}
+	s.inc = nz32();
+	msg(&s, m, P_DATA);
+	m->msg_id = 0;
+	m->opcode = OP_SEND;
+	m->flags = 0;
+	m->ep_type = 1;
+	m->frag = htonl(1024);
+	m->len = htobe64((uint64_t)mib << 20);
+	m->offset = 0;
+	fill((uint8_t *)(m + 1), n);
+	for (named = 0; named < 2; named++) {
+		*h = (struct w_hdr) {
+			.version = W_VERSION,
+			.type = P_DATA,
+			.src_inc = htonl(s.inc),
+			.dst_inc = htonl(named ? s.their_inc : 0),
+		};
+		h->csum = inet_csum(buf, len);
+		if (send(s.fd, buf, len, 0) < 0) {
+			perror("wire_fuzz: send");
+			return 1;
+		}
+		acked[named] = claim_ack(&s);
+		printf("wire_fuzz: claim of %lu MiB %s the target: ACK %ld\n",
+		       mib, named ? "naming" : "not naming", acked[named]);
+		if (acked[named] < 0 || !s.their_inc)
+			return 1;
+	}
+	close(s.fd);
+	return acked[0] == 0 && acked[1] == 1 ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -774,6 +848,10 @@ int main(int argc, char **argv)
 	if (g.bad_kind && !strcmp(g.bad_kind, "noack")) {
 		rng = seed ? seed : 1;
 		return noack(count, delay, dst, dst_len);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "claim")) {
+		rng = seed ? seed : 1;
+		return claim(count, dst, dst_len);
 	}
 	if (g.bad_kind) {
 		int on = 1;
