@@ -198,8 +198,10 @@ static bool swnic_rxmsg_last_try(const struct swnic_rxmsg *rm)
 	return swnic_fault_last_try(&rm->fault);
 }
 
-void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
+void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_peer *p,
+		      struct swnic_rxmsg *rm)
 {
+	xa_erase(&p->rxids, rm->msg_id);
 	list_del(&rm->node);
 	swnic_rxmsg_release(wn, rm);
 	wn->rx_mem -= sizeof(*rm);
@@ -742,7 +744,7 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 		if (!rm->done || rm->msg_id != p->exec_next)
 			break;
 		p->exec_next++;
-		swnic_rxmsg_free(wn, rm);
+		swnic_rxmsg_free(wn, p, rm);
 	}
 	swnic_peer_pump(wn, p);
 }

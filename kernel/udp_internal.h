@@ -429,6 +429,7 @@ struct swnic_peer {
 	u8 ack_tos;			/* of the last request packet: ACKs' */
 	u32 rx_dups;			/* its packets that came twice */
 	struct list_head rxmsgs;
+	struct xarray rxids;		/* @rxmsgs by msg_id */
 	u32 exec_next;			/* next msg_id to execute */
 	struct list_head held;		/* its sends we hold: swnic_held */
 	u32 nheld;
@@ -543,7 +544,8 @@ int swnic_rxmsg_read(const struct swnic_kmsg *km, u64 off, void *to,
 bool swnic_rxmsg_keep(struct swnic_wnet *wn, struct swnic_rxmsg *rm,
 		      u64 idx, struct sk_buff *skb, unsigned int off,
 		      unsigned int n);
-void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_rxmsg *rm);
+void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_peer *p,
+		      struct swnic_rxmsg *rm);
 void swnic_rx_skb_kept(struct sk_buff *skb);
 void swnic_held_forget(struct swnic_wnet *wn, struct swnic_peer *p);
 void swnic_held_run(struct swnic_wnet *wn);

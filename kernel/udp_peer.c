@@ -55,7 +55,7 @@ void swnic_peer_reset_rx(struct swnic_wnet *wn, struct swnic_peer *p)
 	struct swnic_rxmsg *rm, *tmp;
 
 	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node)
-		swnic_rxmsg_free(wn, rm);
+		swnic_rxmsg_free(wn, p, rm);
 	swnic_held_forget(wn, p);
 	p->rcv_nxt = 0;
 	p->exec_next = 0;
@@ -310,6 +310,7 @@ void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 	list_del(&p->node);
 	wn->npeers--;
 	wn->peers_gen++;
+	xa_destroy(&p->rxids);
 	kfree(p);
 }
 
@@ -396,6 +397,7 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	INIT_LIST_HEAD(&p->txq);
 	INIT_LIST_HEAD(&p->waiting);
 	INIT_LIST_HEAD(&p->rxmsgs);
+	xa_init(&p->rxids);
 	INIT_LIST_HEAD(&p->held);
 	list_add_tail(&p->node, &wn->peers);
 	wn->npeers++;

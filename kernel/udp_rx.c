@@ -157,6 +157,28 @@ static u8 swnic_skb_tos(struct sk_buff *skb)
 }
 
 /*
+ * The first message of @p after @id in msg_id order (@id within the
+ * window of ids it may have: SWNIC_RX_AHEAD from exec_next), or NULL.
+ */
+static struct swnic_rxmsg *swnic_rxmsg_after(struct swnic_peer *p, u32 id)
+{
+	u32 end = p->exec_next + SWNIC_RX_AHEAD - 1;
+	unsigned long i = (u32)(id + 1);
+	struct swnic_rxmsg *rm;
+
+	if (id == end)
+		return NULL;
+	if (i <= end)
+		return xa_find(&p->rxids, &i, end, XA_PRESENT);
+	/* The window wraps: up to U32_MAX, then from 0. */
+	rm = xa_find(&p->rxids, &i, U32_MAX, XA_PRESENT);
+	if (rm)
+		return rm;
+	i = 0;
+	return xa_find(&p->rxids, &i, end, XA_PRESENT);
+}
+
+/*
  * A fragment of a request: into its message. @proven: its packet names our
  * incarnation. Return: false to drop it.
  */
@@ -183,10 +205,14 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
 		return false;
 	}
-	/* From the newest: records of requests run ahead come first. */
-	list_for_each_entry_reverse(pos, &p->rxmsgs, node)
-		if (pos->msg_id == id)
-			goto found;
+	/*
+	 * By its id: a peer may have SWNIC_RX_AHEAD messages, and a packet
+	 * of any of them may come next (a walk of the list was one per
+	 * packet, at the sender's choice).
+	 */
+	pos = xa_load(&p->rxids, id);
+	if (pos)
+		goto found;
 	/* Not taken yet: the sender tries again once earlier ones ran. */
 	if (id - p->exec_next >= SWNIC_RX_AHEAD) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_WINDOW);
@@ -249,17 +275,17 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	} else if (len) {
 		rm->buf = swnic_rxbuf_get(wn, len, &rm->size);
 	}
-	if (len) {
+	if (len)
 		rm->frags = kvcalloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(len, frag)),
 				     sizeof(long), GFP_KERNEL);
-		if (!(rm->buf || rm->pieces) || !rm->frags) {
-			swnic_rxbuf_put(wn, rm->buf, rm->size);
-			kvfree(rm->pieces);
-			kvfree(rm->frags);
-			kfree(rm);
-			swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
-			return false;
-		}
+	if ((len && (!(rm->buf || rm->pieces) || !rm->frags)) ||
+	    xa_insert(&p->rxids, id, rm, GFP_KERNEL)) {
+		swnic_rxbuf_put(wn, rm->buf, rm->size);
+		kvfree(rm->pieces);
+		kvfree(rm->frags);
+		kfree(rm);
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+		return false;
 	}
 	wn->rx_kept += keep;
 	if (!proven) {
@@ -271,10 +297,9 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->len = len;
 	rm->tos = swnic_skb_tos(skb);
 	wn->rx_mem += rm->size + sizeof(*rm);
-	list_for_each_entry_reverse(pos, &p->rxmsgs, node)
-		if (psn_before(pos->msg_id, id))
-			break;
-	list_add(&rm->node, &pos->node);
+	/* In msg_id order: before the next one the peer has, if any. */
+	pos = swnic_rxmsg_after(p, id);
+	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
 	pos = rm;
 found:
 	rm = pos;
