@@ -167,7 +167,6 @@ static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
 	if (rm->unproven)
 		wn->rx_unproven -= rm->size;
-	rm->unproven = false;
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
 	rm->buf = NULL;
 	rm->size = 0;
@@ -205,6 +204,8 @@ void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_del(&rm->node);
 	swnic_rxmsg_release(wn, rm);
 	wn->rx_mem -= sizeof(*rm);
+	if (rm->unproven)
+		wn->rx_unproven -= sizeof(*rm);
 	kfree(rm);
 }
 

@@ -222,8 +222,8 @@ struct swnic_wnet {
 	u32 peers_gen;			/* bumped when @peers changes */
 	u64 rx_mem;			/* bytes of messages being received */
 	/*
-	 * Of it, the buffers of messages that packets not naming our
-	 * incarnation made (SWNIC_RX_UNPROVEN_SHARE, swnic_rx_fragment()).
+	 * Of it, the messages (buffers and records) that packets not naming
+	 * our incarnation made (SWNIC_RX_UNPROVEN_SHARE, swnic_rx_fragment()).
 	 */
 	u64 rx_unproven;
 	/*
@@ -367,7 +367,8 @@ struct swnic_rxmsg {
 	 * again, until every earlier message is executed too (exec_next).
 	 */
 	bool done;
-	bool unproven;			/* its @size is in wn->rx_unproven */
+	/* Made by a packet not naming us: in wn->rx_unproven, as rx_mem */
+	bool unproven;
 };
 
 /*

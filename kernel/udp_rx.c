@@ -188,7 +188,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
-	u64 table, need, budget;
+	u64 table, need, budget, share;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep;
@@ -253,16 +253,16 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * sent again name us too (a peer's first message, at most a round
 	 * trip late).
 	 */
-	if (!proven &&
-	    wn->rx_unproven + len > budget / SWNIC_RX_UNPROVEN_SHARE) {
+	share = budget / SWNIC_RX_UNPROVEN_SHARE;
+	/* Its record too, and its buffer may be a spare of twice its length. */
+	if (!proven && wn->rx_unproven + 2 * len + sizeof(*rm) > share) {
 		p->ack_due = true;
 		p->ack_now = true;
 		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
 		return false;
 	}
 	if (wn->rx_mem + need > budget ||
-	    (!proven &&
-	     wn->rx_unproven + need > budget / SWNIC_RX_UNPROVEN_SHARE))
+	    (!proven && wn->rx_unproven + need > share))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
@@ -290,7 +290,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	wn->rx_kept += keep;
 	if (!proven) {
 		rm->unproven = true;
-		wn->rx_unproven += rm->size;
+		wn->rx_unproven += rm->size + sizeof(*rm);
 	}
 	rm->msg_id = id;
 	rm->m = *m;
