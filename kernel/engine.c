@@ -256,12 +256,12 @@ static void swnic_engine_park(struct swnic_engine *eng, struct swnic_ep *ep,
  * The domain's engine: rounds over its busy endpoints, round robin, until
  * none is left (each is parked after SWNIC_ENGINE_IDLE_ROUNDS rounds of
  * the engine without progress, at once if its owner's memory is gone).
- * A doorbell that lists an endpoint after
- * the last look queues the item again. An endpoint whose next operation
- * waits for memory out of reach (ep->engine_fault) is not parked: it
- * is tried again each round until the operation ends, and once a whole
- * round made no progress, the next comes a tick later, queued again: no
- * worker sleeps meanwhile (the queue's workers serve every domain).
+ * A doorbell that lists an endpoint after the last look queues the item
+ * again. An endpoint whose next operation waits for memory out of reach
+ * (ep->engine_fault) is not parked: it is tried again each round until
+ * the operation ends, and once a whole round made no progress, the next
+ * comes a tick later, queued again: no worker sleeps meanwhile (the
+ * queue's workers serve every domain).
  */
 static void swnic_engine_work(struct work_struct *work)
 {

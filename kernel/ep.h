@@ -100,6 +100,8 @@ struct swnic_ep {
 	unsigned long *sq_cancelled;	/* SQ slots cancelled, sq_lock */
 	/* The triggered SQE being run (trig.c), sq_lock; else NULL */
 	struct swnic_trig *trig_running;
+	/* Triggered work found sq_lock held: the holder lets it try now. */
+	bool sq_contended;
 
 	/*
 	 * Receive side: RQ consumption, posted receives, unexpected messages

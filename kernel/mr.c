@@ -832,6 +832,15 @@ static int swnic_mr_refresh_one(struct swnic_domain *dom, struct swnic_mr *mr,
 {
 	int ret = 0;
 
+	/*
+	 * A REG_IOV MR's segment deregistered under it: nothing to pin (nor
+	 * charge, nor to fail on the pin limits): its part is gone.
+	 */
+	spin_lock_bh(&mr->lock);
+	*state = mr->state;
+	spin_unlock_bh(&mr->lock);
+	if (*state == SWNIC_MR_STATE_DEAD)
+		return -ENOENT;
 	if (mr->flags & SWNIC_MR_REG_ODP)
 		ret = swnic_mr_odp_check(mr);
 	else if (!mr->nsegs)

@@ -32,6 +32,7 @@ struct swnic_nl_dump_ctx {
 	u32 dom_filter;		/* domain id; 0 = all domains */
 	unsigned long handle;	/* MR dumps: the next MR handle of @dom_id */
 	int err;		/* a filter error to report from the first part */
+	s8 admin;		/* swnic_nl_sees_domain()'s, per part; -1: not asked */
 };
 
 static_assert(sizeof(struct swnic_nl_dump_ctx) <=
@@ -114,7 +115,7 @@ struct swnic_domain *swnic_nl_domain_get(struct sk_buff *skb,
 	struct swnic_domain *dom;
 
 	dom = swnic_domain_lookup(nla_get_u32(id));
-	if (dom && !swnic_nl_sees_domain(skb, dom)) {
+	if (dom && !swnic_nl_sees_domain(skb, dom, NULL)) {
 		swnic_domain_put(dom);
 		dom = NULL;
 	}
@@ -182,7 +183,7 @@ static int swnic_nl_dump_filters(struct netlink_callback *cb,
 	if (attrs[SWNIC_A_DOMAIN_ID]) {
 		ctx->dom_filter = nla_get_u32(attrs[SWNIC_A_DOMAIN_ID]);
 		dom = swnic_domain_lookup(ctx->dom_filter);
-		if (dom && !swnic_nl_sees_domain(cb->skb, dom)) {
+		if (dom && !swnic_nl_sees_domain(cb->skb, dom, NULL)) {
 			swnic_domain_put(dom);
 			dom = NULL;
 		}
@@ -214,6 +215,7 @@ int swnic_nl_dump_start(struct netlink_callback *cb)
 	int ret;
 
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->admin = -1;
 	ret = swnic_nl_dump_filters(cb, ctx, cb->extack);
 	if (ret && !cb->extack) {
 		ctx->err = ret;
@@ -222,12 +224,17 @@ int swnic_nl_dump_start(struct netlink_callback *cb)
 	return ret;
 }
 
-/* A filter error deferred from swnic_nl_dump_start(), with its message. */
+/*
+ * A dump part begins: a filter error deferred from swnic_nl_dump_start(),
+ * with its message; and whether the requester is an administrator is
+ * asked again (the part's reader, current, is checked too).
+ */
 static int swnic_nl_dump_deferred(struct netlink_callback *cb)
 {
 	struct swnic_nl_dump_ctx *ctx = (void *)cb->ctx;
 	struct swnic_nl_dump_ctx tmp = { };
 
+	ctx->admin = -1;
 	if (!ctx->err)
 		return 0;
 	return swnic_nl_dump_filters(cb, &tmp, cb->extack) ?: ctx->err;
@@ -250,7 +257,7 @@ static struct swnic_domain *swnic_nl_dump_next_domain(struct netlink_callback *c
 		}
 		if ((!ctx->dev_filter ||
 		     dom->sdev->index + 1 == ctx->dev_filter) &&
-		    swnic_nl_sees_domain(cb->skb, dom))
+		    swnic_nl_sees_domain(cb->skb, dom, &ctx->admin))
 			break;
 		swnic_domain_put(dom);
 		id++;

@@ -246,11 +246,19 @@ struct user_namespace *swnic_nl_user_ns(const struct sk_buff *skb)
  * swnic_nl_sees_domain() - may a requester see a domain?
  * @skb: the request
  * @dom: the domain
+ * @admin: a dump part's answer to "is the requester an administrator?"
+ *	   (-1: not asked yet), or NULL to ask for @dom alone
+ *
+ * A dump part asks once: a capability check that fails is an audit
+ * record, and an unprivileged user's dump would leave one per other
+ * user's domain. Every device a dump shows is in the requester's
+ * namespace, so the answer is the same for all of them.
  *
  * Return: true for the domain's owner (same uid) and for administrators
  * (CAP_NET_ADMIN over the device's namespace).
  */
-bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom)
+bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom,
+			  s8 *admin)
 {
 	const struct cred *cred = swnic_nl_cred(skb);
 
@@ -258,7 +266,11 @@ bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom)
 		return false;
 	if (uid_eq(dom->uid, cred->uid) || uid_eq(dom->uid, cred->euid))
 		return true;
-	return swnic_nl_capable(skb, dom->sdev);
+	if (!admin)
+		return swnic_nl_capable(skb, dom->sdev);
+	if (*admin < 0)
+		*admin = swnic_nl_capable(skb, dom->sdev);
+	return *admin;
 }
 
 /* ---- replies ------------------------------------------------------------ */

@@ -41,7 +41,8 @@ int swnic_nl_dev_admin(struct sk_buff *skb, struct swnic_device *sdev,
 		       struct netlink_ext_ack *extack);
 bool swnic_nl_dev_moved(struct genl_info *info, struct swnic_device *sdev);
 struct user_namespace *swnic_nl_user_ns(const struct sk_buff *skb);
-bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom);
+bool swnic_nl_sees_domain(const struct sk_buff *skb, struct swnic_domain *dom,
+			  s8 *admin);
 int swnic_nl_reply(struct sk_buff *msg, struct genl_info *info, int ret);
 int swnic_nl_dump_end(struct sk_buff *skb, int ret);
 

@@ -100,6 +100,21 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
  *
  * Return: entries consumed, or -EPIPE if the ring is broken.
  */
+/*
+ * Let go of the SQ after consuming it. Triggered work that found it held
+ * (swnic_send_run_one()) waits on its domain's retry list: it is tried
+ * now, not a tick later, so that an owner that keeps ringing does not
+ * hold its own triggered work back.
+ */
+static void swnic_send_sq_unlock(struct swnic_ep *ep)
+{
+	mutex_unlock(&ep->sq_lock);
+	if (READ_ONCE(ep->sq_contended)) {
+		WRITE_ONCE(ep->sq_contended, false);
+		swnic_trig_retry_soon(ep->dom);
+	}
+}
+
 int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
 	struct swnic_sqe sqe;
@@ -110,7 +125,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	avail = swnic_ring_avail(&ep->sq);
 	if (avail < 0) {
 		swnic_fault_reached(&ep->engine_fault);
-		mutex_unlock(&ep->sq_lock);
+		swnic_send_sq_unlock(ep);
 		return avail;
 	}
 	ep->round = engine ? &ep->engine_fault : NULL;
@@ -180,7 +195,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	if (!later)
 		swnic_fault_reached(&ep->engine_fault);
 	ep->round = NULL;
-	mutex_unlock(&ep->sq_lock);
+	swnic_send_sq_unlock(ep);
 	return done;
 }
 
@@ -216,13 +231,16 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		 * The owner's doorbell consumes the SQ, and in its own call
 		 * may wait for its own memory as long as it likes (it keeps
 		 * its mmap lock): a worker of the queue every user's
-		 * triggered work shares does not wait for it. Tried again a
+		 * triggered work shares does not wait for it. Tried again
+		 * when the doorbell lets go (swnic_send_sq_unlock()), or a
 		 * tick later, for as long as it is held. Work to complete
 		 * unrun, or on its last try (the domain's file is closed:
 		 * cancelled), completes without it: no one else runs it.
 		 */
-		if (!ret && !READ_ONCE(fault->last))
+		if (!ret && !READ_ONCE(fault->last)) {
+			WRITE_ONCE(ep->sq_contended, true);
 			return -EAGAIN;
+		}
 		if (READ_ONCE(ep->closing))
 			swnic_cq_unreserve(ep->tx_cq);
 		else

@@ -564,6 +564,27 @@ static void swnic_trig_retry(struct swnic_domain *dom, struct swnic_trig *t)
 	spin_unlock_irqrestore(&td->lock, irqflags);
 }
 
+/**
+ * swnic_trig_retry_soon() - try what waits on the retry list now
+ * @dom: the domain
+ *
+ * Any context. Once the domain's file is closed nothing waits there.
+ */
+void swnic_trig_retry_soon(struct swnic_domain *dom)
+{
+	struct swnic_trig_domain *td = &dom->trig;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&td->lock, irqflags);
+	if (!td->closed) {
+		/* A pending tick holds a reference already; an idle one not. */
+		swnic_domain_get(dom);
+		if (mod_delayed_work(swnic_trig_wq, &td->retry_work, 0))
+			swnic_domain_put(dom);
+	}
+	spin_unlock_irqrestore(&td->lock, irqflags);
+}
+
 /* A tick later: what waits on the retry list is ready again. */
 static void swnic_trig_retry_work(struct work_struct *work)
 {

@@ -44,6 +44,7 @@ void swnic_trig_check(struct swnic_cntr *cntr);
 void swnic_trig_cntr_closed(struct swnic_cntr *cntr);
 void swnic_trig_ep_closed(struct swnic_ep *ep);
 void swnic_trig_domain_closed(struct swnic_domain *dom);
+void swnic_trig_retry_soon(struct swnic_domain *dom);
 struct swnic_cntr *swnic_trig_cntr(struct swnic_trig *t, struct swnic_ep *ep,
 				   unsigned int idx);
 struct swnic_cntr *swnic_trig_sqe_cntr(struct swnic_ep *ep, unsigned int idx);

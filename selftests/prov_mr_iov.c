@@ -460,6 +460,8 @@ TEST(raw_iov_checks)
 	EXPECT_EQ(0, mr_peek(fd, kp, 0, out, 128));
 	EXPECT_EQ(-ENOKEY, mr_peek(fd, kp, 120, out, 16));
 	EXPECT_EQ(-ENOKEY, mr_peek(fd, kp, 128, out, 1));
+	/* A refresh says so (and pins nothing of it again). */
+	EXPECT_EQ(-EFAULT, mr_refresh(fd, hp, NULL));
 	/* ...and a new IOV MR cannot take it. */
 	EXPECT_EQ(-EINVAL, reg_iov(fd, h, 2, SWNIC_MR_ACCESS_REMOTE_READ, 0,
 				   &kp2, &hp2));

@@ -2137,6 +2137,8 @@ struct own_msg {
 	int err[OWN_OPS];		/* each operation: 0, its errno, -1 none */
 	int read_ok, fetch_ok, recv_ok;	/* what landed in its own memory */
 	int own_db;			/* its own doorbell meanwhile: 0, errno */
+	int own_db_held;		/* ... still in its call as the counter
+					 * fired (so holding the SQ's lock) */
 };
 
 /* Where the test's target is: a receive, an MR (set before the fork). */
@@ -2184,7 +2186,7 @@ static void own_ops(struct swnic_sqe *s, struct swnic_rqe *r,
 struct own_ringer {
 	struct t_ep *h;
 	int go[2];			/* a byte: ring now */
-	int ret;
+	volatile int ret;		/* -1 until its doorbell returns */
 	pthread_t thread;
 };
 
@@ -2289,6 +2291,7 @@ static void own_initiator(int in, int out, uint32_t db,
 		if (write(ring.go[1], "r", 1) != 1)
 			_exit(3);
 		usleep(100000);		/* its call holds the SQ's lock */
+		m.own_db_held = ring.ret == -1;
 		ioctl(d, SWNIC_IOCTL_CNTR_UPDATE, &up);
 	}
 	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
@@ -2445,6 +2448,9 @@ static void own_lock(struct __test_metadata *_metadata, uint32_t db,
 		EXPECT_EQ(0, m.err[i]) TH_LOG("operation %d", i + 1);
 	}
 	EXPECT_EQ(0, m.own_db) TH_LOG("its own doorbell");
+	if (db == SWNIC_EP_F_DB_SYSCALL)
+		EXPECT_TRUE(m.own_db_held)
+			TH_LOG("its own doorbell returned before the counter fired");
 	EXPECT_EQ(0, t_cq_wait(&cv, &e, 5000));
 	EXPECT_EQ(1, e.context);
 	EXPECT_EQ(0, memcmp(rbuf, pattern, PAGE)) TH_LOG("the send");
