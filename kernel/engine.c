@@ -194,8 +194,9 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
 	if (!mmget_not_zero(mm)) {
 		swnic_ring_take_kick(&ep->sq);	/* nothing left to do */
 		/*
-		 * Nor will what waited be tried again: the engine drops the
-		 * endpoint (a forked child may keep its file open for long).
+		 * Nor will what waited be tried again: the engine parks the
+		 * endpoint at once (a forked child may keep its file open for
+		 * long, and write its rings).
 		 */
 		mutex_lock(&ep->sq_lock);
 		swnic_fault_reached(&ep->engine_fault);

@@ -88,19 +88,6 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 }
 
 /*
- * Consume the send queue. Each entry first reserves its completion slot,
- * so a full CQ stops consumption instead of losing a completion. With
- * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
- * the ring to be retried at the next doorbell or engine round. In an
- * @engine round, an entry whose memory is out of reach for now (a
- * receiver, or the poster itself, that keeps its mmap lock) is left in
- * the ring for a later round too, for up to SWNIC_ROUND_FAULT_TIMEOUT
- * (then it is a fault), so that it holds back none of the domain's other
- * engine endpoints.
- *
- * Return: entries consumed, or -EPIPE if the ring is broken.
- */
-/*
  * Let go of the SQ after consuming it. Triggered work that found it held
  * (swnic_send_run_one()) waits on its domain's retry list: it is tried
  * now, not a tick later, so that an owner that keeps ringing does not
@@ -115,6 +102,19 @@ static void swnic_send_sq_unlock(struct swnic_ep *ep)
 	}
 }
 
+/*
+ * Consume the send queue. Each entry first reserves its completion slot,
+ * so a full CQ stops consumption instead of losing a completion. With
+ * RM_ENABLED a target that is out of resources (EAGAIN) leaves the entry in
+ * the ring to be retried at the next doorbell or engine round. In an
+ * @engine round, an entry whose memory is out of reach for now (a
+ * receiver, or the poster itself, that keeps its mmap lock) is left in
+ * the ring for a later round too, for up to SWNIC_ROUND_FAULT_TIMEOUT
+ * (then it is a fault), so that it holds back none of the domain's other
+ * engine endpoints.
+ *
+ * Return: entries consumed, or -EPIPE if the ring is broken.
+ */
 int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
 	struct swnic_sqe sqe;
