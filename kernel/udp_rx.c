@@ -250,8 +250,8 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * context alive (with PINGs), and every other peer's messages were
 	 * dropped. What such packets make holds a share of the budget only;
 	 * over it, the sender gets an ACK, which names us, and its packets
-	 * sent again name us too (a peer's first message, at most a round
-	 * trip late).
+	 * sent again name us too (a peer's first message is late by its
+	 * loss recovery).
 	 */
 	share = budget / SWNIC_RX_UNPROVEN_SHARE;
 	/* Its record too, and its buffer may be a spare of twice its length. */
