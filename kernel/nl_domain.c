@@ -215,7 +215,6 @@ int swnic_nl_dump_start(struct netlink_callback *cb)
 	int ret;
 
 	memset(ctx, 0, sizeof(*ctx));
-	ctx->admin = -1;
 	ret = swnic_nl_dump_filters(cb, ctx, cb->extack);
 	if (ret && !cb->extack) {
 		ctx->err = ret;

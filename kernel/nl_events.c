@@ -45,6 +45,17 @@ static struct net *swnic_nl_event_net(struct swnic_device *sdev)
 	return net;
 }
 
+/* @msg (or NULL: nothing) to @net's listeners; consumed. */
+static void swnic_nl_event_send_to(struct net *net, struct sk_buff *msg,
+				   gfp_t gfp)
+{
+	if (msg && READ_ONCE(swnic_nl_events_on))
+		genlmsg_multicast_netns(&swnic_genl_family, net, msg, 0,
+					SWNIC_NL_MCGRP_EVENTS, gfp);
+	else
+		nlmsg_free(msg);
+}
+
 /**
  * swnic_nl_event_send() - send an event to the events group
  * @ev: the event; its messages and namespace reference are consumed
@@ -53,19 +64,10 @@ static struct net *swnic_nl_event_net(struct swnic_device *sdev)
 void swnic_nl_event_send(struct swnic_nl_event *ev, gfp_t gfp)
 {
 	if (ev->net) {
-		if (ev->ns_msg && READ_ONCE(swnic_nl_events_on))
-			genlmsg_multicast_netns(&swnic_genl_family, ev->net,
-						ev->ns_msg, 0,
-						SWNIC_NL_MCGRP_EVENTS, gfp);
-		else
-			nlmsg_free(ev->ns_msg);
+		swnic_nl_event_send_to(ev->net, ev->ns_msg, gfp);
 		put_net(ev->net);
 	}
-	if (ev->msg && READ_ONCE(swnic_nl_events_on))
-		genlmsg_multicast_netns(&swnic_genl_family, &init_net, ev->msg,
-					0, SWNIC_NL_MCGRP_EVENTS, gfp);
-	else
-		nlmsg_free(ev->msg);
+	swnic_nl_event_send_to(&init_net, ev->msg, gfp);
 	memset(ev, 0, sizeof(*ev));
 }
 
