@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "mr_util.h"
 #include "nl_util.h"
+#include "sys_util.h"
 
 #define MANY_DOMAINS	400
 #define MANY_MRS	10000
@@ -151,17 +152,13 @@ TEST_F(dump, domain_pid_is_the_readers_namespaces)
 
 	if (unshare(CLONE_NEWPID))
 		SKIP(return, "no pid namespace: %s", strerror(errno));
-	ASSERT_EQ(0, pipe(p));
-	ASSERT_EQ(0, pipe(q));
-	child = fork();	/* pid 1 of the new namespace */
+	child = sys_fork_pidns(p, q);	/* pid 1 of the new namespace */
 	ASSERT_LE(0, child);
 	if (!child) {
 		struct nlc c;
 		struct domain_msg d;
 		int fd = mr_open();
 
-		close(p[0]);
-		close(q[1]);
 		/* [0] our domain's pid there, [1] its own, [2] its id */
 		if (fd < 0 || nlc_open(&c) ||
 		    get_domain(&c, self->id, &d) || !d.seen)
@@ -176,8 +173,6 @@ TEST_F(dump, domain_pid_is_the_readers_namespaces)
 		/* Keep the domain open until the test has looked. */
 		_exit(read(q[0], &byte, 1) == 0 ? 0 : 3);
 	}
-	close(p[1]);
-	close(q[0]);
 	ASSERT_EQ(sizeof(res), read(p[0], res, sizeof(res)));
 	EXPECT_EQ(0, res[0]) TH_LOG("our domain's pid, read in its namespace");
 	EXPECT_EQ(1, res[1]) TH_LOG("its own domain's pid, read there");

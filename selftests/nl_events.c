@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "mr_util.h"
 #include "nl_util.h"
+#include "sys_util.h"
 
 #include <linux/swnic_queue.h>
 
@@ -192,15 +193,11 @@ TEST_F(ev, domain_event_pid_is_the_hosts)
 
 	if (unshare(CLONE_NEWPID))
 		SKIP(return, "no pid namespace: %s", strerror(errno));
-	ASSERT_EQ(0, pipe(p));
-	ASSERT_EQ(0, pipe(q));
-	child = fork();	/* pid 1 of the new namespace */
+	child = sys_fork_pidns(p, q);	/* pid 1 of the new namespace */
 	ASSERT_LE(0, child);
 	if (!child) {
 		int fd = mr_open();
 
-		close(p[0]);
-		close(q[1]);
 		if (fd < 0 || getpid() != 1)
 			_exit(2);
 		id = domain_id(fd);
@@ -209,8 +206,6 @@ TEST_F(ev, domain_event_pid_is_the_hosts)
 		/* Close the domain once the test has read its open event. */
 		_exit(read(q[0], &byte, 1) == 0 ? 0 : 3);
 	}
-	close(p[1]);
-	close(q[0]);
 	ASSERT_EQ(sizeof(id), read(p[0], &id, sizeof(id)));
 	ASSERT_NE(NULL, next_event(self->ev, SWNIC_NL_CMD_DOMAIN_NEW, &t));
 	EXPECT_EQ(id, nlc_u32(&t, SWNIC_A_DOMAIN_ID));

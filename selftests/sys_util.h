@@ -90,4 +90,29 @@ static inline long long sys_wire_counter(const char *netns, const char *name)
 	return v;
 }
 
+/*
+ * Once the caller has unshared its pid namespace (CLONE_NEWPID): fork the
+ * new namespace's pid 1, with two pipes to it - @up, the child writes
+ * up[1] and the caller reads up[0]; @down, the other way - each end closed
+ * where it is not used. Return: fork()'s, or -1 (errno set).
+ */
+static inline pid_t sys_fork_pidns(int up[2], int down[2])
+{
+	pid_t child;
+
+	if (pipe(up))
+		return -1;
+	if (pipe(down)) {
+		close(up[0]);
+		close(up[1]);
+		return -1;
+	}
+	child = fork();
+	if (child < 0)
+		return -1;
+	close(child ? up[1] : up[0]);
+	close(child ? down[0] : down[1]);
+	return child;
+}
+
 #endif /* SWNIC_SYS_UTIL_H */
