@@ -379,7 +379,7 @@ static uint64_t swnic_av_handle_kslot(struct swnic_av *av, fi_addr_t h)
 #endif
 
 static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
-				fi_addr_t *fi_addr)
+				fi_addr_t *fi_addr, void *context)
 {
 	if (av->reader) {
 		SWNIC_WARN(FI_LOG_AV, "AV opened read-only (FI_READ)\n");
@@ -399,7 +399,8 @@ static int swnic_av_check_flags(struct swnic_av *av, uint64_t flags,
 #endif
 	if (flags & ~(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID))
 		return -FI_EBADFLAGS;
-	if ((flags & FI_SYNC_ERR) && (av->flags & FI_EVENT))
+	/* FI_SYNC_ERR: @context is the array of errors (fi_av(3)). */
+	if ((flags & FI_SYNC_ERR) && ((av->flags & FI_EVENT) || !context))
 		return -FI_EINVAL;
 	if ((flags & FI_AV_USER_ID) && av->ids_later) {
 		SWNIC_WARN(FI_LOG_AV,
@@ -484,7 +485,7 @@ static int swnic_av_insert(struct fid_av *av_fid, const void *addr,
 	size_t i, len;
 	int *errs, ret;
 
-	ret = swnic_av_check_flags(av, flags, fi_addr);
+	ret = swnic_av_check_flags(av, flags, fi_addr, context);
 	if (ret)
 		return ret;
 	if (count && !addr)
@@ -546,7 +547,7 @@ static int swnic_av_insertsvc(struct fid_av *av_fid, const char *node,
 	struct sockaddr_in sin;
 	int err, ret;
 
-	ret = swnic_av_check_flags(av, flags, fi_addr);
+	ret = swnic_av_check_flags(av, flags, fi_addr, context);
 	if (ret)
 		return ret;
 	err = swnic_av_resolve(av, node, service, &sin);
@@ -603,7 +604,7 @@ static int swnic_av_insertsym(struct fid_av *av_fid, const char *node,
 	uint16_t port;
 	int *errs, ret;
 
-	ret = swnic_av_check_flags(av, flags, fi_addr);
+	ret = swnic_av_check_flags(av, flags, fi_addr, context);
 	if (ret)
 		return ret;
 	if (!node || !service || !nodecnt || !svccnt ||

@@ -214,10 +214,12 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		if (!left)
 			return -FI_ETIMEDOUT;
 		/*
-		 * Completions the kernel queued move only by progress: with
-		 * CQs to progress, wake up every millisecond to do it.
+		 * Completions the kernel queued move only by progress, and
+		 * what the kernel counts itself (remote writes to an MR the
+		 * counter is bound to: FI_RMA_EVENT) signals nothing: wake up
+		 * every millisecond to look.
 		 */
-		if (cntr->ncqs && (left < 0 || left > 1)) {
+		if (left < 0 || left > 1) {
 			ret = swnic_wait_wait(&cntr->wait, seq, 1);
 			if (ret && ret != -FI_ETIMEDOUT)
 				return ret;

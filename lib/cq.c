@@ -422,6 +422,28 @@ static bool swnic_cq_ready(struct swnic_cq *cq, size_t threshold)
 }
 
 /*
+ * Wait up to @left ms (-1: no bound) for a CQ with a kernel ring. The
+ * kernel's completions do not signal the wait object, so its ring's fd is
+ * polled: with an fd wait object the object's own (which holds the ring's,
+ * and which the provider's completions and fi_cq_signal make readable),
+ * else the ring's, in slices of 10 ms (the provider's completions are
+ * then seen at the next). Both stay readable while the CQ holds entries:
+ * below the caller's threshold a turn sleeps a millisecond instead.
+ */
+static void swnic_cq_poll_kernel(struct swnic_cq *cq, int left)
+{
+	struct pollfd p = { .events = POLLIN };
+	int slice = left < 0 || left > 10 ? 10 : left;
+
+	if (swnic_cq_ready(cq, 1)) {
+		poll(NULL, 0, 1);
+		return;
+	}
+	p.fd = cq->wait.type == FI_WAIT_FD ? cq->wait.epfd : cq->kfd;
+	poll(&p, 1, slice);
+}
+
+/*
  * Blocking read: returns completions once @threshold (FI_CQ_COND_THRESHOLD)
  * are there, or whatever there is when the timeout expires; -FI_EAGAIN if
  * nothing came, or if fi_cq_signal woke the thread up.
@@ -443,8 +465,9 @@ static ssize_t swnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		SWNIC_WARN(FI_LOG_CQ, "fi_cq_sread on a CQ without a wait object\n");
 		return -FI_EINVAL;
 	}
-	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond)
-		threshold = *(const size_t *)cond;
+	/* fi_cq(3): "the cond field is interpreted as a size_t threshold". */
+	if (cq->wait_cond == FI_CQ_COND_THRESHOLD)
+		threshold = (size_t)(uintptr_t)cond;
 	if (threshold > count)
 		threshold = count;
 	if (!threshold)
@@ -466,11 +489,8 @@ static ssize_t swnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 				return -FI_EAGAIN;
 			}
 		}
-		if (cq->kfd >= 0 && cq->wait.type != FI_WAIT_FD) {
-			/* Only an FD wait object holds the kernel CQ's fd. */
-			struct pollfd p = { .fd = cq->kfd, .events = POLLIN };
-
-			poll(&p, 1, left < 0 || left > 10 ? 10 : left);
+		if (cq->kfd >= 0) {
+			swnic_cq_poll_kernel(cq, left);
 			continue;
 		}
 		ret = swnic_wait_wait(&cq->wait, seq, left);
@@ -679,6 +699,18 @@ void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep)
 	atomic_fetch_add(&cq->binds, 1);
 	swnic_lock_acquire(&cq->lock);
 	swnic_list_add_tail(&cq->eps, &ep->cq_node[i]);
+	swnic_lock_release(&cq->lock);
+}
+
+/*
+ * @ep closes: a thread reading @cq meanwhile (FI_THREAD_SAFE) must not take
+ * a completion of it for live, nor use it once it is freed.
+ */
+void swnic_cq_retire_ep(struct swnic_cq *cq, struct swnic_ep *ep)
+{
+	swnic_lock_acquire(&cq->lock);
+	swnic_op_pool_retire(&ep->tx_pool);
+	swnic_op_pool_retire(&ep->rx_pool);
 	swnic_lock_release(&cq->lock);
 }
 

@@ -188,6 +188,11 @@ static int swnic_ep_close(struct fid *fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
 
+	/* Before anything goes: its CQs may be read meanwhile. */
+	if (ep->tx_cq)
+		swnic_cq_retire_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		swnic_cq_retire_ep(ep->rx_cq, ep);
 	if (ep->sep)
 		swnic_sep_ctx_close(ep);
 	if (ep->stx)
@@ -242,6 +247,13 @@ static int swnic_ep_bind_cq(struct swnic_ep *ep, struct swnic_cq *cq,
 	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
 	    ((flags & FI_RECV) && ep->rx_cq))
 		return -FI_EINVAL;
+	/*
+	 * Bound already for the other direction (fi_endpoint(3) allows
+	 * separate calls): on the CQ's list once, by the node its role now
+	 * names (ep->cq_node[]), so it leaves and comes back.
+	 */
+	if (ep->tx_cq == cq || ep->rx_cq == cq)
+		swnic_cq_del_ep(cq, ep);
 	if (flags & FI_TRANSMIT) {
 		ep->tx_cq = cq;
 		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;

@@ -203,6 +203,7 @@ bool swnic_cq_poll_ready(struct swnic_cq *cq);
 bool swnic_cntr_poll_changed(struct swnic_cntr *cntr);
 int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
 void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
+void swnic_cq_retire_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,

@@ -35,7 +35,8 @@ void swnic_err_data_out(uint32_t api_version, const void *data, size_t len,
 {
 	bool has_size = !FI_VERSION_LT(api_version, FI_VERSION(1, 5));
 
-	if (has_size && *err_data_size) {
+	/* A size without a buffer is no buffer (not a write to NULL). */
+	if (has_size && *err_data_size && *err_data) {
 		if (len > *err_data_size)
 			len = *err_data_size;
 		if (len)

@@ -142,6 +142,18 @@ int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
 	return 0;
 }
 
+/*
+ * @ep closes: its ops' completions are stale from now on. Called under the
+ * lock of each CQ that reports them (swnic_cq_retire_ep()), which a read
+ * holds from taking a completion's op to its last use of the endpoint.
+ */
+void swnic_op_pool_retire(struct swnic_op_pool *pool)
+{
+	for (size_t i = 0; pool->ops && i < pool->size; i++)
+		atomic_fetch_add_explicit(&pool->ops[i].gen, 1,
+					  memory_order_release);
+}
+
 /* @ep closed (its CQs' locks taken since): its ops' completions are stale. */
 void swnic_op_pool_fini(struct swnic_op_pool *pool)
 {

@@ -96,6 +96,7 @@ void swnic_uring_unmap(struct swnic_uring *r);
 
 int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
 		       size_t size);
+void swnic_op_pool_retire(struct swnic_op_pool *pool);
 void swnic_op_pool_fini(struct swnic_op_pool *pool);
 struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool);
 void swnic_op_put(struct swnic_op_pool *pool, struct swnic_op *op);

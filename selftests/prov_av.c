@@ -2,9 +2,10 @@
 /*
  * Address vectors of the swnic provider (fi_av(3)): FI_AV_TABLE indices
  * and FI_AV_MAP handles, insert / insertsvc / insertsym / remove / lookup /
- * straddr, FI_SYNC_ERR, FI_AV_USER_ID, asynchronous inserts (FI_EVENT)
- * reported on a bound EQ, FI_ADDR_STR domains, unreachable addresses and
- * the attribute checks.
+ * straddr, FI_SYNC_ERR (and its array missing), FI_AV_USER_ID,
+ * asynchronous inserts (FI_EVENT) reported on a bound EQ (their errors
+ * read with and without an err_data buffer), FI_ADDR_STR domains,
+ * unreachable addresses and the attribute checks.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -170,6 +171,29 @@ TEST_F(av, unreachable_and_invalid)
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert(self->av, sin, 1, addr, FI_SEND,
 					      NULL));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_remove(self->av, addr, 1, FI_SEND));
+}
+
+/*
+ * fi_av(3) FI_SYNC_ERR: context is the array that takes each address's
+ * status. Without one (NULL) the insert is refused with -FI_EINVAL, by
+ * insert, insertsvc and insertsym alike, and inserts nothing.
+ */
+TEST_F(av, sync_err_without_its_array)
+{
+	struct sockaddr_in sin = lo(5);
+	fi_addr_t addr[2] = { 0, 0 };
+
+	ASSERT_EQ(0, open_av(self, FI_AV_TABLE, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(self->av, &sin, 1, addr,
+					   FI_SYNC_ERR, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(self->av, "127.0.0.1", "7000",
+					      addr, FI_SYNC_ERR, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(self->av, "127.0.0.1", 1,
+					      "8000", 2, addr, FI_SYNC_ERR,
+					      NULL));
+	/* Nothing went in: the first index is still free. */
+	ASSERT_EQ(1, fi_av_insert(self->av, &sin, 1, addr, 0, NULL));
+	EXPECT_EQ(0, addr[0]);
 }
 
 TEST_F(av, insertsvc)
@@ -1137,6 +1161,49 @@ TEST_F(av, async_inserts)
 	EXPECT_EQ(1, addr[2]);
 
 	EXPECT_EQ(-FI_EBUSY, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&self->av->fid));
+	self->av = NULL;
+	EXPECT_EQ(0, fi_close(&eq->fid));
+}
+SWNIC_DEPRECATED_END
+
+SWNIC_DEPRECATED_BEGIN
+/*
+ * fi_eq(3) readerr, as fi_cq(3)'s: an err_data_size without an err_data
+ * buffer (NULL) is no buffer. An asynchronous insert's error, which has
+ * no error data, is read whole, its err_data_size set to 0.
+ */
+TEST_F(av, async_insert_error_size_without_buffer)
+{
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct sockaddr_in sin[2] = { lo(70), lo(71) };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_entry ev;
+	fi_addr_t addr[2];
+	struct fid_eq *eq;
+	uint32_t event;
+
+	ASSERT_EQ(0, open_av(self, FI_AV_TABLE, FI_EVENT));
+	ASSERT_EQ(0, fi_eq_open(self->ctx.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_bind(self->av, &eq->fid, 0));
+	sin[1].sin_addr.s_addr = inet_addr("198.51.100.1");
+	ASSERT_EQ(0, fi_av_insert(self->av, sin, 2, addr, 0, (void *)0xabd));
+
+	ASSERT_EQ(-FI_EAVAIL, fi_eq_sread(eq, &event, &ev, sizeof(ev), 1000,
+					  0));
+	err.err_data = NULL;
+	err.err_data_size = 64;
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(eq, &err, 0));
+	EXPECT_EQ(&self->av->fid, err.fid);
+	EXPECT_EQ((void *)0xabd, err.context);
+	EXPECT_EQ(1, err.data);
+	EXPECT_EQ(FI_EHOSTUNREACH, err.err);
+	EXPECT_EQ(0, err.err_data_size);
+	ASSERT_EQ(sizeof(ev), fi_eq_sread(eq, &event, &ev, sizeof(ev), 1000,
+					  0));
+	EXPECT_EQ(FI_AV_COMPLETE, event);
+	EXPECT_EQ(1, ev.data);
+
 	EXPECT_EQ(0, fi_close(&self->av->fid));
 	self->av = NULL;
 	EXPECT_EQ(0, fi_close(&eq->fid));

@@ -8,7 +8,9 @@
  * CQs it counted from, and a blocked fi_cntr_wait woken by the kernel
  * counting a peer's RMA writes at the target - the peer's host's counter
  * across (SWNIC_PROV_PEER_NETNS, prov_open_peer()), so the writes and the
- * wake-up come over the wire.
+ * wake-up come over the wire - whether the counter is bound to the
+ * target endpoint or only to the written MR (fi_mr_bind, FI_RMA_EVENT:
+ * no CQ to progress).
  */
 #include <malloc.h>
 #include <poll.h>
@@ -263,13 +265,17 @@ struct waiter {
 	struct fid_cntr *cntr;
 	uint64_t threshold;
 	int ret;
+	long ms;		/* how long fi_cntr_wait took */
 };
 
 static void *wait_for(void *arg)
 {
 	struct waiter *w = arg;
+	struct timespec t0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	w->ret = fi_cntr_wait(w->cntr, w->threshold, 10000);
+	w->ms = ms_since(&t0);
 	return NULL;
 }
 
@@ -372,6 +378,112 @@ TEST_F(cntr, wait_woken_by_a_peers_writes)
 	fi_close(&t->fid);
 	fi_close(&tav->fid);
 	fi_close(&tcq->fid);
+	fi_close(&rw->fid);
+	prov_close(&peer);
+	prov_close(&l);
+}
+
+/*
+ * fi_mr(3) FI_RMA_EVENT: a counter bound only to an MR (fi_mr_bind,
+ * FI_REMOTE_WRITE) - to no endpoint, so it has no CQ to progress - is
+ * counted by the kernel as an RMA write lands in the MR, and that ends a
+ * fi_cntr_wait already blocked on it, long before its 10 s timeout. The
+ * endpoint writes to itself in-host; across, to an endpoint of the peer's
+ * host, whose domain holds the MR and counter. Nothing else is progressed
+ * until the wait is over: the initiator's CQ is read after it.
+ */
+TEST_F(cntr, wait_woken_by_writes_to_a_bound_mr)
+{
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP,
+				      .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *ep, *t = NULL;
+	struct fid_cq *cq, *tcq = NULL;
+	struct fid_av *av, *tav = NULL;
+	struct fid_cntr *rw;
+	struct fid_mr *mr;
+	struct prov_ctx l, peer;
+	struct fi_info *hints = prov_hints();
+	struct waiter w = { .threshold = 1 };
+	static char target[4096];
+	char src[64], name[64];
+	size_t len = sizeof(name);
+	uint64_t base;
+	fi_addr_t to;
+	pthread_t th;
+	int ret;
+
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	ret = prov_open(&l, hints);
+	if (ret == -FI_ENODATA) {
+		fi_freeinfo(hints);
+		SKIP(return, "no swnic RDM info with FI_RMA_EVENT");
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, prov_open_peer(&peer, &l, hints));
+	fi_freeinfo(hints);
+	if (!prov_feature(peer.domain, SWNIC_FEAT_MR_CNTR)) {
+		prov_close(&peer);
+		prov_close(&l);
+		SKIP(return, "the kernel has no per-MR counters");
+	}
+
+	/* The target's MR, and a counter bound to it alone. */
+	ASSERT_EQ(0, fi_cntr_open(peer.domain, &cattr, &rw, NULL));
+	ASSERT_EQ(0, fi_mr_reg(peer.domain, target, sizeof(target),
+			       FI_REMOTE_WRITE, 0, 0, FI_RMA_EVENT, &mr,
+			       NULL));
+	ASSERT_EQ(0, fi_mr_bind(mr, &rw->fid, FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_mr_enable(mr));
+	base = l.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uintptr_t)target : 0;
+
+	ASSERT_EQ(0, fi_endpoint(l.domain, l.info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(l.domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(l.domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	if (prov_across()) {
+		ASSERT_EQ(0, fi_endpoint(peer.domain, peer.info, &t, NULL));
+		ASSERT_EQ(0, fi_cq_open(peer.domain, &cq_attr, &tcq, NULL));
+		ASSERT_EQ(0, fi_av_open(peer.domain, &av_attr, &tav, NULL));
+		ASSERT_EQ(0, fi_ep_bind(t, &tcq->fid, FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_ep_bind(t, &tav->fid, 0));
+		ASSERT_EQ(0, fi_enable(t));
+	}
+	ASSERT_EQ(0, fi_getname(t ? &t->fid : &ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &to, 0, NULL));
+
+	/* A thread blocks on the counter before the write comes. */
+	w.cntr = rw;
+	ASSERT_EQ(0, pthread_create(&th, NULL, wait_for, &w));
+	usleep(100 * 1000);
+	memset(src, 'w', sizeof(src));
+	ASSERT_EQ(0, fi_write(ep, src, sizeof(src), NULL, to, base,
+			      fi_mr_key(mr), NULL));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_GT(5000, w.ms);
+	ASSERT_EQ(0, cq_one(cq));
+	EXPECT_EQ(1, fi_cntr_read(rw));
+	EXPECT_EQ(0, fi_cntr_readerr(rw));
+	EXPECT_EQ('w', target[0]);
+	EXPECT_EQ('w', target[63]);
+
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&cq->fid);
+	if (t) {
+		fi_close(&t->fid);
+		fi_close(&tav->fid);
+		fi_close(&tcq->fid);
+	}
+	fi_close(&mr->fid);
 	fi_close(&rw->fid);
 	prov_close(&peer);
 	prov_close(&l);

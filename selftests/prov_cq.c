@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Completion queues of the swnic provider (fi_cq(3)). Completions are
- * appended with the provider's FI_SWNIC_CQ_OPS_1 (there are no endpoints
- * yet) and read through the standard calls: every format, readfrom,
- * readerr with provider and user err_data buffers, full CQs, sread
- * timeouts, thresholds and wakeups, fi_cq_signal, FI_WAIT_FD with poll()
- * and fi_trywait, limits, and the threading models: concurrent producers
- * under FI_THREAD_SAFE, and no lock taken on the read path under
- * FI_THREAD_DOMAIN / FI_THREAD_COMPLETION.
+ * appended with the provider's FI_SWNIC_CQ_OPS_1 (no endpoint needed)
+ * and read through the standard calls: every format, readfrom, readerr
+ * with provider and user err_data buffers (and a size without a buffer),
+ * full CQs, sread timeouts, thresholds and wakeups, fi_cq_signal,
+ * FI_WAIT_FD with poll() and fi_trywait, limits, and the threading
+ * models: concurrent producers under FI_THREAD_SAFE, and no lock taken on
+ * the read path under FI_THREAD_DOMAIN / FI_THREAD_COMPLETION. Then
+ * completions the kernel produces, of an endpoint sending to itself: a
+ * blocked fi_cq_sread woken by them (with a threshold too), and one CQ
+ * bound to an endpoint for each direction in two calls.
  */
 #include <dlfcn.h>
 #include <poll.h>
@@ -37,12 +40,36 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 	return real(m);
 }
 
+/*
+ * An endpoint of the test's domain sending to itself (its own address in
+ * its AV), for the tests of completions the kernel produces. Closed by the
+ * teardown before the fixture's CQ, which it may be bound to.
+ */
+struct loop {
+	struct fid_ep *ep;
+	struct fid_cq *tx_cq;		/* its own, or NULL */
+	struct fid_av *av;
+	fi_addr_t self;
+};
+
 FIXTURE(cq)
 {
 	struct prov_ctx ctx;
 	struct fid_cq *cq;
 	struct fi_swnic_ops_cq *ops;
+	struct loop loop;
 };
+
+static void loop_close(struct loop *l)
+{
+	if (l->ep)
+		fi_close(&l->ep->fid);
+	if (l->av)
+		fi_close(&l->av->fid);
+	if (l->tx_cq)
+		fi_close(&l->tx_cq->fid);
+	memset(l, 0, sizeof(*l));
+}
 
 FIXTURE_SETUP(cq)
 {
@@ -50,10 +77,12 @@ FIXTURE_SETUP(cq)
 	ASSERT_EQ(0, prov_open(&self->ctx, NULL));
 	self->cq = NULL;
 	self->ops = NULL;
+	memset(&self->loop, 0, sizeof(self->loop));
 }
 
 FIXTURE_TEARDOWN(cq)
 {
+	loop_close(&self->loop);
 	if (self->cq)
 		fi_close(&self->cq->fid);
 	prov_close(&self->ctx);
@@ -230,6 +259,50 @@ TEST_F(cq, readerr)
 	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_readerr(self->cq, &got, FI_SEND));
 }
 
+/*
+ * fi_cq(3): err_data_size is the size of the application's err_data
+ * buffer. A size without a buffer (err_data NULL) is no buffer: the entry
+ * is read whole, its error data in the provider's buffer as for an
+ * err_data_size of 0 - nothing is written through NULL.
+ */
+TEST_F(cq, readerr_size_without_buffer)
+{
+	struct fi_cq_err_entry err = {
+		.op_context = (void *)0x78, .flags = FI_RECV, .len = 3,
+		.err = FI_EIO, .prov_errno = EIO,
+	};
+	struct fi_cq_err_entry got;
+	char data[8] = "errdata";
+
+	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0));
+	err.err_data = data;
+	err.err_data_size = sizeof(data);
+	ASSERT_EQ(0, self->ops->writeerr(self->cq, &err, FI_ADDR_NOTAVAIL));
+	err.err_data = NULL;
+	err.err_data_size = 0;
+	ASSERT_EQ(0, self->ops->writeerr(self->cq, &err, FI_ADDR_NOTAVAIL));
+
+	memset(&got, 0, sizeof(got));
+	got.err_data_size = 64;
+	ASSERT_EQ(1, fi_cq_readerr(self->cq, &got, 0));
+	EXPECT_EQ((void *)0x78, got.op_context);
+	EXPECT_EQ(FI_RECV, got.flags);
+	EXPECT_EQ(3, got.len);
+	EXPECT_EQ(FI_EIO, got.err);
+	EXPECT_EQ(EIO, got.prov_errno);
+	ASSERT_EQ(sizeof(data), got.err_data_size);
+	ASSERT_NE(NULL, got.err_data);
+	EXPECT_EQ(0, memcmp(data, got.err_data, sizeof(data)));
+
+	/* An entry without error data: none, and a size of 0. */
+	memset(&got, 0, sizeof(got));
+	got.err_data_size = 64;
+	ASSERT_EQ(1, fi_cq_readerr(self->cq, &got, 0));
+	EXPECT_EQ(FI_EIO, got.err);
+	EXPECT_EQ(0, got.err_data_size);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_readerr(self->cq, &got, 0));
+}
+
 TEST_F(cq, full)
 {
 	struct fi_cq_tagged_entry e = entry(0), out[8];
@@ -387,17 +460,245 @@ TEST_F(cq, sreadfrom_threshold)
 	struct fi_cq_entry out[8];
 	fi_addr_t src[8];
 	size_t threshold = 3;
+	struct timespec t0;
 	pthread_t thread;
 	ssize_t ret;
+	long ms;
 
 	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &attr, &self->cq, NULL));
 	ASSERT_EQ(0, fi_open_ops(&self->cq->fid, FI_SWNIC_CQ_OPS_1, 0,
 				 (void **)&self->ops, NULL));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, produce, &p));
-	ret = fi_cq_sreadfrom(self->cq, out, 8, src, &threshold, 5000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* fi_cq(3): "the cond field is interpreted as a size_t threshold". */
+	ret = fi_cq_sreadfrom(self->cq, out, 8, src,
+			      (void *)(uintptr_t)threshold, 5000);
+	ms = ms_since(&t0);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(3, ret);
 	EXPECT_EQ(0, src[2]);
+	/* Ended by the third completion (~300 ms), not by the timeout. */
+	EXPECT_GT(4000, ms);
+}
+
+/*
+ * @self->loop on @self->cq's domain: its receives complete on @self->cq,
+ * its sends on a CQ of its own that nobody reads.
+ */
+static void loop_open(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(cq) *self)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct loop *l = &self->loop;
+	char name[64];
+	size_t len = sizeof(name);
+
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &l->ep,
+				 NULL));
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &cq_attr, &l->tx_cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &l->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &l->tx_cq->fid, FI_TRANSMIT));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &self->cq->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &l->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(l->ep));
+	ASSERT_EQ(0, fi_getname(&l->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(l->av, name, 1, &l->self, 0, NULL));
+}
+
+#define LOOP_MSG "from the kernel"
+
+/* Sends to itself from another thread, each after a delay. */
+struct sender {
+	struct loop *l;
+	int delay_ms;
+	int count;
+	int ret;		/* the first failed fi_send's */
+};
+
+static void *send_later(void *arg)
+{
+	static const char msg[] = LOOP_MSG;
+	struct sender *s = arg;
+	int i;
+
+	for (i = 0; i < s->count && !s->ret; i++) {
+		usleep(s->delay_ms * 1000);
+		s->ret = (int)fi_send(s->l->ep, msg, sizeof(msg), NULL,
+				      s->l->self, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * fi_cq_sread blocked on an empty CQ returns the receive completion the
+ * kernel writes when a send from another thread, 200 ms later, matches
+ * it (a data-path completion, not the provider's own): within a finite
+ * timeout, long before it expires; then with no timeout at all (-1). A
+ * wait that misses the kernel's completions sleeps out the first
+ * timeout, and hangs the second until the harness ends the test.
+ */
+static void sread_kernel(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(cq) *self, enum fi_wait_obj wait)
+{
+	struct sender s = { .l = &self->loop, .delay_ms = 200, .count = 1 };
+	static const int timeouts[] = { 10000, -1 };
+	struct fi_cq_tagged_entry out[4];
+	char buf[32];
+	struct timespec t0;
+	pthread_t thread;
+	ssize_t ret;
+	size_t i;
+	long ms;
+	int ctx;
+
+	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, wait, 0));
+	loop_open(_metadata, self);
+	for (i = 0; i < 2; i++) {
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(0, fi_recv(self->loop.ep, buf, sizeof(buf), NULL,
+				     FI_ADDR_UNSPEC, &ctx));
+		ASSERT_EQ(0, pthread_create(&thread, NULL, send_later, &s));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ret = fi_cq_sread(self->cq, out, 4, NULL, timeouts[i]);
+		ms = ms_since(&t0);
+		pthread_join(thread, NULL);
+		ASSERT_EQ(0, s.ret);
+		ASSERT_EQ(1, ret);
+		EXPECT_EQ(&ctx, out[0].op_context);
+		EXPECT_EQ(FI_RECV | FI_MSG, out[0].flags);
+		EXPECT_EQ(sizeof(LOOP_MSG), out[0].len);
+		EXPECT_STREQ(LOOP_MSG, buf);
+		/* It waited for the send, and woke up at it. */
+		EXPECT_LE(150, ms);
+		EXPECT_GT(5000, ms);
+		EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, out, 4));
+	}
+}
+
+TEST_F_TIMEOUT(cq, sread_fd_kernel_completion, 30)
+{
+	sread_kernel(_metadata, self, FI_WAIT_FD);
+}
+
+TEST_F_TIMEOUT(cq, sread_unspec_kernel_completion, 30)
+{
+	sread_kernel(_metadata, self, FI_WAIT_UNSPEC);
+}
+
+/*
+ * FI_CQ_COND_THRESHOLD with cond the threshold itself, 2 (fi_cq(3)): two
+ * receive completions the kernel writes 100 ms apart, as sends from
+ * another thread match them, end the wait together, in order - not the
+ * first alone, and long before the timeout.
+ */
+TEST_F_TIMEOUT(cq, sread_threshold_kernel_completions, 30)
+{
+	struct sender s = { .l = &self->loop, .delay_ms = 100, .count = 2 };
+	struct fi_cq_attr attr = {
+		.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD,
+		.wait_cond = FI_CQ_COND_THRESHOLD,
+	};
+	struct fi_cq_entry out[4];
+	char buf[2][32];
+	struct timespec t0;
+	pthread_t thread;
+	ssize_t ret;
+	long ms;
+	int ctx[2], i;
+
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &attr, &self->cq, NULL));
+	loop_open(_metadata, self);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, fi_recv(self->loop.ep, buf[i], sizeof(buf[i]),
+				     NULL, FI_ADDR_UNSPEC, &ctx[i]));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, send_later, &s));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = fi_cq_sread(self->cq, out, 4, (void *)(uintptr_t)2, 10000);
+	ms = ms_since(&t0);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, s.ret);
+	ASSERT_EQ(2, ret);
+	EXPECT_EQ(&ctx[0], out[0].op_context);
+	EXPECT_EQ(&ctx[1], out[1].op_context);
+	EXPECT_STREQ(LOOP_MSG, buf[1]);
+	EXPECT_GT(5000, ms);
+}
+
+/*
+ * fi_endpoint(3): a CQ may be bound for each direction in a call of its
+ * own. Bound so (@first, then @second), one CQ takes both completions of
+ * the endpoint's send to itself, holds nothing more, and is unbound when
+ * the endpoint closes: it closes too (not -FI_EBUSY). A CQ whose list of
+ * endpoints the second bind broke makes fi_cq_read spin: the harness's
+ * timeout ends the test.
+ */
+static void bound_twice(struct __test_metadata *_metadata,
+			FIXTURE_DATA(cq) *self, uint64_t first,
+			uint64_t second)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct loop *l = &self->loop;
+	char out[16] = "both ways", in[16] = "", name[64];
+	int ctx_s, ctx_r, sent = 0, received = 0, i;
+	struct fi_cq_tagged_entry e;
+	size_t len = sizeof(name);
+	ssize_t n;
+
+	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0));
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &l->ep,
+				 NULL));
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &l->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &self->cq->fid, first));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &self->cq->fid, second));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &l->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(l->ep));
+	ASSERT_EQ(0, fi_getname(&l->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(l->av, name, 1, &l->self, 0, NULL));
+
+	ASSERT_EQ(0, fi_recv(l->ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     &ctx_r));
+	ASSERT_EQ(0, fi_send(l->ep, out, sizeof(out), NULL, l->self,
+			     &ctx_s));
+	/* Both completions, within 5 s. */
+	for (i = 0; i < 5000 && sent + received < 2; i++) {
+		n = fi_cq_read(self->cq, &e, 1);
+		if (n == -FI_EAGAIN) {
+			usleep(1000);
+			continue;
+		}
+		ASSERT_EQ(1, n);
+		if (e.op_context == &ctx_s) {
+			EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+			sent++;
+		} else {
+			EXPECT_EQ(&ctx_r, e.op_context);
+			EXPECT_EQ(FI_RECV | FI_MSG, e.flags);
+			EXPECT_EQ(sizeof(out), e.len);
+			received++;
+		}
+	}
+	EXPECT_EQ(1, sent);
+	EXPECT_EQ(1, received);
+	EXPECT_STREQ(out, in);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+
+	EXPECT_EQ(0, fi_close(&l->ep->fid));
+	l->ep = NULL;
+	EXPECT_EQ(0, fi_close(&l->av->fid));
+	l->av = NULL;
+	EXPECT_EQ(0, fi_close(&self->cq->fid));
+	self->cq = NULL;
+}
+
+TEST_F_TIMEOUT(cq, bound_twice_transmit_then_recv, 30)
+{
+	bound_twice(_metadata, self, FI_TRANSMIT, FI_RECV);
+}
+
+TEST_F_TIMEOUT(cq, bound_twice_recv_then_transmit, 30)
+{
+	bound_twice(_metadata, self, FI_RECV, FI_TRANSMIT);
 }
 
 TEST_F(cq, wait_fd_poll_and_trywait)
