@@ -98,14 +98,20 @@ static void swnic_mr_revoked(struct swnic_mr *mr, struct swnic_umem *umem,
 /*
  * A PMD split or collapse (fork of a pinned THP, mprotect of part of
  * one, khugepaged) clears exactly one huge page's range and maps the same
- * pages again; so does nothing else that keeps them. Such an event is
- * checked once it is over instead of revoking on sight.
+ * pages again. The fork of private hugetlbfs memory clears its whole VMA
+ * (copy-on-write), yet pinned pages stay with the parent (the child gets
+ * copies). Nothing else that keeps the pages clears; such an event is
+ * checked once it is over instead of revoking on sight. Called under
+ * @mr->lock, the MR valid.
  */
-static bool swnic_mr_event_may_keep(const struct mmu_notifier_range *range)
+static bool swnic_mr_event_may_keep(const struct swnic_mr *mr,
+				    const struct mmu_notifier_range *range)
 {
-	return range->event == MMU_NOTIFY_CLEAR &&
-	       IS_ALIGNED(range->start, PMD_SIZE) &&
-	       range->end - range->start == PMD_SIZE;
+	if (range->event != MMU_NOTIFY_CLEAR ||
+	    !IS_ALIGNED(range->start, PMD_SIZE) ||
+	    !IS_ALIGNED(range->end, PMD_SIZE))
+		return false;
+	return range->end - range->start == PMD_SIZE || mr->umem->hugetlb;
 }
 
 /*
@@ -137,7 +143,7 @@ static bool swnic_mr_invalidate(struct mmu_interval_notifier *mni,
 		spin_unlock_bh(&mr->lock);
 		return true;
 	}
-	if (swnic_mr_event_may_keep(range)) {
+	if (swnic_mr_event_may_keep(mr, range)) {
 		/* Pages compared before this event count no more. */
 		mr->verify_idx = 0;
 		if (!mr->verify_pending) {

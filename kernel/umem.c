@@ -168,6 +168,7 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 	struct swnic_umem *umem;
 	struct page **pages;
 	u32 cap = 0;
+	long i;
 	int ret;
 
 	npages = (PAGE_ALIGN(addr + length) - start) >> PAGE_SHIFT;
@@ -209,6 +210,8 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 		ret = swnic_umem_add(umem, &cap, pages, n);
 		if (ret)
 			goto err_unpin;
+		for (i = 0; i < n && !umem->hugetlb; i++)
+			umem->hugetlb = folio_test_hugetlb(page_folio(pages[i]));
 		done += n;
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;

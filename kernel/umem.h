@@ -31,6 +31,7 @@ struct swnic_umem {
 	unsigned long addr;		/* page-aligned start */
 	unsigned long npages;		/* pages pinned */
 	bool writable;			/* pinned FOLL_WRITE: dirty on unpin */
+	bool hugetlb;			/* some pages are hugetlbfs pages */
 	u32 nextents;			/* used entries of @ext */
 	struct swnic_umem_extent *ext;	/* sorted by first, kvmalloc'ed */
 	struct work_struct release_work; /* swnic_umem_put_async() */

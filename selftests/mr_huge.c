@@ -181,6 +181,59 @@ TEST_F_TIMEOUT(hugetlb, munmap_revokes, 120)
 	self->mem = NULL;
 }
 
+/*
+ * fork of private hugetlb memory clears its whole VMA (copy-on-write): the
+ * pinned pages stay with the parent, so the MR stays valid on them.
+ */
+TEST_F_TIMEOUT(hugetlb, fork_keeps_mr, 120)
+{
+	struct inval_reader inv = {};
+	struct swnic_inval_rec rec[2];
+	struct swnic_mr_query q;
+	uint64_t key;
+	uint32_t h;
+	int status;
+	char c;
+	pid_t pid;
+	long have = read_long(NR_PROC);
+
+	/* The child's copies of the pinned pages are huge pages too. */
+	if (write_long(NR_PROC, have + 4) || read_long(NR_PROC) < have + 4)
+		SKIP(return, "no 4 more huge pages for the child");
+	ASSERT_EQ(0, inval_map(self->fd, &inv));
+	ASSERT_EQ(0, mr_reg(self->fd, self->mem + HPAGE, 4 * HPAGE, RW_ALL, 0,
+			    &key, &h));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* The child's copy: the contents as of fork, its own now. */
+		if (self->mem[2 * HPAGE] != 0x11)
+			_exit(1);
+		self->mem[2 * HPAGE] = 'c';
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	self->mem[2 * HPAGE + 1] = 'p';
+	ASSERT_EQ(0, mr_query(self->fd, h, &q));
+	EXPECT_EQ(SWNIC_MR_STATE_VALID, q.state);
+	EXPECT_EQ(0, q.revocations);
+	EXPECT_EQ(0, inval_read(&inv, rec, 2));
+	/* The parent's write is in the MR; the child's is not. */
+	ASSERT_EQ(0, mr_peek(self->fd, key, HPAGE + 1, &c, 1));
+	EXPECT_EQ('p', c);
+	ASSERT_EQ(0, mr_peek(self->fd, key, HPAGE, &c, 1));
+	EXPECT_EQ(0x11, c);
+
+	/* Dropping its pages is still a change: revoked after the check. */
+	ASSERT_EQ(0, madvise(self->mem, self->npages * HPAGE, MADV_DONTNEED));
+	EXPECT_EQ(SWNIC_MR_STATE_REVOKED, mr_state(self->fd, h));
+	ASSERT_EQ(1, inval_read(&inv, rec, 2));
+	EXPECT_EQ(key, rec[0].key);
+	EXPECT_EQ(-EKEYREVOKED, mr_peek(self->fd, key, 0, &c, 1));
+}
+
 FIXTURE(thp)
 {
 	int fd;
