@@ -161,6 +161,9 @@ static int swnic_cq_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff)
 		return -EINVAL;
+	/* Its completions (inline data too): the owner's, as its rings. */
+	if (!swnic_domain_is_owner(cq->dom))
+		return -EACCES;
 	return swnic_ring_mmap(&cq->ring, vma);
 }
 

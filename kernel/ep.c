@@ -321,6 +321,7 @@ static int swnic_port_block_join(struct swnic_ep *ep, u16 group, u16 port)
 				set_bit(port - b->base, b->used);
 			kref_get(&b->ref);
 			ep->block = b;
+			ep->block_port = port;
 			ep->src_port = b->base;
 			ret = 0;
 		}
@@ -339,7 +340,7 @@ static void swnic_port_block_leave(struct swnic_ep *ep)
 	if (!b)
 		return;
 	mutex_lock(&dom->lock);
-	if (swnic_port_block_has(b, ep->port)) {
+	if (ep->block_port) {
 		clear_bit(ep->port - b->base, b->used);
 		/*
 		 * A dead block's port goes, unless it is the first, and
@@ -353,6 +354,7 @@ static void swnic_port_block_leave(struct swnic_ep *ep)
 	}
 	mutex_unlock(&dom->lock);
 	ep->block = NULL;
+	ep->block_port = false;
 	ep->src_port = 0;
 	swnic_port_block_put(b);
 }
@@ -367,7 +369,7 @@ static void swnic_ep_unpublish(struct swnic_ep *ep)
 	struct swnic_domain *dom = ep->dom;
 	struct xarray *ports = &dom->sdev->ports;
 
-	if (b && swnic_port_block_has(b, ep->port)) {
+	if (ep->block_port) {
 		mutex_lock(&dom->lock);
 		clear_bit(ep->port - b->base, b->used);
 		/* Its port counts as the block's, or as its own once dead. */
@@ -539,25 +541,37 @@ static long swnic_ep_ioctl(struct file *file, unsigned int cmd,
 	return swnic_ioctl(cmd, arg, NULL, file->private_data);
 }
 
+/*
+ * The rings, to the owner only, as the domain's pages are: a process the
+ * file was passed to (SCM_RIGHTS, fork) that mapped them wrote SQEs that
+ * run on the owner's memory, and receives (RQEs) that peers' messages are
+ * copied to, anywhere in the owner's address space.
+ */
 static int swnic_ep_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct swnic_ep *ep = file->private_data;
+	struct swnic_ring *ring;
 
 	switch (vma->vm_pgoff) {
 	case SWNIC_EP_MMAP_SQ:
-		return swnic_ring_mmap(&ep->sq, vma);
+		ring = &ep->sq;
+		break;
 	case SWNIC_EP_MMAP_RQ:
-		return swnic_ring_mmap(&ep->rq, vma);
+		ring = &ep->rq;
+		break;
 	default:
 		return -EINVAL;
 	}
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EACCES;
+	return swnic_ring_mmap(ring, vma);
 }
 
 static int swnic_ep_file_release(struct inode *inode, struct file *file)
 {
 	struct swnic_ep *ep = file->private_data;
 	struct swnic_domain *dom = ep->dom;
-	bool in_block = ep->block && swnic_port_block_has(ep->block, ep->port);
+	bool in_block = ep->block_port;
 
 	/*
 	 * Sends stop before the port goes: a round sending for us (the
@@ -871,8 +885,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 				  &swnic_ep_fops, ep);
 	if (fd < 0) {
 		ret = fd;
-		if (!srx && (!ep->block ||
-			     !swnic_port_block_has(ep->block, ep->port)))
+		if (!srx && !ep->block_port)
 			xa_release(&dom->sdev->ports, ep->port);
 		goto err_block;
 	}

@@ -76,6 +76,12 @@ struct swnic_ep {
 	 * dropped by its file's release (not to be followed after it).
 	 */
 	struct swnic_pblock *block;
+	/*
+	 * @port is one of @block's, joined for (not an ephemeral port, which
+	 * a dead block's range may give out again): set at creation, cleared
+	 * only by an endpoint's creation that fails.
+	 */
+	bool block_port;
 	u16 src_port;			/* immutable: its block's first port */
 	struct swnic_cq *tx_cq;		/* immutable, referenced */
 	struct swnic_cq *rx_cq;		/* immutable, referenced */

@@ -952,6 +952,63 @@ TEST(lazy_rq_cross_process)
 	close(dom);
 }
 
+/* Map a ring as its consumer would. Return: 0 (unmapped again) or errno. */
+static int ring_map_err(int fd, const struct swnic_ring_info *info)
+{
+	void *p = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, info->mmap_offset);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, info->mmap_size);
+	return 0;
+}
+
+/*
+ * The rings are their owner's, as the domain's pages are: a process the
+ * files were passed to (here a child, through fork; SCM_RIGHTS alike)
+ * cannot map them. Its SQEs would run on the owner's memory, and a peer's
+ * message would be copied wherever its receives (RQEs) said, anywhere in
+ * the owner's address space; the CQ shows the owner's completions.
+ */
+TEST(rings_map_to_their_owner_only)
+{
+	struct swnic_cq_create cc = { .size = sizeof(cc), .entries = 16 };
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM,
+		.sq_entries = 16, .rq_entries = 16,
+	};
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), status;
+	pid_t pid;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_CQ_CREATE, &cc));
+	c.tx_cq = c.rx_cq = cc.cq_id;
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_EP_CREATE, &c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (ring_map_err(c.fd, &c.sq) != EACCES)
+			_exit(1);
+		if (ring_map_err(c.fd, &c.rq) != EACCES)
+			_exit(2);
+		if (ring_map_err(cc.fd, &cc.ring) != EACCES)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("ring %d was mapped",
+						 WEXITSTATUS(status));
+	/* The owner maps each. */
+	EXPECT_EQ(0, ring_map_err(c.fd, &c.sq));
+	EXPECT_EQ(0, ring_map_err(c.fd, &c.rq));
+	EXPECT_EQ(0, ring_map_err(cc.fd, &cc.ring));
+	close(c.fd);
+	close(cc.fd);
+	close(dom);
+}
+
 /* With SWNIC_CQ_F_INLINE_DATA small messages ride in the receive's CQE. */
 TEST_F(dp, inline_data_cq)
 {

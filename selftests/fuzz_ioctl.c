@@ -1781,15 +1781,18 @@ static void op_mmap(struct fz *f)
 			int r = off == o->info[0].mmap_offset ? 0 :
 				off == o->info[1].mmap_offset ? 1 : -1;
 
-			expect = r < 0 || alen != o->info[r].mmap_size ? EINVAL : 0;
+			/* Its rings are the owner's. */
+			expect = r < 0 ? EINVAL : f->child ? EACCES :
+				 alen != o->info[r].mmap_size ? EINVAL : 0;
 		} else if (kind == K_DOM && f->child &&
 			   off == SWNIC_MMAP_OFFSET(SWNIC_MMAP_INVAL,
 						    (off >> SWNIC_MMAP_ID_SHIFT) &
 						    SWNIC_MMAP_ID_MASK)) {
 			expect = EACCES;	/* a well-formed offset, not the owner */
-		} else if (off != right_off || (kind != K_DOM && alen != right_len)) {
+		} else if (off != right_off ||
+			   (kind != K_DOM && kind != K_CQ && alen != right_len)) {
 			expect = EINVAL;
-		} else if (kind == K_DOM && f->child) {
+		} else if ((kind == K_DOM || kind == K_CQ) && f->child) {
 			expect = EACCES;	/* not the owner: before the rest */
 		} else if (alen != right_len) {
 			expect = EINVAL;
