@@ -22,13 +22,31 @@ struct swnic_cntr {
 	struct page *page;		/* the words; charged to the creator */
 	atomic64_t *value;		/* &words->value in @page */
 	atomic64_t *err;		/* &words->err in @page */
-	/* Triggered work waiting on it (trig.c), under dom->trig.lock */
-	struct list_head trigs;		/* by threshold, then submission */
-	atomic64_t trig_min;		/* lowest threshold there, or S64_MAX */
+	/*
+	 * Triggered work waiting on it (trig.c), under dom->trig.lock, by
+	 * threshold then submission: [0] on its value, [1] on value + err
+	 * (SWNIC_TRIG_F_SUM). Apart, so that a large error count does not
+	 * make every change walk the work that waits on the value.
+	 */
+	struct list_head trigs[2];
+	atomic64_t trig_min[2];		/* lowest threshold of each, S64_MAX */
 	bool trig_closed;		/* fd closed: no more work waits on it */
 };
 
 void swnic_trig_check(struct swnic_cntr *cntr);
+
+/*
+ * May @cntr have reached a threshold waiting on it? After a change,
+ * ordered by a full barrier (pairs with the one in swnic_trig_add()).
+ */
+static inline bool swnic_trig_due(struct swnic_cntr *cntr)
+{
+	u64 value = atomic64_read(cntr->value);
+
+	return value >= (u64)atomic64_read(&cntr->trig_min[0]) ||
+	       value + (u64)atomic64_read(cntr->err) >=
+	       (u64)atomic64_read(&cntr->trig_min[1]);
+}
 
 int swnic_cntr_create(struct swnic_domain *dom, void *arg);
 struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id);
@@ -42,15 +60,12 @@ static inline void swnic_cntr_get(struct swnic_cntr *cntr)
 /* Count one operation, done or failed; @cntr may be NULL (not counted). */
 static inline void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
 {
-	u64 sum;
-
 	if (!cntr)
 		return;
 	atomic64_inc(error ? cntr->err : cntr->value);
 	/* Pairs with the barrier in trig.c's swnic_trig_add(). */
 	smp_mb__after_atomic();
-	sum = (u64)atomic64_read(cntr->value) + (u64)atomic64_read(cntr->err);
-	if (unlikely(sum >= (u64)atomic64_read(&cntr->trig_min)))
+	if (unlikely(swnic_trig_due(cntr)))
 		swnic_trig_check(cntr);
 }
 

@@ -109,8 +109,10 @@ void swnic_trig_domain_init(struct swnic_domain *dom)
 
 void swnic_trig_cntr_init(struct swnic_cntr *cntr)
 {
-	INIT_LIST_HEAD(&cntr->trigs);
-	atomic64_set(&cntr->trig_min, S64_MAX);
+	for (int i = 0; i < 2; i++) {
+		INIT_LIST_HEAD(&cntr->trigs[i]);
+		atomic64_set(&cntr->trig_min[i], S64_MAX);
+	}
 }
 
 static void swnic_trig_free(struct swnic_trig *t)
@@ -124,14 +126,38 @@ static void swnic_trig_free(struct swnic_trig *t)
 	kfree(t);
 }
 
-/* The lowest threshold waiting on @cntr, for swnic_cntr_inc()'s check. */
+/* The lowest thresholds waiting on @cntr, for swnic_trig_due(). */
 static void swnic_trig_update_min(struct swnic_cntr *cntr)
 {
 	struct swnic_trig *t;
 
-	t = list_first_entry_or_null(&cntr->trigs, struct swnic_trig, node);
-	atomic64_set(&cntr->trig_min,
-		     t ? (s64)min_t(u64, t->threshold, S64_MAX) : S64_MAX);
+	for (int i = 0; i < 2; i++) {
+		t = list_first_entry_or_null(&cntr->trigs[i],
+					     struct swnic_trig, node);
+		atomic64_set(&cntr->trig_min[i],
+			     t ? (s64)min_t(u64, t->threshold, S64_MAX) :
+			     S64_MAX);
+	}
+}
+
+/* Which of its counter's lists @t waits on. */
+static struct list_head *swnic_trig_list(const struct swnic_trig *t)
+{
+	return &t->cntr->trigs[!!(t->tflags & SWNIC_TRIG_F_SUM)];
+}
+
+/* The first of @cntr's waiting entries, in threshold then submission order. */
+static struct swnic_trig *swnic_trig_first(struct swnic_cntr *cntr)
+{
+	struct swnic_trig *a, *b;
+
+	a = list_first_entry_or_null(&cntr->trigs[0], struct swnic_trig, node);
+	b = list_first_entry_or_null(&cntr->trigs[1], struct swnic_trig, node);
+	if (!a || !b)
+		return a ?: b;
+	if (a->threshold != b->threshold)
+		return a->threshold < b->threshold ? a : b;
+	return a->seq < b->seq ? a : b;
 }
 
 /* Queue the domain's work item (td->lock held); it holds a domain ref. */
@@ -147,22 +173,39 @@ static bool swnic_trig_met(const struct swnic_trig *t, u64 value, u64 sum)
 	return t->threshold <= ((t->tflags & SWNIC_TRIG_F_SUM) ? sum : value);
 }
 
-/* Move what @cntr now meets to the ready list, in order; td->lock held. */
+/*
+ * Move what @cntr now meets to the ready list, in threshold then
+ * submission order; td->lock held. Each list is sorted: its first entry
+ * not met ends it, and the walk visits what moves, and one more a list.
+ */
 static void swnic_trig_scan(struct swnic_cntr *cntr)
 {
 	struct swnic_domain *dom = cntr->dom;
-	struct swnic_trig *t, *tmp;
+	struct swnic_trig *t;
 	u64 value, sum;
 	bool moved = false;
 
 	value = atomic64_read(cntr->value);
 	sum = value + atomic64_read(cntr->err);
-	list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
-		/* Sorted: nothing later can be met by value + err either. */
-		if (t->threshold > max(value, sum))
+	for (;;) {
+		struct swnic_trig *a, *b;
+
+		a = list_first_entry_or_null(&cntr->trigs[0],
+					     struct swnic_trig, node);
+		b = list_first_entry_or_null(&cntr->trigs[1],
+					     struct swnic_trig, node);
+		if (a && !swnic_trig_met(a, value, sum))
+			a = NULL;
+		if (b && !swnic_trig_met(b, value, sum))
+			b = NULL;
+		if (!a || !b)
+			t = a ?: b;
+		else if (a->threshold != b->threshold)
+			t = a->threshold < b->threshold ? a : b;
+		else
+			t = a->seq < b->seq ? a : b;
+		if (!t)
 			break;
-		if (!swnic_trig_met(t, value, sum))
-			continue;
 		list_move_tail(&t->node, &dom->trig.ready);
 		moved = true;
 	}
@@ -213,7 +256,7 @@ static int swnic_trig_add(struct swnic_trig *t)
 	}
 	td->count++;
 	t->seq = td->seq++;
-	list_for_each_entry_reverse(pos, &cntr->trigs, node)
+	list_for_each_entry_reverse(pos, swnic_trig_list(t), node)
 		if (pos->threshold <= t->threshold)
 			break;
 	list_add(&t->node, &pos->node);
@@ -292,6 +335,63 @@ int swnic_trig_queue_sqe(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 	return ret;
 }
 
+/* @pos, or the next entry of its list that @match picks (or the head). */
+static struct swnic_trig *swnic_trig_next_match(struct swnic_trig *pos,
+						struct list_head *head,
+						bool (*match)(struct swnic_trig *,
+							      const void *),
+						const void *arg)
+{
+	while (!list_entry_is_head(pos, head, node) && match && !match(pos, arg))
+		pos = list_next_entry(pos, node);
+	return pos;
+}
+
+/*
+ * Cancel @cntr's waiting entries @match picks (the first only, if @first),
+ * in threshold then submission order across its two lists: to the ready
+ * list, ECANCELED. @match is asked once an entry, with @first also of
+ * the next candidate of each list (it may change only what it picks,
+ * as swnic_trig_match_ep(), used without @first, does). Return: how many.
+ */
+static unsigned int swnic_trig_cancel_cntr(struct swnic_cntr *cntr,
+					   bool (*match)(struct swnic_trig *,
+							 const void *),
+					   const void *arg, bool first)
+{
+	struct list_head *ready = &cntr->dom->trig.ready;
+	struct list_head *ha = &cntr->trigs[0], *hb = &cntr->trigs[1];
+	struct swnic_trig *a, *b, *t;
+	unsigned int n = 0;
+
+	a = swnic_trig_next_match(list_first_entry(ha, struct swnic_trig,
+						   node), ha, match, arg);
+	b = swnic_trig_next_match(list_first_entry(hb, struct swnic_trig,
+						   node), hb, match, arg);
+	while (!list_entry_is_head(a, ha, node) ||
+	       !list_entry_is_head(b, hb, node)) {
+		if (list_entry_is_head(b, hb, node) ||
+		    (!list_entry_is_head(a, ha, node) &&
+		     (a->threshold < b->threshold ||
+		      (a->threshold == b->threshold && a->seq < b->seq)))) {
+			t = a;
+			a = swnic_trig_next_match(list_next_entry(a, node), ha,
+						  match, arg);
+		} else {
+			t = b;
+			b = swnic_trig_next_match(list_next_entry(b, node), hb,
+						  match, arg);
+		}
+		if (!t->status)
+			t->status = -ECANCELED;
+		list_move_tail(&t->node, ready);
+		n++;
+		if (first)
+			break;
+	}
+	return n;
+}
+
 /* Cancel the waiting entries @match picks: to the ready list, ECANCELED. */
 static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
 				      struct swnic_cntr *only,
@@ -316,16 +416,7 @@ static unsigned int swnic_trig_cancel(struct swnic_domain *dom,
 	xa_for_each(&dom->cntrs, id, cntr) {
 		if (only && cntr != only)
 			continue;
-		list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
-			if (match && !match(t, arg))
-				continue;
-			if (!t->status)
-				t->status = -ECANCELED;
-			list_move_tail(&t->node, &td->ready);
-			n++;
-			if (first)
-				break;
-		}
+		n += swnic_trig_cancel_cntr(cntr, match, arg, first);
 		swnic_trig_update_min(cntr);
 		if (first && n)
 			break;
@@ -405,13 +496,13 @@ int swnic_trig_cancel_rqe(struct swnic_ep *ep, u64 context)
 void swnic_trig_cntr_closed(struct swnic_cntr *cntr)
 {
 	struct swnic_trig_domain *td = &cntr->dom->trig;
-	struct swnic_trig *t, *tmp;
+	struct swnic_trig *t;
 	unsigned long irqflags;
 	bool moved = false;
 
 	spin_lock_irqsave(&td->lock, irqflags);
 	cntr->trig_closed = true;
-	list_for_each_entry_safe(t, tmp, &cntr->trigs, node) {
+	while ((t = swnic_trig_first(cntr))) {
 		t->status = -ECANCELED;
 		list_move_tail(&t->node, &td->ready);
 		moved = true;
@@ -476,8 +567,7 @@ static void swnic_cntr_apply(struct swnic_cntr *cntr, u32 flags, u64 value)
 		atomic64_add(value, word);
 	/* Pairs with the barrier in swnic_trig_add(). */
 	smp_mb();
-	if ((u64)atomic64_read(cntr->value) + (u64)atomic64_read(cntr->err) >=
-	    (u64)atomic64_read(&cntr->trig_min))
+	if (swnic_trig_due(cntr))
 		swnic_trig_check(cntr);
 }
 

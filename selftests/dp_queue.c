@@ -1422,6 +1422,124 @@ TEST_F(dp, cancel_a_waiting_send)
 	close(small.fd);
 }
 
+/* A counter of the domain @d, its words mapped. Return: its id, or 0. */
+static __u32 cntr_mapped(int d, const volatile struct swnic_cntr_words **w)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	void *p;
+
+	if (ioctl(d, SWNIC_IOCTL_CNTR_CREATE, &cc))
+		return 0;
+	p = mmap(NULL, cc.mmap_size, PROT_READ, MAP_SHARED, cc.fd, 0);
+	close(cc.fd);		/* the mapping keeps it */
+	if (p == MAP_FAILED)
+		return 0;
+	*w = p;
+	return cc.cntr_id;
+}
+
+/* Counter work on @d: when @cntr reaches @threshold, set @target to @v. */
+static int trig_set(int d, __u32 cntr, __u64 threshold, __u32 trig_flags,
+		    __u32 target, __u64 v)
+{
+	struct swnic_trig_cntr t = {
+		.size = sizeof(t), .flags = SWNIC_CNTR_UPD_SET,
+		.cntr_id = cntr, .target = target, .threshold = threshold,
+		.value = v, .trig_flags = trig_flags,
+	};
+
+	return ioctl(d, SWNIC_IOCTL_TRIG_CNTR, &t) ? -errno : 0;
+}
+
+static int cntr_update(int d, __u32 cntr, __u32 flags, __u64 v)
+{
+	struct swnic_cntr_update u = {
+		.size = sizeof(u), .flags = flags, .cntr_id = cntr, .value = v,
+	};
+
+	return ioctl(d, SWNIC_IOCTL_CNTR_UPDATE, &u) ? -errno : 0;
+}
+
+/* Wait up to 5 s for @w's value to be @v. */
+static bool cntr_becomes(const volatile struct swnic_cntr_words *w, __u64 v)
+{
+	for (int i = 0; i < 500 && w->value != v; i++)
+		usleep(10000);
+	return w->value == v;
+}
+
+/*
+ * Work waiting on a counter's value and work waiting on its value plus
+ * errors (SWNIC_TRIG_F_SUM) is kept apart, so that a large error count
+ * does not make every change of the counter walk the work that waits on
+ * its value; what is met still runs in one order, by threshold then
+ * submission, across both. Each piece of work here sets counter @t to
+ * its own number: the last to run leaves its number there.
+ */
+TEST_F(dp, trig_value_and_sum_work_in_one_order)
+{
+	const volatile struct swnic_cntr_words *wc = NULL, *wt = NULL;
+	__u32 c = cntr_mapped(self->da, &wc), t = cntr_mapped(self->da, &wt);
+	int i;
+
+	ASSERT_NE(0, c);
+	ASSERT_NE(0, t);
+	/* At 5: a sum (1st), a value (2nd); at 4, a sum (3rd) runs first. */
+	ASSERT_EQ(0, trig_set(self->da, c, 5, SWNIC_TRIG_F_SUM, t, 1));
+	ASSERT_EQ(0, trig_set(self->da, c, 5, 0, t, 2));
+	ASSERT_EQ(0, trig_set(self->da, c, 4, SWNIC_TRIG_F_SUM, t, 3));
+	/* 1000 on the value at 100, and one at 7. */
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(0, trig_set(self->da, c, 100, 0, t, 100));
+	ASSERT_EQ(0, trig_set(self->da, c, 7, 0, t, 7));
+
+	/* Errors meet no work on the value, the sums up to 4 (3rd). */
+	ASSERT_EQ(0, cntr_update(self->da, c, SWNIC_CNTR_UPD_ERR, 4));
+	EXPECT_TRUE(cntr_becomes(wt, 3)) TH_LOG("%llu", wt->value);
+	/* Value 1 (sum 5): the sum at 5 runs, not the value at 5. */
+	ASSERT_EQ(0, cntr_update(self->da, c, 0, 1));
+	EXPECT_TRUE(cntr_becomes(wt, 1)) TH_LOG("%llu", wt->value);
+	/* Errors far past every threshold: still nothing on the value. */
+	ASSERT_EQ(0, cntr_update(self->da, c, SWNIC_CNTR_UPD_ERR, 1000));
+	usleep(100000);
+	EXPECT_EQ(1, wt->value);
+	/* Value 5, then 7: the value's work at each, in turn. */
+	ASSERT_EQ(0, cntr_update(self->da, c, 0, 4));
+	EXPECT_TRUE(cntr_becomes(wt, 2)) TH_LOG("%llu", wt->value);
+	ASSERT_EQ(0, cntr_update(self->da, c, 0, 2));
+	EXPECT_TRUE(cntr_becomes(wt, 7)) TH_LOG("%llu", wt->value);
+	/* 1000 left, all on the value at 100. */
+	ASSERT_EQ(0, cntr_update(self->da, c, SWNIC_CNTR_UPD_SET, 100));
+	EXPECT_TRUE(cntr_becomes(wt, 100)) TH_LOG("%llu", wt->value);
+	munmap((void *)wc, 4096);
+	munmap((void *)wt, 4096);
+}
+
+/*
+ * Work met together runs by threshold, then submission, whichever word it
+ * waits on: here a sum before a value at one threshold, both met by one
+ * change of the value.
+ */
+TEST_F(dp, trig_met_together_run_in_submission_order)
+{
+	const volatile struct swnic_cntr_words *wc = NULL, *wt = NULL;
+	__u32 c = cntr_mapped(self->da, &wc), t = cntr_mapped(self->da, &wt);
+
+	ASSERT_NE(0, c);
+	ASSERT_NE(0, t);
+	ASSERT_EQ(0, trig_set(self->da, c, 3, SWNIC_TRIG_F_SUM, t, 1));
+	ASSERT_EQ(0, trig_set(self->da, c, 3, 0, t, 2));
+	ASSERT_EQ(0, cntr_update(self->da, c, 0, 3));
+	EXPECT_TRUE(cntr_becomes(wt, 2)) TH_LOG("%llu", wt->value);
+	/* The other way round: a value before a sum. */
+	ASSERT_EQ(0, trig_set(self->da, c, 6, 0, t, 3));
+	ASSERT_EQ(0, trig_set(self->da, c, 6, SWNIC_TRIG_F_SUM, t, 4));
+	ASSERT_EQ(0, cntr_update(self->da, c, 0, 3));
+	EXPECT_TRUE(cntr_becomes(wt, 4)) TH_LOG("%llu", wt->value);
+	munmap((void *)wc, 4096);
+	munmap((void *)wt, 4096);
+}
+
 /* A thread that triggers counter work on counter @id, which is not there. */
 struct cntr_race {
 	int da;
