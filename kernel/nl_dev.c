@@ -367,6 +367,22 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = swnic_nl_dev_admin(skb, sdev, info->extack);
 	if (ret)
 		goto out_put;
+	/*
+	 * Unbound, the device is the initial namespace's, with its state,
+	 * limits, services and open domains: an administrator of another
+	 * namespace would hand the host's users a device it configured,
+	 * whose endpoints it keeps, up. (Its netdev going - deleted, or its
+	 * namespace gone - unbinds it too, but down: for the host's
+	 * administrator to look at before it serves anyone.)
+	 */
+	if (ifindex && !nla_get_u32(ifindex) &&
+	    !net_eq(genl_info_net(info), &init_net) &&
+	    !netlink_capable(skb, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "unbound, the device moves to the initial network namespace: CAP_NET_ADMIN there is needed");
+		ret = -EPERM;
+		goto out_put;
+	}
 
 	/*
 	 * Bind first: if that fails, nothing changed. Unbind last: the

@@ -239,6 +239,18 @@ if unshare -U -r -n true 2>/dev/null; then
 	jq_check "... the host as its own" \
 		'.event == "service_add" and .uids == [4000, 5]' \
 		"$(tail -1 "$TMP/ev3")"
+	# Unbound, the device would be the host's, as the container left it.
+	if $CONT_IN swnic dev set swnicu2 ifindex 0 2>"$TMP/err" >/dev/null; then
+		not_ok "$CONT cannot unbind it (to the host)"
+	elif grep -q "moves to the initial network namespace: CAP_NET_ADMIN there is needed" \
+		"$TMP/err"; then
+		ok "$CONT cannot unbind it (to the host)"
+	else
+		not_ok "$CONT cannot unbind it (to the host)" "$(cat "$TMP/err")"
+	fi
+	jq_check "... it stays bound in the container's namespace" \
+		'.[0].ifindex > 0 and .[0].netdev == "lo"' \
+		"$($HOST_IN swnic -j dev show swnicu2)"
 	if $CONT_IN swnic dev del swnicu2 force 2>"$TMP/err" >/dev/null; then
 		not_ok "$CONT cannot delete it"
 	elif grep -q "deleting a device needs CAP_NET_ADMIN in the initial user namespace" \
