@@ -200,6 +200,7 @@ int swnic_nl_stat_reset_doit(struct sk_buff *skb, struct genl_info *info)
 struct swnic_nl_peer_arg {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
+	bool incs;		/* the incarnations shown: an administrator */
 };
 
 static int swnic_nl_put_wire_stat(void *arg, const char *name, u64 value)
@@ -250,8 +251,9 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 					 &info->addr6) :
 	     nla_put_in_addr(skb, SWNIC_A_PEER_ADDR, info->ip)) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_PORT, info->port) ||
-	    nla_put_u32(skb, SWNIC_A_PEER_LOCAL_INC, info->my_inc) ||
-	    nla_put_u32(skb, SWNIC_A_PEER_REMOTE_INC, info->their_inc) ||
+	    (a->incs &&
+	     (nla_put_u32(skb, SWNIC_A_PEER_LOCAL_INC, info->my_inc) ||
+	      nla_put_u32(skb, SWNIC_A_PEER_REMOTE_INC, info->their_inc))) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_SRTT, info->srtt_us) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_RTTVAR, info->rttvar_us) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_RTO, info->rto_us) ||
@@ -297,6 +299,13 @@ int swnic_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct swnic_nl_peer_arg arg = { .skb = skb, .cb = cb };
 	struct net *net = sock_net(cb->skb->sk);
 	int ret = 0;
+
+	/*
+	 * The incarnations are the wire's secret against forged packets
+	 * (a host that never hears ours cannot reset nor answer): to the
+	 * namespace's administrators only. Asked once a part.
+	 */
+	arg.incs = netlink_net_capable(cb->skb, CAP_NET_ADMIN);
 
 	if (!cb->args[0]) {
 		ret = swnic_nl_fill_wire(skb, net, cb);

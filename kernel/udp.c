@@ -609,6 +609,8 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	hrtimer_init(&wn->poll_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	wn->poll_timer.function = swnic_udp_poll_timer;
 	INIT_LIST_HEAD(&wn->peers);
+	hash_init(wn->peer_hash);
+	wn->peer_seed = get_random_u32();
 	xa_init(&wn->users6);
 	INIT_LIST_HEAD(&wn->held_done);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);

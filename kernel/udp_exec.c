@@ -585,9 +585,12 @@ bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		tm->m = *m;	/* who asked: swnic_read_mr() */
 		tm->dst = dst;
 		dst = NULL;
-		swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
-		if (!tm->len)
+		/* Counted as its data is read (swnic_read_mr()), if it is. */
+		if (!tm->len) {
+			swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ],
+				       false);
 			tm->kind = SWNIC_TX_STATUS;
+		}
 		err = 0;
 		break;
 	case SWNIC_OP_ATOMIC:
@@ -695,13 +698,15 @@ struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
  * Executed requests past a waiting one stay as records (@done) until
  * exec_next reaches them: their packets sent again are taken, not run.
  */
-void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
-		  struct swnic_device *sdev)
+void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 {
 	__be16 waiting[SWNIC_RX_PASS_MAX];
+	struct swnic_device *sdev = NULL;
 	struct swnic_rxmsg *rm, *tmp;
 	unsigned int nwaiting = 0, i;
 	u32 id = p->exec_next;
+	bool retry = false;
+	int sdev_if = 0;
 
 	list_for_each_entry(rm, &p->rxmsgs, node) {
 		if (rm->msg_id != id++ ||
@@ -713,34 +718,54 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
 		 * Its answers do not go (it ACKs nothing): run no more of its
 		 * requests, which wait within SWNIC_RX_AHEAD and the budget.
 		 */
-		if (p->nanswers >= SWNIC_MAX_ANSWERS)
+		if (p->nanswers >= SWNIC_MAX_ANSWERS) {
+			retry = true;
 			break;
+		}
 		for (i = 0; i < nwaiting; i++)
 			if (waiting[i] == rm->m.dst_port)
 				break;
 		if (i < nwaiting)
 			continue;
-		if (rm->got >= rm->len &&
-		    (!rm->retry_at || time_after_eq(jiffies, rm->retry_at))) {
-			if (!rm->since)
-				rm->since = jiffies ?: 1;
-			if (swnic_rx_exec(wn, sdev, p, rm)) {
-				/* Who takes no answer as an ACK gets ACKs. */
-				if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
-					p->ack_now = true;
-				rm->done = true;
-				swnic_rxmsg_release(wn, rm);
-				wn->rx_passed += nwaiting > 0;
-				continue;
+		if (rm->got >= rm->len) {
+			if (!rm->retry_at ||
+			    time_after_eq(jiffies, rm->retry_at)) {
+				if (!rm->since)
+					rm->since = jiffies ?: 1;
+				/* Its netdev's device (none: refused there). */
+				if (!sdev_if || rm->ifindex != sdev_if) {
+					if (sdev)
+						swnic_device_put(sdev);
+					sdev = swnic_rx_device(wn->net,
+							       rm->ifindex);
+					sdev_if = rm->ifindex;
+				}
+				if (!sdev)
+					swnic_peer_drop(wn, p,
+							SWNIC_DROP_NO_DEV);
+				if (swnic_rx_exec(wn, sdev, p, rm)) {
+					/* Who takes no answer as an ACK gets ACKs. */
+					if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
+						p->ack_now = true;
+					rm->done = true;
+					swnic_rxmsg_release(wn, rm);
+					wn->rx_passed += nwaiting > 0;
+					continue;
+				}
+				/* Keep the peer from timing us out meanwhile. */
+				p->ack_due = true;
+				p->ack_now = true;
 			}
-			/* Keep the peer from timing us out while we wait. */
-			p->ack_due = true;
-			p->ack_now = true;
+			/* Whole, and not run: the rounds try it again. */
+			retry = true;
 		}
 		if (nwaiting == SWNIC_RX_PASS_MAX)
 			break;
 		waiting[nwaiting++] = rm->m.dst_port;
 	}
+	p->rx_retry = retry;
+	if (sdev)
+		swnic_device_put(sdev);
 	list_for_each_entry_safe(rm, tmp, &p->rxmsgs, node) {
 		if (!rm->done || rm->msg_id != p->exec_next)
 			break;

@@ -9,6 +9,7 @@
 #define _SWNIC_UDP_INTERNAL_H
 
 #include <linux/hash.h>
+#include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/ipv6.h>
 #include <net/checksum.h>
@@ -67,6 +68,7 @@ extern bool swnic_tx_splice;
 #define SWNIC_REO_CLEAN		4096	/* ACKs without a spurious one: shrink */
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
+#define SWNIC_PEER_HASH_BITS	8	/* buckets of wn->peer_hash: 256 */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
 /*
  * Requests of a peer taken past the oldest not run yet (exec_next): those
@@ -218,6 +220,13 @@ struct swnic_wnet {
 	int rx_armed;			/* @rx_ready as @poll_timer was armed */
 	bool polling;			/* an application polls */
 	struct list_head peers;
+	/*
+	 * The same peers by address and port, for each packet to find its
+	 * own (swnic_peer_find()). The seed is random, so that sources
+	 * chosen by a flood do not share one bucket.
+	 */
+	DECLARE_HASHTABLE(peer_hash, SWNIC_PEER_HASH_BITS);
+	u32 peer_seed;
 	u32 npeers;
 	u32 peers_gen;			/* bumped when @peers changes */
 	u64 rx_mem;			/* bytes of messages being received */
@@ -358,6 +367,12 @@ struct swnic_rxmsg {
 	size_t size;			/* charged: @buf's (>= @len), or kept's */
 	unsigned long *frags;		/* which fragments arrived */
 	u8 tos;				/* of its first packet: the answer's */
+	/*
+	 * The netdev its first packet came in on: it runs on that one's
+	 * device (security.rst), whichever a later packet of the peer's
+	 * came in on.
+	 */
+	int ifindex;
 	unsigned long since;		/* first try to execute it */
 	unsigned long retry_at;		/* no memory: not tried before */
 	/* its destination out of reach (EFAULTLATER) */
@@ -393,6 +408,7 @@ struct swnic_held {
 
 struct swnic_peer {
 	struct list_head node;		/* wn->peers */
+	struct hlist_node hnode;	/* wn->peer_hash */
 	__be32 ip;			/* IPv4 address, or IPv6 name */
 	__be16 port;
 	bool v6;			/* @ip is the name of: */
@@ -425,6 +441,13 @@ struct swnic_peer {
 	/* receiving */
 	u32 rcv_nxt;
 	DECLARE_BITMAP(rcv_map, SWNIC_RX_WIN);	/* PSN % SWNIC_RX_WIN */
+	/*
+	 * The last swnic_rx_run() left a request whole but not run (no room
+	 * at its target yet, its memory out of reach, our answers to the
+	 * peer stuck): the rounds run it again. Else what waits, waits for
+	 * packets, which run it as they come.
+	 */
+	bool rx_retry;
 	bool ack_due;			/* packets came since our last ACK */
 	bool ack_now;			/* ... that no answer of ours covers */
 	u8 ack_tos;			/* of the last request packet: ACKs' */
@@ -499,6 +522,16 @@ void swnic_send_ctl(struct swnic_wnet *wn, struct swnic_peer *p,
 void swnic_send_reset(struct swnic_wnet *wn, struct swnic_peer *p,
 		      u32 inc, u32 named);
 void swnic_arm_exact(struct swnic_wnet *wn, ktime_t at);
+/*
+ * A request whose answer carries data (a read's, a fetching atomic's): a
+ * target runs it only for a packet that names it (swnic_rx_packet()).
+ */
+static inline bool swnic_op_needs_name(u8 opcode)
+{
+	return opcode == SWNIC_OP_READ || opcode == SWNIC_OP_FETCH_ATOMIC ||
+	       opcode == SWNIC_OP_COMPARE_ATOMIC;
+}
+
 void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 		      struct swnic_txpkt *t);
 void swnic_txmsg_unpin(struct swnic_txmsg *tm);
@@ -553,8 +586,7 @@ void swnic_held_run(struct swnic_wnet *wn);
 bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		   struct swnic_peer *p, struct swnic_rxmsg *rm);
 struct swnic_device *swnic_rx_device(struct net *net, int ifindex);
-void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p,
-		  struct swnic_device *sdev);
+void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p);
 
 /* udp_post.c */
 u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen, bool v6);

@@ -292,12 +292,23 @@ int swnic_addr6_scope(const struct in6_addr *addr, int ifindex)
 	return ipv6_addr_type(addr) & IPV6_ADDR_LINKLOCAL ? ifindex : 0;
 }
 
+static u32 swnic_peer_hash(struct swnic_wnet *wn, __be32 ip, __be16 port)
+{
+	return jhash_2words((__force u32)ip, (__force u16)port, wn->peer_seed);
+}
+
+/*
+ * Each packet's peer, by a lookup in a hash table: a walk of the list of
+ * up to SWNIC_MAX_PEERS contexts was one per packet, in the worker every
+ * peer of the namespace shares.
+ */
 static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 					  __be16 port)
 {
 	struct swnic_peer *p;
 
-	list_for_each_entry(p, &wn->peers, node)
+	hash_for_each_possible(wn->peer_hash, p, hnode,
+			       swnic_peer_hash(wn, ip, port))
 		if (p->ip == ip && p->port == port)
 			return p;
 	return NULL;
@@ -308,6 +319,7 @@ void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 	swnic_peer_reset_tx(wn, p, ECONNABORTED, 0);
 	swnic_peer_reset_rx(wn, p);
 	list_del(&p->node);
+	hash_del(&p->hnode);
 	wn->npeers--;
 	wn->peers_gen++;
 	xa_destroy(&p->rxids);
@@ -400,6 +412,7 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	xa_init(&p->rxids);
 	INIT_LIST_HEAD(&p->held);
 	list_add_tail(&p->node, &wn->peers);
+	hash_add(wn->peer_hash, &p->hnode, swnic_peer_hash(wn, ip, port));
 	wn->npeers++;
 	wn->peers_gen++;
 	return p;
@@ -502,14 +515,14 @@ void swnic_tick(struct swnic_wnet *wn)
 		struct swnic_txpkt *t;
 		int burst = 0;
 
-		if (!list_empty(&p->rxmsgs)) {
-			struct swnic_device *sdev;
-
-			sdev = swnic_rx_device(wn->net, p->ifindex);
-			swnic_rx_run(wn, p, sdev);
-			if (sdev)
-				swnic_device_put(sdev);
-		}
+		/*
+		 * Messages that wait for their packets only run as those
+		 * come (swnic_rx_packet()): a walk of them all each round
+		 * was one per round per peer, as long as a peer chose to
+		 * leave one incomplete.
+		 */
+		if (!list_empty(&p->rxmsgs) && p->rx_retry)
+			swnic_rx_run(wn, p);
 		if (swnic_peer_quiet(p))
 			continue;
 		if (p->nheld_waiting)

@@ -296,6 +296,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->m = *m;
 	rm->len = len;
 	rm->tos = swnic_skb_tos(skb);
+	rm->ifindex = skb->skb_iif;
 	wn->rx_mem += rm->size + sizeof(*rm);
 	/* In msg_id order: before the next one the peer has, if any. */
 	pos = swnic_rxmsg_after(p, id);
@@ -482,6 +483,29 @@ static __be32 swnic_rx_name6(struct swnic_wnet *wn, struct sk_buff *skb,
 	return name;
 }
 
+/*
+ * The first ACK of a peer told us its incarnation: our requests that it
+ * refuses unless they name it (reads and fetching atomics, refused as
+ * drop_unproven) and that it has not acknowledged go again at once,
+ * naming it - not after a retransmission timeout (there is no RTT yet,
+ * and its ACK showed nothing lost).
+ */
+static void swnic_rx_first_ack(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	const size_t hlen = sizeof(struct swnic_wire_hdr);
+	const struct swnic_wire_hdr *h;
+	const struct swnic_wire_msg *m;
+	struct swnic_txpkt *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
+		h = (const void *)t->buf;
+		m = (const void *)(t->buf + hlen);
+		if (t->req && !h->dst_inc && t->len >= hlen + sizeof(*m) &&
+		    swnic_op_needs_name(m->opcode))
+			swnic_retransmit(wn, p, t);
+	}
+}
+
 /* Take one packet (worker). */
 void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		     unsigned int base, unsigned int plen)
@@ -489,13 +513,12 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	unsigned int len = base + plen;
 	unsigned int off = base + sizeof(struct swnic_wire_hdr);
 	bool v6 = skb->protocol == htons(ETH_P_IPV6);
-	struct swnic_device *sdev = NULL;
 	struct swnic_wire_hdr h;
 	struct swnic_peer *p;
 	u32 src_inc, dst_inc, psn;
 	__be32 saddr = v6 ? 0 : ip_hdr(skb)->saddr;
 	__be16 sport = udp_hdr(skb)->source;
-	bool ok = true, create, limited = false;
+	bool ok = true, create, limited = false, learnt = false;
 
 	wn->rx_pkts++;
 	/*
@@ -508,7 +531,11 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		swnic_drop(wn, SWNIC_DROP_ADDR);
 		return;
 	}
-	if (skb_copy_bits(skb, base, &h, sizeof(h))) {
+	/*
+	 * Within the packet (@plen), not the skb: a burst's next segment
+	 * is not this packet's, nor covered by its checksum.
+	 */
+	if (plen < sizeof(h) || skb_copy_bits(skb, base, &h, sizeof(h))) {
 		swnic_drop(wn, SWNIC_DROP_SHORT);
 		return;
 	}
@@ -588,6 +615,18 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
 		return;
 	}
+	/*
+	 * A packet that does not name us may come from any host, from any
+	 * address. ACKs and answers always name us (they answer packets of
+	 * ours, which told our incarnation): one that does not is forged,
+	 * and would complete our requests, or fill their buffers, with what
+	 * a host that never heard from us chose.
+	 */
+	if (!dst_inc &&
+	    (h.type == SWNIC_PKT_ACK || h.type == SWNIC_PKT_RESP)) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
+		return;
+	}
 	if (src_inc != p->their_inc) {
 		/*
 		 * A new incarnation of the peer, proven (it names us, or we
@@ -597,6 +636,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		 */
 		bool known = p->their_inc;
 
+		learnt = !known;
 		if (known) {
 			swnic_peer_reset_rx(wn, p);
 			swnic_peer_reset_tx(wn, p, ECONNRESET,
@@ -607,7 +647,13 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		if (known)
 			swnic_peer_pump(wn, p);
 	}
-	p->heard = jiffies;
+	/*
+	 * Only a packet naming us says the peer lives: a forger's PINGs and
+	 * requests kept its context, our answers' retransmissions and its
+	 * messages' memory alive for as long as it sent them.
+	 */
+	if (dst_inc)
+		p->heard = jiffies;
 
 	if (h.type == SWNIC_PKT_PING) {
 		/* A peer waiting for a send we hold: an ACK says we live. */
@@ -628,6 +674,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		swnic_rx_ack(wn, p, psn, &a,
 			     alen == sizeof(a) ? be32_to_cpu(a.dups) :
 			     p->dups_seen);
+		if (learnt)
+			swnic_rx_first_ack(wn, p);
 		return;
 	}
 
@@ -648,7 +696,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	if (h.type == SWNIC_PKT_RESP) {
 		struct swnic_wire_resp r;
 
-		if (skb_copy_bits(skb, off, &r, sizeof(r)) ||
+		if (len - off < sizeof(r) ||
+		    skb_copy_bits(skb, off, &r, sizeof(r)) ||
 		    be32_to_cpu(r.len) != len - off - sizeof(r)) {
 			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
@@ -665,11 +714,31 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	} else {
 		struct swnic_wire_msg m;
 
-		if (skb_copy_bits(skb, off, &m, sizeof(m))) {
+		if (len - off < sizeof(m) ||
+		    skb_copy_bits(skb, off, &m, sizeof(m))) {
 			swnic_peer_drop(wn, p, SWNIC_DROP_SHORT);
 			return;
 		}
 		off += sizeof(m);
+		/* A read is a READ_REQ, and only a READ_REQ is a read. */
+		if (h.type == SWNIC_PKT_READ_REQ ? m.opcode != SWNIC_OP_READ :
+		    m.opcode == SWNIC_OP_READ) {
+			swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
+			return;
+		}
+		/*
+		 * A read's answer is as long as it asks (up to 1 GiB), a
+		 * fetching atomic's up to SWNIC_ATOMIC_MAX: run for a packet
+		 * that does not name us, each is a reflection a forged
+		 * source aims at its victim. The ACK names us, and the
+		 * request sent again does (swnic_rx_first_ack()).
+		 */
+		if (!dst_inc && swnic_op_needs_name(m.opcode)) {
+			p->ack_due = true;
+			p->ack_now = true;
+			swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
+			return;
+		}
 		/* Past the checks above, a packet naming us names us now. */
 		ok = swnic_rx_fragment(wn, p, dst_inc != 0, &m, skb, off,
 				       len - off);
@@ -688,12 +757,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	if (h.type != SWNIC_PKT_RESP) {
 		p->ack_tos = swnic_skb_tos(skb);
 		p->ifindex = skb->skb_iif;
-		sdev = swnic_rx_device(wn->net, p->ifindex);
-		if (!sdev)
-			swnic_peer_drop(wn, p, SWNIC_DROP_NO_DEV);
-		swnic_rx_run(wn, p, sdev);
-		if (sdev)
-			swnic_device_put(sdev);
+		swnic_rx_run(wn, p);
 	}
 }
 

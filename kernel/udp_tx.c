@@ -507,8 +507,14 @@ int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	ref.round = true;
 	ref.last_try = swnic_fault_last_try(&tm->fault);
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
-	if (!ret && !pos)	/* one read, however many packets */
+	/*
+	 * One read, however many packets: counted once its first data is
+	 * read - a read the MR refuses (key, rights, range) is not.
+	 */
+	if (!ret && !pos) {
 		swnic_mr_ref_count(&ref, t.access);
+		swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
+	}
 	swnic_mr_ref_put(&ref);
 	if (ret == -SWNIC_EFAULTLATER) {
 		swnic_fault_later(&tm->fault);

@@ -127,6 +127,29 @@ else
 fi
 rx_mem_released "... and released after the peer timeout"
 
+# Nor may such a packet have a read run - its answer would be as long as
+# it asks, a reflection aimed at a forged source - nor be an ACK or an
+# answer, which always name whom they answer: all three are dropped as
+# drop_unproven (the read answered with an ACK), and a read in a DATA
+# packet as drop_bad_msg; the read sent again naming the server is taken
+# (wire_fuzz -x read: see there).
+w0=$(wire_counters swnicfa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s 1 -n 64 -x read $ADDR_A \
+	>/tmp/wfz.read 2>&1
+read_rc=$?
+w1=$(wire_counters swnicfa)
+if [ $read_rc = 0 ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_unproven)" = \
+     $(( $(printf '%s' "$w0" | jq .drop_unproven) + 3 )) ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_bad_msg)" = \
+     $(( $(printf '%s' "$w0" | jq .drop_bad_msg) + 1 )) ]; then
+	ok "a read, an ACK and an answer not naming us are dropped"
+else
+	not_ok "a read, an ACK and an answer not naming us are dropped" \
+		"wire_fuzz exit $read_rc: $(cat /tmp/wfz.read)" \
+		"before: $w0" "after:  $w1"
+fi
+
 base=$(wire_counters swnicfa)
 
 wait_listen()
@@ -204,6 +227,17 @@ if printf '%s' "$live" | jq -e ".[] | select(.peer == \"$ADDR_B:4793\") |
 else
 	not_ok "peer show: the live client with its bytes, RTT and incarnations" \
 		"$live"
+fi
+# The incarnations keep forged packets out: administrators only see them.
+if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+	check "peer show: no incarnations to an unprivileged user" sh -c \
+		"$A setpriv --reuid=65534 --regid=65534 --clear-groups \
+		 swnic -j peer show | jq -e '[.[] | select(.peer != \"*\")] |
+		 length > 0 and all(has(\"local_inc\") or
+				    has(\"remote_inc\") | not)'"
+else
+	skip "peer show: no incarnations to an unprivileged user" \
+		"setpriv cannot switch to uid 65534"
 fi
 
 # Drops are counted per peer too, for the peers whose packets they were:

@@ -59,6 +59,14 @@
  * is), else 1: a packet that does not name the target may come from any
  * host and address, and may not claim much of the target's budget.
  *
+ * -x read (no -i) does the same with a read request of COUNT MiB, and
+ * checks that no answer came to the first; before it, the same read in a
+ * DATA packet (malformed: drop_bad_msg), and between the two an ACK and
+ * an answer that do not name the target: a read's answer is as long as
+ * it asks, a reflection a forged source would aim at its victim, and
+ * ACKs and answers always name whom they answer (the target drops the
+ * read, the ACK and the answer as drop_unproven).
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -157,7 +165,7 @@ static struct {
 	unsigned long raw_err;	/* failed raw sends (the first is shown) */
 	uint32_t spoof_net;	/* host order, /24 */
 	int authed;
-	unsigned long sent, raw_sent, answers;
+	unsigned long sent, raw_sent, answers, resps;
 	const char *bad_kind;	/* -x: only packets from or to bad addresses */
 	int wide;		/* -W: IPv6 spoofed sources from 65535 addresses */
 } g;
@@ -186,6 +194,7 @@ static void drain(struct src *s)
 		if (h.version != W_VERSION || ntohl(h.dst_inc) != s->inc)
 			continue;
 		g.answers++;
+		g.resps += h.type == P_RESP;
 		s->their_inc = ntohl(h.src_inc);
 		if (h.type == P_ACK)
 			s->psn = ntohl(h.psn);
@@ -725,15 +734,44 @@ static long claim_ack(struct src *s)
 	return -1;
 }
 
-/* -x claim: see the top. */
+/*
+ * -x read: before the read names the target, an ACK and an answer that
+ * do not name it either (a forger's), each of their own.
+ */
+static int forge_answers(struct src *s)
+{
+	uint8_t buf[sizeof(struct w_hdr) + sizeof(struct w_resp)] = { 0 };
+	struct w_hdr *h = (void *)buf;
+	struct w_resp *r = (void *)(h + 1);
+	uint8_t type;
+
+	for (type = P_RESP; type <= P_ACK; type++) {
+		*h = (struct w_hdr) {
+			.version = W_VERSION,
+			.type = type,
+			.src_inc = htonl(s->inc),
+		};
+		*r = (struct w_resp) { 0 };
+		h->csum = inet_csum(buf, sizeof(buf));
+		if (send(s->fd, buf, sizeof(buf), 0) < 0) {
+			perror("wire_fuzz: send");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* -x claim and -x read (@type P_READ_REQ): see the top. */
 static int claim(unsigned long mib, const struct sockaddr *dst,
-		 socklen_t dst_len)
+		 socklen_t dst_len, uint8_t type)
 {
 	uint8_t buf[PKT_MAX];
 	struct w_hdr *h = (void *)buf;
 	struct w_msg *m = (void *)(h + 1);
-	size_t n = 1024, len = sizeof(*h) + sizeof(*m) + n;
+	size_t n = type == P_READ_REQ ? 0 : 1024;
+	size_t len = sizeof(*h) + sizeof(*m) + n;
 	struct src s = { 0 };
+	unsigned long resps = 0;
 	long acked[2];
 	int named;
 
@@ -743,19 +781,32 @@ static int claim(unsigned long mib, const struct sockaddr *dst,
 		return 1;
 	}
 	s.inc = nz32();
-	msg(&s, m, P_DATA);
+	msg(&s, m, type);
 	m->msg_id = 0;
-	m->opcode = OP_SEND;
+	m->opcode = type == P_READ_REQ ? OP_READ : OP_SEND;
 	m->flags = 0;
 	m->ep_type = 1;
 	m->frag = htonl(1024);
 	m->len = htobe64((uint64_t)mib << 20);
 	m->offset = 0;
 	fill((uint8_t *)(m + 1), n);
-	for (named = 0; named < 2; named++) {
+	if (type == P_READ_REQ) {
+		/* The read in a DATA packet: malformed, not run either. */
 		*h = (struct w_hdr) {
 			.version = W_VERSION,
 			.type = P_DATA,
+			.src_inc = htonl(s.inc),
+		};
+		h->csum = inet_csum(buf, len);
+		if (send(s.fd, buf, len, 0) < 0) {
+			perror("wire_fuzz: send");
+			return 1;
+		}
+	}
+	for (named = 0; named < 2; named++) {
+		*h = (struct w_hdr) {
+			.version = W_VERSION,
+			.type = type,
 			.src_inc = htonl(s.inc),
 			.dst_inc = htonl(named ? s.their_inc : 0),
 		};
@@ -765,13 +816,23 @@ static int claim(unsigned long mib, const struct sockaddr *dst,
 			return 1;
 		}
 		acked[named] = claim_ack(&s);
-		printf("wire_fuzz: claim of %lu MiB %s the target: ACK %ld\n",
-		       mib, named ? "naming" : "not naming", acked[named]);
+		printf("wire_fuzz: %s of %lu MiB %s the target: ACK %ld\n",
+		       type == P_READ_REQ ? "read" : "claim", mib,
+		       named ? "naming" : "not naming", acked[named]);
 		if (acked[named] < 0 || !s.their_inc)
 			return 1;
+		if (type == P_READ_REQ && !named) {
+			/* An answer to the read would come by now. */
+			usleep(500000);
+			drain(&s);
+			resps = g.resps;
+			printf("wire_fuzz: %lu answers to it\n", resps);
+			if (forge_answers(&s))
+				return 1;
+		}
 	}
 	close(s.fd);
-	return acked[0] == 0 && acked[1] == 1 ? 0 : 1;
+	return acked[0] == 0 && acked[1] == 1 && !resps ? 0 : 1;
 }
 
 static void usage(void)
@@ -851,7 +912,11 @@ int main(int argc, char **argv)
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "claim")) {
 		rng = seed ? seed : 1;
-		return claim(count, dst, dst_len);
+		return claim(count, dst, dst_len, P_DATA);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "read")) {
+		rng = seed ? seed : 1;
+		return claim(count, dst, dst_len, P_READ_REQ);
 	}
 	if (g.bad_kind) {
 		int on = 1;

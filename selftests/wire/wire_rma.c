@@ -26,7 +26,9 @@
  * then tells the target it is done. With -l the initiator reads again and
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
  * remote CQ data completion and that its remote-write counter is 3, or 4
- * with the triggered write (the failed writes counted nothing), that the
+ * with the triggered write (the failed writes counted nothing), its
+ * remote-read counter 4, or 6 with the multi-range MR (the read past the
+ * MR's end counted nothing), that the
  * counter bound to its read-write MR (fi_mr_bind, FI_MR_RMA_EVENT)
  * counted each write and the 3 reads once, and that its memory holds the
  * last pattern.
@@ -86,6 +88,7 @@ static struct fid_ep *ep;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_cntr *wcntr;
+static struct fid_cntr *rcntr;	/* the target endpoint's remote reads */
 static struct fid_cntr *mcntr;	/* the read-write MR's (FI_MR_RMA_EVENT) */
 static struct fi_info *info;
 static int triggered;		/* FI_TRIGGER offered (both sides alike) */
@@ -118,6 +121,8 @@ static void setup(const char *node, int target)
 	if (target) {
 		if ((ret = fi_cntr_open(domain, &cntr_attr, &wcntr, NULL)) ||
 		    (ret = fi_ep_bind(ep, &wcntr->fid, FI_REMOTE_WRITE)) ||
+		    (ret = fi_cntr_open(domain, &cntr_attr, &rcntr, NULL)) ||
+		    (ret = fi_ep_bind(ep, &rcntr->fid, FI_REMOTE_READ)) ||
 		    (ret = fi_cntr_open(domain, &cntr_attr, &mcntr, NULL)))
 			die("counter", ret);
 	}
@@ -217,6 +222,13 @@ static int run_target(void)
 		      i);
 		fi_close(&mr_mv->fid);
 	}
+	/*
+	 * Steps 2, 3, 7, 8 (10: two) read; the read past the MR's end
+	 * counted nothing.
+	 */
+	CHECK(fi_cntr_read(rcntr) == 4 + 2 * (uint64_t)!!mr_mv,
+	      "target: remote-read counter is %d (%llu)", 4 + 2 * !!mr_mv,
+	      (unsigned long long)fi_cntr_read(rcntr));
 	/* Per MR: 3 (4) writes and 3 reads (1 MiB ones too), each once. */
 	CHECK(fi_cntr_read(mcntr) == 6 + (uint64_t)triggered,
 	      "target: the MR's counter (FI_MR_RMA_EVENT) is %d (%llu)",
