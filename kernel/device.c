@@ -73,6 +73,9 @@ static void swnic_device_release(struct device *dev)
 	WARN_ON(!list_empty(&sdev->domains));
 	WARN_ON(!xa_empty(&sdev->ports));
 	xa_destroy(&sdev->ports);
+	WARN_ON(!xa_empty(&sdev->user_eps));
+	xa_destroy(&sdev->user_eps);
+	mutex_destroy(&sdev->user_eps_lock);
 	swnic_service_device_fini(sdev);
 	swnic_obj_dec(SWNIC_OBJ_DEVICES);
 	ida_free(&swnic_device_ida, sdev->index);
@@ -145,6 +148,8 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	INIT_LIST_HEAD(&sdev->domains);
 	INIT_LIST_HEAD(&sdev->services);
 	xa_init_flags(&sdev->ports, XA_FLAGS_ALLOC);
+	mutex_init(&sdev->user_eps_lock);
+	xa_init(&sdev->user_eps);
 	sdev->port_next = SWNIC_PORT_EPHEMERAL_MIN;
 	ratelimit_state_init(&sdev->limit_events, HZ, 10);
 	ratelimit_set_flags(&sdev->limit_events, RATELIMIT_MSG_ON_RELEASE);

@@ -74,6 +74,14 @@ struct swnic_device {
 
 	/* Endpoints by port (ep.c): RCU lookups, entries freed after a GP. */
 	struct xarray ports;
+	/*
+	 * Endpoints (ports) alive per uid, of every domain, closed ones'
+	 * too (ep.c: swnic_domain_nep_add()): the per-user quota. Before,
+	 * a walk of the open domains missed the endpoints of a domain whose
+	 * file was closed, which keep their ports until their own close.
+	 */
+	struct mutex user_eps_lock;
+	struct xarray user_eps;		/* xa_mk_value(count) by uid */
 	u32 port_next;			/* next ephemeral port to try */
 	struct ratelimit_state limit_events;	/* LIMIT_HIT events */
 };

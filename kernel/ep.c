@@ -94,6 +94,32 @@ struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port)
 
 static int swnic_ep_user_quota(struct swnic_domain *dom);
 
+/*
+ * @delta endpoints (ports) more or fewer for @dom (dom->lock held): the
+ * domain's count and its owner's on the device. Return: 0, or -ENOMEM
+ * (only for a uid with none yet: nothing counted then).
+ */
+static int swnic_domain_nep_add(struct swnic_domain *dom, int delta)
+{
+	struct swnic_device *sdev = dom->sdev;
+	unsigned long uid = __kuid_val(dom->uid);
+	long n;
+	int ret;
+
+	lockdep_assert_held(&dom->lock);
+	mutex_lock(&sdev->user_eps_lock);
+	n = xa_to_value(xa_load(&sdev->user_eps, uid) ?: xa_mk_value(0)) +
+	    delta;
+	WARN_ON_ONCE(n < 0);
+	ret = xa_err(xa_store(&sdev->user_eps, uid,
+			      n > 0 ? xa_mk_value(n) : NULL,
+			      GFP_KERNEL_ACCOUNT));
+	if (!ret)
+		dom->nep += delta;
+	mutex_unlock(&sdev->user_eps_lock);
+	return ret;
+}
+
 /* Is @port one of @b's? */
 static bool swnic_port_block_has(const struct swnic_pblock *b, u16 port)
 {
@@ -204,7 +230,8 @@ static void swnic_port_block_kill(struct swnic_domain *dom,
 	 * Each port of the block counted as an endpoint of the domain: the
 	 * free ones stop counting now, a member's when it goes.
 	 */
-	dom->nep -= b->count - bitmap_weight(b->used, b->count);
+	swnic_domain_nep_add(dom,
+			     -(b->count - bitmap_weight(b->used, b->count)));
 	for (i = 1; i < b->count; i++)
 		if (!test_bit(i, b->used))
 			xa_release(&dom->sdev->ports, b->base + i);
@@ -257,8 +284,12 @@ int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg)
 		kfree(b);
 		return -ENOSPC;
 	}
-	dom->nep += a->count;
+	ret = swnic_domain_nep_add(dom, a->count);
 	mutex_unlock(&dom->lock);
+	if (ret) {
+		kfree(b);
+		return ret;
+	}
 
 	ret = swnic_ep_user_quota(dom);
 	if (!ret && (a->flags & SWNIC_PORT_BLOCK_FIXED)) {
@@ -269,7 +300,7 @@ int swnic_port_block_ioctl(struct swnic_domain *dom, void *arg)
 	}
 	mutex_lock(&dom->lock);
 	if (ret) {
-		dom->nep -= a->count;
+		swnic_domain_nep_add(dom, -a->count);
 		mutex_unlock(&dom->lock);
 		kfree(b);
 		return ret;
@@ -347,7 +378,7 @@ static void swnic_port_block_leave(struct swnic_ep *ep)
 		 * stops counting (swnic_port_block_kill()).
 		 */
 		if (b->dead) {
-			dom->nep--;
+			swnic_domain_nep_add(dom, -1);
 			if (ep->port != b->base)
 				xa_release(&dom->sdev->ports, ep->port);
 		}
@@ -374,7 +405,7 @@ static void swnic_ep_unpublish(struct swnic_ep *ep)
 		clear_bit(ep->port - b->base, b->used);
 		/* Its port counts as the block's, or as its own once dead. */
 		if (b->dead)
-			dom->nep--;
+			swnic_domain_nep_add(dom, -1);
 		if (!b->dead || ep->port == b->base) {
 			/* Reserved again: lookups find it empty. */
 			xa_cmpxchg(ports, ep->port, ep, XA_ZERO_ENTRY,
@@ -597,7 +628,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	/* A block's member counted (if at all) in swnic_ep_unpublish(). */
 	if (!in_block) {
 		mutex_lock(&dom->lock);
-		dom->nep--;
+		swnic_domain_nep_add(dom, -1);
 		mutex_unlock(&dom->lock);
 	}
 	/* It sends no more (engine and triggers are done with it). */
@@ -633,16 +664,14 @@ static const struct file_operations swnic_ep_fops = {
 static int swnic_ep_user_quota(struct swnic_domain *dom)
 {
 	struct swnic_device *sdev = dom->sdev;
-	struct swnic_domain *d;
-	u32 n = 0;
+	unsigned long n;
 
 	if (swnic_device_capable(sdev, CAP_NET_ADMIN, false))
 		return 0;
-	mutex_lock(&sdev->lock);
-	list_for_each_entry(d, &sdev->domains, dev_node)
-		if (uid_eq(d->uid, dom->uid))
-			n += READ_ONCE(d->nep);
-	mutex_unlock(&sdev->lock);
+	mutex_lock(&sdev->user_eps_lock);
+	n = xa_to_value(xa_load(&sdev->user_eps, __kuid_val(dom->uid)) ?:
+			xa_mk_value(0));
+	mutex_unlock(&sdev->user_eps_lock);
 	return n > SWNIC_PORTS_PER_USER ? -EDQUOT : 0;
 }
 
@@ -859,8 +888,10 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 			ret = -ENOSPC;
 			goto err_rq;
 		}
-		dom->nep++;
+		ret = swnic_domain_nep_add(dom, 1);
 		mutex_unlock(&dom->lock);
+		if (ret)
+			goto err_rq;
 		ret = swnic_ep_user_quota(dom);
 		if (ret) {
 			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
@@ -911,7 +942,7 @@ err_block:
 err_count:
 	if (!in_block) {
 		mutex_lock(&dom->lock);
-		dom->nep--;
+		swnic_domain_nep_add(dom, -1);
 		mutex_unlock(&dom->lock);
 	}
 err_rq:

@@ -631,6 +631,49 @@ TEST_F(sec, user_holds_its_whole_port_quota)
 	ASSERT_EQ(0, run(cmd));
 }
 
+/*
+ * An endpoint whose domain's file is closed keeps its port until its own
+ * file is: it counts against its user's quota still. Before, the count
+ * walked the open domains only: a user made endpoints, closed their
+ * domain, and made more, up to every port of the device.
+ */
+TEST_F(sec, closed_domains_endpoints_count_against_the_quota)
+{
+	const unsigned int quota = (60999 - 32768 + 1) / 4;
+	int fd[3] = { open_as(UID_A), open_as(UID_A), open_as(UID_A) };
+	uint32_t max_ep = dev_max_ep(fd[0]);
+	unsigned int held = 0, i;
+	struct t_cq cq = {};
+	char cmd[96];
+	int ep;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(0, fd[i]);
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 8192"));
+	/* One endpoint of the third domain; then that domain's file goes. */
+	ASSERT_EQ(0, t_cq_create(fd[2], 16, &cq));
+	ep = ep_in(fd[2], &cq, 0, 0);
+	ASSERT_LE(0, ep);
+	close(fd[2]);
+	/* The rest of the quota, in blocks of the other two... */
+	for (i = 0; held + 1 + SWNIC_PORT_BLOCK_MAX <= quota; i++) {
+		ASSERT_EQ(0, block_get_as(UID_A, fd[i / SWNIC_PORT_BLOCKS_MAX],
+					  SWNIC_PORT_BLOCK_MAX));
+		held += SWNIC_PORT_BLOCK_MAX;
+	}
+	EXPECT_EQ(0, block_get_as(UID_A, fd[1], quota - 1 - held));
+	/* ... and not one more: the endpoint counts. */
+	EXPECT_EQ(-EDQUOT, block_get_as(UID_A, fd[1], 1));
+	/* Closed, it counts no more. */
+	close(ep);
+	EXPECT_EQ(0, block_get_as(UID_A, fd[1], 1));
+	t_cq_destroy(&cq);
+	close(fd[1]);
+	close(fd[0]);
+	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
+	ASSERT_EQ(0, run(cmd));
+}
+
 /* ---- 6: a sender's userfaultfd holds no lock of its peer -------------- */
 
 struct stall {
