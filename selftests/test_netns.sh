@@ -51,7 +51,8 @@ check "dev add from the namespace, bound to its veth" \
 	$NS swnic dev add swnicns1 netdev veth-sw1
 jq_check()
 {
-	if printf '%s' "$3" | jq -e "$2" >/dev/null 2>&1; then
+	# No input at all (the command failed) is no match: jq -e says 0.
+	if [ -n "$3" ] && printf '%s' "$3" | jq -e "$2" >/dev/null 2>&1; then
 		ok "$1"
 	else
 		not_ok "$1" "jq -e '$2' failed on:" "$3"

@@ -26,7 +26,8 @@ trap cleanup EXIT
 # jq_check DESC FILTER JSON: ok if FILTER (jq -e) is true on JSON.
 jq_check()
 {
-	if printf '%s' "$3" | jq -e "$2" >/dev/null 2>&1; then
+	# No input at all (the command failed) is no match: jq -e says 0.
+	if [ -n "$3" ] && printf '%s' "$3" | jq -e "$2" >/dev/null 2>&1; then
 		ok "$1"
 	else
 		not_ok "$1" "jq -e '$2' failed on:" "$3"

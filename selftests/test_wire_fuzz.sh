@@ -229,12 +229,17 @@ else
 		"$live"
 fi
 # The incarnations keep forged packets out: administrators only see them.
+no_incarnations_shown()
+{
+	_out=$($A setpriv --reuid=65534 --regid=65534 --clear-groups \
+		swnic -j peer show) && [ -n "$_out" ] &&
+		printf '%s' "$_out" | jq -e '[.[] | select(.peer != "*")] |
+			length > 0 and
+			all(has("local_inc") or has("remote_inc") | not)'
+}
 if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
-	check "peer show: no incarnations to an unprivileged user" sh -c \
-		"$A setpriv --reuid=65534 --regid=65534 --clear-groups \
-		 swnic -j peer show | jq -e '[.[] | select(.peer != \"*\")] |
-		 length > 0 and all(has(\"local_inc\") or
-				    has(\"remote_inc\") | not)'"
+	check "peer show: no incarnations to an unprivileged user" \
+		no_incarnations_shown
 else
 	skip "peer show: no incarnations to an unprivileged user" \
 		"setpriv cannot switch to uid 65534"
