@@ -94,6 +94,14 @@ struct swnic_ep *swnic_ep_lookup(struct swnic_device *sdev, u16 port)
 
 static int swnic_ep_user_quota(struct swnic_domain *dom);
 
+/* @uid's endpoints on @sdev (sdev->user_eps_lock held). */
+static unsigned long swnic_user_eps(struct swnic_device *sdev, kuid_t uid)
+{
+	void *n = xa_load(&sdev->user_eps, __kuid_val(uid));
+
+	return n ? xa_to_value(n) : 0;
+}
+
 /*
  * @delta endpoints (ports) more or fewer for @dom (dom->lock held): the
  * domain's count and its owner's on the device. Return: 0, or -ENOMEM
@@ -108,8 +116,7 @@ static int swnic_domain_nep_add(struct swnic_domain *dom, int delta)
 
 	lockdep_assert_held(&dom->lock);
 	mutex_lock(&sdev->user_eps_lock);
-	n = xa_to_value(xa_load(&sdev->user_eps, uid) ?: xa_mk_value(0)) +
-	    delta;
+	n = swnic_user_eps(sdev, dom->uid) + delta;
 	WARN_ON_ONCE(n < 0);
 	ret = xa_err(xa_store(&sdev->user_eps, uid,
 			      n > 0 ? xa_mk_value(n) : NULL,
@@ -669,8 +676,7 @@ static int swnic_ep_user_quota(struct swnic_domain *dom)
 	if (swnic_device_capable(sdev, CAP_NET_ADMIN, false))
 		return 0;
 	mutex_lock(&sdev->user_eps_lock);
-	n = xa_to_value(xa_load(&sdev->user_eps, __kuid_val(dom->uid)) ?:
-			xa_mk_value(0));
+	n = swnic_user_eps(sdev, dom->uid);
 	mutex_unlock(&sdev->user_eps_lock);
 	return n > SWNIC_PORTS_PER_USER ? -EDQUOT : 0;
 }

@@ -146,13 +146,13 @@ static struct list_head *swnic_trig_list(const struct swnic_trig *t)
 	return &t->cntr->trigs[!!(t->tflags & SWNIC_TRIG_F_SUM)];
 }
 
-/* The first of @cntr's waiting entries, in threshold then submission order. */
-static struct swnic_trig *swnic_trig_first(struct swnic_cntr *cntr)
+/*
+ * Of an entry of each list (either NULL), the one that comes first: by
+ * threshold, then submission - the one order work on a counter runs in.
+ */
+static struct swnic_trig *swnic_trig_earlier(struct swnic_trig *a,
+					     struct swnic_trig *b)
 {
-	struct swnic_trig *a, *b;
-
-	a = list_first_entry_or_null(&cntr->trigs[0], struct swnic_trig, node);
-	b = list_first_entry_or_null(&cntr->trigs[1], struct swnic_trig, node);
 	if (!a || !b)
 		return a ?: b;
 	if (a->threshold != b->threshold)
@@ -198,12 +198,7 @@ static void swnic_trig_scan(struct swnic_cntr *cntr)
 			a = NULL;
 		if (b && !swnic_trig_met(b, value, sum))
 			b = NULL;
-		if (!a || !b)
-			t = a ?: b;
-		else if (a->threshold != b->threshold)
-			t = a->threshold < b->threshold ? a : b;
-		else
-			t = a->seq < b->seq ? a : b;
+		t = swnic_trig_earlier(a, b);
 		if (!t)
 			break;
 		list_move_tail(&t->node, &dom->trig.ready);
@@ -335,16 +330,21 @@ int swnic_trig_queue_sqe(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 	return ret;
 }
 
-/* @pos, or the next entry of its list that @match picks (or the head). */
-static struct swnic_trig *swnic_trig_next_match(struct swnic_trig *pos,
+/* The entry at @pos or after it, in list @head, that @match picks; NULL. */
+static struct swnic_trig *swnic_trig_next_match(struct list_head *pos,
 						struct list_head *head,
 						bool (*match)(struct swnic_trig *,
 							      const void *),
 						const void *arg)
 {
-	while (!list_entry_is_head(pos, head, node) && match && !match(pos, arg))
-		pos = list_next_entry(pos, node);
-	return pos;
+	struct swnic_trig *t;
+
+	for (; pos != head; pos = pos->next) {
+		t = list_entry(pos, struct swnic_trig, node);
+		if (!match || match(t, arg))
+			return t;
+	}
+	return NULL;
 }
 
 /*
@@ -364,24 +364,14 @@ static unsigned int swnic_trig_cancel_cntr(struct swnic_cntr *cntr,
 	struct swnic_trig *a, *b, *t;
 	unsigned int n = 0;
 
-	a = swnic_trig_next_match(list_first_entry(ha, struct swnic_trig,
-						   node), ha, match, arg);
-	b = swnic_trig_next_match(list_first_entry(hb, struct swnic_trig,
-						   node), hb, match, arg);
-	while (!list_entry_is_head(a, ha, node) ||
-	       !list_entry_is_head(b, hb, node)) {
-		if (list_entry_is_head(b, hb, node) ||
-		    (!list_entry_is_head(a, ha, node) &&
-		     (a->threshold < b->threshold ||
-		      (a->threshold == b->threshold && a->seq < b->seq)))) {
-			t = a;
-			a = swnic_trig_next_match(list_next_entry(a, node), ha,
-						  match, arg);
-		} else {
-			t = b;
-			b = swnic_trig_next_match(list_next_entry(b, node), hb,
-						  match, arg);
-		}
+	a = swnic_trig_next_match(ha->next, ha, match, arg);
+	b = swnic_trig_next_match(hb->next, hb, match, arg);
+	while ((t = swnic_trig_earlier(a, b))) {
+		/* The next candidate of its list, before it leaves that. */
+		if (t == a)
+			a = swnic_trig_next_match(t->node.next, ha, match, arg);
+		else
+			b = swnic_trig_next_match(t->node.next, hb, match, arg);
 		if (!t->status)
 			t->status = -ECANCELED;
 		list_move_tail(&t->node, ready);
@@ -496,17 +486,12 @@ int swnic_trig_cancel_rqe(struct swnic_ep *ep, u64 context)
 void swnic_trig_cntr_closed(struct swnic_cntr *cntr)
 {
 	struct swnic_trig_domain *td = &cntr->dom->trig;
-	struct swnic_trig *t;
 	unsigned long irqflags;
-	bool moved = false;
+	bool moved;
 
 	spin_lock_irqsave(&td->lock, irqflags);
 	cntr->trig_closed = true;
-	while ((t = swnic_trig_first(cntr))) {
-		t->status = -ECANCELED;
-		list_move_tail(&t->node, &td->ready);
-		moved = true;
-	}
+	moved = swnic_trig_cancel_cntr(cntr, NULL, NULL, false);
 	swnic_trig_update_min(cntr);
 	if (moved)
 		swnic_trig_kick(cntr->dom);

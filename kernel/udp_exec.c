@@ -677,6 +677,36 @@ struct swnic_device *swnic_rx_device(struct net *net, int ifindex)
 }
 
 /*
+ * Run @p's whole request @rm if its time came (swnic_rx_run()), on the
+ * device of the netdev it came in on: *@sdev, for *@sdev_if (0: none
+ * looked up yet), kept across the run. Return: true if it ran.
+ */
+static bool swnic_rx_try(struct swnic_wnet *wn, struct swnic_peer *p,
+			 struct swnic_rxmsg *rm, struct swnic_device **sdev,
+			 int *sdev_if)
+{
+	if (rm->retry_at && time_before(jiffies, rm->retry_at))
+		return false;
+	if (!rm->since)
+		rm->since = jiffies ?: 1;
+	if (!*sdev_if || rm->ifindex != *sdev_if) {
+		if (*sdev)
+			swnic_device_put(*sdev);
+		*sdev = swnic_rx_device(wn->net, rm->ifindex);
+		*sdev_if = rm->ifindex;
+	}
+	/* No device there: refused (an answer says so). */
+	if (!*sdev)
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_DEV);
+	if (swnic_rx_exec(wn, *sdev, p, rm))
+		return true;
+	/* Keep the peer from timing us out meanwhile. */
+	p->ack_due = true;
+	p->ack_now = true;
+	return false;
+}
+
+/*
  * Destinations whose waiting requests later ones to other destinations
  * pass, at most: past that many, the rest wait their turn. Nor are
  * requests run more than SWNIC_RX_PASS_AHEAD past the oldest waiting one:
@@ -728,33 +758,14 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 		if (i < nwaiting)
 			continue;
 		if (rm->got >= rm->len) {
-			if (!rm->retry_at ||
-			    time_after_eq(jiffies, rm->retry_at)) {
-				if (!rm->since)
-					rm->since = jiffies ?: 1;
-				/* Its netdev's device (none: refused there). */
-				if (!sdev_if || rm->ifindex != sdev_if) {
-					if (sdev)
-						swnic_device_put(sdev);
-					sdev = swnic_rx_device(wn->net,
-							       rm->ifindex);
-					sdev_if = rm->ifindex;
-				}
-				if (!sdev)
-					swnic_peer_drop(wn, p,
-							SWNIC_DROP_NO_DEV);
-				if (swnic_rx_exec(wn, sdev, p, rm)) {
-					/* Who takes no answer as an ACK gets ACKs. */
-					if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
-						p->ack_now = true;
-					rm->done = true;
-					swnic_rxmsg_release(wn, rm);
-					wn->rx_passed += nwaiting > 0;
-					continue;
-				}
-				/* Keep the peer from timing us out meanwhile. */
-				p->ack_due = true;
-				p->ack_now = true;
+			if (swnic_rx_try(wn, p, rm, &sdev, &sdev_if)) {
+				/* Who takes no answer as an ACK gets ACKs. */
+				if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
+					p->ack_now = true;
+				rm->done = true;
+				swnic_rxmsg_release(wn, rm);
+				wn->rx_passed += nwaiting > 0;
+				continue;
 			}
 			/* Whole, and not run: the rounds try it again. */
 			retry = true;

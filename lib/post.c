@@ -104,12 +104,18 @@ static struct swnic_op *swnic_op_array_get(size_t size, size_t *cap)
 	return ops;
 }
 
+/* Completions naming any of @n ops at @ops are stale from now on. */
+static void swnic_ops_retire(struct swnic_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		atomic_fetch_add_explicit(&ops[i].gen, 1, memory_order_release);
+}
+
 static void swnic_op_array_put(struct swnic_op *ops, size_t cap)
 {
 	struct swnic_op_array *a = malloc(sizeof(*a));
 
-	for (size_t i = 0; i < cap; i++)
-		atomic_fetch_add_explicit(&ops[i].gen, 1, memory_order_release);
+	swnic_ops_retire(ops, cap);
 	if (!a)
 		return;		/* kept, unused: never freed */
 	a->ops = ops;
@@ -149,9 +155,8 @@ int swnic_op_pool_init(struct swnic_ep *ep, struct swnic_op_pool *pool,
  */
 void swnic_op_pool_retire(struct swnic_op_pool *pool)
 {
-	for (size_t i = 0; pool->ops && i < pool->size; i++)
-		atomic_fetch_add_explicit(&pool->ops[i].gen, 1,
-					  memory_order_release);
+	if (pool->ops)
+		swnic_ops_retire(pool->ops, pool->size);
 }
 
 /* @ep closed (its CQs' locks taken since): its ops' completions are stale. */

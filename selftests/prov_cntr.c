@@ -300,6 +300,18 @@ static int cq_one(struct fid_cq *cq)
 	return -FI_ETIMEDOUT;
 }
 
+/* RDM with RMA to a peer's memory that counts it (FI_RMA_EVENT). */
+static struct fi_info *rma_event_hints(void)
+{
+	struct fi_info *hints = prov_hints();
+
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	return hints;
+}
+
 TEST_F(cntr, wait_woken_by_a_peers_writes)
 {
 	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP,
@@ -312,7 +324,7 @@ TEST_F(cntr, wait_woken_by_a_peers_writes)
 	struct fid_cntr *rw;
 	struct fid_mr *mr;
 	struct prov_ctx l, peer;
-	struct fi_info *hints = prov_hints();
+	struct fi_info *hints = rma_event_hints();
 	struct waiter w = { .threshold = 3 };
 	static char target[4096];
 	char src[64], name[64];
@@ -322,10 +334,6 @@ TEST_F(cntr, wait_woken_by_a_peers_writes)
 	pthread_t th;
 
 	/* The initiator's own domain, and the target's (the peer's). */
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY;
 	ASSERT_EQ(0, prov_open(&l, hints));
 	ASSERT_EQ(0, prov_open_peer(&peer, &l, hints));
 	fi_freeinfo(hints);
@@ -404,7 +412,7 @@ TEST_F(cntr, wait_woken_by_writes_to_a_bound_mr)
 	struct fid_cntr *rw;
 	struct fid_mr *mr;
 	struct prov_ctx l, peer;
-	struct fi_info *hints = prov_hints();
+	struct fi_info *hints = rma_event_hints();
 	struct waiter w = { .threshold = 1 };
 	static char target[4096];
 	char src[64], name[64];
@@ -414,10 +422,6 @@ TEST_F(cntr, wait_woken_by_writes_to_a_bound_mr)
 	pthread_t th;
 	int ret;
 
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY;
 	ret = prov_open(&l, hints);
 	if (ret == -FI_ENODATA) {
 		fi_freeinfo(hints);
