@@ -118,14 +118,14 @@ wire_counters()
 # own port only - one from an ordinary socket is some user's, who could
 # write any uid or auth key into it. 200 well-formed requests that FROM
 # (the command prefix of the sender's namespace) sends from an ordinary
-# socket (wire_fuzz -x noack) to ADDR, the address of namespace NS, are
+# socket (wire_fuzz -x plain) to ADDR, the address of namespace NS, are
 # each dropped there as drop_addr, and make no peer context. One check.
 wire_other_sport_dropped()
 {
 	_ws_n=200
 	_ws_0=$(wire_counters "$2")
 	# shellcheck disable=SC2086 # FROM is a command prefix
-	$1 timeout 60 selftests/wire/out/wire_fuzz -s 1 -n $_ws_n -x noack \
+	$1 timeout 60 selftests/wire/out/wire_fuzz -s 1 -n $_ws_n -x plain \
 		"$3" >/tmp/wsport.$$ 2>&1
 	_ws_rc=$?
 	_ws_want=$(( $(printf '%s' "$_ws_0" | jq .drop_addr) + _ws_n ))

@@ -45,10 +45,13 @@
  *
  * -x noack (no -i) sends COUNT well-formed requests from one ordinary
  * socket, in order (PSNs and message ids 0, 1, ...), each refused at its
- * endpoint, and never an ACK: the target's answers cannot go once its
- * window to us is shut, and wait on its queue, up to its cap (8192). It
+ * endpoint, and never an ACK (all but the first name the target's
+ * incarnation, which its answer to the first told, as a live peer's do):
+ * the target's answers cannot go once its window to us is shut, and wait
+ * on its queue, up to its cap (8192). It
  * prints the socket's port: the target's `swnic peer show` names us by
- * it. -d paces as above.
+ * it. -d paces as above. -x plain does the same but names no one, for a
+ * target that answers nothing (a socket's port it refuses).
  *
  * -x claim (no -i) sends, from one ordinary socket, the first fragment
  * of a message that claims COUNT MiB, as a new peer's first packet (it
@@ -518,8 +521,9 @@ static void send_raw(const uint8_t *buf, size_t len)
 
 /*
  * -x: a well-formed request, a whole small message in one packet with the
- * right checksum, as a new peer's first packet (no incarnation of ours):
- * only its addresses are wrong. Return: its length.
+ * right checksum, naming the target's incarnation if @s learnt it (else
+ * as a new peer's first packet): only its addresses are wrong. Return:
+ * its length.
  */
 static size_t craft_request(struct src *s, uint8_t *buf)
 {
@@ -531,6 +535,7 @@ static size_t craft_request(struct src *s, uint8_t *buf)
 		.version = W_VERSION,
 		.type = P_DATA,
 		.src_inc = htonl(s->inc),
+		.dst_inc = htonl(s->their_inc),
 		.psn = htonl(s->psn++),
 	};
 	msg(s, m, P_DATA);
@@ -681,9 +686,35 @@ static void send_raw6(const uint8_t *buf, size_t len)
 		perror("wire_fuzz: raw IPv6 send");
 }
 
-/* -x noack: see the top. */
+/*
+ * Wait up to 5 s for the target's first answer to @s and learn its
+ * incarnation from it, nothing else (@s's PSN stays ours to keep).
+ */
+static int learn_inc(struct src *s)
+{
+	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+	uint8_t buf[2048];
+	struct w_hdr h;
+	ssize_t n;
+
+	while (poll(&pf, 1, 5000) == 1) {
+		n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < (ssize_t)sizeof(h))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (h.version == W_VERSION && ntohl(h.dst_inc) == s->inc &&
+		    h.src_inc) {
+			s->their_inc = ntohl(h.src_inc);
+			return 0;
+		}
+	}
+	fprintf(stderr, "wire_fuzz: no answer from the target\n");
+	return 1;
+}
+
+/* -x noack, or -x plain (@learn 0): see the top. */
 static int noack(unsigned long count, unsigned long delay,
-		 const struct sockaddr *dst, socklen_t dst_len)
+		 const struct sockaddr *dst, socklen_t dst_len, int learn)
 {
 	struct sockaddr_in6 me;
 	socklen_t me_len = sizeof(me);
@@ -711,6 +742,9 @@ static int noack(unsigned long count, unsigned long delay,
 		h->csum = inet_csum(buf, len);
 		if (send(s.fd, buf, len, 0) >= 0)
 			g.sent++;
+		/* The rest name the target: only such packets keep us alive */
+		if (!i && learn && learn_inc(&s))
+			break;
 		if (delay && i % 32 == 31)
 			usleep(delay);
 	}
@@ -906,9 +940,11 @@ int main(int argc, char **argv)
 		dst = (struct sockaddr *)&g.dst6;
 		dst_len = sizeof(g.dst6);
 	}
-	if (g.bad_kind && !strcmp(g.bad_kind, "noack")) {
+	if (g.bad_kind && (!strcmp(g.bad_kind, "noack") ||
+			   !strcmp(g.bad_kind, "plain"))) {
 		rng = seed ? seed : 1;
-		return noack(count, delay, dst, dst_len);
+		return noack(count, delay, dst, dst_len,
+			     !strcmp(g.bad_kind, "noack"));
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "claim")) {
 		rng = seed ? seed : 1;
