@@ -79,6 +79,13 @@ void swnic_ring_info(const struct swnic_ring *r, u64 mmap_offset,
  * Maps the whole ring; the vma's offset has been decoded by the caller.
  * Each page of the vmalloc area is inserted (and referenced by the
  * mapping), as remap_vmalloc_range() would for a vmalloc_user() area.
+ *
+ * A ring is its owner's alone (the callers check who maps it), and so is
+ * the mapping: a child forked afterwards does not inherit it
+ * (VM_DONTCOPY, what rdma-core's MADV_DONTFORK does for verbs' queues).
+ * Inherited, the child's SQEs would run on its parent's memory and its
+ * RQEs would place peers' messages there. Only the owner can undo it
+ * (madvise(MADV_DOFORK) on its own mapping).
  */
 int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma)
 {
@@ -87,7 +94,7 @@ int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma)
 
 	if (vma->vm_end - vma->vm_start != r->size)
 		return -EINVAL;
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	for (off = 0; off < r->size; off += PAGE_SIZE) {
 		ret = vm_insert_page(vma, vma->vm_start + off,
 				     vmalloc_to_page(r->mem + off));

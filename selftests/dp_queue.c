@@ -1009,6 +1009,61 @@ TEST(rings_map_to_their_owner_only)
 	close(dom);
 }
 
+/*
+ * Nor does a child forked after the owner mapped them inherit the
+ * mappings: its SQEs would run on its parent's memory and its RQEs place
+ * peers' messages there. The owner's mappings stay.
+ */
+TEST(rings_not_inherited_by_fork)
+{
+	struct swnic_cq_create cc = { .size = sizeof(cc), .entries = 16 };
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .type = SWNIC_EP_RDM,
+		.sq_entries = 16, .rq_entries = 16,
+	};
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), status, i;
+	struct t_ring r[3];
+	unsigned char vec[64];
+	pid_t pid;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_CQ_CREATE, &cc));
+	c.tx_cq = c.rx_cq = cc.cq_id;
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_EP_CREATE, &c));
+	ASSERT_EQ(0, t_ring_map(&r[0], c.fd, &c.sq));
+	ASSERT_EQ(0, t_ring_map(&r[1], c.fd, &c.rq));
+	ASSERT_EQ(0, t_ring_map(&r[2], cc.fd, &cc.ring));
+	for (i = 0; i < 3; i++)
+		ASSERT_GE(sizeof(vec) * getpagesize(), r[i].size);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* mincore(): ENOMEM where nothing is mapped */
+		for (i = 0; i < 3; i++)
+			if (!mincore(r[i].map, r[i].size, vec) ||
+			    errno != ENOMEM)
+				_exit(1 + i);
+		/* and a touch is a fault */
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile uint32_t *)r[0].tail = 1;
+		_exit(4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("child: exit %d (ring %d was inherited)",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		       WIFEXITED(status) ? WEXITSTATUS(status) - 1 : -1);
+	/* The parent's rings are still mapped, and still its own. */
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, mincore(r[i].map, r[i].size, vec));
+	EXPECT_EQ(0, *(volatile uint32_t *)r[0].tail);
+	for (i = 0; i < 3; i++)
+		munmap(r[i].map, r[i].size);
+	close(c.fd);
+	close(cc.fd);
+	close(dom);
+}
+
 /* With SWNIC_CQ_F_INLINE_DATA small messages ride in the receive's CQE. */
 TEST_F(dp, inline_data_cq)
 {

@@ -105,6 +105,7 @@ struct map {
 	size_t len;
 	bool ro_only;		/* counter or invalidation page: no VM_MAYWRITE */
 	bool swnic;
+	bool ring;		/* an SQ, RQ or CQ ring: no child inherits it */
 };
 
 struct mrrec {
@@ -235,11 +236,12 @@ static void destroy_obj(struct fz *f, int i)
 	o->fd = -1;
 }
 
-static int add_map(struct fz *f, void *p, size_t len, bool ro_only, bool swnic)
+static int add_map(struct fz *f, void *p, size_t len, bool ro_only, bool swnic,
+		   bool ring)
 {
 	for (int i = 0; i < MAX_MAPS; i++)
 		if (!f->map[i].p) {
-			f->map[i] = (struct map){ p, len, ro_only, swnic };
+			f->map[i] = (struct map){ p, len, ro_only, swnic, ring };
 			return i;
 		}
 	munmap(p, len);
@@ -1824,7 +1826,8 @@ static void op_mmap(struct fz *f)
 	if (prot & PROT_READ)
 		for (uint64_t o2 = 0; o2 < alen; o2 += f->page)
 			(void)*(volatile uint8_t *)((uint8_t *)p + o2);
-	add_map(f, p, alen, ro_only, kind != K_FOREIGN);
+	add_map(f, p, alen, ro_only, kind != K_FOREIGN,
+		kind == K_EP || kind == K_CQ);
 }
 
 /* munmap, mprotect or mremap of a mapping op_mmap() made. */
@@ -2000,6 +2003,21 @@ static void op_fork(struct fz *f)
 		f->forked = true;
 		memset(&f->st, 0, sizeof(f->st));
 		fz_rng_init(&f->r, fz_seed(), salt);
+		/* Rings are not inherited (VM_DONTCOPY): nothing is there. */
+		for (int i = 0; i < MAX_MAPS; i++) {
+			struct fz_errset e = FZ_ERRS(ENOMEM);
+			unsigned char vec;
+
+			if (!f->map[i].p || !f->map[i].ring)
+				continue;
+			fz_check(&f->st, "fork",
+				 mincore(f->map[i].p, f->page, &vec) ? errno : 0,
+				 &e, "a ring's mapping of %zu bytes inherited",
+				 f->map[i].len);
+			f->map[i].p = NULL;
+		}
+		for (int i = 0; i < MAX_OBJS; i++)
+			f->obj[i].mapped = false;
 		for (int n = 0; n < 40; n++)
 			op_ioctl(f, K_FREE);
 		for (int n = 0; n < 10; n++)

@@ -2594,8 +2594,9 @@ TEST_F_TIMEOUT(sec, engine_parks_a_broken_endpoint_that_waited, 120)
  * engine_parks_an_endpoint_whose_owner_is_gone's owner, in a process of
  * its own: an engine endpoint whose send into the keeper's receive waits
  * (@m: the keeper's endpoint); then it forks and exits, and its child,
- * which keeps the endpoint's file and (through fork) its rings, writes the
- * SQ's tail ahead once the owner is gone, a step a millisecond, then
+ * which keeps the endpoint's file and (through fork, which the owner's
+ * MADV_DOFORK lets map them) its rings, writes the SQ's tail ahead once
+ * the owner is gone, a step a millisecond, then
  * writes to @out whether the engine parks the endpoint within 5 s (1) or
  * not (0), and the guest's busy CPU ticks over the next 2 s, in which it
  * sleeps. Exit status: 0, or the step that failed.
@@ -2622,6 +2623,9 @@ static void owner_gone(const struct keeper_msg *m, int out)
 	if (*e.sq.flags & SWNIC_RING_F_NEED_WAKEUP)
 		_exit(4);
 	tail = *e.sq.tail;
+	/* The rings are not a child's unless their owner says so. */
+	if (madvise(e.sq.map, e.sq.size, MADV_DOFORK))
+		_exit(6);
 	child = fork();
 	if (child)
 		_exit(child < 0 ? 5 : 0);	/* the owner goes, its mm too */
