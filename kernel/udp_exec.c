@@ -585,7 +585,7 @@ bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 		tm->m = *m;	/* who asked: swnic_read_mr() */
 		tm->dst = dst;
 		dst = NULL;
-		/* Counted as its data is read (swnic_read_mr()), if it is. */
+		/* Counted once all its data is read (swnic_read_mr()). */
 		if (!tm->len) {
 			swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ],
 				       false);

@@ -332,6 +332,7 @@ struct swnic_txmsg {
 	u32 status;			/* STATUS: positive errno */
 	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
 	bool held;			/* REQ: the target holds it (HELD) */
+	bool counted;			/* READ_DATA: all read, counted */
 	/*
 	 * Atomics: REQ, the operands (and compare values) the packets are
 	 * made from, the result going to @pages; ATOMIC_DATA, the results.

@@ -508,10 +508,13 @@ int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 	ref.last_try = swnic_fault_last_try(&tm->fault);
 	ret = swnic_mr_ref_copy_from(&ref, 0, buf, len);
 	/*
-	 * One read, however many packets: counted once its first data is
-	 * read - a read the MR refuses (key, rights, range) is not.
+	 * One read, however many packets: counted once its last data is
+	 * read - a read the MR refuses (key, rights, range), at any of its
+	 * packets, is not. (Once: @counted guards against a packet made
+	 * twice.)
 	 */
-	if (!ret && !pos) {
+	if (!ret && pos + len >= tm->len && !tm->counted) {
+		tm->counted = true;
 		swnic_mr_ref_count(&ref, t.access);
 		swnic_cntr_inc(tm->dst->cntr[SWNIC_EP_CNTR_REMOTE_READ], false);
 	}

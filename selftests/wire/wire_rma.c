@@ -11,7 +11,8 @@
  *   3. reads 4 KiB from the read-only MR;
  *   4. writes to the read-only MR: must fail (FI_EACCES);
  *   5. writes with a key that does not exist: must fail (FI_ENOKEY...);
- *   6. writes past the MR's end: must fail;
+ *   6. writes past the MR's end, reads past it and across it (its first
+ *      packets within the MR): must fail;
  *   7. posts a 1 MiB write and, without waiting, a read of it with
  *      FI_FENCE: the read starts only once the write completed (its answer
  *      came back), so the write completes first and the read sees its data;
@@ -27,8 +28,8 @@
  * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
  * remote CQ data completion and that its remote-write counter is 3, or 4
  * with the triggered write (the failed writes counted nothing), its
- * remote-read counter 4, or 6 with the multi-range MR (the read past the
- * MR's end counted nothing), that the
+ * remote-read counter 4, or 6 with the multi-range MR (the reads past and
+ * across the MR's end counted nothing), that the
  * counter bound to its read-write MR (fi_mr_bind, FI_MR_RMA_EVENT)
  * counted each write and the 3 reads once, and that its memory holds the
  * last pattern.
@@ -223,13 +224,16 @@ static int run_target(void)
 		fi_close(&mr_mv->fid);
 	}
 	/*
-	 * Steps 2, 3, 7, 8 (10: two) read; the read past the MR's end
-	 * counted nothing.
+	 * Steps 2, 3, 7, 8 (10: two) read; the reads past and across the
+	 * MR's end counted nothing.
 	 */
 	CHECK(fi_cntr_read(rcntr) == 4 + 2 * (uint64_t)!!mr_mv,
 	      "target: remote-read counter is %d (%llu)", 4 + 2 * !!mr_mv,
 	      (unsigned long long)fi_cntr_read(rcntr));
-	/* Per MR: 3 (4) writes and 3 reads (1 MiB ones too), each once. */
+	/*
+	 * Per MR: 3 (4) writes and 3 reads (1 MiB ones too), each once; the
+	 * read across its end, none.
+	 */
 	CHECK(fi_cntr_read(mcntr) == 6 + (uint64_t)triggered,
 	      "target: the MR's counter (FI_MR_RMA_EVENT) is %d (%llu)",
 	      6 + triggered,
@@ -448,6 +452,12 @@ static int run_initiator(const char *node)
 		      NULL);
 	ret = ret ?: wait_comp(NULL);
 	CHECK(ret < 0, "read past the MR's end: %d (%s)", ret,
+	      fi_strerror(-ret));
+	/* Its first packets' data is the MR's, its last packets' is not. */
+	ret = fi_read(ep, back, 16384, NULL, peer, ti.addr_rw + LEN - 4096,
+		      ti.key_rw, NULL);
+	ret = ret ?: wait_comp(NULL);
+	CHECK(ret < 0, "a read across the MR's end: %d (%s)", ret,
 	      fi_strerror(-ret));
 	ret = fenced_read_after_write(buf, back, desc, peer, &ti);
 	CHECK(!ret, "a fenced read after a write starts when it completed (%d)",
