@@ -47,7 +47,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_PORT_BLOCK | SWNIC_FEAT_TRIG_RECV |
 		      SWNIC_FEAT_SRX | SWNIC_FEAT_WIRE_POLL |
 		      SWNIC_FEAT_RECV_MR | SWNIC_FEAT_COPY_HELP |
-		      SWNIC_FEAT_DB_SQ |
+		      SWNIC_FEAT_DB_SQ | SWNIC_FEAT_CNTR_POLL |
 		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));

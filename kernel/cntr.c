@@ -3,14 +3,18 @@
  * Counters. Each counter is a file (anon inode) whose one page holds the
  * two words of struct swnic_cntr_words; mmap maps it read-only. The data
  * path increments them where operations complete (the poster's context, a
- * peer's, the engine's), so reading a counter is a load, no syscall.
+ * peer's, the engine's), so reading a counter is a load, no syscall. Its
+ * owner may also sleep until it changes: poll() of the file, armed by a
+ * read() of it (SWNIC_FEAT_CNTR_POLL).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "chardev.h"
 #include "cntr.h"
@@ -60,6 +64,57 @@ static int swnic_cntr_mmap(struct file *file, struct vm_area_struct *vma)
 	return vm_insert_page(vma, vma->vm_start, cntr->page);
 }
 
+/* Wake the counter's pollers (swnic_cntr_changed(): there are some). */
+void swnic_cntr_wake(struct swnic_cntr *cntr)
+{
+	wake_up_poll(&cntr->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+static u64 swnic_cntr_sum(struct swnic_cntr *cntr)
+{
+	return (u64)atomic64_read(cntr->value) + (u64)atomic64_read(cntr->err);
+}
+
+/*
+ * read(): the words, and poll() is armed with what it returned. A change
+ * between the loads makes the sum (or @gen) differ from the counter's at
+ * once: a wakeup too many, never one lost. Only the owner's process, as
+ * for its rings: another holder of the file would disarm the owner's poll.
+ */
+static ssize_t swnic_cntr_read(struct file *file, char __user *buf,
+			       size_t len, loff_t *ppos)
+{
+	struct swnic_cntr *cntr = file->private_data;
+	struct swnic_cntr_words w;
+	s64 gen;
+
+	if (len < sizeof(w))
+		return -EINVAL;
+	if (!swnic_domain_is_owner(cntr->dom))
+		return -EACCES;
+	gen = atomic64_read(&cntr->gen);
+	smp_rmb();	/* the generation, then the words it covers */
+	w.value = atomic64_read(cntr->value);
+	w.err = atomic64_read(cntr->err);
+	atomic64_set(&cntr->armed, w.value + w.err);
+	atomic64_set(&cntr->armed_gen, gen);
+	if (copy_to_user(buf, &w, sizeof(w)))
+		return -EFAULT;
+	return sizeof(w);
+}
+
+static __poll_t swnic_cntr_poll(struct file *file, poll_table *wait)
+{
+	struct swnic_cntr *cntr = file->private_data;
+
+	poll_wait(file, &cntr->wq, wait);
+	/* Queued before the look: pairs with swnic_cntr_changed()'s. */
+	smp_mb();
+	return swnic_cntr_sum(cntr) != (u64)atomic64_read(&cntr->armed) ||
+	       atomic64_read(&cntr->gen) != atomic64_read(&cntr->armed_gen) ?
+	       EPOLLIN | EPOLLRDNORM : 0;
+}
+
 static int swnic_cntr_file_release(struct inode *inode, struct file *file)
 {
 	struct swnic_cntr *cntr = file->private_data;
@@ -79,6 +134,9 @@ static int swnic_cntr_file_release(struct inode *inode, struct file *file)
 static const struct file_operations swnic_cntr_fops = {
 	.owner = THIS_MODULE,
 	.mmap = swnic_cntr_mmap,
+	.read = swnic_cntr_read,
+	.poll = swnic_cntr_poll,
+	.llseek = noop_llseek,
 	.release = swnic_cntr_file_release,
 };
 
@@ -105,6 +163,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	kref_init(&cntr->ref);
 	cntr->dom = dom;
 	swnic_trig_cntr_init(cntr);
+	init_waitqueue_head(&cntr->wq);
 	swnic_domain_get(dom);
 	/* Charged to the caller's memory cgroup, like every object it makes. */
 	cntr->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);

@@ -6,6 +6,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 struct swnic_domain;
 
@@ -31,9 +32,17 @@ struct swnic_cntr {
 	struct list_head trigs[2];
 	atomic64_t trig_min[2];		/* lowest threshold of each, S64_MAX */
 	bool trig_closed;		/* fd closed: no more work waits on it */
+	/*
+	 * poll() of its fd: value + err and @gen at the last read() of it.
+	 * @gen moves with every update and set (swnic_cntr_apply()): a set
+	 * may bring the sum back to what was read.
+	 */
+	wait_queue_head_t wq;
+	atomic64_t armed, armed_gen, gen;
 };
 
 void swnic_trig_check(struct swnic_cntr *cntr);
+void swnic_cntr_wake(struct swnic_cntr *cntr);
 
 /*
  * May @cntr have reached a threshold waiting on it? After a change,
@@ -46,6 +55,20 @@ static inline bool swnic_trig_due(struct swnic_cntr *cntr)
 	return value >= (u64)atomic64_read(&cntr->trig_min[0]) ||
 	       value + (u64)atomic64_read(cntr->err) >=
 	       (u64)atomic64_read(&cntr->trig_min[1]);
+}
+
+/*
+ * After a change of @cntr, ordered by a full barrier (pairs with the one
+ * in swnic_trig_add(), and with the one in the fd's poll()): triggered
+ * work that may be due, and pollers.
+ */
+static inline void swnic_cntr_changed(struct swnic_cntr *cntr)
+{
+	if (unlikely(swnic_trig_due(cntr)))
+		swnic_trig_check(cntr);
+	/* The caller's barrier orders the change before this look. */
+	if (unlikely(waitqueue_active(&cntr->wq)))
+		swnic_cntr_wake(cntr);
 }
 
 int swnic_cntr_create(struct swnic_domain *dom, void *arg);
@@ -63,10 +86,8 @@ static inline void swnic_cntr_inc(struct swnic_cntr *cntr, bool error)
 	if (!cntr)
 		return;
 	atomic64_inc(error ? cntr->err : cntr->value);
-	/* Pairs with the barrier in trig.c's swnic_trig_add(). */
-	smp_mb__after_atomic();
-	if (unlikely(swnic_trig_due(cntr)))
-		swnic_trig_check(cntr);
+	smp_mb__after_atomic();	/* see swnic_cntr_changed() */
+	swnic_cntr_changed(cntr);
 }
 
 #endif /* _SWNIC_CNTR_H */

@@ -546,14 +546,15 @@ static void swnic_cntr_apply(struct swnic_cntr *cntr, u32 flags, u64 value)
 {
 	atomic64_t *word = (flags & SWNIC_CNTR_UPD_ERR) ? cntr->err : cntr->value;
 
+	/* Before the word: poll() sees a change even if the sum is as was. */
+	atomic64_inc(&cntr->gen);
+	smp_mb__after_atomic();	/* pairs with the smp_rmb() of read() */
 	if (flags & SWNIC_CNTR_UPD_SET)
 		atomic64_set(word, value);
 	else
 		atomic64_add(value, word);
-	/* Pairs with the barrier in swnic_trig_add(). */
-	smp_mb();
-	if (swnic_trig_due(cntr))
-		swnic_trig_check(cntr);
+	smp_mb();	/* see swnic_cntr_changed() */
+	swnic_cntr_changed(cntr);
 }
 
 /* Run @t's SQE or receive; status: 0, or the error to complete it with. */

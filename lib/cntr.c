@@ -13,6 +13,13 @@
  * moves) signals the wait object, so fi_cntr_wait() (and a poll() on the
  * FI_WAIT_FD fd) wakes up and re-checks the threshold; a change of the
  * error value ends fi_cntr_wait() with -FI_EAVAIL.
+ *
+ * What only the kernel sees - a peer's RMA into an MR the counter is bound
+ * to, completions no one progresses - makes the FI_WAIT_FD fd readable
+ * too: the kernel counter's fd is in its epoll set (SWNIC_FEAT_CNTR_POLL),
+ * readable once the counter moved past what fi_trywait() last armed it
+ * with, and fi_trywait() says -FI_EAGAIN, once, for what the kernel
+ * counted since the last fi_cntr_read()/fi_cntr_readerr()/fi_trywait().
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,6 +44,8 @@ struct swnic_cntr {
 	uint64_t op_flags;		/* FI_GETOPSFLAG / FI_SETOPSFLAG */
 	atomic_uint binds;		/* objects counting into it, poll sets */
 	_Atomic uint64_t poll_seen;	/* value + err at the last fi_poll/add/set */
+	int kfd;			/* FI_WAIT_FD: the kernel counter's fd, or -1 */
+	_Atomic uint64_t app_seen;	/* kernel value + err the app last saw */
 
 	/*
 	 * CQs whose progress moves completions that this counter counts:
@@ -92,15 +101,23 @@ static uint64_t swnic_cntr_errval(struct swnic_cntr *cntr)
 
 static uint64_t swnic_cntr_sum(struct swnic_cntr *cntr);
 
+/* What the application is told: progress, and note the kernel's words. */
+static void swnic_cntr_app_read(struct swnic_cntr *cntr)
+{
+	swnic_cntr_progress(cntr);
+	atomic_store(&cntr->app_seen,
+		     swnic_cntr_kvalue(cntr) + swnic_cntr_kerr(cntr));
+}
+
 static uint64_t swnic_cntr_read(struct fid_cntr *cntr_fid)
 {
-	swnic_cntr_progress(swnic_cntr(cntr_fid));
+	swnic_cntr_app_read(swnic_cntr(cntr_fid));
 	return swnic_cntr_value(swnic_cntr(cntr_fid));
 }
 
 static uint64_t swnic_cntr_readerr(struct fid_cntr *cntr_fid)
 {
-	swnic_cntr_progress(swnic_cntr(cntr_fid));
+	swnic_cntr_app_read(swnic_cntr(cntr_fid));
 	return swnic_cntr_errval(swnic_cntr(cntr_fid));
 }
 
@@ -241,15 +258,32 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 int swnic_cntr_trywait(struct fid *fid)
 {
 	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);
+	struct swnic_cntr_words w;
+	int ret = 0;
 
 	if (!cntr || cntr->wait.type != FI_WAIT_FD)
 		return -FI_EINVAL;
+	/*
+	 * Arm the kernel counter's fd with its words now: any change after
+	 * makes the wait fd readable. One before, that the application has
+	 * not seen (read, or been told of by fi_trywait), must be read first.
+	 */
+	if (cntr->kfd >= 0) {
+		if (read(cntr->kfd, &w, sizeof(w)) != sizeof(w)) {
+			SWNIC_WARN(FI_LOG_CNTR, "counter fd read: %s\n",
+				   strerror(errno));
+			return -errno;
+		}
+		if (atomic_exchange(&cntr->app_seen, w.value + w.err) !=
+		    w.value + w.err)
+			ret = -FI_EAGAIN;
+	}
 	/* A change not yet seen by the application: read it first. */
 	if (atomic_load(&cntr->wait.signals)) {
 		swnic_wait_clear(&cntr->wait);
-		return -FI_EAGAIN;
+		ret = -FI_EAGAIN;
 	}
-	return 0;
+	return ret;
 }
 
 static int swnic_cntr_control(struct fid *fid, int command, void *arg)
@@ -376,6 +410,8 @@ static int swnic_cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	swnic_wait_fini(&cntr->wait);
+	if (cntr->kfd >= 0)
+		close(cntr->kfd);
 	pthread_mutex_destroy(&cntr->cq_lock);
 	munmap((void *)cntr->words, cntr->map_len);
 	swnic_domain_child(cntr->domain, SWNIC_CHILD_CNTR, -1);
@@ -397,8 +433,22 @@ static int swnic_cntr_kernel_open(struct swnic_cntr *cntr)
 	}
 	map = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, c.fd, 0);
 	ret = map == MAP_FAILED ? -errno : 0;
-	/* The mapping keeps the counter alive: no fd per counter. */
-	close(c.fd);
+	/*
+	 * The mapping keeps the counter alive: no fd per counter, but for
+	 * an FI_WAIT_FD one, whose fd then watches the kernel's words too.
+	 */
+	if (!ret && cntr->wait.type == FI_WAIT_FD && !cntr->wait.set &&
+	    (cntr->domain->dev.attr.features & SWNIC_FEAT_CNTR_POLL)) {
+		ret = swnic_wait_add_fd(&cntr->wait, c.fd);
+		if (!ret) {
+			cntr->kfd = c.fd;
+		} else {
+			munmap(map, c.mmap_size);
+			close(c.fd);
+		}
+	} else {
+		close(c.fd);
+	}
 	if (ret)
 		return ret;
 	cntr->id = c.cntr_id;
@@ -465,6 +515,7 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	if (ret)
 		goto err_free;
 	cntr->domain = dom;
+	cntr->kfd = -1;
 	ret = swnic_cntr_kernel_open(cntr);
 	if (ret) {
 		swnic_wait_fini(&cntr->wait);
@@ -480,6 +531,7 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.ops = &swnic_cntr_fi_ops;
 	cntr->cntr_fid.ops = &swnic_cntr_ops;
 	atomic_init(&cntr->poll_seen, 0);
+	atomic_init(&cntr->app_seen, 0);
 	swnic_wait_member(&cntr->wait, &cntr->cntr_fid.fid);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;

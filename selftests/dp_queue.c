@@ -5,6 +5,7 @@
  * multi-receive, both doorbell modes, and hostile ring contents.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -1593,6 +1594,136 @@ TEST_F(dp, trig_met_together_run_in_submission_order)
 	EXPECT_TRUE(cntr_becomes(wt, 4)) TH_LOG("%llu", wt->value);
 	munmap((void *)wc, 4096);
 	munmap((void *)wt, 4096);
+}
+
+/* A thread that polls a counter's fd for up to 10 s. */
+struct cntr_poller {
+	int fd;
+	int ret;		/* poll()'s */
+	short revents;
+	long ms;		/* how long it took */
+};
+
+static void *cntr_poll_thread(void *arg)
+{
+	struct cntr_poller *p = arg;
+	struct pollfd pf = { .fd = p->fd, .events = POLLIN };
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p->ret = poll(&pf, 1, 10000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	p->revents = pf.revents;
+	p->ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		(t1.tv_nsec - t0.tv_nsec) / 1000000;
+	return NULL;
+}
+
+static int cntr_readable(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	return poll(&pf, 1, 0);
+}
+
+/*
+ * A counter's fd (SWNIC_FEAT_CNTR_POLL): read() returns its words and
+ * arms poll(), which is readable once they changed since, until the next
+ * read(). A poller sleeping on it is woken by an update, and by an
+ * operation the kernel counts - a receive, with no one reading the CQ.
+ * Another process holding the file may not read (disarm) it.
+ */
+TEST_F(dp, cntr_fd_polls_until_it_changes)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct swnic_ep_create c = {
+		.size = sizeof(c), .flags = SWNIC_EP_F_DB_SYSCALL,
+		.type = SWNIC_EP_RDM, .tx_cq = self->cb.id, .rx_cq = self->cb.id,
+		.sq_entries = 16, .rq_entries = 16,
+	};
+	struct swnic_cntr_words w = { 1, 1 };
+	struct cntr_poller p = { .ret = -2 };
+	char msg[16] = "counted", dst[16];
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 1);
+	struct swnic_sqe sq;
+	struct swnic_cqe ce;
+	struct t_ep e = { .fd = -1 };
+	uint8_t small[8];
+	pthread_t th;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	p.fd = cc.fd;
+	/* Nothing changed since it was made; a short read is refused. */
+	EXPECT_EQ(0, cntr_readable(cc.fd));
+	EXPECT_EQ(-1, read(cc.fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(sizeof(w), read(cc.fd, &w, sizeof(w)));
+	EXPECT_EQ(0, w.value);
+	EXPECT_EQ(0, w.err);
+
+	/* An update wakes a poller, which stays readable until a read. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, cntr_poll_thread, &p));
+	usleep(200000);
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, 0, 2));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, p.ret);
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_GT(5000, p.ms);
+	EXPECT_EQ(1, cntr_readable(cc.fd));
+	ASSERT_EQ(sizeof(w), read(cc.fd, &w, sizeof(w)));
+	EXPECT_EQ(2, w.value);
+	EXPECT_EQ(0, cntr_readable(cc.fd));
+	/* An error counts as a change. */
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, SWNIC_CNTR_UPD_ERR, 1));
+	EXPECT_EQ(1, cntr_readable(cc.fd));
+	ASSERT_EQ(sizeof(w), read(cc.fd, &w, sizeof(w)));
+	EXPECT_EQ(1, w.err);
+	/* So are sets, even back to what was read. */
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, SWNIC_CNTR_UPD_SET, 7));
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, SWNIC_CNTR_UPD_SET, 2));
+	EXPECT_EQ(1, cntr_readable(cc.fd));
+	ASSERT_EQ(sizeof(w), read(cc.fd, &w, sizeof(w)));
+	EXPECT_EQ(2, w.value);
+	EXPECT_EQ(0, cntr_readable(cc.fd));
+
+	/* A receive the kernel counts wakes it: the CQ is left unread. */
+	c.cntr[SWNIC_EP_CNTR_RECV] = cc.cntr_id;
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_EP_CREATE, &c));
+	e.fd = c.fd;
+	ASSERT_EQ(0, t_ring_map(&e.sq, c.fd, &c.sq));
+	ASSERT_EQ(0, t_ring_map(&e.rq, c.fd, &c.rq));
+	ASSERT_EQ(0, t_ring_push(&e.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&e, NULL));
+	p.ret = -2;
+	ASSERT_EQ(0, pthread_create(&th, NULL, cntr_poll_thread, &p));
+	usleep(200000);
+	sq = t_send(msg, sizeof(msg), &e, 2);
+	sq.dest_addr = c.addr;
+	sq.dest_port = c.port;
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &sq));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, p.ret);
+	EXPECT_GT(5000, p.ms);
+	ASSERT_EQ(sizeof(w), read(cc.fd, &w, sizeof(w)));
+	EXPECT_EQ(3, w.value);
+	EXPECT_EQ(0, memcmp(dst, msg, sizeof(msg)));
+	EXPECT_EQ(1, t_cq_pop(&self->ca, &ce));
+
+	/* Another process with the file: refused, and the owner's stays. */
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, 0, 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(read(cc.fd, &w, sizeof(w)) == -1 && errno == EACCES ?
+		      0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(1, cntr_readable(cc.fd));
+	t_ep_destroy(&e);
+	close(cc.fd);
 }
 
 /* A thread that triggers counter work on counter @id, which is not there. */

@@ -392,105 +392,190 @@ TEST_F(cntr, wait_woken_by_a_peers_writes)
 }
 
 /*
- * fi_mr(3) FI_RMA_EVENT: a counter bound only to an MR (fi_mr_bind,
- * FI_REMOTE_WRITE) - to no endpoint, so it has no CQ to progress - is
- * counted by the kernel as an RMA write lands in the MR, and that ends a
- * fi_cntr_wait already blocked on it, long before its 10 s timeout. The
- * endpoint writes to itself in-host; across, to an endpoint of the peer's
- * host, whose domain holds the MR and counter. Nothing else is progressed
- * until the wait is over: the initiator's CQ is read after it.
+ * A counter bound only to an MR (fi_mr_bind, FI_REMOTE_WRITE) of the
+ * peer's domain - to no endpoint, so it has no CQ to progress - and an
+ * endpoint that writes to that MR: in-host, the endpoint itself is the
+ * target's; across, an endpoint of the peer's host is.
+ */
+struct bound_mr {
+	struct prov_ctx l, peer;
+	struct fid_ep *ep, *t;
+	struct fid_cq *cq, *tcq;
+	struct fid_av *av, *tav;
+	struct fid_cntr *rw;
+	struct fid_mr *mr;
+	uint64_t base;
+	fi_addr_t to;
+	bool open;
+};
+
+static char bound_target[4096];
+
+/* Return: 0, or 1 to skip (no such info or kernel); asserts otherwise. */
+static int bound_mr_open(struct __test_metadata *_metadata,
+			 struct bound_mr *b, enum fi_wait_obj wait_obj)
+{
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP,
+				      .wait_obj = wait_obj };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = rma_event_hints();
+	char name[64];
+	size_t len = sizeof(name);
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	memset(bound_target, 0, sizeof(bound_target));
+	ret = prov_open(&b->l, hints);
+	if (ret == -FI_ENODATA) {
+		fi_freeinfo(hints);
+		return 1;
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, prov_open_peer(&b->peer, &b->l, hints));
+	fi_freeinfo(hints);
+	b->open = true;
+	if (!prov_feature(b->peer.domain, SWNIC_FEAT_MR_CNTR))
+		return 1;
+
+	/* The target's MR, and a counter bound to it alone. */
+	ASSERT_EQ(0, fi_cntr_open(b->peer.domain, &cattr, &b->rw, NULL));
+	ASSERT_EQ(0, fi_mr_reg(b->peer.domain, bound_target,
+			       sizeof(bound_target), FI_REMOTE_WRITE, 0, 0,
+			       FI_RMA_EVENT, &b->mr, NULL));
+	ASSERT_EQ(0, fi_mr_bind(b->mr, &b->rw->fid, FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_mr_enable(b->mr));
+	b->base = b->l.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+		  (uintptr_t)bound_target : 0;
+
+	ASSERT_EQ(0, fi_endpoint(b->l.domain, b->l.info, &b->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(b->l.domain, &cq_attr, &b->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(b->l.domain, &av_attr, &b->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(b->ep, &b->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(b->ep));
+	if (prov_across()) {
+		ASSERT_EQ(0, fi_endpoint(b->peer.domain, b->peer.info, &b->t,
+					 NULL));
+		ASSERT_EQ(0, fi_cq_open(b->peer.domain, &cq_attr, &b->tcq,
+					NULL));
+		ASSERT_EQ(0, fi_av_open(b->peer.domain, &av_attr, &b->tav,
+					NULL));
+		ASSERT_EQ(0, fi_ep_bind(b->t, &b->tcq->fid,
+					FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_ep_bind(b->t, &b->tav->fid, 0));
+		ASSERT_EQ(0, fi_enable(b->t));
+	}
+	ASSERT_EQ(0, fi_getname(b->t ? &b->t->fid : &b->ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(b->av, name, 1, &b->to, 0, NULL));
+	return 0;
+}
+
+static void bound_mr_close(struct bound_mr *b)
+{
+	struct fid *fids[] = {
+		b->ep ? &b->ep->fid : NULL, b->av ? &b->av->fid : NULL,
+		b->cq ? &b->cq->fid : NULL, b->t ? &b->t->fid : NULL,
+		b->tav ? &b->tav->fid : NULL, b->tcq ? &b->tcq->fid : NULL,
+		b->mr ? &b->mr->fid : NULL, b->rw ? &b->rw->fid : NULL,
+	};
+
+	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++)
+		if (fids[i])
+			fi_close(fids[i]);
+	if (b->open) {
+		prov_close(&b->peer);
+		prov_close(&b->l);
+	}
+}
+
+/*
+ * fi_mr(3) FI_RMA_EVENT: the kernel counts an RMA write into the MR as it
+ * lands, and that ends a fi_cntr_wait already blocked on it, long before
+ * its 10 s timeout. Nothing else is progressed until the wait is over:
+ * the initiator's CQ is read after it.
  */
 TEST_F(cntr, wait_woken_by_writes_to_a_bound_mr)
 {
-	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP,
-				      .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fid_ep *ep, *t = NULL;
-	struct fid_cq *cq, *tcq = NULL;
-	struct fid_av *av, *tav = NULL;
-	struct fid_cntr *rw;
-	struct fid_mr *mr;
-	struct prov_ctx l, peer;
-	struct fi_info *hints = rma_event_hints();
 	struct waiter w = { .threshold = 1 };
-	static char target[4096];
-	char src[64], name[64];
-	size_t len = sizeof(name);
-	uint64_t base;
-	fi_addr_t to;
+	struct bound_mr b;
+	char src[64];
 	pthread_t th;
-	int ret;
 
-	ret = prov_open(&l, hints);
-	if (ret == -FI_ENODATA) {
-		fi_freeinfo(hints);
-		SKIP(return, "no swnic RDM info with FI_RMA_EVENT");
+	if (bound_mr_open(_metadata, &b, FI_WAIT_UNSPEC)) {
+		bound_mr_close(&b);
+		SKIP(return, "no FI_RMA_EVENT info, or no per-MR counters");
 	}
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, prov_open_peer(&peer, &l, hints));
-	fi_freeinfo(hints);
-	if (!prov_feature(peer.domain, SWNIC_FEAT_MR_CNTR)) {
-		prov_close(&peer);
-		prov_close(&l);
-		SKIP(return, "the kernel has no per-MR counters");
-	}
-
-	/* The target's MR, and a counter bound to it alone. */
-	ASSERT_EQ(0, fi_cntr_open(peer.domain, &cattr, &rw, NULL));
-	ASSERT_EQ(0, fi_mr_reg(peer.domain, target, sizeof(target),
-			       FI_REMOTE_WRITE, 0, 0, FI_RMA_EVENT, &mr,
-			       NULL));
-	ASSERT_EQ(0, fi_mr_bind(mr, &rw->fid, FI_REMOTE_WRITE));
-	ASSERT_EQ(0, fi_mr_enable(mr));
-	base = l.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
-	       (uintptr_t)target : 0;
-
-	ASSERT_EQ(0, fi_endpoint(l.domain, l.info, &ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(l.domain, &cq_attr, &cq, NULL));
-	ASSERT_EQ(0, fi_av_open(l.domain, &av_attr, &av, NULL));
-	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
-	ASSERT_EQ(0, fi_enable(ep));
-	if (prov_across()) {
-		ASSERT_EQ(0, fi_endpoint(peer.domain, peer.info, &t, NULL));
-		ASSERT_EQ(0, fi_cq_open(peer.domain, &cq_attr, &tcq, NULL));
-		ASSERT_EQ(0, fi_av_open(peer.domain, &av_attr, &tav, NULL));
-		ASSERT_EQ(0, fi_ep_bind(t, &tcq->fid, FI_TRANSMIT | FI_RECV));
-		ASSERT_EQ(0, fi_ep_bind(t, &tav->fid, 0));
-		ASSERT_EQ(0, fi_enable(t));
-	}
-	ASSERT_EQ(0, fi_getname(t ? &t->fid : &ep->fid, name, &len));
-	ASSERT_EQ(1, fi_av_insert(av, name, 1, &to, 0, NULL));
-
 	/* A thread blocks on the counter before the write comes. */
-	w.cntr = rw;
+	w.cntr = b.rw;
 	ASSERT_EQ(0, pthread_create(&th, NULL, wait_for, &w));
 	usleep(100 * 1000);
 	memset(src, 'w', sizeof(src));
-	ASSERT_EQ(0, fi_write(ep, src, sizeof(src), NULL, to, base,
-			      fi_mr_key(mr), NULL));
+	ASSERT_EQ(0, fi_write(b.ep, src, sizeof(src), NULL, b.to, b.base,
+			      fi_mr_key(b.mr), NULL));
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_GT(5000, w.ms);
-	ASSERT_EQ(0, cq_one(cq));
-	EXPECT_EQ(1, fi_cntr_read(rw));
-	EXPECT_EQ(0, fi_cntr_readerr(rw));
-	EXPECT_EQ('w', target[0]);
-	EXPECT_EQ('w', target[63]);
+	ASSERT_EQ(0, cq_one(b.cq));
+	EXPECT_EQ(1, fi_cntr_read(b.rw));
+	EXPECT_EQ(0, fi_cntr_readerr(b.rw));
+	EXPECT_EQ('w', bound_target[0]);
+	EXPECT_EQ('w', bound_target[63]);
+	bound_mr_close(&b);
+}
 
-	fi_close(&ep->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	if (t) {
-		fi_close(&t->fid);
-		fi_close(&tav->fid);
-		fi_close(&tcq->fid);
+/*
+ * The same counter with FI_WAIT_FD, waited on as fi_cntr(3) and
+ * fi_trywait(3) say: fi_trywait, then poll() of its fd
+ * (fi_control FI_GETWAIT). A write into the MR - which only the kernel
+ * sees - makes the fd readable; fi_trywait then says -FI_EAGAIN, as the
+ * counter was not read since, and after a read the fd sleeps again.
+ */
+TEST_F(cntr, fd_readable_on_writes_to_a_bound_mr)
+{
+	struct timespec t0;
+	struct bound_mr b;
+	struct fid *fids[1];
+	struct pollfd pf = { .events = POLLIN };
+	char src[64];
+	long ms;
+
+	if (bound_mr_open(_metadata, &b, FI_WAIT_FD)) {
+		bound_mr_close(&b);
+		SKIP(return, "no FI_RMA_EVENT info, or no per-MR counters");
 	}
-	fi_close(&mr->fid);
-	fi_close(&rw->fid);
-	prov_close(&peer);
-	prov_close(&l);
+	if (!prov_feature(b.peer.domain, SWNIC_FEAT_CNTR_POLL)) {
+		bound_mr_close(&b);
+		SKIP(return, "the kernel's counters have no fd to poll");
+	}
+	fids[0] = &b.rw->fid;
+	ASSERT_EQ(0, fi_control(&b.rw->fid, FI_GETWAIT, &pf.fd));
+	ASSERT_EQ(0, fi_trywait(b.peer.fabric, fids, 1));
+	EXPECT_EQ(0, poll(&pf, 1, 0));
+
+	memset(src, 'f', sizeof(src));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, fi_write(b.ep, src, sizeof(src), NULL, b.to, b.base,
+			      fi_mr_key(b.mr), NULL));
+	EXPECT_EQ(1, poll(&pf, 1, 10000));
+	ms = ms_since(&t0);
+	EXPECT_GT(5000, ms) TH_LOG("the fd was readable after %ld ms", ms);
+	/* Counted, not yet seen: blocking now could miss it. */
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(b.peer.fabric, fids, 1));
+	EXPECT_EQ(1, fi_cntr_read(b.rw));
+	EXPECT_EQ(0, fi_trywait(b.peer.fabric, fids, 1));
+	EXPECT_EQ(0, poll(&pf, 1, 0));
+	/* A second write, read before the fd is: fi_trywait is 0 again. */
+	ASSERT_EQ(0, fi_write(b.ep, src, sizeof(src), NULL, b.to, b.base,
+			      fi_mr_key(b.mr), NULL));
+	EXPECT_EQ(1, poll(&pf, 1, 10000));
+	EXPECT_EQ(2, fi_cntr_read(b.rw));
+	EXPECT_EQ(0, fi_trywait(b.peer.fabric, fids, 1));
+	EXPECT_EQ(0, poll(&pf, 1, 0));
+	ASSERT_EQ(0, cq_one(b.cq));
+	EXPECT_EQ('f', bound_target[0]);
+	ASSERT_EQ(0, cq_one(b.cq));
+	bound_mr_close(&b);
 }
 
 TEST_HARNESS_MAIN

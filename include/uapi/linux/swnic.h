@@ -130,6 +130,8 @@ enum {
 #define SWNIC_FEAT_COPY_HELP	(1ULL << 26)
 /* A doorbell for the SQ may leave a lazy RQ to senders: SWNIC_DB_SQ */
 #define SWNIC_FEAT_DB_SQ	(1ULL << 27)
+/* A counter's fd polls: read() and poll() (struct swnic_cntr_words) */
+#define SWNIC_FEAT_CNTR_POLL	(1ULL << 28)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

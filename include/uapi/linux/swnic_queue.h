@@ -154,6 +154,16 @@ struct swnic_cntr_words {
 	__aligned_u64 err;		/* operations failed */
 };
 
+/*
+ * A counter's fd (SWNIC_FEAT_CNTR_POLL), for its owner: read() of 16
+ * bytes or more returns the two words, and poll() reports POLLIN once
+ * either has changed since the last read() (their sum differs from what
+ * it returned), until the next read(). So one consumer sleeps until the
+ * counter moves past what it saw, e.g. in epoll beside other fds: what
+ * the kernel counts (completions, peers' RMA) wakes it, with no one
+ * reading a CQ. A read() of less is EINVAL, by another process EACCES.
+ */
+
 /**
  * struct swnic_cntr_create - SWNIC_IOCTL_CNTR_CREATE on a domain fd
  */
