@@ -612,6 +612,7 @@ static int __net_init swnic_udp_net_init(struct net *net)
 	hash_init(wn->peer_hash);
 	wn->peer_seed = get_random_u32();
 	xa_init(&wn->users6);
+	xa_init(&wn->unheard);
 	INIT_LIST_HEAD(&wn->held_done);
 	ratelimit_state_init(&wn->peer_limit, HZ, SWNIC_PEERS_PER_SEC);
 	ratelimit_set_flags(&wn->peer_limit, RATELIMIT_MSG_ON_RELEASE);
@@ -672,6 +673,9 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	mutex_lock(&wn->lock);
 	list_for_each_entry_safe(p, tmp, &wn->peers, node)
 		swnic_peer_free(wn, p);
+	/* Each context's count went with it. */
+	WARN_ON(!xa_empty(&wn->unheard));
+	xa_destroy(&wn->unheard);
 	swnic_kept_free(wn, true);
 	/* Every held send was its peer's: forgotten, or freed with it. */
 	WARN_ON(!list_empty(&wn->held_done));

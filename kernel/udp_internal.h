@@ -68,6 +68,8 @@ extern bool swnic_tx_splice;
 #define SWNIC_REO_CLEAN		4096	/* ACKs without a spurious one: shrink */
 #define SWNIC_MAX_PEERS		1024	/* peer contexts per namespace */
 #define SWNIC_PEERS_PER_SEC	256	/* new peer contexts per second */
+/* Contexts one user's posts made that have not heard back, at most */
+#define SWNIC_PEERS_UNHEARD	(SWNIC_MAX_PEERS / 4)
 #define SWNIC_PEER_HASH_BITS	8	/* buckets of wn->peer_hash: 256 */
 #define SWNIC_MAX_MSGS		4096	/* requests outstanding to a peer */
 /*
@@ -205,6 +207,8 @@ struct swnic_wnet {
 	u32 user_names6;		/* of them, made by unprivileged ioctls */
 	u32 net_names6;			/* ... for packets' sources (cap below) */
 	struct xarray users6;		/* swnic_name6_user by uid, @lock */
+	/* By uid: contexts its posts made, not heard from yet (value) */
+	struct xarray unheard;
 	int sk_drops[2];		/* the sockets' sk_drops, counted */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;
@@ -277,6 +281,7 @@ struct swnic_wnet {
 	u64 held_taken, held_failed;	/* held sends answered, by outcome */
 	u64 keepalives;			/* PINGs sent */
 	u64 peers_evicted;		/* idle contexts reused for new peers */
+	u64 peers_capped;		/* posts refused: SWNIC_PEERS_UNHEARD */
 };
 
 /* A reliable packet sent and not yet acknowledged. */
@@ -419,6 +424,9 @@ struct swnic_peer {
 	u32 my_inc, their_inc;
 	bool anon;			/* @my_inc sent a packet naming none */
 	unsigned long heard;		/* jiffies: last valid packet */
+	/* made by a post of @maker's, no packet naming us heard since */
+	bool unheard;
+	kuid_t maker;
 	/* sending */
 	u32 snd_nxt, snd_una;
 	struct list_head unacked;	/* swnic_txpkt */
@@ -567,6 +575,9 @@ void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p);
 bool swnic_peer_room(struct swnic_wnet *wn);
 struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 				  __be16 port, bool create, bool remote);
+struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
+					 __be16 port, kuid_t uid);
+void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
 void swnic_tick(struct swnic_wnet *wn);
 bool swnic_ack_implied(struct swnic_peer *p);
 

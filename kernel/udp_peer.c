@@ -314,8 +314,86 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 	return NULL;
 }
 
+/* ---- contexts a user's posts made, not heard from ------------------------ */
+
+static unsigned long swnic_unheard_count(struct swnic_wnet *wn,
+					 unsigned long key)
+{
+	void *e = xa_load(&wn->unheard, key);
+
+	return xa_is_value(e) ? xa_to_value(e) : 0;
+}
+
+/* One fewer for @key (replacing an entry allocates nothing). */
+static void swnic_unheard_put(struct swnic_wnet *wn, unsigned long key)
+{
+	unsigned long n = swnic_unheard_count(wn, key);
+
+	if (n <= 1)
+		xa_erase(&wn->unheard, key);
+	else
+		xa_store(&wn->unheard, key, xa_mk_value(n - 1), GFP_NOWAIT);
+}
+
+static void swnic_peer_unheard_end(struct swnic_wnet *wn,
+				   struct swnic_peer *p)
+{
+	if (!p->unheard)
+		return;
+	p->unheard = false;
+	swnic_unheard_put(wn, from_kuid(&init_user_ns, p->maker));
+}
+
+/* A packet naming us came from @p: it lives, and its maker's count drops. */
+void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	p->heard = jiffies;
+	swnic_peer_unheard_end(wn, p);
+}
+
+/*
+ * The context a post of @uid's to @ip/@port goes through. A new one - or
+ * one whose peer we know nothing of (it never spoke, or failed by its
+ * silence since) and no one is charged for - counts against @uid until
+ * the peer is heard from (a packet naming us) or fails, at most
+ * SWNIC_PEERS_UNHEARD: one user posting to addresses that never answer -
+ * they keep their contexts busy until the peer timeout, and the user may
+ * post again - could otherwise hold every context of the namespace, and
+ * every other user's first post to a new peer would fail (EAGAIN) for as
+ * long as it went on. Past the cap its posts are refused (EAGAIN: an
+ * RM_ENABLED endpoint's SQE stays for the next doorbell) until one of
+ * its peers answers or fails.
+ */
+struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
+					 __be16 port, kuid_t uid)
+{
+	unsigned long key = from_kuid(&init_user_ns, uid), n;
+	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+
+	if (p && (p->unheard || p->their_inc))
+		return p;
+	n = swnic_unheard_count(wn, key);
+	if (n >= SWNIC_PEERS_UNHEARD) {
+		wn->peers_capped++;
+		return NULL;
+	}
+	if (xa_is_err(xa_store(&wn->unheard, key, xa_mk_value(n + 1),
+			       GFP_KERNEL)))
+		return NULL;
+	if (!p)
+		p = swnic_peer_get(wn, ip, port, true, false);
+	if (!p) {
+		swnic_unheard_put(wn, key);
+		return NULL;
+	}
+	p->unheard = true;
+	p->maker = uid;
+	return p;
+}
+
 void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 {
+	swnic_peer_unheard_end(wn, p);
 	swnic_peer_reset_tx(wn, p, ECONNABORTED, 0);
 	swnic_peer_reset_rx(wn, p);
 	list_del(&p->node);
@@ -445,6 +523,8 @@ static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
 	swnic_peer_reset_tx(wn, p, ETIMEDOUT, 0);
 	swnic_peer_reset_rx(wn, p);
 	p->their_inc = 0;
+	/* Its maker's posts may go elsewhere (the next post pays again). */
+	swnic_peer_unheard_end(wn, p);
 }
 
 /*
@@ -691,6 +771,7 @@ int swnic_udp_counters(struct net *net,
 	      fn(arg, "held_failed", wn->held_failed) ?:
 	      fn(arg, "keepalives", wn->keepalives) ?:
 	      fn(arg, "peers_evicted", wn->peers_evicted) ?:
+	      fn(arg, "peers_capped", wn->peers_capped) ?:
 	      fn(arg, "addr6_names", wn->nnames6) ?:
 	      fn(arg, "addr6_names_net", wn->net_names6);
 	for (i = 0; !ret && i < __SWNIC_DROP_NUM; i++)

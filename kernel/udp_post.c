@@ -191,8 +191,8 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 				  src->dom->uid)))
 		goto err;
 	ret = -EAGAIN;
-	p = swnic_peer_get(wn, (__force __be32)sqe->dest_addr,
-			   htons(swnic_udp_port), true, false);
+	p = swnic_peer_get_posted(wn, (__force __be32)sqe->dest_addr,
+				  htons(swnic_udp_port), src->dom->uid);
 	if (!p || p->nmsgs >= SWNIC_MAX_MSGS)
 		goto err;
 	kref_get(&src->ref);

@@ -597,7 +597,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 				     SWNIC_RESET_KEEP_INC : 0));
 		swnic_peer_reset_rx(wn, p);
 		p->their_inc = src_inc;
-		p->heard = jiffies;
+		swnic_peer_heard(wn, p);
 		swnic_peer_pump(wn, p);
 		return;
 	}
@@ -653,7 +653,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	 * messages' memory alive for as long as it sent them.
 	 */
 	if (dst_inc)
-		p->heard = jiffies;
+		swnic_peer_heard(wn, p);
 
 	if (h.type == SWNIC_PKT_PING) {
 		/* A peer waiting for a send we hold: an ACK says we live. */

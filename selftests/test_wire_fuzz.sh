@@ -91,6 +91,67 @@ check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 # ordinary sockets are let in (udp_any_sport), so that its packets reach
 # the checks behind.
 wire_other_sport_dropped "$B" swnicfa "$ADDR_A"
+
+# One user posting to hosts that never answer (10.99.0.0/16, routed
+# through B, which does not forward: silence) makes at most 256 contexts,
+# a quarter of the namespace's; its posts past them wait. Another user
+# still reaches a new peer. Before, one user's posts could take every
+# context, and other users' first posts to new peers failed meanwhile.
+spray_peers()
+{
+	$A swnic -j peer show |
+		jq '[.[] | select(.peer | startswith("10.99."))] | length'
+}
+$A ip route add 10.99.0.0/16 via $ADDR_B
+# No peer fails while the user posts, however slow the kernel.
+echo 600000 > $PARAMS/peer_timeout_ms
+capped0=$(wire_counters swnicfa | jq .peers_capped)
+$A setpriv --reuid=1000 --regid=1000 --clear-groups timeout 120 \
+	selftests/wire/out/wire_spray -n 300 -s 4 10.99.0.1 >/tmp/wfz.spray 2>&1 &
+spray=$!
+for _ in $(seq 100); do
+	grep -q posted /tmp/wfz.spray && break
+	sleep 0.2
+done
+n_user=$(spray_peers)
+capped1=$(wire_counters swnicfa | jq .peers_capped)
+$A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 10.99.2.1 \
+	>/tmp/wfz.spray0 2>&1
+n_other=$(spray_peers)
+wait $spray
+spray_rc=$?
+diag "one user's posts: $n_user contexts, then another's: $n_other"
+if [ $spray_rc = 0 ] && [ "$n_user" = 256 ] && [ "$n_other" = 257 ] &&
+   [ "$capped1" -gt "$capped0" ] &&
+   grep -q "posted 1 of 1" /tmp/wfz.spray0; then
+	ok "one user's posts to silent hosts make at most 256 contexts, another's still one"
+else
+	not_ok "one user's posts to silent hosts make at most 256 contexts, another's still one" \
+		"uid 1000: exit $spray_rc, $(cat /tmp/wfz.spray), $n_user contexts" \
+		"root: $(cat /tmp/wfz.spray0), $n_other contexts" \
+		"peers_capped: $capped0 -> $capped1"
+fi
+# Once its peers fail by their silence (the peer timeout) they no longer
+# count against the user: its next posts make 256 contexts again - and no
+# more, its earlier ones too counting again once posted to.
+echo 1000 > $PARAMS/peer_timeout_ms
+sleep 4
+echo 600000 > $PARAMS/peer_timeout_ms
+$A setpriv --reuid=1000 --regid=1000 --clear-groups timeout 120 \
+	selftests/wire/out/wire_spray -n 300 -s 0 10.99.4.1 >/tmp/wfz.spray2 2>&1
+spray_rc=$?
+n_again=$(spray_peers)
+echo 10000 > $PARAMS/peer_timeout_ms
+diag "after the peer timeout, the user's posts: $n_again contexts in all"
+if [ $spray_rc = 0 ] && [ "$n_again" = $((n_other + 256)) ]; then
+	ok "a user's silent peers count no more once they failed"
+else
+	not_ok "a user's silent peers count no more once they failed" \
+		"uid 1000: exit $spray_rc, $(cat /tmp/wfz.spray2)" \
+		"contexts: $n_other, then $n_again (want $((n_other + 256)))"
+fi
+$A ip route del 10.99.0.0/16
+
 echo Y > $PARAMS/udp_any_sport
 
 # Check, as $1, that the server's rx_mem_bytes, and of it
