@@ -501,13 +501,14 @@ static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 		return SWNIC_NOMATCH("tx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
 	/*
-	 * fi_endpoint(3): the answer is the ordering kept; an order asked
-	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 * fi_getinfo(3): a non-zero hint must be supported. An order asked
+	 * for and not kept (atomic orders without FI_ATOMIC, any order on
+	 * DGRAM) makes this fi_info no match, as the util providers do.
 	 */
 	if (hint->msg_order & ~attr->msg_order)
-		SWNIC_INFO(FI_LOG_CORE, "tx msg_order %#llx: keeping %#llx\n",
-			   (unsigned long long)hint->msg_order,
-			   (unsigned long long)attr->msg_order);
+		return SWNIC_NOMATCH("tx msg_order %#llx: keeping only %#llx\n",
+				     (unsigned long long)hint->msg_order,
+				     (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("tx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -546,13 +547,14 @@ static int swnic_check_rx_attr(struct fi_rx_attr *attr,
 		return SWNIC_NOMATCH("rx op_flags %#llx\n",
 				     (unsigned long long)hint->op_flags);
 	/*
-	 * fi_endpoint(3): the answer is the ordering kept; an order asked
-	 * for and not kept (atomics: not offered) is not a reason to refuse.
+	 * fi_getinfo(3): a non-zero hint must be supported. An order asked
+	 * for and not kept (atomic orders without FI_ATOMIC, any order on
+	 * DGRAM) makes this fi_info no match, as the util providers do.
 	 */
 	if (hint->msg_order & ~attr->msg_order)
-		SWNIC_INFO(FI_LOG_CORE, "rx msg_order %#llx: keeping %#llx\n",
-			   (unsigned long long)hint->msg_order,
-			   (unsigned long long)attr->msg_order);
+		return SWNIC_NOMATCH("rx msg_order %#llx: keeping only %#llx\n",
+				     (unsigned long long)hint->msg_order,
+				     (unsigned long long)attr->msg_order);
 	if (hint->comp_order & ~attr->comp_order)
 		return SWNIC_NOMATCH("rx comp_order %#llx\n",
 				     (unsigned long long)hint->comp_order);
@@ -822,24 +824,28 @@ static int swnic_addr_request(const char *node, const char *service,
 	}
 
 	if (flags & FI_SOURCE) {
+		/* node/service name the source: hints' src_addr is ignored. */
 		req->has_src = true;
 		req->src = sin;
 		req->src_local = local || !have_node;
-		return 0;
-	}
-	if (node || service) {
+	} else if (node || service) {
 		req->has_dest = true;
 		req->dest = sin;
 		req->dest_local = local || !have_node;
 	}
-	if (hints && hints->src_addr && hints->src_addrlen) {
+	if (!(flags & FI_SOURCE) && hints && hints->src_addr &&
+	    hints->src_addrlen) {
 		if (swnic_addr_read(hints->addr_format, hints->src_addr,
 				    hints->src_addrlen, &req->src))
 			return SWNIC_NOMATCH("hints src_addr is not an swnic address\n");
 		req->has_src = true;
 	}
-	if (!node && !service && hints && hints->dest_addr &&
-	    hints->dest_addrlen) {
+	/*
+	 * fi_getinfo(3): hints' dest_addr is used when node and service are
+	 * NULL or FI_SOURCE is set (they name the source then).
+	 */
+	if ((!(node || service) || (flags & FI_SOURCE)) && hints &&
+	    hints->dest_addr && hints->dest_addrlen) {
 		if (swnic_addr_read(hints->addr_format, hints->dest_addr,
 				    hints->dest_addrlen, &req->dest))
 			return SWNIC_NOMATCH("hints dest_addr is not an swnic address\n");

@@ -730,13 +730,12 @@ TEST_F(info, tx_rx_attr)
 #undef BAD
 
 	/*
-	 * An order not kept (atomic orders without FI_ATOMIC) is answered
-	 * with what is kept; with FI_ATOMIC both are.
+	 * An order not kept (atomic orders without FI_ATOMIC) is no match
+	 * (msg_order_not_kept_is_no_match); with FI_ATOMIC both are kept.
 	 */
 	self->hints->caps = FI_MSG | FI_RMA;
 	tx->msg_order = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW;
-	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
-	EXPECT_EQ(FI_ORDER_RAW, self->info->tx_attr->msg_order);
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 	self->hints->caps = FI_MSG | FI_RMA | FI_ATOMIC;
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW,
@@ -748,6 +747,102 @@ TEST_F(info, tx_rx_attr)
 	tx->caps = FI_MSG | FI_SEND;
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(FI_MSG | FI_SEND, self->info->tx_attr->caps);
+}
+
+/*
+ * fi_getinfo(3): a non-zero hint must be supported or there is no match.
+ * A msg_order bit an fi_info does not keep - atomic orders without
+ * FI_ATOMIC, any order on DGRAM - makes that fi_info no match, on either
+ * side; the orders it keeps still match.
+ */
+TEST_F(info, msg_order_not_kept_is_no_match)
+{
+	struct fi_tx_attr *tx = self->hints->tx_attr;
+	struct fi_rx_attr *rx = self->hints->rx_attr;
+	struct fi_info *cur;
+
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->caps = FI_MSG | FI_RMA;
+	tx->msg_order = FI_ORDER_RAW | FI_ORDER_ATOMIC_RAW;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	tx->msg_order = 0;
+	rx->msg_order = FI_ORDER_SAS | FI_ORDER_ATOMIC_WAW;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	rx->msg_order = FI_ORDER_SAS;
+	tx->msg_order = FI_ORDER_SAS | FI_ORDER_RMA_RAW;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	EXPECT_EQ(FI_ORDER_SAS | FI_ORDER_RMA_RAW,
+		  self->info->tx_attr->msg_order);
+	EXPECT_EQ(FI_ORDER_SAS, self->info->rx_attr->msg_order);
+
+	/* DGRAM keeps no order: asking one leaves RDM and MSG only. */
+	self->hints->ep_attr->type = FI_EP_DGRAM;
+	self->hints->caps = FI_MSG;
+	tx->msg_order = FI_ORDER_SAS;
+	rx->msg_order = 0;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	tx->msg_order = 0;
+	rx->msg_order = FI_ORDER_SAS;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	self->hints->ep_attr->type = FI_EP_UNSPEC;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	for (cur = self->info; cur; cur = cur->next) {
+		EXPECT_NE(FI_EP_DGRAM, cur->ep_attr->type);
+		EXPECT_EQ(FI_ORDER_SAS, cur->rx_attr->msg_order & FI_ORDER_SAS);
+	}
+}
+
+/*
+ * fi_getinfo(3): with FI_SOURCE, node and service name the source, and
+ * hints->dest_addr is honoured (it is ignored only when node or service
+ * name the destination); hints->src_addr is what is ignored.
+ */
+TEST_F(info, source_keeps_hints_dest_addr)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dest = { .sin_family = AF_INET };
+
+	if (self->q.ifindex)
+		SKIP(return, "swnic0 is bound to a netdev");
+	self->hints->ep_attr->type = FI_EP_RDM;
+	self->hints->addr_format = FI_SOCKADDR_IN;
+	dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	dest.sin_port = htons(7001);
+	self->hints->dest_addr = malloc(sizeof(dest));
+	ASSERT_NE(NULL, self->hints->dest_addr);
+	memcpy(self->hints->dest_addr, &dest, sizeof(dest));
+	self->hints->dest_addrlen = sizeof(dest);
+	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	src.sin_port = htons(9);
+	self->hints->src_addr = malloc(sizeof(src));
+	ASSERT_NE(NULL, self->hints->src_addr);
+	memcpy(self->hints->src_addr, &src, sizeof(src));
+	self->hints->src_addrlen = sizeof(src);
+
+	ASSERT_EQ(0, GETINFO("127.0.0.1", "5000", FI_SOURCE));
+	EXPECT_EQ(htons(5000), sin_of(self->info->src_addr)->sin_port);
+	ASSERT_NE(NULL, self->info->dest_addr);
+	EXPECT_EQ(sizeof(dest), self->info->dest_addrlen);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK),
+		  sin_of(self->info->dest_addr)->sin_addr.s_addr);
+	EXPECT_EQ(htons(7001), sin_of(self->info->dest_addr)->sin_port);
+
+	/* A service alone with FI_SOURCE: the same. */
+	ASSERT_EQ(0, GETINFO(NULL, "5001", FI_SOURCE));
+	EXPECT_EQ(htons(5001), sin_of(self->info->src_addr)->sin_port);
+	ASSERT_NE(NULL, self->info->dest_addr);
+	EXPECT_EQ(htons(7001), sin_of(self->info->dest_addr)->sin_port);
+
+	/* A destination the device cannot reach is still no match. */
+	((struct sockaddr_in *)self->hints->dest_addr)->sin_addr.s_addr =
+		inet_addr("192.0.2.1");
+	EXPECT_EQ(-FI_ENODATA, GETINFO("127.0.0.1", "5000", FI_SOURCE));
+
+	/* Without FI_SOURCE node and service name the destination. */
+	((struct sockaddr_in *)self->hints->dest_addr)->sin_addr.s_addr =
+		htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(0, GETINFO("127.0.0.1", "5002", 0));
+	EXPECT_EQ(htons(5002), sin_of(self->info->dest_addr)->sin_port);
 }
 
 TEST_F(info, handle_is_not_swnic)
