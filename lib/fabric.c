@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The swnic fabric: the root of every swnic object. It owns domains and
- * event queues, and closes with -FI_EBUSY while any is open.
+ * The swnic fabric: the root of every swnic object. It owns domains,
+ * event queues, wait sets and passive endpoints, and closes with
+ * -FI_EBUSY while any is open.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +58,12 @@ static int swnic_fabric_close(struct fid *fid)
 		swnic_container_of(fid, struct swnic_fabric, fabric_fid.fid);
 
 	pthread_mutex_lock(&fab->lock);
-	if (fab->ndomains || fab->neqs || fab->nwaits) {
+	/* fi_fabric(3): everything opened from it closes first. */
+	if (fab->ndomains || fab->neqs || fab->nwaits || fab->npeps) {
 		SWNIC_WARN(FI_LOG_FABRIC,
-			   "fabric %p still has %u domain(s), %u EQ(s) and %u wait set(s) open\n",
-			   (void *)fid, fab->ndomains, fab->neqs, fab->nwaits);
+			   "fabric %p still has %u domain(s), %u EQ(s), %u wait set(s) and %u passive endpoint(s) open\n",
+			   (void *)fid, fab->ndomains, fab->neqs, fab->nwaits,
+			   fab->npeps);
 		pthread_mutex_unlock(&fab->lock);
 		return -FI_EBUSY;
 	}

@@ -27,6 +27,7 @@ static int swnic_pep_close(struct fid *fid)
 		swnic_cm_port_close(port);
 	if (pep->eq)
 		swnic_eq_bind_put(pep->eq);
+	swnic_fabric_child(pep->fabric, &pep->fabric->npeps, -1);
 	fi_freeinfo(pep->info);
 	free(pep);
 	return 0;
@@ -219,6 +220,8 @@ int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.fid.ops = &swnic_pep_fi_ops;
 	pep->pep_fid.ops = &swnic_pep_ops;
 	pep->pep_fid.cm = &swnic_pep_cm_ops;
+	/* The fabric cannot close under it (fi_close -FI_EBUSY). */
+	swnic_fabric_child(fab, &fab->npeps, 1);
 	*pep_out = &pep->pep_fid;
 	return 0;
 }

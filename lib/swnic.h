@@ -307,6 +307,7 @@ struct swnic_fabric {
 	unsigned int ndomains;
 	unsigned int neqs;
 	unsigned int nwaits;		/* wait sets */
+	unsigned int npeps;		/* passive endpoints */
 	struct swnic_list node;		/* on the registry, swnic_registry_lock */
 };
 

@@ -695,4 +695,72 @@ TEST_F(cm, peer_in_another_process)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 }
 
+/* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */
+SWNIC_DEPRECATED_BEGIN
+
+/*
+ * fi_fabric(3): a fabric closes after everything opened from it - its
+ * passive endpoints too, listening or not, as its domains, EQs and wait
+ * sets: -FI_EBUSY until then, and nothing lost by the refusal.
+ */
+TEST(fabric_close_busy_with_passive_endpoints)
+{
+	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_info *hints, *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_wait *wait;
+	struct fid_pep *pep, *pep2;
+	struct fid_eq *eq;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_MSG;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fabric, NULL));
+
+	/* A passive endpoint, not listening. */
+	ASSERT_EQ(0, fi_passive_ep(fabric, info, &pep, NULL));
+	ret = fi_close(&fabric->fid);
+	EXPECT_EQ(-FI_EBUSY, ret);
+	if (ret == 0) {
+		/* Closed under it: nothing more to test on it. */
+		fi_close(&pep->fid);
+		fi_freeinfo(info);
+		return;
+	}
+	/* It still works: an EQ bound, listening, closed. */
+	ASSERT_EQ(0, fi_eq_open(fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep, &eq->fid, 0));
+	EXPECT_EQ(0, fi_listen(pep));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&fabric->fid));
+	EXPECT_EQ(0, fi_close(&pep->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&fabric->fid));	/* the EQ */
+	EXPECT_EQ(0, fi_close(&eq->fid));
+
+	/* Two of them: busy until the last closes. */
+	ASSERT_EQ(0, fi_passive_ep(fabric, info, &pep, NULL));
+	ASSERT_EQ(0, fi_passive_ep(fabric, info, &pep2, NULL));
+	EXPECT_EQ(0, fi_close(&pep->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&fabric->fid));
+	EXPECT_EQ(0, fi_close(&pep2->fid));
+
+	/* The others opened from it, as before. */
+	ASSERT_EQ(0, fi_domain(fabric, info, &domain, NULL));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&fabric->fid));
+	EXPECT_EQ(0, fi_close(&domain->fid));
+	ASSERT_EQ(0, fi_wait_open(fabric, &wattr, &wait));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&fabric->fid));
+	EXPECT_EQ(0, fi_close(&wait->fid));
+
+	EXPECT_EQ(0, fi_close(&fabric->fid));
+	fi_freeinfo(info);
+}
+
+SWNIC_DEPRECATED_END
+
 TEST_HARNESS_MAIN
