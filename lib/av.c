@@ -788,6 +788,12 @@ struct swnic_av *swnic_av_of(struct fid *fid)
 	return swnic_container_of(fid, struct swnic_av, av_fid.fid);
 }
 
+/* The domain @av was opened on (fi_ep_bind checks it is the endpoint's). */
+struct swnic_domain *swnic_av_domain(const struct swnic_av *av)
+{
+	return av->domain;
+}
+
 /* The address of @fi_addr: -FI_EINVAL if it names no entry. */
 static int swnic_av_addr_base(struct swnic_av *av, fi_addr_t fi_addr,
 			      struct sockaddr_in *sin, uint32_t *kslot);

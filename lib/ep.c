@@ -319,13 +319,31 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		SWNIC_WARN(FI_LOG_EP_CTRL, "bind after fi_enable\n");
 		return -FI_EOPBADSTATE;
 	}
+	/*
+	 * fi_endpoint(3): CQs, counters, AVs and shared contexts bound to an
+	 * endpoint are of its domain (an EQ: of its fabric). Another's would
+	 * be named to the kernel by an id of the wrong domain, and outlive
+	 * the bind's checks: refused before anything changes.
+	 */
 	switch (bfid->fclass) {
 	case FI_CLASS_CQ:
 		cq = swnic_cq_of(bfid);
-		return cq ? swnic_ep_bind_cq(ep, cq, flags) : -FI_EINVAL;
+		if (!cq)
+			return -FI_EINVAL;
+		if (swnic_cq_domain(cq) != ep->domain) {
+			SWNIC_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: a CQ of another domain\n");
+			return -FI_EINVAL;
+		}
+		return swnic_ep_bind_cq(ep, cq, flags);
 	case FI_CLASS_CNTR:
 		cntr = swnic_cntr_of(bfid);
-		return cntr ? swnic_ep_bind_cntr(ep, cntr, flags) : -FI_EINVAL;
+		if (!cntr)
+			return -FI_EINVAL;
+		if (swnic_cntr_domain(cntr) != ep->domain) {
+			SWNIC_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: a counter of another domain\n");
+			return -FI_EINVAL;
+		}
+		return swnic_ep_bind_cntr(ep, cntr, flags);
 	case FI_CLASS_STX_CTX:
 		stx = swnic_stx_of(bfid);
 		if (!stx || flags)
@@ -343,6 +361,10 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		av = swnic_av_of(bfid);
 		if (!av || flags)
 			return -FI_EINVAL;
+		if (swnic_av_domain(av) != ep->domain) {
+			SWNIC_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an AV of another domain\n");
+			return -FI_EINVAL;
+		}
 		if (ep->av)
 			return -FI_EINVAL;
 		/* Checked again at fi_enable, when the SRX takes its AV. */
@@ -357,6 +379,10 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		eq = swnic_eq_from_fid(bfid);
 		if (!eq || flags || ep->eq)
 			return -FI_EINVAL;
+		if (swnic_eq_fabric(eq) != ep->domain->fabric) {
+			SWNIC_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an EQ of another fabric\n");
+			return -FI_EINVAL;
+		}
 		ep->eq = eq;
 		swnic_eq_bind_get(eq);
 		return 0;

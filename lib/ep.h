@@ -236,6 +236,7 @@ void swnic_ep_sq_retry(struct swnic_ep *ep);
 /* CQs one counter progresses (each endpoint adds its one or two). */
 #define SWNIC_CNTR_MAX_CQS	16
 struct swnic_av *swnic_av_of(struct fid *fid);
+struct swnic_domain *swnic_av_domain(const struct swnic_av *av);
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,
 		  struct sockaddr_in *sin, uint32_t *kslot);
 uint32_t swnic_av_auth_keys(struct swnic_av *av, uint32_t *keys);

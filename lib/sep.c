@@ -175,6 +175,11 @@ static int swnic_sep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	av = swnic_av_of(bfid);
 	if (!av || flags)
 		return -FI_EINVAL;
+	/* fi_endpoint(3): an AV of the endpoint's domain. */
+	if (swnic_av_domain(av) != sep->h->domain) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_scalable_ep_bind: an AV of another domain\n");
+		return -FI_EINVAL;
+	}
 	pthread_mutex_lock(&sep->lock);
 	if (sep->h->av) {
 		pthread_mutex_unlock(&sep->lock);

@@ -331,6 +331,7 @@ struct swnic_eq;
 int swnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		  struct fid_eq **eq, void *context);
 struct swnic_eq *swnic_eq_from_fid(struct fid *fid);
+struct swnic_fabric *swnic_eq_fabric(const struct swnic_eq *eq);
 /* Queue an event or an error event; -FI_EOVERRUN if the EQ is full. */
 int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
 		    void *context, uint64_t data);

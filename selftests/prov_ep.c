@@ -1507,6 +1507,71 @@ TEST_F(ep, domain_close_busy_with_endpoints)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
 }
 
+/*
+ * fi_endpoint(3): what an endpoint is bound to belongs to its domain (an
+ * EQ to its fabric). A CQ, counter or AV of another domain, or an EQ of
+ * another fabric, is -FI_EINVAL and changes nothing: the endpoint can
+ * still take its own, and the other domain's objects are not held.
+ */
+TEST(bind_objects_of_another_domain)
+{
+	struct fi_cq_attr cattr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cntr_attr nattr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_av_attr aattr = { .type = FI_AV_TABLE };
+	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_NONE };
+	struct fid_cq *cq, *cq2;
+	struct fid_cntr *cntr, *cntr2;
+	struct fid_av *av, *av2;
+	struct fid_eq *eq, *eq2;
+	struct fid_domain *dom2;
+	struct fid_fabric *fab2;
+	struct prov_ctx ctx;
+	struct fid_ep *ep;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	/* The same device and fabric, another domain; another fabric. */
+	ASSERT_EQ(0, fi_domain(ctx.fabric, ctx.info, &dom2, NULL));
+	ASSERT_EQ(0, fi_fabric(ctx.info->fabric_attr, &fab2, NULL));
+	ASSERT_EQ(0, fi_cq_open(dom2, &cattr, &cq2, NULL));
+	ASSERT_EQ(0, fi_cntr_open(dom2, &nattr, &cntr2, NULL));
+	ASSERT_EQ(0, fi_av_open(dom2, &aattr, &av2, NULL));
+	ASSERT_EQ(0, fi_eq_open(fab2, &eattr, &eq2, NULL));
+	ASSERT_EQ(0, fi_cq_open(ctx.domain, &cattr, &cq, NULL));
+	ASSERT_EQ(0, fi_cntr_open(ctx.domain, &nattr, &cntr, NULL));
+	ASSERT_EQ(0, fi_av_open(ctx.domain, &aattr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(ctx.fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_endpoint(ctx.domain, ctx.info, &ep, NULL));
+
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &cq2->fid,
+					 FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &cntr2->fid, FI_SEND | FI_RECV));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &av2->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &eq2->fid, 0));
+
+	/* Nothing of them held: they close while the endpoint is open. */
+	EXPECT_EQ(0, fi_close(&cq2->fid));
+	EXPECT_EQ(0, fi_close(&cntr2->fid));
+	EXPECT_EQ(0, fi_close(&av2->fid));
+	EXPECT_EQ(0, fi_close(&eq2->fid));
+	EXPECT_EQ(0, fi_close(&dom2->fid));
+	EXPECT_EQ(0, fi_close(&fab2->fid));
+
+	/* Nothing taken on the endpoint: its own bind and it enables. */
+	EXPECT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(0, fi_ep_bind(ep, &cntr->fid, FI_SEND | FI_RECV));
+	EXPECT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	EXPECT_EQ(0, fi_ep_bind(ep, &eq->fid, 0));
+	EXPECT_EQ(0, fi_enable(ep));
+
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	prov_close(&ctx);
+}
+
 /* Two processes, as fi_pingpong: the data crosses address spaces. */
 TEST_F(ep, cross_process)
 {
