@@ -650,6 +650,7 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 		     (!v15 && dom->mr_mode == SWNIC_MR_UNSPEC);
 	bool odp = dom->mr_odp;
 	uint64_t known_flags = 0;
+	enum fi_hmem_iface iface = FI_HMEM_SYSTEM;
 
 	if (!attr || !attr->mr_iov)
 		return -FI_EINVAL;
@@ -661,8 +662,20 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 	for (size_t i = 0; i < attr->iov_count; i++)
 		if (!attr->mr_iov[i].iov_len)
 			return -FI_EINVAL;
-	if (attr->iov_count > 1 && attr->iface != FI_HMEM_SYSTEM &&
-	    !FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10))) {
+	/*
+	 * fi_mr(3): iface (from API 1.10 on) "is ignored unless the
+	 * application has requested the FI_HMEM capability", which swnic
+	 * never offers; device memory is the HMEM override's (fi_set_ops),
+	 * which the application asks for. Without it the region is host
+	 * memory, whatever iface says.
+	 */
+	if (!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10)) &&
+	    (dom->hmem_override || (dom->info_caps & FI_HMEM)))
+		iface = attr->iface;
+	else if (attr->iface != FI_HMEM_SYSTEM)
+		SWNIC_INFO(FI_LOG_MR, "iface %d ignored: no FI_HMEM, no HMEM override\n",
+			   attr->iface);
+	if (attr->iov_count > 1 && iface != FI_HMEM_SYSTEM) {
 		SWNIC_WARN(FI_LOG_MR, "several iovs of device memory\n");
 		return -FI_EOPNOTSUPP;
 	}
@@ -675,22 +688,17 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   (unsigned long long)attr->access);
 		return -FI_EINVAL;
 	}
-	/* fi_mr_attr.iface exists from API 1.10 on. */
-	if (!FI_VERSION_LT(dom->api_version, FI_VERSION(1, 10)) &&
-	    attr->iface != FI_HMEM_SYSTEM) {
-		if (!dom->hmem_override) {
-			SWNIC_WARN(FI_LOG_MR,
-				   "iface %d: swnic reaches host memory only; device memory needs an HMEM override (fi_set_ops FI_SET_OPS_HMEM_OVERRIDE)\n",
-				   attr->iface);
+	if (iface != FI_HMEM_SYSTEM) {
+		/* Copied through the override: swnic reaches host memory only. */
+		if (!dom->hmem_override)
 			return -FI_EOPNOTSUPP;
-		}
 		if (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
 			SWNIC_WARN(FI_LOG_MR,
 				   "iface %d: peers cannot reach device memory (the kernel places remote accesses)\n",
-				   attr->iface);
+				   iface);
 			return -FI_EOPNOTSUPP;
 		}
-		mr->iface = attr->iface;
+		mr->iface = iface;
 		mr->device = attr->device.reserved;
 	}
 #if SWNIC_FI_HAVE_2

@@ -309,6 +309,58 @@ TEST_F(mr, bad_arguments)
 					FI_REMOTE_READ, 0, 1, 0, &mr, NULL));
 }
 
+/*
+ * fi_mr(3): iface "is ignored unless the application has requested the
+ * FI_HMEM capability", which swnic never offers (device memory is the
+ * HMEM override's, prov_contract's hmem_needs_an_override). A domain with
+ * neither registers the region as host memory whatever iface says - one
+ * range or several, local or remote access - and the MR is one like any.
+ */
+TEST_F(mr, device_iface_ignored_without_fi_hmem)
+{
+	static const enum fi_hmem_iface ifaces[] = {
+		FI_HMEM_CUDA, FI_HMEM_ROCR, FI_HMEM_ZE,
+	};
+	char *buf = map(2 * PAGE);
+	struct iovec iov[2] = {
+		{ buf, PAGE }, { buf + PAGE, PAGE },
+	};
+	struct fi_mr_attr attr = {
+		.mr_iov = iov, .iov_count = 1,
+		.access = FI_SEND | FI_RECV,
+	};
+	struct fid_mr *mr;
+
+	ASSERT_NE(NULL, buf);
+	for (size_t i = 0; i < sizeof(ifaces) / sizeof(ifaces[0]); i++) {
+		attr.iface = ifaces[i];
+		attr.requested_key = 3 * i + 1;
+		attr.iov_count = 1;
+		attr.access = FI_SEND | FI_RECV;
+		mr = NULL;
+		EXPECT_EQ(0, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr))
+			TH_LOG("iface %d", ifaces[i]);
+		if (mr)
+			EXPECT_EQ(0, fi_close(&mr->fid));
+		attr.requested_key++;
+		attr.iov_count = 1 + (self->ctx.info->domain_attr->mr_iov_limit > 1);
+		mr = NULL;
+		EXPECT_EQ(0, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr))
+			TH_LOG("iface %d, %zu ranges", ifaces[i], attr.iov_count);
+		if (mr)
+			EXPECT_EQ(0, fi_close(&mr->fid));
+		attr.requested_key++;
+		attr.iov_count = 1;
+		attr.access = FI_REMOTE_READ | FI_REMOTE_WRITE;
+		mr = NULL;
+		EXPECT_EQ(0, fi_mr_regattr(self->ctx.domain, &attr, 0, &mr))
+			TH_LOG("iface %d, remote access", ifaces[i]);
+		if (mr)
+			EXPECT_EQ(0, fi_close(&mr->fid));
+	}
+	munmap(buf, 2 * PAGE);
+}
+
 TEST_F(mr, bind_and_enable)
 {
 	char *buf = map(PAGE);
