@@ -854,6 +854,8 @@ static int swnic_cq_close(struct fid *fid)
 			   (void *)fid, binds);
 		return -FI_EBUSY;
 	}
+	/* An SRX that completed to it must not lock it from now on. */
+	swnic_srx_forget_cq(cq);
 	swnic_list_for_each_safe(pos, tmp, &cq->errors)
 		free(swnic_list_entry(pos, struct swnic_cq_err, node));
 	if (cq->kfd >= 0) {

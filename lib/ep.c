@@ -478,7 +478,7 @@ int swnic_ep_enable(struct swnic_ep *ep)
 		return -FI_ENOAV;
 	}
 	if (ep->srx) {
-		ret = swnic_srx_ep_enable(ep, &c.srx_fd);
+		ret = swnic_srx_ep_enable(ep, rx, &c.srx_fd);
 		if (ret)
 			return ret;
 		c.flags |= SWNIC_EP_F_SRX_JOIN;

@@ -271,7 +271,9 @@ bool swnic_ep_is_srx(const struct swnic_ep *ep);
 struct swnic_srx *swnic_srx_of(struct fid *fid);
 int swnic_srx_bind(struct swnic_ep *ep, struct swnic_srx *srx);
 void swnic_srx_unbind(struct swnic_ep *ep);
-int swnic_srx_ep_enable(struct swnic_ep *ep, int *srx_fd);
+int swnic_srx_ep_enable(struct swnic_ep *ep, struct swnic_cq *rx_cq,
+			int *srx_fd);
+void swnic_srx_forget_cq(struct swnic_cq *cq);
 bool swnic_srx_av_differs(struct swnic_srx *srx, struct swnic_av *av);
 struct swnic_cq *swnic_srx_cq(struct swnic_ep *h);
 bool swnic_srx_msg_only(struct swnic_ep *h);

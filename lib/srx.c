@@ -37,7 +37,23 @@ struct swnic_srx {
 	struct swnic_list members;	/* bound endpoints, oldest first */
 	size_t nmembers;
 	struct fi_rx_attr attr;		/* members use a subset */
+
+	/*
+	 * The CQs the kernel writes its receives' completions to (its
+	 * members' receive CQs, which may outlive them), still open:
+	 * swnic_srxs_lock.
+	 */
+	struct swnic_list node;		/* on swnic_srxs */
+	struct swnic_cq **cqs;
+	size_t ncqs, cqs_cap;
 };
+
+/*
+ * Open SRXs, for a CQ that closes to leave their lists (a lock taken
+ * with no CQ's lock held; a CQ's lock may be taken under it).
+ */
+static pthread_mutex_t swnic_srxs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct swnic_list swnic_srxs = { &swnic_srxs, &swnic_srxs };
 
 static struct fi_ops swnic_srx_fi_ops;
 
@@ -130,15 +146,66 @@ bool swnic_srx_av_differs(struct swnic_srx *srx, struct swnic_av *av)
 	return differs;
 }
 
+/* The kernel will write completions of @srx's receives to @cq. */
+static int swnic_srx_add_cq(struct swnic_srx *srx, struct swnic_cq *cq)
+{
+	struct swnic_cq **cqs;
+	int ret = 0;
+
+	pthread_mutex_lock(&swnic_srxs_lock);
+	for (size_t i = 0; i < srx->ncqs; i++)
+		if (srx->cqs[i] == cq)
+			goto out;
+	if (srx->ncqs == srx->cqs_cap) {
+		cqs = realloc(srx->cqs, (srx->cqs_cap * 2 + 2) * sizeof(*cqs));
+		if (!cqs) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		srx->cqs = cqs;
+		srx->cqs_cap = srx->cqs_cap * 2 + 2;
+	}
+	srx->cqs[srx->ncqs++] = cq;
+out:
+	pthread_mutex_unlock(&swnic_srxs_lock);
+	return ret;
+}
+
+/* @cq closes (nobody reads it any more): no SRX retires under its lock. */
+void swnic_srx_forget_cq(struct swnic_cq *cq)
+{
+	struct swnic_list *pos;
+
+	pthread_mutex_lock(&swnic_srxs_lock);
+	swnic_list_for_each(pos, &swnic_srxs) {
+		struct swnic_srx *srx = swnic_list_entry(pos, struct swnic_srx,
+							 node);
+
+		for (size_t i = 0; i < srx->ncqs; i++) {
+			if (srx->cqs[i] == cq) {
+				srx->cqs[i] = srx->cqs[--srx->ncqs];
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&swnic_srxs_lock);
+}
+
 /*
- * fi_enable of a member: the SRX's fd for its kernel endpoint to join.
- * The SRX takes the first connectionless member's AV (completions name
- * their sources through it); the others must have the same.
+ * fi_enable of a member: the SRX's fd for its kernel endpoint to join,
+ * whose receives complete on @rx_cq. The SRX takes the first
+ * connectionless member's AV (completions name their sources through
+ * it); the others must have the same.
  */
-int swnic_srx_ep_enable(struct swnic_ep *ep, int *srx_fd)
+int swnic_srx_ep_enable(struct swnic_ep *ep, struct swnic_cq *rx_cq,
+			int *srx_fd)
 {
 	struct swnic_srx *srx = ep->srx;
-	int ret = 0;
+	int ret;
+
+	ret = swnic_srx_add_cq(srx, rx_cq);
+	if (ret)
+		return ret;
 
 	pthread_mutex_lock(&srx->lock);
 	if (ep->type != FI_EP_MSG && ep->av) {
@@ -220,6 +287,19 @@ static int swnic_srx_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	pthread_mutex_unlock(&srx->lock);
+	/*
+	 * Its receives' completions may wait in its (former) members' CQs,
+	 * which live on, naming its ops: stale from now on, made so under
+	 * each CQ's lock as an endpoint's are (swnic_cq_retire_ep), so a
+	 * reader of one (FI_THREAD_SAFE) that took such an op for live has
+	 * finished with it - and with the handle - before it goes.
+	 */
+	pthread_mutex_lock(&swnic_srxs_lock);
+	swnic_list_del(&srx->node);
+	for (size_t i = 0; i < srx->ncqs; i++)
+		swnic_cq_retire_ep(srx->cqs[i], h);
+	pthread_mutex_unlock(&swnic_srxs_lock);
+	free(srx->cqs);
 	/*
 	 * The handle is an endpoint: its close unmaps the RQ, closes the
 	 * kernel context (its receives go, without completions, as
@@ -406,6 +486,9 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	}
 	srx->h->ep_fid.fid.ops = &swnic_srx_fi_ops;
 	srx->h->ep_fid.cm = &swnic_srx_cm_ops;
+	pthread_mutex_lock(&swnic_srxs_lock);
+	swnic_list_add_tail(&swnic_srxs, &srx->node);
+	pthread_mutex_unlock(&swnic_srxs_lock);
 	if (attr)
 		*attr = srx->attr;
 	*rx_ep = &srx->h->ep_fid;

@@ -10,6 +10,10 @@
  * SRX; close ordering (-FI_EBUSY); a closed endpoint's waiting messages
  * go with it; and the error paths.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
 #include <rdma/fi_tagged.h>
 
 #include "kselftest_harness.h"
@@ -593,6 +597,133 @@ TEST_F(srx, srx_of_another_domain_is_refused)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&dom2->fid));
 	EXPECT_EQ(0, fi_close(&srx2->fid));
 	EXPECT_EQ(0, fi_close(&dom2->fid));
+}
+
+/*
+ * A reader of a CQ inside the provider: the HMEM override's copy_to is
+ * called while fi_cq_read holds the CQ's lock, between taking an SRX
+ * receive's op for live and its last use of the op and the SRX. It says
+ * it is in, and stays up to 2 s, or until the SRX's close has returned.
+ */
+static struct {
+	atomic_int inside;		/* the reader is in copy_to */
+	atomic_int closed;		/* fi_close(srx) has returned */
+	atomic_int closed_inside;	/* ... while the reader was in */
+} race;
+
+static ssize_t race_copy_from(void *dest, size_t size,
+			      enum fi_hmem_iface iface, uint64_t device,
+			      const struct iovec *iov, size_t count,
+			      uint64_t offset)
+{
+	(void)dest; (void)iface; (void)device; (void)iov; (void)count;
+	(void)offset;
+	return (ssize_t)size;
+}
+
+static ssize_t race_copy_to(enum fi_hmem_iface iface, uint64_t device,
+			    const struct iovec *iov, size_t count,
+			    uint64_t offset, const void *src, size_t size)
+{
+	(void)iface; (void)device; (void)offset;
+	if (count && iov[0].iov_len >= size)
+		memcpy(iov[0].iov_base, src, size);
+	atomic_store(&race.inside, 1);
+	for (int i = 0; i < 2000 && !atomic_load(&race.closed); i++)
+		usleep(1000);
+	if (atomic_load(&race.closed))
+		atomic_store(&race.closed_inside, 1);
+	atomic_store(&race.inside, 0);
+	return (ssize_t)size;
+}
+
+struct race_read {
+	struct fid_cq *cq;
+	ssize_t ret;
+};
+
+static void *race_reader(void *arg)
+{
+	struct race_read *r = arg;
+	struct fi_cq_tagged_entry e;
+
+	/* The completion is stale once the SRX has closed: none or one. */
+	r->ret = fi_cq_read(r->cq, &e, 1);
+	return NULL;
+}
+
+static void *race_closer(void *arg)
+{
+	struct fid_ep *srx = arg;
+	intptr_t ret = fi_close(&srx->fid);
+
+	atomic_store(&race.closed, 1);
+	return (void *)ret;
+}
+
+/*
+ * An SRX's receive completes on the CQ of the endpoint its message
+ * arrived at, which outlives the endpoint. Closing the SRX while another
+ * thread reads that CQ (FI_THREAD_SAFE) retires its completions under
+ * the CQ's lock, as an endpoint's close does: the close waits for a
+ * reader that has taken such a completion for live to finish with it,
+ * and never frees the SRX under it.
+ */
+TEST_F(srx, close_waits_for_a_reader_of_its_completion)
+{
+	struct fi_hmem_override_ops ops = {
+		.size = sizeof(ops),
+		.copy_from_hmem_iov = race_copy_from,
+		.copy_to_hmem_iov = race_copy_to,
+	};
+	static uint64_t dev_rx;
+	struct fi_mr_attr attr = { 0 };
+	struct iovec iov = { &dev_rx, sizeof(dev_rx) };
+	struct race_read r = { 0 };
+	struct fi_cq_tagged_entry e;
+	pthread_t reader, closer;
+	uint64_t v = 0x5352585241434531ULL;
+	struct fid_mr *mr;
+	void *desc, *cret;
+	int i;
+
+	ASSERT_EQ(0, fi_set_ops(&self->domain->fid, FI_SET_OPS_HMEM_OVERRIDE,
+				0, &ops, NULL));
+	attr.mr_iov = &iov;
+	attr.iov_count = 1;
+	attr.access = FI_RECV;
+	attr.iface = FI_HMEM_CUDA;
+	ASSERT_EQ(0, fi_mr_regattr(self->domain, &attr, 0, &mr));
+	desc = fi_mr_desc(mr);
+	ASSERT_EQ(0, fi_recv(self->srx, &dev_rx, sizeof(dev_rx), desc,
+			     FI_ADDR_UNSPEC, &dev_rx));
+	/* Its completion is in member 0's CQ when the send completes. */
+	ASSERT_EQ(0, fi_send(self->snd[0], &v, sizeof(v), NULL,
+			     self->ep_addr[0], &v));
+	ASSERT_EQ(1, cq_get(self->scq[0], &e, NULL));
+	/* Unread, its endpoint gone: the SRX closes (no member left). */
+	for (i = 0; i < NEP; i++) {
+		ASSERT_EQ(0, fi_close(&self->ep[i]->fid));
+		self->ep[i] = NULL;
+	}
+
+	r.cq = self->ecq[0];
+	ASSERT_EQ(0, pthread_create(&reader, NULL, race_reader, &r));
+	for (i = 0; i < 5000 && !atomic_load(&race.inside); i++)
+		usleep(1000);
+	ASSERT_EQ(1, atomic_load(&race.inside))
+		TH_LOG("the reader never took the SRX's completion");
+	ASSERT_EQ(0, pthread_create(&closer, NULL, race_closer, self->srx));
+	self->srx = NULL;
+	pthread_join(reader, NULL);
+	pthread_join(closer, &cret);
+	EXPECT_EQ(0, atomic_load(&race.closed_inside))
+		TH_LOG("fi_close(srx) returned while a reader used its completion");
+	EXPECT_EQ(0, (intptr_t)cret);
+	/* Taken before the close: reported, its data in place. */
+	EXPECT_EQ(1, r.ret);
+	EXPECT_EQ(v, dev_rx);
+	EXPECT_EQ(0, fi_close(&mr->fid));
 }
 
 /* A scalable endpoint takes no SRX (fi_scalable_ep_bind: an AV only). */
