@@ -269,10 +269,12 @@ int swnic_cntr_trywait(struct fid *fid)
 	 * not seen (read, or been told of by fi_trywait), must be read first.
 	 */
 	if (cntr->kfd >= 0) {
+		errno = 0;
 		if (read(cntr->kfd, &w, sizeof(w)) != sizeof(w)) {
+			ret = errno ? -errno : -FI_EIO;
 			SWNIC_WARN(FI_LOG_CNTR, "counter fd read: %s\n",
-				   strerror(errno));
-			return -errno;
+				   fi_strerror(-ret));
+			return ret;
 		}
 		if (atomic_exchange(&cntr->app_seen, w.value + w.err) !=
 		    w.value + w.err)
