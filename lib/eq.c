@@ -60,7 +60,7 @@ struct swnic_eq *swnic_eq_from_fid(struct fid *fid)
 	return swnic_container_of(fid, struct swnic_eq, eq_fid.fid);
 }
 
-/* The fabric @eq was opened on (fi_ep_bind checks an EQ is of its own). */
+/* The fabric @eq was opened on (an object binds only an EQ of its own). */
 struct swnic_fabric *swnic_eq_fabric(const struct swnic_eq *eq)
 {
 	return eq->fabric;

@@ -338,4 +338,64 @@ TEST_F(eq, overrun)
 }
 SWNIC_DEPRECATED_END
 
+/* fi_av_bind: deprecated in libfabric 2.x, still part of its API. */
+SWNIC_DEPRECATED_BEGIN
+/*
+ * fi_domain(3), fi_cm(3), fi_av(3): a domain, a passive endpoint and an AV
+ * bind only an EQ of their own fabric. Another fabric's is -FI_EINVAL and
+ * nothing is bound: the other EQ holds no binding (it closes), and each
+ * object still takes an EQ of its fabric afterwards.
+ */
+TEST(eq_of_another_fabric_is_refused)
+{
+	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_fabric *fabric, *fabric2;
+	struct fid_eq *eq, *eq2;
+	struct fid_domain *domain;
+	struct fi_info *hints, *info;
+	struct fid_pep *pep;
+	struct fid_av *av;
+	int ret;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_MSG;	/* for the passive endpoint */
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	/* Two fi_fabric calls: two fabrics. */
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fabric, NULL));
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fabric2, NULL));
+	ASSERT_NE(fabric, fabric2);
+	ASSERT_EQ(0, fi_domain(fabric, info, &domain, NULL));
+	ASSERT_EQ(0, fi_passive_ep(fabric, info, &pep, NULL));
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_eq_open(fabric2, &eattr, &eq2, NULL));
+
+	EXPECT_EQ(-FI_EINVAL, fi_domain_bind(domain, &eq2->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_pep_bind(pep, &eq2->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &eq2->fid, 0));
+	/* Nothing bound it: it closes (a bound EQ is -FI_EBUSY). */
+	ret = fi_close(&eq2->fid);
+	EXPECT_EQ(0, ret);
+
+	/* Nothing changed: each still binds its own fabric's EQ. */
+	EXPECT_EQ(0, fi_domain_bind(domain, &eq->fid, 0));
+	EXPECT_EQ(0, fi_pep_bind(pep, &eq->fid, 0));
+	EXPECT_EQ(0, fi_av_bind(av, &eq->fid, 0));
+
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(0, fi_close(&pep->fid));
+	EXPECT_EQ(0, fi_close(&domain->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	if (ret)	/* bound, on a provider without the check: free now */
+		EXPECT_EQ(0, fi_close(&eq2->fid));
+	EXPECT_EQ(0, fi_close(&fabric2->fid));
+	EXPECT_EQ(0, fi_close(&fabric->fid));
+	fi_freeinfo(info);
+}
+SWNIC_DEPRECATED_END
+
 TEST_HARNESS_MAIN
