@@ -20,8 +20,11 @@
  * readable once the counter moved past what fi_trywait() last armed it
  * with, and fi_trywait() says -FI_EAGAIN, once, for what the kernel
  * counted since the last fi_cntr_read()/fi_cntr_readerr()/fi_trywait().
+ * fi_cntr_wait() arms that fd as well and sleeps in poll() on it and on
+ * the kernel rings of the CQs it progresses (swnic_cntr_sleep()).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -45,6 +48,7 @@ struct swnic_cntr {
 	atomic_uint binds;		/* objects counting into it, poll sets */
 	_Atomic uint64_t poll_seen;	/* value + err at the last fi_poll/add/set */
 	int kfd;			/* FI_WAIT_FD: the kernel counter's fd, or -1 */
+	atomic_uint waiters;		/* threads in fi_cntr_wait */
 	_Atomic uint64_t app_seen;	/* kernel value + err the app last saw */
 
 	/*
@@ -205,24 +209,75 @@ static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 	return 0;
 }
 
-static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
-			   int timeout)
+/*
+ * The longest a waiter sleeps on the kernel's fds before it looks again,
+ * should a change not wake it: another thread's fi_trywait() re-arms the
+ * counter's fd, and a CQ closing takes its fd out of the set.
+ */
+#define SWNIC_CNTR_SLEEP_MS	50
+
+/*
+ * Sleep until the counter may have changed, up to @left ms (-1: no bound),
+ * its fd armed by a read() just before the caller looked: on the wait
+ * object's fd, which holds the kernel counter's and the provider's own
+ * signal, and on the kernel rings of the CQs whose progress the counter
+ * needs (a completion there is progress to make: a full ring would hold
+ * the SQ back). A CQ that progress must retry without the kernel, a
+ * millisecond, as before the kernel's fds could be waited on.
+ */
+static void swnic_cntr_sleep(struct swnic_cntr *cntr, int left)
 {
-	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	struct pollfd p[1 + SWNIC_CNTR_MAX_CQS];
+	int slice = SWNIC_CNTR_SLEEP_MS;
+	nfds_t n = 1;
+
+	p[0] = (struct pollfd){ .fd = cntr->wait.epfd, .events = POLLIN };
+	pthread_mutex_lock(&cntr->cq_lock);
+	for (unsigned int i = 0; i < cntr->ncqs; i++) {
+		int fd = swnic_cq_wait_fd(cntr->cqs[i]);
+
+		if (fd == -FI_EAGAIN)
+			slice = 1;
+		else if (fd >= 0)
+			p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	pthread_mutex_unlock(&cntr->cq_lock);
+	if (poll(p, n, left < 0 || left > slice ? slice : left) < 0 &&
+	    errno != EINTR)
+		SWNIC_WARN(FI_LOG_CNTR, "counter wait: poll: %s\n",
+			   strerror(errno));
+}
+
+/*
+ * Arm the kernel counter's fd for this waiter: only one may, as one read()
+ * disarms another's poll(). Return: true if armed (the caller then looks
+ * and sleeps in swnic_cntr_sleep()).
+ */
+static bool swnic_cntr_arm(struct swnic_cntr *cntr)
+{
+	struct swnic_cntr_words w;
+
+	if (cntr->kfd < 0 || atomic_load(&cntr->waiters) != 1)
+		return false;
+	/* The provider's signals are taken: the fd must not stay readable. */
+	swnic_wait_clear(&cntr->wait);
+	return read(cntr->kfd, &w, sizeof(w)) == sizeof(w);
+}
+
+static int swnic_cntr_wait_loop(struct swnic_cntr *cntr, uint64_t threshold,
+				int timeout)
+{
 	uint64_t start = swnic_now_ms();
 	uint64_t err_gen = atomic_load(&cntr->err_gen);
 	uint64_t kerr = swnic_cntr_kerr(cntr);
 	unsigned int seq;
+	bool armed;
 	int ret, left;
 
-	if (cntr->wait.type == FI_WAIT_NONE) {
-		SWNIC_WARN(FI_LOG_CNTR,
-			   "fi_cntr_wait on a counter without a wait object\n");
-		return -FI_EINVAL;
-	}
 	for (;;) {
+		armed = swnic_cntr_arm(cntr);
 		seq = swnic_wait_seq(&cntr->wait);
-		if (swnic_cntr_read(cntr_fid) >= threshold)
+		if (swnic_cntr_read(&cntr->cntr_fid) >= threshold)
 			return 0;
 		if (atomic_load(&cntr->err_gen) != err_gen ||
 		    swnic_cntr_kerr(cntr) != kerr)
@@ -230,29 +285,43 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		left = swnic_timeout_left(timeout, start);
 		if (!left)
 			return -FI_ETIMEDOUT;
-		/*
-		 * Completions the kernel queued move only by progress, and
-		 * what the kernel counts itself (remote writes to an MR the
-		 * counter is bound to: FI_RMA_EVENT) signals nothing: wake up
-		 * every millisecond to look.
-		 */
-		if (left < 0 || left > 1) {
-			ret = swnic_wait_wait(&cntr->wait, seq, 1);
-			if (ret && ret != -FI_ETIMEDOUT)
-				return ret;
+		if (armed) {
+			swnic_cntr_sleep(cntr, left);
 			continue;
 		}
-		ret = swnic_wait_wait(&cntr->wait, seq, left);
-		if (ret == -FI_ETIMEDOUT) {
-			if (swnic_cntr_read(cntr_fid) >= threshold)
-				return 0;
-			return -FI_ETIMEDOUT;
-		}
-		if (ret)
+		/*
+		 * Without the kernel's fds (another waiter armed them, an
+		 * older kernel, a wait set): completions the kernel queued
+		 * move only by progress, and what the kernel counts itself
+		 * (remote writes to an MR the counter is bound to:
+		 * FI_RMA_EVENT) signals nothing: wake up every millisecond
+		 * to look.
+		 */
+		ret = swnic_wait_wait(&cntr->wait, seq,
+				      left < 0 || left > 1 ? 1 : left);
+		if (ret && ret != -FI_ETIMEDOUT)
 			return ret;
-		/* Consumed: the fd is readable again at the next change. */
-		swnic_wait_clear(&cntr->wait);
+		if (!ret)
+			/* Consumed: the fd is readable again at the next change. */
+			swnic_wait_clear(&cntr->wait);
 	}
+}
+
+static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+			   int timeout)
+{
+	struct swnic_cntr *cntr = swnic_cntr(cntr_fid);
+	int ret;
+
+	if (cntr->wait.type == FI_WAIT_NONE) {
+		SWNIC_WARN(FI_LOG_CNTR,
+			   "fi_cntr_wait on a counter without a wait object\n");
+		return -FI_EINVAL;
+	}
+	atomic_fetch_add(&cntr->waiters, 1);
+	ret = swnic_cntr_wait_loop(cntr, threshold, timeout);
+	atomic_fetch_sub(&cntr->waiters, 1);
+	return ret;
 }
 
 int swnic_cntr_trywait(struct fid *fid)
@@ -534,6 +603,7 @@ int swnic_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.ops = &swnic_cntr_ops;
 	atomic_init(&cntr->poll_seen, 0);
 	atomic_init(&cntr->app_seen, 0);
+	atomic_init(&cntr->waiters, 0);
 	swnic_wait_member(&cntr->wait, &cntr->cntr_fid.fid);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;

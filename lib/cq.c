@@ -282,6 +282,36 @@ static bool swnic_cq_kernel_pending(struct swnic_cq *cq)
 	       atomic_load_explicit(cq->kring.tail, memory_order_acquire);
 }
 
+/*
+ * For a thread that waits for what progress of @cq may bring (a counter's
+ * fi_cntr_wait), after progress: the fd to sleep on, which the kernel makes
+ * readable when it writes a completion to the ring; -1 if @cq has no
+ * kernel ring; -FI_EAGAIN if progress cannot wait for the kernel - the
+ * ring holds completions it had no room for, or an endpoint's SQ holds
+ * entries that only progress retries (swnic_ep_sq_retry()).
+ */
+int swnic_cq_wait_fd(struct swnic_cq *cq)
+{
+	struct swnic_list *pos;
+	int fd = cq->kfd;
+
+	if (fd < 0)
+		return -1;
+	swnic_lock_acquire(&cq->lock);
+	if (swnic_cq_kernel_pending(cq))
+		fd = -FI_EAGAIN;
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (ep->enabled && ep->tx_cq == cq &&
+		    (ep->rm_enabled || ep->fence_used) &&
+		    ep->sq.local != atomic_load(ep->sq.head))
+			fd = -FI_EAGAIN;
+	}
+	swnic_lock_release(&cq->lock);
+	return fd;
+}
+
 /* Progress has work outside the kernel ring: see the top of this file. */
 void swnic_cq_stir(struct swnic_cq *cq)
 {

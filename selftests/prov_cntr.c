@@ -10,12 +10,15 @@
  * across (SWNIC_PROV_PEER_NETNS, prov_open_peer()), so the writes and the
  * wake-up come over the wire - whether the counter is bound to the
  * target endpoint or only to the written MR (fi_mr_bind, FI_RMA_EVENT:
- * no CQ to progress).
+ * no CQ to progress). A thread in fi_cntr_wait on an fd (or unspecified)
+ * wait object sleeps until something changes: it is switched out a few
+ * times, not once a millisecond.
  */
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "prov_util.h"
@@ -56,6 +59,22 @@ static long ms_since(const struct timespec *a)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
 }
+
+/* The calling thread's voluntary context switches so far. */
+static long thread_sleeps(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/*
+ * Most a waiter with the kernel counter's fd sleeps in 100 ms or more:
+ * it looks again every 50 ms at most (lib/cntr.c), more when woken. A
+ * waiter that polls every millisecond is switched out 100 times or more.
+ */
+#define SLEEPS_MAX	30
 
 TEST_F(cntr, values)
 {
@@ -137,7 +156,7 @@ static void wait_cycle(struct __test_metadata *_metadata,
 	struct adder a = { .delay_ms = 50, .n = 3 };
 	struct timespec t0;
 	pthread_t thread;
-	long ms;
+	long ms, sleeps;
 	int ret;
 
 	ASSERT_EQ(0, open_cntr(self, wait));
@@ -146,10 +165,15 @@ static void wait_cycle(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, fi_cntr_wait(self->cntr, 10, 0));
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sleeps = thread_sleeps();
 	ret = fi_cntr_wait(self->cntr, 11, 150);
+	sleeps = thread_sleeps() - sleeps;
 	ms = ms_since(&t0);
 	EXPECT_EQ(-FI_ETIMEDOUT, ret);
 	EXPECT_LE(140, ms);
+	/* With an fd, the thread slept: it did not poll each millisecond. */
+	if (wait == FI_WAIT_FD || wait == FI_WAIT_UNSPEC)
+		EXPECT_GE(SLEEPS_MAX, sleeps);
 	EXPECT_EQ(0, fi_cntr_readerr(self->cntr));
 
 	/* Three adds from another thread reach the threshold. */
@@ -266,6 +290,7 @@ struct waiter {
 	uint64_t threshold;
 	int ret;
 	long ms;		/* how long fi_cntr_wait took */
+	long sleeps;		/* voluntary context switches meanwhile */
 };
 
 static void *wait_for(void *arg)
@@ -274,7 +299,9 @@ static void *wait_for(void *arg)
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w->sleeps = thread_sleeps();
 	w->ret = fi_cntr_wait(w->cntr, w->threshold, 10000);
+	w->sleeps = thread_sleeps() - w->sleeps;
 	w->ms = ms_since(&t0);
 	return NULL;
 }
@@ -372,6 +399,10 @@ TEST_F(cntr, wait_woken_by_a_peers_writes)
 	}
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
+	/* It slept: the kernel's counter and CQ woke it (100 ms or more). */
+	EXPECT_GE(SLEEPS_MAX, w.sleeps) {
+		TH_LOG("%ld sleeps in %ld ms", w.sleeps, w.ms);
+	}
 	EXPECT_EQ(3, fi_cntr_read(rw));
 	EXPECT_EQ(0, fi_cntr_readerr(rw));
 	EXPECT_EQ('a', target[0]);
@@ -516,6 +547,9 @@ TEST_F(cntr, wait_woken_by_writes_to_a_bound_mr)
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_GT(5000, w.ms);
+	EXPECT_GE(SLEEPS_MAX, w.sleeps) {
+		TH_LOG("%ld sleeps in %ld ms", w.sleeps, w.ms);
+	}
 	ASSERT_EQ(0, cq_one(b.cq));
 	EXPECT_EQ(1, fi_cntr_read(b.rw));
 	EXPECT_EQ(0, fi_cntr_readerr(b.rw));
