@@ -11,6 +11,10 @@
  * Usage: cpu_lat PROV SIZE [ITERS]   (PROV: swnic, shm, ...; SIZE <= 64 KiB)
  * Prints "<usec>", the mean per message over ITERS round trips (after
  * 1000 unmeasured ones); exits non-zero with a message if it cannot.
+ *
+ * CPU_LAT_CNTR=none|unspec|fd: each endpoint also counts its sends and
+ * receives in a counter with that wait object, as an application that
+ * waits on counters has them (what counting costs the path).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +34,7 @@
 
 struct side {
 	struct fid_cq *cq;
+	struct fid_cntr *cntr;
 	struct fid_ep *ep;
 	struct fid_mr *mr;
 	void *desc;
@@ -95,6 +100,23 @@ static void one_way(struct side *from, struct side *to, size_t size,
 	wait_comp(from);
 }
 
+/* CPU_LAT_CNTR: the counters' wait object, or -1 for no counters. */
+static int cntr_wait_obj(void)
+{
+	const char *v = getenv("CPU_LAT_CNTR");
+
+	if (!v || !*v)
+		return -1;
+	if (!strcmp(v, "none"))
+		return FI_WAIT_NONE;
+	if (!strcmp(v, "unspec"))
+		return FI_WAIT_UNSPEC;
+	if (!strcmp(v, "fd"))
+		return FI_WAIT_FD;
+	fprintf(stderr, "CPU_LAT_CNTR: none, unspec or fd\n");
+	exit(2);
+}
+
 static void open_side(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_av *av, struct side *s, uint64_t key)
 {
@@ -102,6 +124,8 @@ static void open_side(struct fid_domain *domain, struct fi_info *info,
 		.format = FI_CQ_FORMAT_CONTEXT,
 		.size = 128,
 	};
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	int wait = cntr_wait_obj();
 	int ret;
 
 	ret = fi_cq_open(domain, &cq_attr, &s->cq, NULL);
@@ -109,6 +133,13 @@ static void open_side(struct fid_domain *domain, struct fi_info *info,
 		ret = fi_endpoint(domain, info, &s->ep, NULL);
 	if (!ret)
 		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret && wait >= 0) {
+		cntr_attr.wait_obj = wait;
+		ret = fi_cntr_open(domain, &cntr_attr, &s->cntr, NULL);
+		if (!ret)
+			ret = fi_ep_bind(s->ep, &s->cntr->fid,
+					 FI_SEND | FI_RECV);
+	}
 	if (!ret)
 		ret = fi_ep_bind(s->ep, &av->fid, 0);
 	if (!ret)
@@ -198,6 +229,8 @@ int main(int argc, char **argv)
 		fi_close(&sides[i].ep->fid);
 		fi_close(&sides[i].mr->fid);
 		fi_close(&sides[i].cq->fid);
+		if (sides[i].cntr)
+			fi_close(&sides[i].cntr->fid);
 	}
 	fi_close(&av->fid);
 	fi_close(&domain->fid);
