@@ -605,9 +605,6 @@ u32 swnic_udp_frag(struct swnic_device *sdev, size_t hlen, bool v6);
 struct net *swnic_udp_get_net(struct swnic_device *sdev);
 
 /* udp_rx.c */
-bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
-		       bool proven, const struct swnic_wire_msg *m,
-		       struct sk_buff *skb, unsigned int off, unsigned int n);
 void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		     unsigned int base, unsigned int plen);
 

@@ -180,30 +180,41 @@ static struct swnic_rxmsg *swnic_rxmsg_after(struct swnic_peer *p, u32 id)
 
 /*
  * A fragment of a request: into its message. @proven: its packet names our
- * incarnation. Return: false to drop it.
+ * incarnation. Return: -1 to drop it; 1 if it made its message whole (a
+ * request with no payload is whole as it comes), the one time the peer's
+ * requests may have become runnable (else the rounds retry those that
+ * were whole and did not run); 0 if it was taken otherwise - a walk of
+ * the peer's records per packet was CPU at the sender's choice.
  */
-bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
-		       bool proven, const struct swnic_wire_msg *m,
-		       struct sk_buff *skb, unsigned int off, unsigned int n)
+static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
+			     bool proven, const struct swnic_wire_msg *m,
+			     struct sk_buff *skb, unsigned int off,
+			     unsigned int n)
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
 	u64 table, need, budget, share;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
-	bool keep;
+	bool keep, fresh = false;
 
-	if (m->opcode == SWNIC_OP_READ)
+	if (m->opcode == SWNIC_OP_READ) {
+		/* It asks for len bytes, at most what a post may (wire.rst). */
+		if (len > SWNIC_MAX_MSG_SIZE) {
+			swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
+			return -1;
+		}
 		len = 0;	/* the request has no payload */
+	}
 	if (len > SWNIC_MAX_MSG_SIZE || at > len || n > len - at ||
 	    (n == 0 && len != 0) || psn_before(id, p->exec_next))
-		return false;
+		return -1;
 	/* Fragment i at i * frag, each frag long but the last. */
 	idx = len ? div_u64_rem(at, max(frag, 1U), &rem) : 0;
 	if (len && (frag < SWNIC_FRAG_MIN || frag > SWNIC_FRAG_MAX || rem ||
 		    n != min_t(u64, frag, len - at))) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
-		return false;
+		return -1;
 	}
 	/*
 	 * By its id: a peer may have SWNIC_RX_AHEAD messages, and a packet
@@ -216,7 +227,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	/* Not taken yet: the sender tries again once earlier ones ran. */
 	if (id - p->exec_next >= SWNIC_RX_AHEAD) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_WINDOW);
-		return false;
+		return -1;
 	}
 	/*
 	 * New: made in order of msg_id, charged to the namespace's budget
@@ -241,7 +252,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_kept_free(wn, false);
 	if (wn->rx_mem + len + sizeof(*rm) > budget) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
-		return false;
+		return -1;
 	}
 	/*
 	 * A packet that does not name us may come from any host, from any
@@ -259,14 +270,14 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		p->ack_due = true;
 		p->ack_now = true;
 		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
-		return false;
+		return -1;
 	}
 	if (wn->rx_mem + need > budget ||
 	    (!proven && wn->rx_unproven + need > share))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
 	if (!rm)
-		return false;
+		return -1;
 	if (keep) {
 		rm->size = 2 * len + table;
 		rm->used = table;
@@ -285,7 +296,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		kvfree(rm->frags);
 		kfree(rm);
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
-		return false;
+		return -1;
 	}
 	wn->rx_kept += keep;
 	if (!proven) {
@@ -298,6 +309,7 @@ bool swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->tos = swnic_skb_tos(skb);
 	rm->ifindex = skb->skb_iif;
 	wn->rx_mem += rm->size + sizeof(*rm);
+	fresh = true;
 	/* In msg_id order: before the next one the peer has, if any. */
 	pos = swnic_rxmsg_after(p, id);
 	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
@@ -311,7 +323,7 @@ found:
 	    rm->m.raddr != m->raddr || rm->m.src_port != m->src_port ||
 	    rm->m.frag != m->frag) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_BAD_MSG);
-		return false;
+		return -1;
 	}
 	/*
 	 * A fragment we have (sent again under another PSN, which only a
@@ -319,13 +331,13 @@ found:
 	 * once: each byte is counted once, each request run once.
 	 */
 	if (rm->done || !n || test_bit(idx, rm->frags))
-		return true;
+		return !len && fresh;
 	if (rm->pieces ? !swnic_rxmsg_keep(wn, rm, idx, skb, off, n) :
 	    skb_copy_bits(skb, off, rm->buf + at, n))
-		return false;
+		return -1;
 	set_bit(idx, rm->frags);
 	rm->got += n;
-	return true;
+	return rm->got >= rm->len;
 }
 
 /*
@@ -518,7 +530,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	u32 src_inc, dst_inc, psn;
 	__be32 saddr = v6 ? 0 : ip_hdr(skb)->saddr;
 	__be16 sport = udp_hdr(skb)->source;
-	bool ok = true, create, limited = false, learnt = false;
+	bool create, limited = false, learnt = false;
+	int whole = 0;
 
 	wn->rx_pkts++;
 	/*
@@ -740,9 +753,9 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 			return;
 		}
 		/* Past the checks above, a packet naming us names us now. */
-		ok = swnic_rx_fragment(wn, p, dst_inc != 0, &m, skb, off,
-				       len - off);
-		if (!ok) {
+		whole = swnic_rx_fragment(wn, p, dst_inc != 0, &m, skb, off,
+					  len - off);
+		if (whole < 0) {
 			/* Not taken: not acknowledged, the sender retries. */
 			return;
 		}
@@ -757,7 +770,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	if (h.type != SWNIC_PKT_RESP) {
 		p->ack_tos = swnic_skb_tos(skb);
 		p->ifindex = skb->skb_iif;
-		swnic_rx_run(wn, p);
+		if (whole > 0)
+			swnic_rx_run(wn, p);
 	}
 }
 

@@ -211,6 +211,25 @@ else
 		"before: $w0" "after:  $w1"
 fi
 
+# A read may ask for at most what a post may (1 GiB): one of 2 GiB naming
+# us is malformed (drop_bad_msg, as its copy in a DATA packet), not taken
+# (wire_fuzz sees no ACK of it: "ACK -1") and not run.
+w0=$(wire_counters swnicfa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s 2 -n 2048 -x read $ADDR_A \
+	>/tmp/wfz.read 2>&1
+read_rc=$?
+w1=$(wire_counters swnicfa)
+if [ $read_rc = 1 ] &&
+   grep -q "read of 2048 MiB naming the target: ACK -1" /tmp/wfz.read &&
+   [ "$(printf '%s' "$w1" | jq .drop_bad_msg)" = \
+     $(( $(printf '%s' "$w0" | jq .drop_bad_msg) + 2 )) ]; then
+	ok "a read of more than 1 GiB is malformed, not run"
+else
+	not_ok "a read of more than 1 GiB is malformed, not run" \
+		"wire_fuzz exit $read_rc: $(cat /tmp/wfz.read)" \
+		"before: $w0" "after:  $w1"
+fi
+
 base=$(wire_counters swnicfa)
 
 wait_listen()
