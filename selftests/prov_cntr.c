@@ -52,14 +52,6 @@ static int open_cntr(FIXTURE_DATA(cntr) *self, enum fi_wait_obj wait)
 	return fi_cntr_open(self->ctx.domain, &attr, &self->cntr, NULL);
 }
 
-static long ms_since(const struct timespec *a)
-{
-	struct timespec b;
-
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
-}
-
 /* The calling thread's voluntary context switches so far. */
 static long thread_sleeps(void)
 {
@@ -168,7 +160,7 @@ static void wait_cycle(struct __test_metadata *_metadata,
 	sleeps = thread_sleeps();
 	ret = fi_cntr_wait(self->cntr, 11, 150);
 	sleeps = thread_sleeps() - sleeps;
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	EXPECT_EQ(-FI_ETIMEDOUT, ret);
 	EXPECT_LE(140, ms);
 	/* With an fd, the thread slept: it did not poll each millisecond. */
@@ -180,7 +172,7 @@ static void wait_cycle(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_create(&thread, NULL, add_later, &a));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = fi_cntr_wait(self->cntr, 13, -1);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(13, fi_cntr_read(self->cntr));
@@ -302,7 +294,7 @@ static void *wait_for(void *arg)
 	w->sleeps = thread_sleeps();
 	w->ret = fi_cntr_wait(w->cntr, w->threshold, 10000);
 	w->sleeps = thread_sleeps() - w->sleeps;
-	w->ms = ms_since(&t0);
+	w->ms = sys_ms_since(&t0);
 	return NULL;
 }
 
@@ -592,7 +584,7 @@ TEST_F(cntr, fd_readable_on_writes_to_a_bound_mr)
 	ASSERT_EQ(0, fi_write(b.ep, src, sizeof(src), NULL, b.to, b.base,
 			      fi_mr_key(b.mr), NULL));
 	EXPECT_EQ(1, poll(&pf, 1, 10000));
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	EXPECT_GT(5000, ms) TH_LOG("the fd was readable after %ld ms", ms);
 	/* Counted, not yet seen: blocking now could miss it. */
 	EXPECT_EQ(-FI_EAGAIN, fi_trywait(b.peer.fabric, fids, 1));

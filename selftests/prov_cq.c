@@ -116,14 +116,6 @@ static struct fi_cq_tagged_entry entry(int i)
 	return e;
 }
 
-static long ms_since(const struct timespec *a)
-{
-	struct timespec b;
-
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
-}
-
 static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -408,7 +400,7 @@ static void sread_cycle(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, wait, 0));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = fi_cq_sread(self->cq, out, 4, NULL, 150);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	EXPECT_EQ(-FI_EAGAIN, ret);
 	EXPECT_LE(140, ms);
 
@@ -416,7 +408,7 @@ static void sread_cycle(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_create(&thread, NULL, produce, &p));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = fi_cq_sread(self->cq, out, 4, NULL, -1);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(1, ret);
 	EXPECT_EQ((void *)0x1009, out[0].op_context);
@@ -473,7 +465,7 @@ TEST_F(cq, sreadfrom_threshold)
 	/* fi_cq(3): "the cond field is interpreted as a size_t threshold". */
 	ret = fi_cq_sreadfrom(self->cq, out, 8, src,
 			      (void *)(uintptr_t)threshold, 5000);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(3, ret);
 	EXPECT_EQ(0, src[2]);
@@ -561,7 +553,7 @@ static void sread_kernel(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pthread_create(&thread, NULL, send_later, &s));
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		ret = fi_cq_sread(self->cq, out, 4, NULL, timeouts[i]);
-		ms = ms_since(&t0);
+		ms = sys_ms_since(&t0);
 		pthread_join(thread, NULL);
 		ASSERT_EQ(0, s.ret);
 		ASSERT_EQ(1, ret);
@@ -615,7 +607,7 @@ TEST_F_TIMEOUT(cq, sread_threshold_kernel_completions, 30)
 	ASSERT_EQ(0, pthread_create(&thread, NULL, send_later, &s));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = fi_cq_sread(self->cq, out, 4, (void *)(uintptr_t)2, 10000);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	pthread_join(thread, NULL);
 	ASSERT_EQ(0, s.ret);
 	ASSERT_EQ(2, ret);

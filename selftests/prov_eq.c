@@ -43,14 +43,6 @@ static int open_eq(struct prov_ctx *ctx, enum fi_wait_obj wait, size_t size,
 	return fi_eq_open(ctx->fabric, &attr, eq, NULL);
 }
 
-static long ms_since(const struct timespec *a)
-{
-	struct timespec b;
-
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
-}
-
 static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -211,7 +203,7 @@ static void sread_cycle(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, open_eq(ctx, wait, 0, FI_WRITE, &w.eq));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = fi_eq_sread(w.eq, &event, &out, sizeof(out), 150, 0);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	EXPECT_EQ(-FI_EAGAIN, ret);
 	EXPECT_LE(140, ms);
 	EXPECT_GT(2000, ms);
@@ -219,7 +211,7 @@ static void sread_cycle(struct __test_metadata *_metadata,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, write_later, &w));
 	ret = fi_eq_sread(w.eq, &event, &out, sizeof(out), -1, 0);
-	ms = ms_since(&t0);
+	ms = sys_ms_since(&t0);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(sizeof(out), ret);
 	EXPECT_EQ(7, out.data);

@@ -115,15 +115,6 @@ static int trywait_set(struct fid_fabric *fabric, struct fid_wait *set)
 	return fi_trywait(fabric, fids, 1);
 }
 
-static long ms_since(const struct timespec *a)
-{
-	struct timespec b;
-
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (b.tv_sec - a->tv_sec) * 1000 +
-	       (b.tv_nsec - a->tv_nsec) / 1000000;
-}
-
 /* A message a -> b, both completions on the CQ (not read here). */
 static void one_message(struct __test_metadata *_metadata,
 			FIXTURE_DATA(ws) *self, char *in)
@@ -264,7 +255,7 @@ TEST_F(ws, wait_wakes_thread_and_fd)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, pthread_create(&th, NULL, add_later, c));
 	EXPECT_EQ(0, fi_wait(set, 5000));
-	EXPECT_LT(ms_since(&t0), 4000);
+	EXPECT_LT(sys_ms_since(&t0), 4000);
 	pthread_join(th, NULL);
 
 	ASSERT_EQ(0, fi_control(&set->fid, FI_GETWAIT, &pfd.fd));

@@ -2,7 +2,8 @@
 /*
  * sys_util.h - writing a control file (cgroupfs, procfs, sysfs) in one
  * write(), as the kernel takes them: its error is the write's; entering a
- * network namespace; reading a wire counter through the swnic tool.
+ * network namespace; reading a wire counter through the swnic tool;
+ * elapsed milliseconds.
  */
 #ifndef SWNIC_SYS_UTIL_H
 #define SWNIC_SYS_UTIL_H
@@ -13,9 +14,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Write @s to @path: 0 or -errno (of the open or the write). */
+/* Milliseconds of CLOCK_MONOTONIC since @t0. */
+static inline long sys_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 /*
  * Leave the process no fd to make (EMFILE): RLIMIT_NOFILE's soft limit at
  * the lowest free fd. @old: the limits, to restore with setrlimit().
@@ -36,6 +47,7 @@ static inline int sys_no_fd_left(struct rlimit *old)
 	return setrlimit(RLIMIT_NOFILE, &lim) ? -errno : 0;
 }
 
+/* Write @s to @path: 0 or -errno (of the open or the write). */
 static inline int sys_write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
