@@ -766,11 +766,10 @@ static int swnic_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EBADFLAGS;
 	if (!eq)
 		return -FI_EINVAL;
-	/* fi_av(3): an EQ of the AV's domain's fabric. */
-	if (swnic_eq_fabric(eq) != av->domain->fabric) {
-		SWNIC_WARN(FI_LOG_AV, "fi_av_bind: an EQ of another fabric\n");
-		return -FI_EINVAL;
-	}
+	ret = swnic_eq_bind_check(eq, av->domain->fabric, FI_LOG_AV,
+				  "fi_av_bind");
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&av->lock);
 	if (av->eq) {
 		ret = -FI_EALREADY;

@@ -134,11 +134,10 @@ static int swnic_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			   bfid->fclass);
 		return -FI_EINVAL;
 	}
-	/* fi_domain(3): an EQ of the domain's fabric. */
-	if (swnic_eq_fabric(eq) != dom->fabric) {
-		SWNIC_WARN(FI_LOG_DOMAIN, "fi_domain_bind: an EQ of another fabric\n");
-		return -FI_EINVAL;
-	}
+	ret = swnic_eq_bind_check(eq, dom->fabric, FI_LOG_DOMAIN,
+				  "fi_domain_bind");
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&dom->ctl_lock);
 	if (dom->eq) {
 		SWNIC_WARN(FI_LOG_DOMAIN, "domain %s already has an EQ\n",

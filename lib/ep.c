@@ -379,10 +379,9 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		eq = swnic_eq_from_fid(bfid);
 		if (!eq || flags || ep->eq)
 			return -FI_EINVAL;
-		if (swnic_eq_fabric(eq) != ep->domain->fabric) {
-			SWNIC_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an EQ of another fabric\n");
+		if (swnic_eq_bind_check(eq, ep->domain->fabric,
+					FI_LOG_EP_CTRL, "fi_ep_bind"))
 			return -FI_EINVAL;
-		}
 		ep->eq = eq;
 		swnic_eq_bind_get(eq);
 		return 0;

@@ -60,10 +60,19 @@ struct swnic_eq *swnic_eq_from_fid(struct fid *fid)
 	return swnic_container_of(fid, struct swnic_eq, eq_fid.fid);
 }
 
-/* The fabric @eq was opened on (an object binds only an EQ of its own). */
-struct swnic_fabric *swnic_eq_fabric(const struct swnic_eq *eq)
+/*
+ * An object of @fabric binds @eq (fi_domain(3), fi_endpoint(3), fi_av(3),
+ * fi_cm(3)): only an EQ opened on that fabric. Return: 0, or -FI_EINVAL,
+ * logged as @call's under @subsys.
+ */
+int swnic_eq_bind_check(const struct swnic_eq *eq,
+			const struct swnic_fabric *fabric,
+			enum fi_log_subsys subsys, const char *call)
 {
-	return eq->fabric;
+	if (eq->fabric == fabric)
+		return 0;
+	SWNIC_WARN(subsys, "%s: an EQ of another fabric\n", call);
+	return -FI_EINVAL;
 }
 
 void swnic_eq_bind_get(struct swnic_eq *eq)

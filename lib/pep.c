@@ -42,11 +42,9 @@ static int swnic_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return bfid ? -FI_ENOSYS : -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
-	/* fi_cm(3): an EQ of the passive endpoint's fabric. */
-	if (swnic_eq_fabric(eq) != pep->fabric) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_pep_bind: an EQ of another fabric\n");
+	if (swnic_eq_bind_check(eq, pep->fabric, FI_LOG_EP_CTRL,
+				"fi_pep_bind"))
 		return -FI_EINVAL;
-	}
 	pthread_mutex_lock(&swnic_cm_lock);
 	if (pep->eq) {
 		pthread_mutex_unlock(&swnic_cm_lock);

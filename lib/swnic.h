@@ -331,7 +331,9 @@ struct swnic_eq;
 int swnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		  struct fid_eq **eq, void *context);
 struct swnic_eq *swnic_eq_from_fid(struct fid *fid);
-struct swnic_fabric *swnic_eq_fabric(const struct swnic_eq *eq);
+int swnic_eq_bind_check(const struct swnic_eq *eq,
+			const struct swnic_fabric *fabric,
+			enum fi_log_subsys subsys, const char *call);
 /* Queue an event or an error event; -FI_EOVERRUN if the EQ is full. */
 int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
 		    void *context, uint64_t data);
