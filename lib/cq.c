@@ -288,7 +288,7 @@ static bool swnic_cq_kernel_pending(struct swnic_cq *cq)
  * readable when it writes a completion to the ring; -1 if @cq has no
  * kernel ring; -FI_EAGAIN if progress cannot wait for the kernel - the
  * ring holds completions it had no room for, or an endpoint's SQ holds
- * entries that only progress retries (swnic_ep_sq_retry()).
+ * entries that only progress retries (swnic_ep_sq_waits()).
  */
 int swnic_cq_wait_fd(struct swnic_cq *cq)
 {
@@ -303,9 +303,7 @@ int swnic_cq_wait_fd(struct swnic_cq *cq)
 	swnic_list_for_each(pos, &cq->eps) {
 		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
 
-		if (ep->enabled && ep->tx_cq == cq &&
-		    (ep->rm_enabled || ep->fence_used) &&
-		    ep->sq.local != atomic_load(ep->sq.head))
+		if (ep->enabled && ep->tx_cq == cq && swnic_ep_sq_waits(ep))
 			fd = -FI_EAGAIN;
 	}
 	swnic_lock_release(&cq->lock);

@@ -311,14 +311,20 @@ static int swnic_ring_produce(struct swnic_ep *ep, struct swnic_uring *r,
 }
 
 /*
- * SQ entries the kernel left (a target out of resources, a fence, the
- * engine not there yet) that only progress's doorbells move on, for an
- * endpoint that relies on them: its CQ's reads must not skip progress.
+ * Does @ep's SQ hold entries the kernel left (a target out of resources, a
+ * fence, the engine not there yet) that only progress's doorbells move on,
+ * the endpoint relying on them?
  */
+bool swnic_ep_sq_waits(struct swnic_ep *ep)
+{
+	return (ep->rm_enabled || ep->fence_used) &&
+	       ep->sq.local != atomic_load(ep->sq.head);
+}
+
+/* Entries of swnic_ep_sq_waits(): its CQ's reads must not skip progress. */
 void swnic_ep_sq_retry(struct swnic_ep *ep)
 {
-	if ((ep->rm_enabled || ep->fence_used) &&
-	    ep->sq.local != atomic_load(ep->sq.head))
+	if (swnic_ep_sq_waits(ep))
 		swnic_cq_stir(ep->tx_cq);
 }
 
