@@ -56,6 +56,23 @@ static const struct sockaddr_in *sin_of(const void *addr)
 	return addr;
 }
 
+/*
+ * A hint's address (src_addr or dest_addr, freed with the hints): the
+ * loopback address at @port, its length in @len; NULL if out of memory.
+ */
+static void *hint_loopback(uint16_t port, size_t *len)
+{
+	struct sockaddr_in *sin = calloc(1, sizeof(*sin));
+
+	if (!sin)
+		return NULL;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin->sin_port = htons(port);
+	*len = sizeof(*sin);
+	return sin;
+}
+
 TEST(no_hints_lists_every_type)
 {
 	struct fi_info *info, *cur;
@@ -413,23 +430,14 @@ TEST_F(info, addr_str_node)
 
 TEST_F(info, hint_addresses)
 {
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct sockaddr_in dest = { .sin_family = AF_INET };
-
 	if (self->q.ifindex)
 		SKIP(return, "swnic0 is bound to a netdev");
 	self->hints->ep_attr->type = FI_EP_RDM;
 	self->hints->addr_format = FI_SOCKADDR_IN;
-	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	src.sin_port = htons(9);
-	self->hints->src_addr = malloc(sizeof(src));
-	memcpy(self->hints->src_addr, &src, sizeof(src));
-	self->hints->src_addrlen = sizeof(src);
-	dest = src;
-	dest.sin_port = htons(10);
-	self->hints->dest_addr = malloc(sizeof(dest));
-	memcpy(self->hints->dest_addr, &dest, sizeof(dest));
-	self->hints->dest_addrlen = sizeof(dest);
+	self->hints->src_addr = hint_loopback(9, &self->hints->src_addrlen);
+	ASSERT_NE(NULL, self->hints->src_addr);
+	self->hints->dest_addr = hint_loopback(10, &self->hints->dest_addrlen);
+	ASSERT_NE(NULL, self->hints->dest_addr);
 	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
 	EXPECT_EQ(htons(9), sin_of(self->info->src_addr)->sin_port);
 	EXPECT_EQ(htons(10), sin_of(self->info->dest_addr)->sin_port);
@@ -799,30 +807,20 @@ TEST_F(info, msg_order_not_kept_is_no_match)
  */
 TEST_F(info, source_keeps_hints_dest_addr)
 {
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct sockaddr_in dest = { .sin_family = AF_INET };
-
 	if (self->q.ifindex)
 		SKIP(return, "swnic0 is bound to a netdev");
 	self->hints->ep_attr->type = FI_EP_RDM;
 	self->hints->addr_format = FI_SOCKADDR_IN;
-	dest.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	dest.sin_port = htons(7001);
-	self->hints->dest_addr = malloc(sizeof(dest));
+	self->hints->dest_addr = hint_loopback(7001,
+					       &self->hints->dest_addrlen);
 	ASSERT_NE(NULL, self->hints->dest_addr);
-	memcpy(self->hints->dest_addr, &dest, sizeof(dest));
-	self->hints->dest_addrlen = sizeof(dest);
-	src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	src.sin_port = htons(9);
-	self->hints->src_addr = malloc(sizeof(src));
+	self->hints->src_addr = hint_loopback(9, &self->hints->src_addrlen);
 	ASSERT_NE(NULL, self->hints->src_addr);
-	memcpy(self->hints->src_addr, &src, sizeof(src));
-	self->hints->src_addrlen = sizeof(src);
 
 	ASSERT_EQ(0, GETINFO("127.0.0.1", "5000", FI_SOURCE));
 	EXPECT_EQ(htons(5000), sin_of(self->info->src_addr)->sin_port);
 	ASSERT_NE(NULL, self->info->dest_addr);
-	EXPECT_EQ(sizeof(dest), self->info->dest_addrlen);
+	EXPECT_EQ(sizeof(struct sockaddr_in), self->info->dest_addrlen);
 	EXPECT_EQ(htonl(INADDR_LOOPBACK),
 		  sin_of(self->info->dest_addr)->sin_addr.s_addr);
 	EXPECT_EQ(htons(7001), sin_of(self->info->dest_addr)->sin_port);
