@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
 #include "gauge_util.h"
@@ -115,7 +116,7 @@ FIXTURE_VARIANT_ADD(killed_peer, engine)
 FIXTURE_SETUP(killed_peer)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
-		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+		SETUP_SKIP("no %s (module not loaded)", DEV_PATH);
 	ASSERT_EQ(0, gauges_read(&self->start));
 	self->vmpin = vm_pinned_kb();
 }
@@ -444,12 +445,12 @@ FIXTURE_SETUP(rma_killed)
 	int d = dom_open();
 
 	if (d < 0)
-		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+		SETUP_SKIP("no %s (module not loaded)", DEV_PATH);
 	ASSERT_EQ(0, ioctl(d, SWNIC_IOCTL_QUERY_DEVICE, &q));
 	close(d);
 	if ((variant->reg_flags & SWNIC_MR_REG_ODP) &&
 	    !(q.features & SWNIC_FEAT_MR_ODP))
-		SKIP(return, "no on-demand registration on this kernel");
+		SETUP_SKIP("no on-demand registration on this kernel");
 	ASSERT_EQ(0, gauges_read(&self->start));
 }
 
@@ -597,7 +598,7 @@ FIXTURE_VARIANT_ADD(process_exit, sigkill)
 FIXTURE_SETUP(process_exit)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
-		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+		SETUP_SKIP("no %s (module not loaded)", DEV_PATH);
 	ASSERT_EQ(0, gauges_read(&self->start));
 	self->vmpin = vm_pinned_kb();
 }
@@ -824,7 +825,7 @@ FIXTURE_VARIANT_ADD(revoke, dereg)
 FIXTURE_SETUP(revoke)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
-		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+		SETUP_SKIP("no %s (module not loaded)", DEV_PATH);
 	ASSERT_EQ(0, gauges_read(&self->start));
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "swnic_rings.h"
 
 #define DEV_PATH "/dev/swnic0"
@@ -78,7 +79,7 @@ FIXTURE_SETUP(srx)
 	ASSERT_LE(0, self->db);
 	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
 	if (!(q.features & SWNIC_FEAT_SRX))
-		SKIP(return, "the module has no shared receive contexts");
+		SETUP_SKIP("the module has no shared receive contexts");
 	ASSERT_EQ(0, t_cq_create(self->da, 64, &self->c1));
 	ASSERT_EQ(0, t_cq_create(self->da, 64, &self->c2));
 	ASSERT_EQ(0, t_cq_create(self->db, 64, &self->cs));

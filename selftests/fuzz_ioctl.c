@@ -54,6 +54,7 @@
 #include <linux/swnic_queue.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "fuzz_util.h"
 #include "swnic_rings.h"
 
@@ -2210,7 +2211,7 @@ FIXTURE(fuzz)
 FIXTURE_SETUP(fuzz)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
-		SKIP(return, "no %s (module not loaded)", DEV_PATH);
+		SETUP_SKIP("no %s (module not loaded)", DEV_PATH);
 	ASSERT_EQ(0, fz_gauges_read(&self->start));
 	self->taint = fz_tainted();
 	init_cmds();

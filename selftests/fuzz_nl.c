@@ -39,6 +39,7 @@
 #include <linux/swnic_queue.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "fuzz_util.h"
 
 #define DEFAULT_ITERS	60000
@@ -1044,7 +1045,7 @@ FIXTURE_SETUP(nl)
 {
 	self->c = nl_open();
 	if (!self->c)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	self->initial = calloc(1, sizeof(*self->initial));
 	ASSERT_NE(NULL, self->initial);
 	ASSERT_EQ(0, snap_take(self->c, self->initial));

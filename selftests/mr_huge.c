@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "fuse_util.h"
 #include "mr_util.h"
 #include "nl_util.h"
@@ -112,21 +113,32 @@ FIXTURE_SETUP(hugetlb)
 	ASSERT_LE(0, self->fd);
 	self->saved = read_long(NR_PROC);
 	if (self->saved < 0)
-		SKIP(return, "no %s: kernel without hugetlbfs", NR_PROC);
-	if (write_long(NR_PROC, self->saved + want) && self->saved < 16)
-		SKIP(return, "cannot reserve huge pages (not root?)");
+		SETUP_SKIP("no %s: kernel without hugetlbfs", NR_PROC);
+	/*
+	 * From here a skip puts nr_hugepages back itself: SETUP_SKIP() runs
+	 * no teardown, and the pool would stay grown after the test.
+	 */
+	if (write_long(NR_PROC, self->saved + want) && self->saved < 16) {
+		write_long(NR_PROC, self->saved);
+		SETUP_SKIP("cannot reserve huge pages (not root?)");
+	}
 	/* The VM may give fewer; anything from 32 MiB up will do. */
 	self->npages = read_long(NR_PROC) - self->saved;
 	if (self->npages > want)
 		self->npages = want;
-	if (self->npages < 16)
-		SKIP(return, "only %ld huge pages could be reserved",
-		     self->npages);
+	if (self->npages < 16) {
+		write_long(NR_PROC, self->saved);
+		SETUP_SKIP("only %ld huge pages could be reserved",
+			   self->npages);
+	}
 	self->mem = mmap(NULL, self->npages * HPAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (self->mem == MAP_FAILED) {
+		int err = errno;
+
 		self->mem = NULL;
-		SKIP(return, "MAP_HUGETLB: %s", strerror(errno));
+		write_long(NR_PROC, self->saved);
+		SETUP_SKIP("MAP_HUGETLB: %s", strerror(err));
 	}
 	memset(self->mem, 0x11, self->npages * HPAGE);
 }
@@ -256,7 +268,7 @@ FIXTURE_SETUP(thp)
 		fclose(f);
 	}
 	if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
-		SKIP(return, "transparent hugepages are off (%s)", mode);
+		SETUP_SKIP("transparent hugepages are off (%s)", mode);
 	self->len = 16 * HPAGE;
 	self->raw = map_anon(self->len + HPAGE);
 	ASSERT_NE(NULL, self->raw);
@@ -264,7 +276,7 @@ FIXTURE_SETUP(thp)
 	ASSERT_EQ(0, madvise(self->mem, self->len, MADV_HUGEPAGE));
 	memset(self->mem, 0x22, self->len);
 	if (anon_huge_kb() < (long)(HPAGE / 1024))
-		SKIP(return, "no THP could be allocated");
+		SETUP_SKIP("no THP could be allocated");
 }
 
 FIXTURE_TEARDOWN(thp)
@@ -513,16 +525,16 @@ FIXTURE_SETUP(kept_lock)
 	ASSERT_EQ(0, pipe(self->to));
 	ASSERT_EQ(0, pipe(self->from));
 	if (geteuid())
-		SKIP(return, "not root: needs the workqueue and RT settings");
+		SETUP_SKIP("not root: needs the workqueue and RT settings");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "one CPU: needs two");
+		SETUP_SKIP("one CPU: needs two");
 	read_str("/sys/kernel/mm/transparent_hugepage/enabled", mode,
 		 sizeof(mode));
 	if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
-		SKIP(return, "transparent hugepages are off (%s)", mode);
+		SETUP_SKIP("transparent hugepages are off (%s)", mode);
 	if (read_str(WQ_CPUMASK, self->cpumask, sizeof(self->cpumask)) ||
 	    read_str(RT_RUNTIME, self->rt, sizeof(self->rt)))
-		SKIP(return, "no %s or %s", WQ_CPUMASK, RT_RUNTIME);
+		SETUP_SKIP("no %s or %s", WQ_CPUMASK, RT_RUNTIME);
 	read_str(FAIR_SERVER, self->fair, sizeof(self->fair));
 }
 

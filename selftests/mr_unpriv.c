@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 
 #define LIMIT_PAGES	16
@@ -50,7 +51,7 @@ FIXTURE_SETUP(unpriv)
 		ASSERT_EQ(0, setresuid(65534, 65534, 65534));
 	}
 	if (has_ipc_lock())
-		SKIP(return, "cannot shed CAP_IPC_LOCK");
+		SETUP_SKIP("cannot shed CAP_IPC_LOCK");
 	self->fd = mr_open();
 	ASSERT_LE(0, self->fd) TH_LOG("open %s as uid %d: %s", DEV_PATH,
 				      getuid(), strerror(errno));

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "nl_util.h"
 #include "sys_util.h"
@@ -82,7 +83,7 @@ FIXTURE_SETUP(dump)
 	ASSERT_NE(NULL, self->c);
 	ret = nlc_open(self->c);
 	if (ret == -ENOENT)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "nl_dump_test"));
 	self->fd = mr_open();

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "nl_util.h"
 #include "sys_util.h"
@@ -39,7 +40,7 @@ FIXTURE_SETUP(ev)
 	ASSERT_NE(NULL, self->ev);
 	ret = nlc_open(self->c);
 	if (ret == -ENOENT)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, nlc_open(self->ev));
 	ASSERT_NE(0, self->ev->mcgrp_events);

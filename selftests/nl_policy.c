@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "nl_util.h"
 
 /* One malformed attribute in an otherwise valid request. */
@@ -43,7 +44,7 @@ FIXTURE_SETUP(policy)
 	int ret = nlc_open(&self->c);
 
 	if (ret == -ENOENT)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	ASSERT_EQ(0, ret);
 }
 
@@ -335,7 +336,7 @@ FIXTURE_SETUP(handler)
 	int ret = nlc_open(&self->c);
 
 	if (ret == -ENOENT)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	ASSERT_EQ(0, ret);
 	memset(&self->r, 0, sizeof(self->r));
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "nl_util.h"
 
@@ -114,7 +115,7 @@ FIXTURE_SETUP(svc)
 	ASSERT_NE(NULL, self->c);
 	ret = nlc_open(self->c);
 	if (ret == -ENOENT)
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	ASSERT_EQ(0, ret);
 	for (i = 0; i < 4; i++)
 		svc_del(self->c, KEY + i, &r);

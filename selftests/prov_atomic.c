@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "prov_util.h"
 #include "atomic_ref.h"
 
@@ -130,7 +131,7 @@ FIXTURE_SETUP(atomic)
 	ASSERT_EQ(0, prov_open_peer(&self->peer, &local, hints));
 	fi_freeinfo(hints);
 	if (variant->odp && !prov_feature(self->peer.domain, SWNIC_FEAT_MR_ODP))
-		SKIP(return, "the kernel has no on-demand registration");
+		SETUP_SKIP("the kernel has no on-demand registration");
 	side_open(_metadata, self->domain, self->info, &self->a);
 	side_open(_metadata, self->peer.domain, self->peer.info, &self->b);
 	side_open(_metadata, self->domain, self->info, &self->c);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "prov_util.h"
 
 #include <rdma/fi_collective.h>
@@ -34,7 +35,7 @@ FIXTURE_SETUP(av)
 	self->local = !q.ifindex;
 	self->av = NULL;
 	if (!self->local)
-		SKIP(return, "swnic0 is bound to a netdev");
+		SETUP_SKIP("swnic0 is bound to a netdev");
 }
 
 FIXTURE_TEARDOWN(av)

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "prov_util.h"
 
 #define PAGE	4096UL
@@ -52,7 +53,7 @@ FIXTURE_SETUP(mr)
 	ASSERT_EQ(0, prov_open(&self->ctx, hints));
 	fi_freeinfo(hints);
 	if (!need_mr(&self->ctx))
-		SKIP(return, "the kernel has no memory registration");
+		SETUP_SKIP("the kernel has no memory registration");
 	self->ops = prov_ext(self->ctx.domain);
 	ASSERT_NE(NULL, self->ops);
 	ASSERT_EQ(0, self->ops->query_device(self->ctx.domain, &q));

@@ -17,6 +17,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "prov_util.h"
 
 #define NEP	2
@@ -91,7 +92,7 @@ FIXTURE_SETUP(srx)
 	if (!prov_feature(self->domain, SWNIC_FEAT_SRX)) {
 		fi_freeinfo(sinfo);
 		fi_freeinfo(hints);
-		SKIP(return, "the module has no shared receive contexts");
+		SETUP_SKIP("the module has no shared receive contexts");
 	}
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &self->info));

@@ -26,6 +26,7 @@
 #include <rdma/fi_ext_swnic.h>
 #include <rdma/fi_swnic_compat.h>
 
+#include "harness_util.h"
 #include "sys_util.h"
 
 /*
@@ -56,10 +57,15 @@ static inline int prov_have_device(void)
 	return access(PROV_DEV, R_OK | W_OK) == 0;
 }
 
+/*
+ * Skip the test if there is no device: from a FIXTURE_SETUP, or from a
+ * TEST body before it has made anything (SETUP_SKIP, harness_util.h: the
+ * test's process ends here, no body or teardown runs).
+ */
 #define PROV_REQUIRE_DEVICE()						\
 	do {								\
 		if (!prov_have_device())				\
-			SKIP(return, "no %s (module not loaded)", PROV_DEV); \
+			SETUP_SKIP("no %s (module not loaded)", PROV_DEV); \
 	} while (0)
 
 /* Hints naming the swnic provider (and nothing else). */
@@ -246,7 +252,7 @@ static inline int prov_open_peer(struct prov_ctx *peer,
 #define PROV_ONE_HOST()							\
 	do {								\
 		if (prov_across())					\
-			SKIP(return, "one host's device alone: runs in-host"); \
+			SETUP_SKIP("one host's device alone: runs in-host"); \
 	} while (0)
 
 /*

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "swnic_rings.h"
 
 #define DEV		"swnic6q"
@@ -110,7 +111,7 @@ FIXTURE(addr6)
 FIXTURE_SETUP(addr6)
 {
 	if (access("/dev/swnic0", F_OK))
-		SKIP(return, "no swnic module");
+		SETUP_SKIP("no swnic module");
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ASSERT_EQ(0, run("ip link set lo up && swnic dev add " DEV
 			 " netdev lo >/dev/null"));

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "nl_util.h"
 
@@ -87,7 +88,7 @@ FIXTURE_SETUP(auth)
 	if (ret == -ENOENT) {
 		free(self->c);
 		self->c = NULL;
-		SKIP(return, "no swnic netlink family (module not loaded)");
+		SETUP_SKIP("no swnic netlink family (module not loaded)");
 	}
 	ASSERT_EQ(0, ret);
 	svc_del(self->c, KEY_B);

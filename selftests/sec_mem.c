@@ -21,6 +21,7 @@
 #include <linux/magic.h>
 
 #include "kselftest_harness.h"
+#include "harness_util.h"
 #include "mr_util.h"
 #include "swnic_rings.h"
 #include "sys_util.h"
@@ -598,9 +599,15 @@ FIXTURE_VARIANT_ADD(wire, large)
 FIXTURE_SETUP(wire)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
-		SKIP(return, "no " DEV_PATH " (module not loaded)");
-	if (run(WM_SETUP " >/dev/null 2>&1"))
-		SKIP(return, "cannot make a host of a network namespace");
+		SETUP_SKIP("no " DEV_PATH " (module not loaded)");
+	if (run(WM_SETUP " >/dev/null 2>&1")) {
+		/*
+		 * It may have stopped halfway, and SETUP_SKIP() runs no
+		 * teardown: remove what it made (netns, veth, devices).
+		 */
+		run(WM_CLEANUP " >/dev/null 2>&1");
+		SETUP_SKIP("cannot make a host of a network namespace");
+	}
 }
 
 FIXTURE_TEARDOWN(wire)
