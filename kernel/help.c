@@ -291,7 +291,12 @@ int swnic_help_copy_in(struct swnic_cq *cq, struct swnic_mr_ref *ref,
  * @cq: the CQ whose fd the caller holds
  * @arg: struct swnic_cq_help
  *
- * Return: 0 (with @copied), -EOPNOTSUPP for unknown flags.
+ * Only the domain's owner helps, as only it maps the CQ's ring: another
+ * process holding the fd (a forked child) would spend its CPU on the
+ * owner's copies and learn their sizes.
+ *
+ * Return: 0 (with @copied), -EOPNOTSUPP for unknown flags, -EPERM for a
+ * caller that is not the domain's owner.
  */
 int swnic_cq_ioctl_help(struct swnic_cq *cq, void *arg)
 {
@@ -300,6 +305,8 @@ int swnic_cq_ioctl_help(struct swnic_cq *cq, void *arg)
 
 	if (h->flags)
 		return -EOPNOTSUPP;
+	if (!swnic_domain_is_owner(cq->dom))
+		return -EPERM;
 	h->copied = 0;
 	rcu_read_lock();
 	job = rcu_dereference(cq->help_job);

@@ -604,11 +604,16 @@ TEST_F(dp, large_copy_unshared)
 	munmap(dst, all);
 }
 
-/* The ioctl's contract: on a CQ's fd only, nothing to do is no error. */
+/*
+ * The ioctl's contract: on a CQ's fd only, by the domain's owner only;
+ * nothing to do is no error.
+ */
 TEST_F(dp, cq_help_abi)
 {
 	struct swnic_query_device q = { .size = sizeof(q) };
 	struct swnic_cq_help h = { .size = sizeof(h), .copied = 99 };
+	int status;
+	pid_t pid;
 
 	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
 	EXPECT_TRUE(q.features & SWNIC_FEAT_COPY_HELP);
@@ -634,6 +639,20 @@ TEST_F(dp, cq_help_abi)
 	ASSERT_EQ(-1, ioctl(self->cb.fd, SWNIC_IOCTL_EP_DOORBELL, &h));
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(0, atomic_load(self->cb.ring.flags) & SWNIC_RING_F_HELP);
+	/* Only the domain's owner helps: not a child holding the CQ's fd. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (ioctl(self->cb.fd, SWNIC_IOCTL_CQ_HELP, &h) != -1)
+			_exit(1);
+		_exit(errno == EPERM ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the child's CQ_HELP: %s",
+						 WEXITSTATUS(status) == 1 ?
+						 "it helped" : "not EPERM");
+	ASSERT_EQ(0, ioctl(self->cb.fd, SWNIC_IOCTL_CQ_HELP, &h));
 }
 
 TEST_F(dp, no_completion_unless_asked)

@@ -1004,7 +1004,7 @@ static void init_cmds(void)
 	cmd_by_nr(SWNIC_CMD_ADDR6)->errs =
 		FZ_ERRS(EPERM, EAFNOSUPPORT, ENETDOWN, EADDRNOTAVAIL, ENOSPC,
 			EDQUOT, ENOMEM, ENOENT);
-	cmd_by_nr(SWNIC_CMD_CQ_HELP)->errs = FZ_ERRS(EOPNOTSUPP);
+	cmd_by_nr(SWNIC_CMD_CQ_HELP)->errs = FZ_ERRS(EOPNOTSUPP, EPERM);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }

@@ -756,7 +756,8 @@ struct swnic_trig_recv {
  * left. The copy runs between pages the kernel holds - the sender's,
  * the MR's - and never touches the caller's memory otherwise; the
  * completion is posted as always, once every chunk is in place. With no
- * copy to share, it returns 0 at once (@copied 0).
+ * copy to share, it returns 0 at once (@copied 0). Only the process that
+ * opened the domain may call it (EPERM), as only it maps the CQ's ring.
  */
 struct swnic_cq_help {
 	__u32 size;			/* in: sizeof(struct swnic_cq_help) */
