@@ -685,13 +685,13 @@ static void __net_exit swnic_udp_net_exit(struct net *net)
 	 */
 	WRITE_ONCE(wn->nnames6, 0);
 	names6 = wn->names6;
-	wn->names6 = NULL;
 	xa_for_each(&wn->users6, idx, u)
 		kfree(u);
 	xa_destroy(&wn->users6);
 	mutex_unlock(&wn->lock);
 	if (names6) {
 		synchronize_rcu();
+		wn->names6 = NULL;
 		kvfree(names6);
 	}
 }

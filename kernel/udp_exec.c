@@ -27,7 +27,7 @@ void *swnic_rxbuf_get(struct swnic_wnet *wn, u64 len, size_t *size)
 			best = b;
 	if (!best) {
 		*size = len;
-		return kvmalloc(len, GFP_KERNEL);
+		return kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
 	}
 	buf = best->buf;
 	*size = best->size;

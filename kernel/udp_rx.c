@@ -282,13 +282,13 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		rm->size = 2 * len + table;
 		rm->used = table;
 		rm->km.read = swnic_rxmsg_read;
-		rm->pieces = kvzalloc(table, GFP_KERNEL);
+		rm->pieces = kvzalloc(table, GFP_KERNEL | __GFP_NOWARN);
 	} else if (len) {
 		rm->buf = swnic_rxbuf_get(wn, len, &rm->size);
 	}
 	if (len)
 		rm->frags = kvcalloc(BITS_TO_LONGS(DIV_ROUND_UP_ULL(len, frag)),
-				     sizeof(long), GFP_KERNEL);
+				     sizeof(long), GFP_KERNEL | __GFP_NOWARN);
 	if ((len && (!(rm->buf || rm->pieces) || !rm->frags)) ||
 	    xa_insert(&p->rxids, id, rm, GFP_KERNEL)) {
 		swnic_rxbuf_put(wn, rm->buf, rm->size);
