@@ -72,6 +72,29 @@ vm_setup()
 	done
 }
 
+# A CPU quota held for the whole boot. Tests that hold a thread back with
+# cpu.max (selftests/cpu_util.h) otherwise turn the scheduler's
+# CFS-bandwidth static key on and off, test after test: each time the
+# kernel patches its text through int3 breakpoints, and under TCG another
+# vCPU can still run the breakpoint once the patch is done - an "Oops:
+# int3" at the key's branch in put_prev_entity() (once, in a 6.12 guest
+# running dp_queue). With the key held on from here, it never changes
+# again. The quota (ten CPUs) holds no task back: its cgroup is empty.
+vm_hold_cfs_bandwidth()
+{
+	local cg=/run/swnic-cg
+
+	mkdir -p "$cg" && mount -t cgroup2 cgroup2 "$cg" 2>/dev/null || return
+	if ! { echo +cpu > "$cg/cgroup.subtree_control" &&
+	       mkdir -p "$cg/swnic-vm-quota" &&
+	       echo "1000000 100000" > "$cg/swnic-vm-quota/cpu.max"; } 2>/dev/null
+	then
+		echo "vm: cannot hold a CPU quota (cgroup2 cpu controller)"
+	fi
+	umount "$cg"
+	rmdir "$cg"
+}
+
 vm_load_module()
 {
 	local err
@@ -156,6 +179,7 @@ stty -F "$OUT" raw -echo 2>/dev/null
 exec < /dev/null > "$OUT" 2>&1
 
 vm_setup
+vm_hold_cfs_bandwidth
 [ -n "${VM_NET:-}" ] && vm_setup_net
 [ "$VM_MODULE" = 1 ] && vm_load_module
 vm_run
