@@ -53,7 +53,7 @@ bool swnic_udp_name_local(struct swnic_device *sdev, __be32 name);
 int swnic_udp_ioctl_addr6(struct swnic_domain *dom, void *arg);
 
 /* A peer context as netlink shows it (swnic_udp_peers()). */
-#define SWNIC_PEER_DROPS_MAX	8
+#define SWNIC_PEER_DROPS_MAX	12
 
 struct swnic_peer_info {
 	__be32 ip;			/* IPv4, or @addr6's name */

@@ -160,11 +160,13 @@ bool swnic_rxmsg_keep(struct swnic_wnet *wn, struct swnic_rxmsg *rm,
 }
 
 /* Free @rm's payload: executed, it is kept only as a record (@done). */
-static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_rxmsg *rm)
+static void swnic_rxmsg_release(struct swnic_wnet *wn, struct swnic_peer *p,
+				struct swnic_rxmsg *rm)
 {
 	u64 i, n;
 
 	wn->rx_mem -= rm->size;	/* the buffer's: maybe more */
+	p->rx_mem -= rm->size;
 	if (rm->unproven)
 		wn->rx_unproven -= rm->size;
 	swnic_rxbuf_put(wn, rm->buf, rm->size);
@@ -202,8 +204,9 @@ void swnic_rxmsg_free(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	xa_erase(&p->rxids, rm->msg_id);
 	list_del(&rm->node);
-	swnic_rxmsg_release(wn, rm);
+	swnic_rxmsg_release(wn, p, rm);
 	wn->rx_mem -= sizeof(*rm);
+	p->rx_mem -= sizeof(*rm);
 	if (rm->unproven)
 		wn->rx_unproven -= sizeof(*rm);
 	kfree(rm);
@@ -763,7 +766,7 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 				if (!(rm->m.flags & SWNIC_MSGF_RESP_ACKS))
 					p->ack_now = true;
 				rm->done = true;
-				swnic_rxmsg_release(wn, rm);
+				swnic_rxmsg_release(wn, p, rm);
 				wn->rx_passed += nwaiting > 0;
 				continue;
 			}

@@ -84,6 +84,14 @@ extern bool swnic_tx_splice;
  */
 #define SWNIC_RX_UNPROVEN_SHARE	8
 /*
+ * The part of the receive budget one peer's messages may hold: 1/2. One
+ * host that starts large messages and never ends them (any host can be
+ * a proven peer) leaves the other half to the others; and a message
+ * larger than this share can never be taken, so it is refused at once
+ * (ENOBUFS), not left to be sent again for ever.
+ */
+#define SWNIC_RX_PEER_SHARE	2
+/*
  * A peer's answers waiting to go (HELD, then the outcome: two per request
  * it may have outstanding, at most): past that, its requests wait to run.
  */
@@ -139,6 +147,7 @@ enum {
 	SWNIC_DROP_NO_DEV,	/* no swnic device bound to the netdev */
 	SWNIC_DROP_ADDR,	/* not from a peer's wire port, or to a group */
 	SWNIC_DROP_UNPROVEN,	/* not naming us, over their share of rx_mem_mb */
+	SWNIC_DROP_TOO_BIG,	/* a message over a peer's share: refused */
 	__SWNIC_DROP_NUM
 };
 
@@ -470,6 +479,7 @@ struct swnic_peer {
 	u32 nheld_waiting;
 	/* our answers on @txq, each charged to wn->rx_mem until it went */
 	u32 nanswers;
+	u64 rx_mem;			/* of wn->rx_mem: its messages' */
 	unsigned long ping_at;		/* jiffies: our last PING */
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;

@@ -23,6 +23,7 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 	[SWNIC_DROP_NO_DEV] = "drop_no_dev",
 	[SWNIC_DROP_ADDR] = "drop_addr",
 	[SWNIC_DROP_UNPROVEN] = "drop_unproven",
+	[SWNIC_DROP_TOO_BIG] = "drop_too_big",
 };
 
 /*
@@ -32,7 +33,7 @@ static const char *const swnic_drop_names[__SWNIC_DROP_NUM] = {
 static const u8 swnic_peer_drop_reasons[] = {
 	SWNIC_DROP_SHORT, SWNIC_DROP_STALE, SWNIC_DROP_WINDOW, SWNIC_DROP_DUP,
 	SWNIC_DROP_BAD_MSG, SWNIC_DROP_NO_MEM, SWNIC_DROP_NO_DEV,
-	SWNIC_DROP_UNPROVEN,
+	SWNIC_DROP_UNPROVEN, SWNIC_DROP_TOO_BIG,
 };
 
 static_assert(ARRAY_SIZE(swnic_peer_drop_reasons) <= SWNIC_PEER_DROPS_MAX);

@@ -179,6 +179,61 @@ static struct swnic_rxmsg *swnic_rxmsg_after(struct swnic_peer *p, u32 id)
 }
 
 /*
+ * A message of a proven peer larger than its share of the receive budget
+ * (SWNIC_RX_PEER_SHARE): it can never be taken. Before, its fragments
+ * were dropped (drop_no_mem) and sent again for as long as the peer
+ * lived: the initiator's request never completed. Now it is refused at
+ * its first fragment - a record, done, that takes its other fragments
+ * and drops them, and the answer ENOBUFS, which completes the request at
+ * the initiator before it sends the rest. Both are charged to the budget
+ * as any record and answer are, and within it: refusals are no way
+ * around it. Return: 1 (the peer's run sends the answer, and frees the
+ * record in its turn), or -1 over the budget, at the peer's cap of
+ * answers or with no memory for them (the fragment comes again).
+ */
+static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
+			   const struct swnic_wire_msg *m, struct sk_buff *skb,
+			   u64 budget, u64 peer_share)
+{
+	u32 id = be32_to_cpu(m->msg_id);
+	struct swnic_rxmsg *rm, *pos;
+	struct swnic_txmsg *tm;
+
+	if (wn->rx_mem + sizeof(*rm) + sizeof(*tm) > budget ||
+	    p->rx_mem + sizeof(*rm) > peer_share ||
+	    p->nanswers >= SWNIC_MAX_ANSWERS) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+		return -1;
+	}
+	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL);
+	if (!rm || !tm || xa_insert(&p->rxids, id, rm, GFP_KERNEL)) {
+		kfree(tm);
+		kfree(rm);
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+		return -1;
+	}
+	rm->msg_id = id;
+	rm->m = *m;
+	rm->len = be64_to_cpu(m->len);
+	rm->tos = swnic_skb_tos(skb);
+	rm->ifindex = skb->skb_iif;
+	rm->done = true;
+	wn->rx_mem += sizeof(*rm);
+	p->rx_mem += sizeof(*rm);
+	pos = swnic_rxmsg_after(p, id);
+	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
+
+	tm->msg_id = id;
+	tm->tos = rm->tos;
+	tm->kind = SWNIC_TX_STATUS;
+	tm->status = ENOBUFS;
+	swnic_answer_queue(wn, p, tm);
+	swnic_peer_drop(wn, p, SWNIC_DROP_TOO_BIG);
+	return 1;
+}
+
+/*
  * A fragment of a request: into its message. @proven: its packet names our
  * incarnation. Return: -1 to drop it; 1 if it made its message whole (a
  * request with no payload is whole as it comes), the one time the peer's
@@ -193,7 +248,7 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
-	u64 table, need, budget, share;
+	u64 table, need, budget, share, peer_share;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep, fresh = false;
@@ -207,8 +262,15 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		len = 0;	/* the request has no payload */
 	}
 	if (len > SWNIC_MAX_MSG_SIZE || at > len || n > len - at ||
-	    (n == 0 && len != 0) || psn_before(id, p->exec_next))
+	    (n == 0 && len != 0))
 		return -1;
+	/*
+	 * Of a message run and forgotten: taken, so that it is acknowledged,
+	 * and ignored. A refused message's fragments come after its record
+	 * went (swnic_rx_refuse()); dropped, they were sent again for ever.
+	 */
+	if (psn_before(id, p->exec_next))
+		return 0;
 	/* Fragment i at i * frag, each frag long but the last. */
 	idx = len ? div_u64_rem(at, max(frag, 1U), &rem) : 0;
 	if (len && (frag < SWNIC_FRAG_MIN || frag > SWNIC_FRAG_MAX || rem ||
@@ -248,12 +310,6 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	need = keep ? 2 * len + table : len;
 	/* Its record too: a request with no payload is not free either. */
 	need += sizeof(*rm);
-	if (wn->rx_mem + wn->spare_mem + need > budget)
-		swnic_kept_free(wn, false);
-	if (wn->rx_mem + len + sizeof(*rm) > budget) {
-		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
-		return -1;
-	}
 	/*
 	 * A packet that does not name us may come from any host, from any
 	 * address, having never heard from us: one claiming a message of
@@ -272,7 +328,23 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
 		return -1;
 	}
-	if (wn->rx_mem + need > budget ||
+	/*
+	 * Nor may one peer's messages hold more than SWNIC_RX_PEER_SHARE of
+	 * the budget: a message over it would never be taken, and is
+	 * refused; others wait, not acknowledged, until the peer's earlier
+	 * ones ran.
+	 */
+	peer_share = budget / SWNIC_RX_PEER_SHARE;
+	if (len + sizeof(*rm) > peer_share)
+		return swnic_rx_refuse(wn, p, m, skb, budget, peer_share);
+	if (wn->rx_mem + wn->spare_mem + need > budget)
+		swnic_kept_free(wn, false);
+	if (wn->rx_mem + len + sizeof(*rm) > budget ||
+	    p->rx_mem + len + sizeof(*rm) > peer_share) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
+		return -1;
+	}
+	if (wn->rx_mem + need > budget || p->rx_mem + need > peer_share ||
 	    (!proven && wn->rx_unproven + need > share))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
@@ -309,6 +381,7 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 	rm->tos = swnic_skb_tos(skb);
 	rm->ifindex = skb->skb_iif;
 	wn->rx_mem += rm->size + sizeof(*rm);
+	p->rx_mem += rm->size + sizeof(*rm);
 	fresh = true;
 	/* In msg_id order: before the next one the peer has, if any. */
 	pos = swnic_rxmsg_after(p, id);
@@ -405,6 +478,17 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_for_each_entry(tm, &p->waiting, node)
 		if (tm->msg_id == id)
 			goto found;
+	/*
+	 * A request still being sent is answered only when the target
+	 * refused it at its first fragment (ENOBUFS: swnic_rx_refuse()):
+	 * done, its other fragments are not sent.
+	 */
+	if (status && !(be32_to_cpu(r->flags) & SWNIC_RESPF_HELD))
+		list_for_each_entry(tm, &p->txq, node)
+			if (tm->kind == SWNIC_TX_REQ && tm->msg_id == id) {
+				swnic_req_done(p, tm, min_t(u32, status, 4095));
+				return;
+			}
 	return;		/* failed or completed already */
 found:
 	if (be32_to_cpu(r->flags) & SWNIC_RESPF_HELD) {

@@ -23,15 +23,18 @@ require_cmd fi_pingpong ip ss swnic jq tc ethtool
 TIMEOUT_PARAM=/sys/module/swnic/parameters/peer_timeout_ms
 SPLICE_PARAM=/sys/module/swnic/parameters/tx_splice
 KEEP_PARAM=/sys/module/swnic/parameters/rx_keep_kb
+RXMEM_PARAM=/sys/module/swnic/parameters/rx_mem_mb
 old_timeout=$(cat "$TIMEOUT_PARAM")
 old_splice=$(cat "$SPLICE_PARAM")
 old_keep=$(cat "$KEEP_PARAM")
+old_rxmem=$(cat "$RXMEM_PARAM")
 cleanup()
 {
 	pkill -9 -f "wire_rma -s" 2>/dev/null
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
 	echo "$old_splice" > "$SPLICE_PARAM"
 	echo "$old_keep" > "$KEEP_PARAM"
+	echo "$old_rxmem" > "$RXMEM_PARAM"
 	swnic dev del swnicwx force >/dev/null 2>&1
 	wire_pair_del
 }
@@ -202,6 +205,38 @@ else
 	not_ok "kept reassembly buffers and packet pages are freed once unused" \
 		"$(wire_counters swnicwa | jq -c '{rx_spare_bytes, tx_pages}') after 5 s"
 fi
+# A message larger than a peer's share of the target's receive budget
+# (rx_mem_mb / 2) can never be taken: the target refuses it at its first
+# fragment (drop_too_big) and the send fails at once with ENOBUFS. Before,
+# its fragments were dropped and sent again for as long as the peer
+# lived, and the send never completed (fi_pingpong hung). A message
+# within the share is still taken, right after a refusal too.
+echo 16 > "$RXMEM_PARAM"
+big0=$(wire_counters swnicwa | jq '.drop_too_big // 0')
+port=$((port + 1))
+$A timeout 60 fi_pingpong -p swnic -e rdm -I 2 -S 9437184 -B "$port" \
+	>/tmp/wbig.srv 2>&1 &
+srv=$!
+wait_listen swnicwa "$port"
+$B timeout 60 fi_pingpong -p swnic -e rdm -I 2 -S 9437184 -P "$port" \
+	"$ADDR_A" >/tmp/wbig.cli 2>&1
+cli_rc=$?
+kill "$srv" 2>/dev/null
+wait "$srv" 2>/dev/null
+big1=$(wire_counters swnicwa | jq '.drop_too_big // 0')
+if [ "$cli_rc" != 0 ] && [ "$cli_rc" != 124 ] &&
+   grep -q "No buffer space available" /tmp/wbig.cli &&
+   [ $((big1 - big0)) = 1 ]; then
+	ok "a 9 MiB send to a target with rx_mem_mb 16 fails at once: ENOBUFS"
+else
+	not_ok "a 9 MiB send to a target with rx_mem_mb 16 fails at once: ENOBUFS" \
+		"client exit $cli_rc (124: timed out): $(tail -2 /tmp/wbig.cli)" \
+		"drop_too_big $big0 -> $big1"
+fi
+pingpong "rdm 7 MiB across to rx_mem_mb 16, after the refusal, data checked" \
+	-e rdm -c -I 2 -S 7340032
+echo "$old_rxmem" > "$RXMEM_PARAM"
+
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 

@@ -188,6 +188,22 @@ else
 fi
 rx_mem_released "... and released after the peer timeout"
 
+# Nor may one host that names us hold the whole budget: its messages
+# hold half of it at most (20 MiB taken, a second 20 MiB not, of 64),
+# and another peer's 20 MiB is still taken. Before, the second was taken
+# too, and a host that never ended its messages held every byte
+# (wire_fuzz -x hog: see there).
+$B timeout 60 selftests/wire/out/wire_fuzz -s 1 -n 20 -x hog $ADDR_A \
+	>/tmp/wfz.hog 2>&1
+hog_rc=$?
+if [ $hog_rc = 0 ]; then
+	ok "one peer's messages hold half the budget at most, another's are taken"
+else
+	not_ok "one peer's messages hold half the budget at most, another's are taken" \
+		"wire_fuzz exit $hog_rc: $(cat /tmp/wfz.hog)"
+fi
+rx_mem_released "... and released after the peer timeout (2)"
+
 # Nor may such a packet have a read run - its answer would be as long as
 # it asks, a reflection aimed at a forged source - nor be an ACK or an
 # answer, which always name whom they answer: all three are dropped as

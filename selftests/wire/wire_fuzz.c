@@ -62,6 +62,11 @@
  * is), else 1: a packet that does not name the target may come from any
  * host and address, and may not claim much of the target's budget.
  *
+ * -x hog (no -i): from one socket, a message of COUNT MiB naming the
+ * target, then a second; from another socket the first again. Exit
+ * status 0 if the second was not taken (one peer's messages may hold half
+ * the target's budget, no more) and the two firsts were.
+ *
  * -x read (no -i) does the same with a read request of COUNT MiB, and
  * checks that no answer came to the first; before it, the same read in a
  * DATA packet (malformed: drop_bad_msg), and between the two an ACK and
@@ -869,6 +874,81 @@ static int claim(unsigned long mib, const struct sockaddr *dst,
 	return acked[0] == 0 && acked[1] == 1 && !resps ? 0 : 1;
 }
 
+/*
+ * -x hog: the first fragment of message @id of @s (PSN @psn), claiming
+ * @mib MiB, naming the target or not. Return: the cumulative PSN of the
+ * ACK that came within 5 s, or -1 if none did.
+ */
+static long hog_claim(struct src *s, unsigned long mib, uint32_t psn,
+		      uint32_t id, int named)
+{
+	uint8_t buf[sizeof(struct w_hdr) + sizeof(struct w_msg) + 1024];
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+
+	msg(s, m, P_DATA);
+	m->msg_id = htonl(id);
+	m->opcode = OP_SEND;
+	m->flags = 0;
+	m->ep_type = 1;
+	m->frag = htonl(1024);
+	m->len = htobe64((uint64_t)mib << 20);
+	m->offset = 0;
+	fill((uint8_t *)(m + 1), 1024);
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = P_DATA,
+		.src_inc = htonl(s->inc),
+		.dst_inc = htonl(named ? s->their_inc : 0),
+		.psn = htonl(psn),
+	};
+	h->csum = inet_csum(buf, sizeof(buf));
+	if (send(s->fd, buf, sizeof(buf), 0) < 0) {
+		perror("wire_fuzz: send");
+		return -1;
+	}
+	return claim_ack(s);
+}
+
+/*
+ * -x hog: from one socket, a message of COUNT MiB that names the target
+ * (after a first try that does not, to learn its incarnation), then a
+ * second of COUNT MiB; from a second socket - another peer - the same
+ * first message. Exit status 0 if the first peer's first message was
+ * taken (cumulative ACK 1), its second not (no ACK, or still 1: it would
+ * hold more than the peer's share of the budget), and the second peer's
+ * taken: one host may not hold the whole budget.
+ */
+static int hog(unsigned long mib, const struct sockaddr *dst,
+	       socklen_t dst_len)
+{
+	struct src s[2] = { 0 };
+	long first, second, other;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i].fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+		if (s[i].fd < 0 || connect(s[i].fd, dst, dst_len)) {
+			perror("wire_fuzz: socket");
+			return 1;
+		}
+		s[i].inc = nz32();
+		/* Not naming the target: refused, its ACK names it. */
+		if (hog_claim(&s[i], mib, 0, 0, 0) < 0 || !s[i].their_inc) {
+			fprintf(stderr, "wire_fuzz: no ACK to peer %d\n", i);
+			return 1;
+		}
+	}
+	first = hog_claim(&s[0], mib, 0, 0, 1);
+	second = hog_claim(&s[0], mib, 1, 1, 1);
+	other = hog_claim(&s[1], mib, 0, 0, 1);
+	printf("wire_fuzz: hog of %lu MiB: first ACK %ld, second ACK %ld, "
+	       "another peer's ACK %ld\n", mib, first, second, other);
+	close(s[0].fd);
+	close(s[1].fd);
+	return first == 1 && second != 2 && other == 1 ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -949,6 +1029,10 @@ int main(int argc, char **argv)
 	if (g.bad_kind && !strcmp(g.bad_kind, "claim")) {
 		rng = seed ? seed : 1;
 		return claim(count, dst, dst_len, P_DATA);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "hog")) {
+		rng = seed ? seed : 1;
+		return hog(count, dst, dst_len);
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "read")) {
 		rng = seed ? seed : 1;
