@@ -179,6 +179,30 @@ static struct swnic_rxmsg *swnic_rxmsg_after(struct swnic_peer *p, u32 id)
 }
 
 /*
+ * Make @rm (already in p->rxids, @rm->size set) message @m of @len bytes
+ * whose first packet is @skb: charged, with its record, to the budget and
+ * to the peer's share, and placed in msg_id order - before the next
+ * message the peer has, if any.
+ */
+static void swnic_rxmsg_add(struct swnic_wnet *wn, struct swnic_peer *p,
+			    struct swnic_rxmsg *rm,
+			    const struct swnic_wire_msg *m, u64 len,
+			    struct sk_buff *skb)
+{
+	struct swnic_rxmsg *pos;
+
+	rm->msg_id = be32_to_cpu(m->msg_id);
+	rm->m = *m;
+	rm->len = len;
+	rm->tos = swnic_skb_tos(skb);
+	rm->ifindex = skb->skb_iif;
+	wn->rx_mem += rm->size + sizeof(*rm);
+	p->rx_mem += rm->size + sizeof(*rm);
+	pos = swnic_rxmsg_after(p, rm->msg_id);
+	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
+}
+
+/*
  * A message of a proven peer larger than its share of the receive budget
  * (SWNIC_RX_PEER_SHARE): it can never be taken. Before, its fragments
  * were dropped (drop_no_mem) and sent again for as long as the peer
@@ -196,7 +220,7 @@ static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
 			   u64 budget, u64 peer_share)
 {
 	u32 id = be32_to_cpu(m->msg_id);
-	struct swnic_rxmsg *rm, *pos;
+	struct swnic_rxmsg *rm;
 	struct swnic_txmsg *tm;
 
 	if (wn->rx_mem + sizeof(*rm) + sizeof(*tm) > budget ||
@@ -213,16 +237,8 @@ static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
 	}
-	rm->msg_id = id;
-	rm->m = *m;
-	rm->len = be64_to_cpu(m->len);
-	rm->tos = swnic_skb_tos(skb);
-	rm->ifindex = skb->skb_iif;
 	rm->done = true;
-	wn->rx_mem += sizeof(*rm);
-	p->rx_mem += sizeof(*rm);
-	pos = swnic_rxmsg_after(p, id);
-	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
+	swnic_rxmsg_add(wn, p, rm, m, be64_to_cpu(m->len), skb);
 
 	tm->msg_id = id;
 	tm->tos = rm->tos;
@@ -375,17 +391,8 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		rm->unproven = true;
 		wn->rx_unproven += rm->size + sizeof(*rm);
 	}
-	rm->msg_id = id;
-	rm->m = *m;
-	rm->len = len;
-	rm->tos = swnic_skb_tos(skb);
-	rm->ifindex = skb->skb_iif;
-	wn->rx_mem += rm->size + sizeof(*rm);
-	p->rx_mem += rm->size + sizeof(*rm);
+	swnic_rxmsg_add(wn, p, rm, m, len, skb);
 	fresh = true;
-	/* In msg_id order: before the next one the peer has, if any. */
-	pos = swnic_rxmsg_after(p, id);
-	list_add_tail(&rm->node, pos ? &pos->node : &p->rxmsgs);
 	pos = rm;
 found:
 	rm = pos;
