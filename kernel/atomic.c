@@ -13,7 +13,7 @@
  * same walk (for an ODP MR, in the same hold of the MR's lock, which keeps
  * the pages the range's), and it is updated as one under the lock.
  * Floating-point types are computed by atomic_fp.c with the FPU, between
- * kernel_fpu_begin() and kernel_fpu_end(); integers here.
+ * kernel_fpu_begin_mask() and kernel_fpu_end(); integers here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -293,7 +293,14 @@ static void swnic_atomic_elem(const struct swnic_atomic *a, u32 i, u8 *elem)
 		return;
 	}
 #ifdef CONFIG_X86_64
-	kernel_fpu_begin();
+	/*
+	 * Not kernel_fpu_begin(): on x86-64 it resets MXCSR only, and the
+	 * long doubles are x87 code, which would run with the x87 control
+	 * word, status and stack of whichever task last ran here - a
+	 * precision of its choice, or an unmasked exception that raises #MF
+	 * in the kernel. KFPU_387 runs fninit.
+	 */
+	kernel_fpu_begin_mask(KFPU_387 | KFPU_MXCSR);
 	swnic_atomic_fp(a->op, a->dt, elem, opnd, cmp);
 	kernel_fpu_end();
 #endif

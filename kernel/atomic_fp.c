@@ -3,9 +3,11 @@
  * The floating-point atomics. This file alone is compiled with the FPU
  * enabled (Kbuild: SSE for float and double, x87 for long double, as user
  * space computes them on x86-64); its code runs only between
- * kernel_fpu_begin() and kernel_fpu_end() (atomic.c), which save the
- * task's FPU state and set the default modes (round to nearest, masked
- * exceptions). Nothing here touches anything but the three elements.
+ * kernel_fpu_begin_mask(KFPU_387 | KFPU_MXCSR) and kernel_fpu_end()
+ * (atomic.c), which save the task's FPU state and set the default modes
+ * of both SSE and x87 (round to nearest, extended precision, masked
+ * exceptions, an empty x87 stack). Nothing here touches anything but the
+ * three elements.
  */
 #include "atomic.h"
 
@@ -234,7 +236,7 @@ static void swnic_fp_cldouble(u8 op, long double *a, const long double *b, const
  * @operand: the operand (aligned likewise)
  * @compare: the compare value for the compare ops (aligned likewise)
  *
- * Context: between kernel_fpu_begin() and kernel_fpu_end().
+ * Context: between kernel_fpu_begin_mask() and kernel_fpu_end().
  */
 void swnic_atomic_fp(u8 op, u8 dt, void *target, const void *operand,
 		     const void *compare)

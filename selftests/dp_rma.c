@@ -329,6 +329,63 @@ TEST_F(rma, atomic_fields_are_validated)
 	EXPECT_EQ(2, *t);
 }
 
+#if defined(__x86_64__)
+/*
+ * Ring @s's doorbell with the x87 control word @cw, then clear what the
+ * call left pending and restore the default. Nothing between the two
+ * fldcw runs x87 code but the kernel's.
+ */
+static int doorbell_with_x87_cw(struct t_ep *ep, uint16_t cw)
+{
+	const uint16_t dflt = 0x037f;
+	int ret;
+
+	__asm__ volatile("fldcw %0" : : "m"(cw));
+	ret = t_doorbell(ep, NULL);
+	__asm__ volatile("fnclex\n\tfldcw %0" : : "m"(dflt));
+	return ret;
+}
+
+/*
+ * The long doubles are x87 code in the kernel: they run with the default
+ * x87 modes, not those the caller left. A precision of 24 bits would
+ * round 1 + 2^-60 to 1; every exception unmasked (an inexact sum) would
+ * raise #MF in the kernel, an oops.
+ */
+TEST_F(rma, long_double_atomics_use_the_default_x87_modes)
+{
+	long double *t = (long double *)(self->target + 64);
+	long double opnd = 0x1p-60L, want = 1.0L + 0x1p-60L;
+	uint64_t base = (uintptr_t)t;
+	struct swnic_sqe s;
+	struct swnic_cqe c = {};
+
+	ASSERT_NE(1.0L, want);
+	*t = 1.0L;
+	s = rma_sqe(SWNIC_OP_ATOMIC, &opnd, sizeof(opnd), base, self->key,
+		    &self->b, 40);
+	s.atomic_op = SWNIC_AOP_SUM;
+	s.datatype = SWNIC_ADT_LONG_DOUBLE;
+
+	/* Single precision (PC 00), exceptions masked. */
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, doorbell_with_x87_cw(&self->a, 0x007f));
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", c.err);
+	EXPECT_TRUE(*t == want) TH_LOG("1 + 2^-60 came out %La", *t);
+
+	/* Extended precision, every exception unmasked: inexact. */
+	opnd = 0x1p-70L;
+	*t = 1.0L;
+	s.context = 41;
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, doorbell_with_x87_cw(&self->a, 0x0340));
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_FALSE(c.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", c.err);
+	EXPECT_TRUE(*t == 1.0L + 0x1p-70L) TH_LOG("came out %La", *t);
+}
+#endif
+
 TEST_F(rma, munmap_revokes_key)
 {
 	uint64_t key = 0, v = 1;
