@@ -570,14 +570,21 @@ int swnic_mr_reg(struct swnic_domain *dom, void *arg)
 			goto err_key;
 	}
 publish:
-	ret = swnic_mr_publish(mrd, mr);
-	if (ret)
-		goto err_key;
-
-	swnic_mr_stat_inc(mrd, mrs);
-	swnic_mr_stat_inc(mrd, registrations);
+	/*
+	 * Once published, the MR is the table's: another thread of the
+	 * process may deregister and free it before we go on. Take what we
+	 * answer, and count it, first.
+	 */
 	r->key = mr->key;
 	r->handle = mr->handle;
+	swnic_mr_stat_inc(mrd, mrs);
+	ret = swnic_mr_publish(mrd, mr);
+	if (ret) {
+		swnic_mr_stat_add(mrd, offsetof(struct swnic_mr_stats, mrs),
+				  -1);
+		goto err_key;
+	}
+	swnic_mr_stat_inc(mrd, registrations);
 	return 0;
 
 err_key:
