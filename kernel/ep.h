@@ -139,6 +139,13 @@ struct swnic_ep {
 	u32 nrecvs;			/* posted receives, <= rq.entries */
 	/* the last receive to leave, kept for the next to be posted */
 	struct swnic_recv *recv_spare;
+	/*
+	 * The RQE at the RQ's head, a multi-receive that took buffered
+	 * messages and stopped before the rest (a full CQ, a page to fault
+	 * in): it stays in the ring, and this copy, with what it took, is
+	 * what the next look at the RQ goes on with (swnic_recv_post()).
+	 */
+	struct swnic_recv *rq_partial;
 	/* finishes the RQ for a wire round (swnic_recv_rq_defer()) */
 	struct delayed_work rq_work;
 	struct swnic_fault_retry rq_retry;	/* rq_work's, across its runs */

@@ -208,20 +208,30 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 /*
  * Post one receive: drain matching unexpected messages into it, then keep
  * it if it still has room. @cntr: a triggered receive's counter (TRIG_F_
- * CNTR; *@cntr NULL: none), or NULL for the endpoint's. Return: -EAGAIN
- * if the CQ has no room or the endpoint holds as many receives as its RQ
- * has entries, -SWNIC_EFAULTIN if a page of the buffer must be faulted in
- * first (the RQE stays in the ring in both cases), else 0.
+ * CNTR; *@cntr NULL: none), or NULL for the endpoint's. @partial: for the
+ * RQ's head, &ep->rq_partial: if set, the receive to go on with (@rqe is
+ * not read); a multi-receive that took messages and must stop before the
+ * rest is left there, not posted, so that no later message overtakes the
+ * ones still buffered for it. Return: -EAGAIN if the CQ has no room or
+ * the endpoint holds as many receives as its RQ has entries,
+ * -SWNIC_EFAULTIN if a page of the buffer must be faulted in first (the
+ * RQE stays in the ring in both cases), else 0.
  */
 static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
-			   struct swnic_cntr **cntr, bool hard,
+			   struct swnic_cntr **cntr,
+			   struct swnic_recv **partial, bool hard,
 			   struct swnic_fault *fault)
 {
-	struct swnic_recv *recv;
+	struct swnic_recv *recv = partial ? *partial : NULL;
 	struct swnic_unexp *u;
 	struct swnic_cqe cqe;
 	int ret;
 
+	if (recv) {
+		*partial = NULL;
+		rqe = &recv->rqe;
+		goto drain;
+	}
 	/* Receives are bounded as the RQ is: one user cannot pile them up. */
 	if (ep->nrecvs >= ep->rq.entries)
 		return -EAGAIN;
@@ -237,28 +247,20 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	}
 	ep->nrecvs++;
 
+drain:
 	while ((u = swnic_recv_match_unexp(ep, rqe))) {
 		bool multi = rqe->flags & SWNIC_RQE_MULTI_RECV;
 		/* Its completion goes where it arrived (@u is gone after). */
 		struct swnic_ep *to = u->ep;
 
 		if (!swnic_cq_reserve(to->rx_cq)) {
-			if (!recv->used) {
-				swnic_recv_free(ep, recv);
-				return -EAGAIN;
-			}
-			/* Partly filled multi-recv: keep it posted. */
-			break;
+			ret = -EAGAIN;
+			goto stop;
 		}
 		ret = swnic_recv_take_unexp(ep, recv, u, &cqe, hard, fault);
 		if (ret) {
 			swnic_cq_unreserve(to->rx_cq);
-			if (!recv->used) {
-				swnic_recv_free(ep, recv);
-				return ret;
-			}
-			/* Partly filled: posted; the rest at the next try. */
-			break;
+			goto stop;
 		}
 		if (!multi || cqe.err ||
 		    recv->rqe.len - recv->used < recv->rqe.min_free ||
@@ -294,6 +296,25 @@ static int swnic_recv_post(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
 		      &ep->trecvs : &ep->recvs);
 	return 0;
+
+stop:
+	if (!recv->used) {
+		swnic_recv_free(ep, recv);
+		return ret;
+	}
+	/* Partly filled multi-receive of the RQ: the rest at the next look. */
+	if (partial) {
+		*partial = recv;
+		return ret;
+	}
+	/*
+	 * A triggered one has no place in the RQ: posted as it is, it takes
+	 * what arrives from now on, and the next receive posted what is
+	 * still buffered.
+	 */
+	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
+		      &ep->trecvs : &ep->recvs);
+	return 0;
 }
 
 /*
@@ -319,10 +340,17 @@ int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 	if (avail < 0)
 		return avail;
 	while (done < avail) {
-		swnic_ring_peek(&ep->rq, &rqe);
-		ret = swnic_rqe_check(&rqe);
-		if (!ret)
-			ret = swnic_recv_post(ep, &rqe, NULL, hard, fault);
+		if (ep->rq_partial) {
+			ret = swnic_recv_post(ep, NULL, NULL, &ep->rq_partial,
+					      hard, fault);
+		} else {
+			swnic_ring_peek(&ep->rq, &rqe);
+			ret = swnic_rqe_check(&rqe);
+			if (!ret)
+				ret = swnic_recv_post(ep, &rqe, NULL,
+						      &ep->rq_partial, hard,
+						      fault);
+		}
 		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
 			break;
 		if (ret) {
@@ -513,7 +541,8 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 			return 0;
 		}
 		if (!status)
-			ret = swnic_recv_post(ep, rqe, cntr, hard, &fault);
+			ret = swnic_recv_post(ep, rqe, cntr, NULL, hard,
+					      &fault);
 		if (ret == -SWNIC_EFAULTIN) {
 			mutex_unlock(&ep->rx_lock);
 			continue;
@@ -658,6 +687,9 @@ void swnic_recv_flush(struct swnic_ep *ep)
 		swnic_recv_free(ep, recv);
 	list_for_each_entry_safe(recv, rtmp, &ep->trecvs, node)
 		swnic_recv_free(ep, recv);
+	if (ep->rq_partial)
+		swnic_recv_free(ep, ep->rq_partial);
+	ep->rq_partial = NULL;
 	list_for_each_entry_safe(u, utmp, &ep->unexp, node) {
 		/* Never to be received: a delivery-complete send fails. */
 		swnic_complete_deferred(&u->notify, u->len, ECONNABORTED);

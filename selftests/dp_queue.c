@@ -1266,6 +1266,114 @@ TEST_F(dp, multi_recv_buffer)
 	EXPECT_EQ('c', buf[59]);
 }
 
+/* A sends @len bytes of @c to @to; its completion is popped from ca. */
+static void send_fill(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(dp) *self, const struct t_ep *to,
+		      char *buf, size_t len, char c, uint64_t ctx)
+{
+	struct swnic_sqe s = t_send(buf, len, to, ctx);
+	struct swnic_cqe cqe;
+
+	memset(buf, c, len);
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &cqe));
+	EXPECT_EQ(ctx, cqe.context);
+	EXPECT_EQ(0, cqe.err);
+}
+
+/* The next completion of @cq is the multi-receive's, of @len at @buf. */
+static void expect_piece(struct __test_metadata *_metadata, struct t_cq *cq,
+			 const char *buf, size_t len, char c)
+{
+	struct swnic_cqe cqe = {};
+
+	ASSERT_EQ(1, t_cq_pop(cq, &cqe)) TH_LOG("no piece of %zu bytes", len);
+	EXPECT_EQ(9, cqe.context);
+	EXPECT_EQ(0, cqe.err);
+	EXPECT_EQ(len, cqe.len);
+	EXPECT_EQ((uintptr_t)buf, cqe.buf);
+	EXPECT_EQ(c, buf[0]);
+	EXPECT_EQ(c, buf[len - 1]);
+}
+
+/*
+ * A multi-receive that takes buffered messages and stops before the last
+ * - its CQ full - goes on with them, in order, before anything that
+ * arrives later: not posted with the rest left behind.
+ */
+TEST_F(dp, multi_recv_stopped_by_a_full_cq_keeps_the_order)
+{
+	static char src[512], small[8], mbuf[4096];
+	struct swnic_rqe r = t_recv(small, sizeof(small), 1);
+	struct swnic_cqe c;
+	struct t_cq cq;
+	struct t_ep rx;
+
+	/* An endpoint whose receive CQ has two slots. */
+	ASSERT_EQ(0, t_cq_create(self->db, 2, &cq));
+	ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &cq,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 8, &rx));
+	/* One slot taken: a message into a plain receive, not read. */
+	ASSERT_EQ(0, t_ring_push(&rx.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&rx, NULL));
+	send_fill(_metadata, self, &rx, src, 8, 'z', 1);
+	/* Buffered: 100 bytes of 'a', 200 of 'b'. */
+	send_fill(_metadata, self, &rx, src, 100, 'a', 2);
+	send_fill(_metadata, self, &rx, src, 200, 'b', 3);
+
+	/* The multi-receive takes 'a' into the last slot; 'b' must wait. */
+	r = t_recv(mbuf, sizeof(mbuf), 9);
+	r.flags = SWNIC_RQE_MULTI_RECV;
+	r.min_free = 16;
+	ASSERT_EQ(0, t_ring_push(&rx.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&rx, NULL));
+	ASSERT_EQ(1, t_cq_pop(&cq, &c));
+	EXPECT_EQ(1, c.context);
+	expect_piece(_metadata, &cq, mbuf, 100, 'a');
+	EXPECT_EQ(0, t_cq_pop(&cq, &c));
+
+	/*
+	 * Room again; 300 bytes of 'c' arrive, with no doorbell of the
+	 * receiver's. 'b' is placed first, then 'c' after it.
+	 */
+	send_fill(_metadata, self, &rx, src, 300, 'c', 4);
+	expect_piece(_metadata, &cq, mbuf + 100, 200, 'b');
+	expect_piece(_metadata, &cq, mbuf + 300, 300, 'c');
+	EXPECT_EQ(0, t_cq_pop(&cq, &c));
+
+	t_ep_destroy(&rx);
+	t_cq_destroy(&cq);
+}
+
+/*
+ * The same stop at a page of the buffer not yet faulted in: the receiver's
+ * doorbell faults it in and places the rest, not only the first.
+ */
+TEST_F(dp, multi_recv_stopped_by_a_fault_takes_the_rest)
+{
+	static char src[8192];
+	struct swnic_rqe r;
+	struct swnic_cqe c;
+	char *mbuf;
+
+	mbuf = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mbuf);
+	/* Buffered: 100 bytes of 'a', then 8000 of 'b' into the next page. */
+	send_fill(_metadata, self, &self->b, src, 100, 'a', 2);
+	send_fill(_metadata, self, &self->b, src, 8000, 'b', 3);
+
+	r = t_recv(mbuf, 4 * 4096, 9);
+	r.flags = SWNIC_RQE_MULTI_RECV;
+	r.min_free = 16;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	expect_piece(_metadata, &self->cb, mbuf, 100, 'a');
+	expect_piece(_metadata, &self->cb, mbuf + 100, 8000, 'b');
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	munmap(mbuf, 4 * 4096);
+}
+
 TEST_F(dp, bad_work_requests_complete_with_errors)
 {
 	struct swnic_sqe s = t_send(NULL, 8, &self->b, 7);
