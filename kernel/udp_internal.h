@@ -481,6 +481,8 @@ struct swnic_peer {
 	u32 nanswers;
 	u64 rx_mem;			/* of wn->rx_mem: its messages' */
 	unsigned long ping_at;		/* jiffies: our last PING */
+	/* jiffies: last look for requests of closed endpoints (all kinds) */
+	unsigned long closed_at;
 	/* statistics */
 	u64 tx_bytes, rx_bytes, retx;
 	u64 drops[__SWNIC_DROP_NUM];	/* of its packets, by reason */

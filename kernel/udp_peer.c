@@ -484,6 +484,7 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	p->rto_us = SWNIC_RTO_INIT_US;
 	p->reo_mult = 1;
 	p->heard = jiffies;
+	p->closed_at = jiffies;
 	INIT_LIST_HEAD(&p->unacked);
 	INIT_LIST_HEAD(&p->txq);
 	INIT_LIST_HEAD(&p->waiting);
@@ -529,16 +530,33 @@ static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
 }
 
 /*
- * Our sends a peer holds whose endpoint closed: nobody waits for their
- * outcome any more, and they must not keep it (and its CQ) without end.
+ * Our requests a peer has not answered whose endpoint closed: nobody
+ * waits for their outcome any more, and they must not keep it - its CQ,
+ * a read's pinned pages - without end. Sends the peer holds (@all false)
+ * are looked at every round: it may hold them as long as its application
+ * likes. All of them each quarter of the peer timeout (swnic_tick()): a
+ * peer that answers our probes, or sends us anything, but never answers
+ * a request would keep them as long. An answer that comes after finds no
+ * request, and is ignored.
  */
-static void swnic_held_closed(struct swnic_peer *p)
+static void swnic_waiting_closed(struct swnic_peer *p, bool all)
 {
 	struct swnic_txmsg *tm, *tmp;
 
 	list_for_each_entry_safe(tm, tmp, &p->waiting, node)
-		if (tm->held && READ_ONCE(tm->ep->dead))
+		if ((all || tm->held) && READ_ONCE(tm->ep->dead))
 			swnic_req_done(p, tm, ECANCELED);
+}
+
+/* A PING: the peer's ACK says it lives. */
+static void swnic_ping(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_wire_hdr h;
+
+	swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
+	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
+	wn->keepalives++;
+	p->ping_at = jiffies;
 }
 
 /*
@@ -551,17 +569,6 @@ static void swnic_held_closed(struct swnic_peer *p)
  * it, and fail it after a silent timeout as any peer. Return: when to
  * look again.
  */
-/* A PING: the peer's ACK says it lives. */
-static void swnic_ping(struct swnic_wnet *wn, struct swnic_peer *p)
-{
-	struct swnic_wire_hdr h;
-
-	swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
-	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
-	wn->keepalives++;
-	p->ping_at = jiffies;
-}
-
 static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 			       ktime_t now, unsigned long timeout)
 {
@@ -606,8 +613,13 @@ void swnic_tick(struct swnic_wnet *wn)
 			swnic_rx_run(wn, p);
 		if (swnic_peer_quiet(p))
 			continue;
-		if (p->nheld_waiting)
-			swnic_held_closed(p);
+		if (p->nmsgs &&
+		    !time_before(jiffies, p->closed_at + timeout / 4)) {
+			swnic_waiting_closed(p, true);
+			p->closed_at = jiffies;
+		} else if (p->nheld_waiting) {
+			swnic_waiting_closed(p, false);
+		}
 		/*
 		 * Busy: looked at again, for its silence and its retries;
 		 * but a peer we only await answers from is probed.

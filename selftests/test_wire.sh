@@ -237,6 +237,58 @@ pingpong "rdm 7 MiB across to rx_mem_mb 16, after the refusal, data checked" \
 	-e rdm -c -I 2 -S 7340032
 echo "$old_rxmem" > "$RXMEM_PARAM"
 
+# A peer that takes our requests and answers our probes, but never the
+# requests (here A, its answers dropped on its way out: the wire header's
+# type, byte 1 of the UDP payload, 3 for RESP): once the sender's process
+# is gone nobody waits for them, and within a quarter of the peer timeout
+# they go, with the endpoint and pages they held. Before, they stayed as
+# long as the peer lived.
+unanswered_by_a()
+{
+	$B swnic -j peer show |
+		jq "[.[] | select(.peer | startswith(\"$ADDR_A:\")) | .msgs] |
+		    add // 0"
+}
+echo 2000 > "$TIMEOUT_PARAM"
+if $A tc qdisc add dev swwa clsact &&
+   $A tc filter add dev swwa egress pref 7 protocol ip u32 \
+	match ip protocol 17 0xff match u8 3 0xff at 29 action drop; then
+	port=$((port + 1))
+	$A timeout 30 fi_pingpong -p swnic -e rdm -I 5 -S 64 -B "$port" \
+		>/tmp/wmute.srv 2>&1 &
+	srv=$!
+	wait_listen swnicwa "$port"
+	$B timeout 30 fi_pingpong -p swnic -e rdm -I 5 -S 64 -P "$port" \
+		"$ADDR_A" >/tmp/wmute.cli 2>&1 &
+	cli=$!
+	for _ in $(seq 100); do
+		[ "$(unanswered_by_a)" -gt 0 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	waited=$(unanswered_by_a)
+	# timeout's children: fi_pingpong itself.
+	pkill -9 -f "fi_pingpong .* -S 64 .*$port" 2>/dev/null
+	wait "$cli" "$srv" 2>/dev/null
+	for _ in $(seq 80); do
+		[ "$(unanswered_by_a)" = 0 ] && break
+		sleep 0.1
+	done
+	left=$(unanswered_by_a)
+	if [ "$waited" -gt 0 ] && [ "$left" = 0 ]; then
+		ok "requests a peer never answers go once their process is gone"
+	else
+		not_ok "requests a peer never answers go once their process is gone" \
+			"unanswered while it ran: $waited, 8 s after: $left" \
+			"$(tail -2 /tmp/wmute.cli)"
+	fi
+else
+	not_ok "requests a peer never answers go once their process is gone" \
+		"cannot drop A's answers with tc"
+fi
+$A tc qdisc del dev swwa clsact 2>/dev/null
+echo "$old_timeout" > "$TIMEOUT_PARAM"
+
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 
