@@ -111,12 +111,13 @@ static struct swnic_device *__swnic_device_find(const char *name)
 /**
  * swnic_device_create() - create and publish a device
  * @name: device name, also the char device name; unique
- * @ifindex: netdev the device is bound to, 0 for a local-only device
+ * @state: SWNIC_DEV_STATE_UP; or DOWN for one its maker binds first,
+ *	   which no one may open in the meantime (swnic_domain_open())
  *
  * Return: the device (the list holds its reference) or an ERR_PTR:
  * -EINVAL for a bad name, -EEXIST if taken, -ENOSPC when all minors are used.
  */
-struct swnic_device *swnic_device_create(const char *name, int ifindex)
+struct swnic_device *swnic_device_create(const char *name, u8 state)
 {
 	struct swnic_device *sdev;
 	int index, ret;
@@ -153,8 +154,7 @@ struct swnic_device *swnic_device_create(const char *name, int ifindex)
 	sdev->port_next = SWNIC_PORT_EPHEMERAL_MIN;
 	ratelimit_state_init(&sdev->limit_events, HZ, 10);
 	ratelimit_set_flags(&sdev->limit_events, RATELIMIT_MSG_ON_RELEASE);
-	sdev->state = SWNIC_DEV_STATE_UP;
-	sdev->ifindex = ifindex;
+	sdev->state = state;
 	sdev->limits = (struct swnic_limits) {
 		.max_domains = max_domains,
 		.max_domains_per_user = max_domains_per_user,

@@ -96,7 +96,7 @@ int swnic_device_init(void);
 void swnic_device_exit(void);
 void swnic_device_destroy_all(void);
 
-struct swnic_device *swnic_device_create(const char *name, int ifindex);
+struct swnic_device *swnic_device_create(const char *name, u8 state);
 void swnic_device_destroy(struct swnic_device *sdev);
 
 struct swnic_device *swnic_device_lookup_index(u32 index);

@@ -106,7 +106,8 @@ static int __init swnic_init(void)
 		goto err_bind;
 
 	if (default_dev && *default_dev) {
-		swnic_default_dev = swnic_device_create(default_dev, 0);
+		swnic_default_dev = swnic_device_create(default_dev,
+							SWNIC_DEV_STATE_UP);
 		if (IS_ERR(swnic_default_dev)) {
 			ret = PTR_ERR(swnic_default_dev);
 			pr_err("cannot create device %s: %d\n", default_dev, ret);

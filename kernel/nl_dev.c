@@ -244,7 +244,13 @@ int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EPERM;
 	}
 
-	sdev = swnic_device_create(name, 0);
+	/*
+	 * One to bind is made down: its node appears at once, and a host
+	 * user who opened it before the bind would have a domain in the
+	 * netdev's namespace, never having been there.
+	 */
+	sdev = swnic_device_create(name, ifname || ifindex ?
+				   SWNIC_DEV_STATE_DOWN : SWNIC_DEV_STATE_UP);
 	if (IS_ERR(sdev)) {
 		ret = PTR_ERR(sdev);
 		if (ret == -EEXIST)
@@ -278,6 +284,11 @@ int swnic_nl_dev_new_doit(struct sk_buff *skb, struct genl_info *info)
 				swnic_device_destroy(sdev);
 			goto out_put;
 		}
+		/* Up once bound, unless its netdev went meanwhile. */
+		mutex_lock(&sdev->lock);
+		if (!sdev->dead && rcu_access_pointer(sdev->netdev))
+			WRITE_ONCE(sdev->state, SWNIC_DEV_STATE_UP);
+		mutex_unlock(&sdev->lock);
 	}
 	swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_NEW);
 out_put:
