@@ -451,6 +451,30 @@ static void swnic_rx_place(struct swnic_txmsg *tm, u64 at,
 }
 
 /*
+ * Take the receive lock of @tm's endpoint to place an answer's data in
+ * its poster's buffer - unless the endpoint is closed: fi_close() may
+ * have returned, and the buffer be the application's again (freed, and
+ * given to something else). The request then fails, unplaced. The
+ * endpoint's release sets @dead under this lock.
+ */
+static bool swnic_rx_place_lock(struct swnic_peer *p, struct swnic_txmsg *tm)
+{
+	struct swnic_ep *rx = swnic_ep_rx(tm->ep);
+
+	mutex_lock(&rx->rx_lock);
+	if (!tm->ep->dead)
+		return true;
+	mutex_unlock(&rx->rx_lock);
+	swnic_req_done(p, tm, ECANCELED);
+	return false;
+}
+
+static void swnic_rx_place_unlock(struct swnic_txmsg *tm)
+{
+	mutex_unlock(&swnic_ep_rx(tm->ep)->rx_lock);
+}
+
+/*
  * The answer to one of our fetching atomics: the old values, into the
  * poster's result buffer (pinned when it posted), or its error.
  */
@@ -465,7 +489,10 @@ static void swnic_rx_atomic_resp(struct swnic_peer *p, struct swnic_txmsg *tm,
 	}
 	if (at > tm->rlen || n > tm->rlen - at || !tm->pages)
 		return;
+	if (!swnic_rx_place_lock(p, tm))
+		return;
 	swnic_rx_place(tm, at, skb, off, n);
+	swnic_rx_place_unlock(tm);
 	if (tm->got >= tm->rlen) {
 		tm->len = tm->rlen;	/* the completion's length */
 		swnic_req_done(p, tm, tm->err);
@@ -530,7 +557,10 @@ found:
 	if (at > be64_to_cpu(tm->m.len) || n > be64_to_cpu(tm->m.len) - at ||
 	    !tm->pages)
 		return;
+	if (!swnic_rx_place_lock(p, tm))
+		return;
 	swnic_rx_place(tm, at, skb, off, n);
+	swnic_rx_place_unlock(tm);
 	/*
 	 * Answers in range, each counted: done once they add up to the
 	 * read. Only a hostile target sends overlapping ones, to the

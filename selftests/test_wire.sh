@@ -289,6 +289,25 @@ fi
 $A tc qdisc del dev swwa clsact 2>/dev/null
 echo "$old_timeout" > "$TIMEOUT_PARAM"
 
+# A read outstanding when its endpoint closes: once fi_close() returned,
+# its buffer is the application's again, and what it writes there must
+# stay - the answer's data, which comes after (A's packets delayed half a
+# second), must not land in it (wire_rma -c). Before, it did: a buffer
+# freed and given to something else was overwritten.
+if $A tc qdisc add dev swwa root netem delay 500ms; then
+	$A timeout 60 selftests/wire/out/wire_rma -s >/dev/null 2>&1 &
+	srv=$!
+	sleep 1
+	check "a read's answer after its endpoint closed is placed nowhere" \
+		$B timeout 60 selftests/wire/out/wire_rma -c "$ADDR_A"
+	pkill -9 -f "wire_rma -s" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	$A tc qdisc del dev swwa root
+else
+	not_ok "a read's answer after its endpoint closed is placed nowhere" \
+		"cannot delay A's packets (netem)"
+fi
+
 FI_SWNIC_DOORBELL_ENGINE=1 pingpong "rdm 4 KiB across (engine doorbell)" \
 	-e rdm -c -I 20 -S 4096
 

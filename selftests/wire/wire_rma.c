@@ -25,14 +25,15 @@
  *      the three ranges of a multi-range MR (fi_mr_regv), out of address
  *      order, and a write past its end, which must fail;
  * then tells the target it is done. With -l the initiator reads again and
- * again until a read fails (test_wire.sh kills the target meanwhile). The target checks that it got the
- * remote CQ data completion and that its remote-write counter is 3, or 4
- * with the triggered write (the failed writes counted nothing), its
- * remote-read counter 4, or 6 with the multi-range MR (the reads past and
- * across the MR's end counted nothing), that the
- * counter bound to its read-write MR (fi_mr_bind, FI_MR_RMA_EVENT)
- * counted each write and the 3 reads once, and that its memory holds the
- * last pattern.
+ * again until a read fails (test_wire.sh kills the target meanwhile); with
+ * -c it closes its endpoint with a read outstanding (run_close()). The
+ * target checks that it got the remote CQ data completion and that its
+ * remote-write counter is 3, or 4 with the triggered write (the failed
+ * writes counted nothing), its remote-read counter 4, or 6 with the
+ * multi-range MR (the reads past and across the MR's end counted
+ * nothing), that the counter bound to its read-write MR (fi_mr_bind,
+ * FI_MR_RMA_EVENT) counted each write and the 3 reads once, and that its
+ * memory holds the last pattern.
  * No target process code runs for the RMA itself: the target only waits.
  * With -t DSCP first, the endpoint's traffic class is that DSCP
  * (FI_TC_DSCP), which its wire packets carry (test_wire.sh checks).
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -521,6 +523,49 @@ static int run_loop(const char *node)
 	return 1;
 }
 
+/*
+ * -c: a read of 1 MiB outstanding when its endpoint closes (test_wire.sh
+ * delays the target's packets, so that its answer comes after): once
+ * fi_close() returned, the buffer is the application's again, and what
+ * it writes there stays - the answer's data must not land in it. Exit
+ * status 0 if the buffer held what was written 3 s after the close.
+ */
+static int run_close(const char *node)
+{
+	char *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct target_info ti;
+	struct fid_mr *mr;
+	fi_addr_t peer;
+	size_t i;
+	int s, ret;
+
+	if (buf == MAP_FAILED)
+		die("mmap", -FI_ENOMEM);
+	setup(node, 0);
+	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
+	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
+	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	ret = fi_mr_reg(domain, buf, LEN, FI_READ, 0, 0, 0, &mr, NULL);
+	if (ret)
+		die("fi_mr_reg", ret);
+	memset(buf, 0, LEN);
+	ret = fi_read(ep, buf, LEN, fi_mr_desc(mr), peer, ti.addr_ro,
+		      ti.key_ro, NULL);
+	CHECK(!ret, "a 1 MiB read posted (%d)", ret);
+	ret = fi_close(&ep->fid);
+	CHECK(!ret, "its endpoint closed at once (%d)", ret);
+	memset(buf, 0x77, LEN);
+	sleep(3);
+	for (i = 0; i < LEN && buf[i] == 0x77; i++)
+		;
+	CHECK(i == LEN, "the buffer still holds what was written after the "
+	      "close (first other byte at %zu of %d)", i, LEN);
+	close(s);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "-t")) {
@@ -532,8 +577,10 @@ int main(int argc, char **argv)
 		return run_target();
 	if (argc == 3 && !strcmp(argv[1], "-l"))
 		return run_loop(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "-c"))
+		return run_close(argv[2]);
 	if (argc == 2)
 		return run_initiator(argv[1]);
-	fprintf(stderr, "usage: wire_rma [-t DSCP] -s | wire_rma [-t DSCP] [-l] TARGET-IPV4\n");
+	fprintf(stderr, "usage: wire_rma [-t DSCP] -s | wire_rma [-t DSCP] [-l | -c] TARGET-IPV4\n");
 	return 2;
 }
