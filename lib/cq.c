@@ -713,6 +713,8 @@ int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id)
 	cq->kfd = c.fd;
 	cq->kid = c.cq_id;
 	atomic_store_explicit(&cq->kready, true, memory_order_release);
+	/* A thread in fi_cq_sread() sleeps on the provider's wait: poll. */
+	swnic_wait_kick(&cq->wait);
 out:
 	if (!ret)
 		*id = cq->kid;

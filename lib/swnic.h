@@ -203,6 +203,7 @@ int swnic_wait_init(struct swnic_wait *w, enum fi_wait_obj type);
 void swnic_wait_fini(struct swnic_wait *w);
 int swnic_wait_add_fd(struct swnic_wait *w, int fd);
 void swnic_wait_set(struct swnic_wait *w);
+void swnic_wait_kick(struct swnic_wait *w);
 void swnic_wait_clear(struct swnic_wait *w);
 /* Block until signalled or timeout (ms, <0 forever); 0 or -FI_ETIMEDOUT. */
 int swnic_wait_wait(struct swnic_wait *w, unsigned int seen_seq, int timeout);

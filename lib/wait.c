@@ -158,6 +158,21 @@ void swnic_wait_set(struct swnic_wait *w)
 	swnic_wait_set_parent(w);
 }
 
+/*
+ * Wake the provider's own waiters to look at their queue again, which
+ * changed but holds nothing to read yet (a CQ's kernel ring made): no
+ * signal, the fd does not become readable.
+ */
+void swnic_wait_kick(struct swnic_wait *w)
+{
+	atomic_fetch_add(&w->seq, 1);
+	if (w->type == FI_WAIT_MUTEX_COND || atomic_load(&w->waiters)) {
+		pthread_mutex_lock(&w->mutex);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->mutex);
+	}
+}
+
 void swnic_wait_clear(struct swnic_wait *w)
 {
 	uint64_t val;

@@ -285,6 +285,60 @@ static void *cq_sreader(void *arg)
 	return NULL;
 }
 
+/*
+ * A thread in fi_cq_sread() on a CQ no endpoint used yet; then an
+ * endpoint is enabled on it (the CQ's kernel ring is made then) and sends
+ * itself a message: the reader wakes for its completions, not at its
+ * timeout. Before, it slept on until the timeout (20 s).
+ */
+static void cq_sread_wakes_for_new_ep(struct __test_metadata *_metadata,
+				      enum fi_wait_obj wait_obj)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
+				 .wait_obj = wait_obj };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	char name[64], in[8] = "", out[8] = "hello";
+	size_t len = sizeof(name);
+	struct prov_ctx ctx;
+	struct waiter w = {};
+	struct fid_av *av;
+	struct fid_ep *ep;
+	fi_addr_t self;
+	pthread_t t;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	ASSERT_EQ(0, fi_cq_open(ctx.domain, &ca, &w.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(ctx.domain, &aa, &av, NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, cq_sreader, &w));
+	usleep(300000);
+	ASSERT_EQ(0, fi_endpoint(ctx.domain, ctx.info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &w.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &self, 0, NULL));
+	ASSERT_EQ(0, fi_recv(ep, in, sizeof(in), NULL, self, NULL));
+	ASSERT_EQ(0, fi_send(ep, out, sizeof(out), NULL, self, NULL));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(1, w.ret);
+	EXPECT_GT(10.0, w.took) TH_LOG("woke after %.1f s", w.took);
+	fi_close(&ep->fid);
+	fi_close(&w.cq->fid);
+	fi_close(&av->fid);
+	prov_close(&ctx);
+}
+
+TEST(cq_sread_wakes_for_an_endpoint_enabled_after_fd)
+{
+	cq_sread_wakes_for_new_ep(_metadata, FI_WAIT_FD);
+}
+
+TEST(cq_sread_wakes_for_an_endpoint_enabled_after_mutex_cond)
+{
+	cq_sread_wakes_for_new_ep(_metadata, FI_WAIT_MUTEX_COND);
+}
+
 static void *cntr_waiter(void *arg)
 {
 	struct waiter *w = arg;
