@@ -159,7 +159,12 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 		swnic_cq_report_err(cq, op->context, flags, kc->len, buf,
 				    kc->data, kc->tag, kc->olen,
 				    swnic_errno_to_fi(kc->err), kc->err);
-	} else if (report && (op->flags & FI_COMPLETION)) {
+	} else if (report && ((op->flags & FI_COMPLETION) ||
+			      (kc->flags & SWNIC_CQE_MULTI_RECV))) {
+		/*
+		 * A multi-receive buffer's release is reported even where
+		 * its other completions are not (fi_msg(3)).
+		 */
 		swnic_cq_report(cq, op->context, flags, kc->len,
 				(flags & FI_MULTI_RECV) || op->multi_recv ?
 				buf : NULL, kc->data, kc->tag,

@@ -437,6 +437,42 @@ TEST_F(ep, injects_need_no_cq_read)
 	fi_freeinfo(info);
 }
 
+/*
+ * Receive completions suppressed (FI_SELECTIVE_COMPLETION, a receive
+ * without FI_COMPLETION): a multi-receive buffer's release is still
+ * reported (fi_msg(3)), once, and nothing else is. Before, nothing was.
+ */
+TEST_F(ep, multi_recv_release_is_reported_with_selective_completion)
+{
+	char buf[256], m[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC };
+	struct fi_cq_tagged_entry e;
+	size_t min = 100;
+
+	side_close(&self->b);
+	memset(&self->b, 0, sizeof(self->b));
+	side_open(_metadata, self->peer.domain, self->peer.info, &self->b,
+		  FI_SELECTIVE_COMPLETION);
+	connect_to(_metadata, &self->a, &self->b);
+	ASSERT_EQ(0, fi_setopt(&self->b.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	ASSERT_EQ(0, fi_recvmsg(self->b.ep, &msg, FI_MULTI_RECV));
+	for (int i = 0; i < 3; i++) {
+		memset(m, '0' + i, sizeof(m));
+		ASSERT_EQ(0, fi_send(self->a.ep, m, sizeof(m), NULL,
+				     self->a.peer, NULL));
+		ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	}
+	/* 256 - 3 * 64 = 64 < 100: released with the third message. */
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_TRUE(e.flags & FI_MULTI_RECV);
+	EXPECT_EQ(buf + 128, (char *)e.buf);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	EXPECT_EQ('2', buf[191]);
+}
+
 TEST_F(ep, sendv_recvv_gather_scatter)
 {
 	char a1[3] = "ab", a2[5000], b1[100], b2[6000];
