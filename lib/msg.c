@@ -18,12 +18,22 @@
 
 #define swnic_ep_from(f) swnic_container_of(f, struct swnic_ep, ep_fid)
 
+/*
+ * The bytes of @iov; SIZE_MAX if they do not add up in a size_t, or for
+ * iovs the caller refuses next (too many, or none given): neither is
+ * read, and SIZE_MAX is over any max_msg_size.
+ */
 static size_t swnic_iov_len(const struct iovec *iov, size_t count)
 {
 	size_t len = 0;
 
-	for (size_t i = 0; i < count; i++)
+	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
+		return SIZE_MAX;
+	for (size_t i = 0; i < count; i++) {
+		if (iov[i].iov_len > SIZE_MAX - len)
+			return SIZE_MAX;
 		len += iov[i].iov_len;
+	}
 	return len;
 }
 
@@ -311,7 +321,8 @@ ssize_t swnic_ep_post_recv_trig(struct swnic_ep *ep, const struct iovec *iov,
 	/* The kernel keeps no triggered receive of an SRX (no CQ of its own). */
 	if (trig && swnic_ep_is_srx(ep))
 		return -FI_ENOSYS;
-	if (count > SWNIC_MAX_IOV_PROV || (count && !iov))
+	/* Too many, none given, or more bytes than a size_t holds. */
+	if (count > SWNIC_MAX_IOV_PROV || (count && !iov) || len == SIZE_MAX)
 		return -FI_EINVAL;
 	/* A peek is answered at once: it cannot wait for a trigger. */
 	if (trig && (flags & (FI_PEEK | FI_DISCARD)))

@@ -473,6 +473,29 @@ TEST_F(ep, multi_recv_release_is_reported_with_selective_completion)
 	EXPECT_EQ('2', buf[191]);
 }
 
+/*
+ * Bad iovs get an error and send nothing: lengths that add up past
+ * SIZE_MAX (before, they wrapped to a small one, and the gather ran over
+ * the stack), or none given for a count.
+ */
+TEST_F(ep, iovs_that_overflow_or_are_missing_are_refused)
+{
+	static char a[16];
+	struct iovec bad[2] = { { a, sizeof(a) }, { a, SIZE_MAX - 7 } };
+	struct fi_cq_tagged_entry e;
+
+	EXPECT_EQ(-FI_EMSGSIZE, fi_sendv(self->a.ep, bad, NULL, 2,
+					 self->a.peer, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_sendv(self->a.ep, NULL, NULL, 2,
+				       self->a.peer, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_recvv(self->b.ep, bad, NULL, 2,
+				       FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_recvv(self->b.ep, NULL, NULL, 2,
+				       FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+}
+
 TEST_F(ep, sendv_recvv_gather_scatter)
 {
 	char a1[3] = "ab", a2[5000], b1[100], b2[6000];
