@@ -102,13 +102,20 @@ ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
 	size_t len = swnic_iov_len(iov, count);
 	bool inline_ok = !trig && opcode != SWNIC_OP_READ &&
 			 len <= SWNIC_INLINE_MAX;
-	bool copy = trig && (flags & FI_INJECT);
+	bool copy;
 	struct swnic_op op = { 0 };
 	struct swnic_hmem hmem;
 	struct sockaddr_in sin;
 	void *bounce = NULL;
 	ssize_t ret;
 
+	/*
+	 * FI_INJECT is a send's or a write's (fi_rma(3)): in an endpoint's
+	 * op_flags, it does not make its reads fail.
+	 */
+	if (opcode == SWNIC_OP_READ)
+		flags &= ~(uint64_t)FI_INJECT;
+	copy = trig && (flags & FI_INJECT);
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	/* A receive context (a SEP's, or shared) only receives. */
@@ -120,9 +127,7 @@ ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
 	swnic_desc_hmem(desc, count, &hmem);
-	if ((flags & FI_INJECT) &&
-	    (trig ? opcode == SWNIC_OP_READ || len > SWNIC_INLINE_MAX :
-		    !inline_ok))
+	if ((flags & FI_INJECT) && (trig ? len > SWNIC_INLINE_MAX : !inline_ok))
 		return -FI_EINVAL;
 	ret = swnic_ep_dest(ep, dest, &sin, &sqe.key_index);
 	if (ret)

@@ -496,6 +496,34 @@ TEST_F(ep, iovs_that_overflow_or_are_missing_are_refused)
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 }
 
+/*
+ * FI_INJECT in an endpoint's transmit op_flags is for its sends and
+ * writes (fi_rma(3)): its reads still work. Before, every fi_read failed
+ * with -FI_EINVAL.
+ */
+TEST_F(ep, inject_in_op_flags_leaves_reads_alone)
+{
+	static char target[4096], local[4096];
+	uint64_t flags = FI_TRANSMIT | FI_INJECT;
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr;
+
+	/*
+	 * Written before it is registered for reading only: its pages are
+	 * the ones pinned then (a later write would copy them).
+	 */
+	target[100] = 'R';
+	ASSERT_EQ(0, fi_mr_reg(self->peer.domain, target, sizeof(target),
+			       FI_REMOTE_READ, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(0, fi_control(&self->a.ep->fid, FI_SETOPSFLAG, &flags));
+	ASSERT_EQ(0, fi_read(self->a.ep, local, 200, NULL, self->a.peer,
+			     rma_addr(self->info, target, target),
+			     fi_mr_key(mr), NULL));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e, NULL));
+	EXPECT_EQ('R', local[100]);
+	fi_close(&mr->fid);
+}
+
 TEST_F(ep, sendv_recvv_gather_scatter)
 {
 	char a1[3] = "ab", a2[5000], b1[100], b2[6000];
