@@ -761,14 +761,41 @@ int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
 	int ret;
 
 	swnic_lock_acquire(&cq->lock);
-	if (err)
-		ret = swnic_cq_report_err(cq, context, flags, len, NULL, data,
-					  tag, 0, err, err);
-	else
-		ret = swnic_cq_report(cq, context, flags, len, NULL, data, tag,
-				      FI_ADDR_NOTAVAIL);
+	ret = swnic_cq_write_locked(cq, context, flags, len, data, tag, err);
 	swnic_lock_release(&cq->lock);
 	return ret;
+}
+
+/* swnic_cq_write() with @cq's lock held (swnic_cq_lock_room()). */
+int swnic_cq_write_locked(struct swnic_cq *cq, void *context, uint64_t flags,
+			  size_t len, uint64_t data, uint64_t tag, int err)
+{
+	if (err)
+		return swnic_cq_report_err(cq, context, flags, len, NULL, data,
+					   tag, 0, err, err);
+	return swnic_cq_report(cq, context, flags, len, NULL, data, tag,
+			       FI_ADDR_NOTAVAIL);
+}
+
+/*
+ * Lock @cq if it has room for one more completion: 0, and the caller
+ * writes it (swnic_cq_write_locked()) and unlocks (swnic_cq_unlock());
+ * else -FI_EAGAIN, unlocked. For what must not happen unless its
+ * completion can be written: a peek that claims or discards a message.
+ */
+int swnic_cq_lock_room(struct swnic_cq *cq)
+{
+	swnic_lock_acquire(&cq->lock);
+	if (!cq->discard && swnic_cq_avail(cq) + cq->nerrors >= cq->size) {
+		swnic_lock_release(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	return 0;
+}
+
+void swnic_cq_unlock(struct swnic_cq *cq)
+{
+	swnic_lock_release(&cq->lock);
 }
 
 /* From progress (lock held): a successful completion. */

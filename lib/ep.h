@@ -210,6 +210,10 @@ int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    fi_addr_t src);
 int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
 		   size_t len, uint64_t data, uint64_t tag, int err);
+int swnic_cq_write_locked(struct swnic_cq *cq, void *context, uint64_t flags,
+			  size_t len, uint64_t data, uint64_t tag, int err);
+int swnic_cq_lock_room(struct swnic_cq *cq);
+void swnic_cq_unlock(struct swnic_cq *cq);
 int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			size_t olen, int err, int prov_errno);

@@ -285,15 +285,25 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 		p.src_addr = sin.sin_addr.s_addr;
 		p.src_port = ntohs(sin.sin_port);
 	}
+	/*
+	 * The answer's room first: a claim or a discard takes the message,
+	 * which a full CQ would lose with its answer. Held until written.
+	 */
+	ret = swnic_cq_lock_room(cq);
+	if (ret)
+		return ret;
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEEK, &p)) {
-		if (errno != ENOMSG)
-			return -errno;
-		return swnic_cq_write(cq, context, cflags, 0, 0, tag,
-				      FI_ENOMSG);
+		ret = errno == ENOMSG ?
+		      swnic_cq_write_locked(cq, context, cflags, 0, 0, tag,
+					    FI_ENOMSG) : -errno;
+	} else {
+		if (p.has_data)
+			cflags |= FI_REMOTE_CQ_DATA;
+		ret = swnic_cq_write_locked(cq, context, cflags, p.len,
+					    p.data, p.tag, 0);
 	}
-	if (p.has_data)
-		cflags |= FI_REMOTE_CQ_DATA;
-	return swnic_cq_write(cq, context, cflags, p.len, p.data, p.tag, 0);
+	swnic_cq_unlock(cq);
+	return ret;
 }
 
 /**

@@ -1579,6 +1579,44 @@ TEST_F(ep, peek_claim_discard)
 	EXPECT_EQ(FI_ENOMSG, err.err);
 }
 
+/*
+ * A peek that claims a message while the CQ has no room for its answer:
+ * -FI_EAGAIN, and the message stays to be claimed once there is room.
+ * Before, the kernel claimed it, the answer was not written, and the
+ * next try found nothing (FI_ENOMSG): the message was lost.
+ */
+TEST_F(ep, peek_claim_with_a_full_cq_loses_nothing)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {};
+	struct fi_context c1, c2;
+	uint64_t got = 0;
+	int n = 0, ret;
+
+	tsend(_metadata, self, 55, 0xab);
+	/* Fill the CQ with answers of peeks at nothing (FI_ENOMSG). */
+	while ((ret = trecvmsg(self, &got, 0xcd, &c2, FI_PEEK)) == 0 &&
+	       n < 1000)
+		n++;
+	ASSERT_EQ(-FI_EAGAIN, ret) TH_LOG("after %d peeks", n);
+	EXPECT_EQ(-FI_EAGAIN, trecvmsg(self, &got, 0xab, &c1,
+				       FI_PEEK | FI_CLAIM));
+	/* Room again: the claim finds the message. */
+	while (fi_cq_readerr(self->b.cq, &err, 0) == 1)
+		n--;
+	EXPECT_EQ(0, n);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0xab, &c1, FI_PEEK | FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL)) {
+		if (fi_cq_readerr(self->b.cq, &err, 0) == 1)
+			TH_LOG("the claim's answer: error %d", err.err);
+	}
+	EXPECT_EQ(&c1, e.op_context);
+	EXPECT_EQ(55, e.data);
+	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c1, FI_CLAIM));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	EXPECT_EQ(55, got);
+}
+
 TEST_F(ep, enable_needs_cq_and_av)
 {
 	struct fid_ep *ep;
