@@ -26,7 +26,7 @@
 # off at the end (debug_locks 0). Exit status 1 if that or run.sh failed.
 #
 # Environment (host): SWNIC_CHECK_TIMEOUT (seconds for the VM, default
-# 14400), SWNIC_TEST_TIMEOUT (seconds per selftest program, default 1200),
+# 14400), SWNIC_TEST_TIMEOUT (seconds per selftest program, default 2400),
 # SWNIC_VM_MEM (MB, default 4096), and everything check.sh, vm.sh and run.sh
 # read -- SWNIC_TESTS, SWNIC_FUZZ_ITERS, ... reach the guest (SWNIC_*).
 
@@ -47,7 +47,7 @@ host()
 	[ -f "$cache/k/$tag/kver" ] ||
 		{ echo "check-debug.sh: no kernel '$tag': run tools/testing/debug-kernel.sh" >&2; exit 2; }
 	export SWNIC_CHECK_TIMEOUT=${SWNIC_CHECK_TIMEOUT:-14400}
-	export SWNIC_TEST_TIMEOUT=${SWNIC_TEST_TIMEOUT:-1200}
+	export SWNIC_TEST_TIMEOUT=${SWNIC_TEST_TIMEOUT:-2400}
 	export SWNIC_VM_MEM=${SWNIC_VM_MEM:-4096}
 	export SWNIC_CHECK_CMD=tools/testing/check-debug.sh
 	exec tools/testing/check.sh "$tag"
