@@ -293,6 +293,7 @@ drain:
 		swnic_recv_free(ep, recv);
 		return ret;
 	}
+post:
 	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
 		      &ep->trecvs : &ep->recvs);
 	return 0;
@@ -312,9 +313,7 @@ stop:
 	 * what arrives from now on, and the next receive posted what is
 	 * still buffered.
 	 */
-	list_add_tail(&recv->node, rqe->flags & SWNIC_RQE_TAGGED ?
-		      &ep->trecvs : &ep->recvs);
-	return 0;
+	goto post;
 }
 
 /*
