@@ -397,6 +397,28 @@ static void multi_range(char *buf, char *back, void *desc, fi_addr_t peer,
 	      fi_strerror(-ret));
 }
 
+/*
+ * An initiator's start: the endpoint, the target's info out of band, its
+ * address in the AV and @buf (LEN bytes) registered for @access. Return:
+ * the out-of-band socket.
+ */
+static int initiator_open(const char *node, char *buf, uint64_t access,
+			  struct target_info *ti, fi_addr_t *peer,
+			  struct fid_mr **mr)
+{
+	int s, ret;
+
+	setup(node, 0);
+	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
+	wire_recv(s, ti, sizeof(*ti), "out-of-band read");
+	if (fi_av_insert(av, ti->addr, 1, peer, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	ret = fi_mr_reg(domain, buf, LEN, access, 0, 0, 0, mr, NULL);
+	if (ret)
+		die("fi_mr_reg", ret);
+	return s;
+}
+
 static int run_initiator(const char *node)
 {
 	char *buf = malloc(LEN), *back = malloc(LEN), done = 0;
@@ -406,15 +428,7 @@ static int run_initiator(const char *node)
 	void *desc;
 	int s, ret, i;
 
-	setup(node, 0);
-	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
-	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
-	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-	ret = fi_mr_reg(domain, buf, LEN, FI_WRITE | FI_READ, 0, 0, 0, &mr,
-			NULL);
-	if (ret)
-		die("fi_mr_reg", ret);
+	s = initiator_open(node, buf, FI_WRITE | FI_READ, &ti, &peer, &mr);
 	desc = fi_mr_desc(mr);
 	for (i = 0; i < LEN; i++)
 		buf[i] = (char)(i * 13 + 1);
@@ -493,16 +507,10 @@ static int run_loop(const char *node)
 	time_t end;
 	fi_addr_t peer;
 	long reads = 0;
-	int s, ret;
+	int ret;
 
-	setup(node, 0);
-	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
-	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
-	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-	ret = fi_mr_reg(domain, buf, LEN, FI_READ, 0, 0, 0, &mr, NULL);
-	if (ret)
-		die("fi_mr_reg", ret);
+	/* Its out-of-band socket stays open until the process exits. */
+	initiator_open(node, buf, FI_READ, &ti, &peer, &mr);
 	printf("# looping\n");
 	fflush(stdout);
 	end = time(NULL) + 120;
@@ -542,14 +550,7 @@ static int run_close(const char *node)
 
 	if (buf == MAP_FAILED)
 		die("mmap", -FI_ENOMEM);
-	setup(node, 0);
-	s = wire_oob_connect(node, OOB_PORT, WIRE_OOB_DUAL);
-	wire_recv(s, &ti, sizeof(ti), "out-of-band read");
-	if (fi_av_insert(av, ti.addr, 1, &peer, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-	ret = fi_mr_reg(domain, buf, LEN, FI_READ, 0, 0, 0, &mr, NULL);
-	if (ret)
-		die("fi_mr_reg", ret);
+	s = initiator_open(node, buf, FI_READ, &ti, &peer, &mr);
 	memset(buf, 0, LEN);
 	ret = fi_read(ep, buf, LEN, fi_mr_desc(mr), peer, ti.addr_ro,
 		      ti.key_ro, NULL);
