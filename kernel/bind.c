@@ -16,6 +16,7 @@
 
 #include "bind.h"
 #include "device.h"
+#include "domain.h"
 #include "nl_events.h"
 #include "udp.h"
 
@@ -135,6 +136,9 @@ int swnic_device_bind(struct swnic_device *sdev, struct net *net,
 		NL_SET_ERR_MSG(extack,
 			       "the device left the caller's network namespace");
 		ret = -ENODEV;
+	} else if (sdev->norphans) {
+		NL_SET_ERR_MSG(extack, SWNIC_ORPHANS_MSG);
+		ret = -EBUSY;
 	} else if (rcu_access_pointer(sdev->netdev) != nd) {
 		old = swnic_device_set_netdev(sdev, nd, &old_tracker);
 	}
@@ -161,7 +165,8 @@ out_rtnl:
  * @from: as for swnic_device_bind(); NULL when it is destroyed
  * @extack: for the error message, or NULL
  *
- * Return: 0, or -ENODEV if @sdev has left @from.
+ * Return: 0, -ENODEV if @sdev has left @from, -EBUSY if it would leave
+ * another namespace than the initial one with domains opened there.
  */
 int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 			struct netlink_ext_ack *extack)
@@ -176,6 +181,11 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 		NL_SET_ERR_MSG(extack,
 			       "the device left the caller's network namespace");
 		ret = -ENODEV;
+	} else if (from && !net_eq(from, &init_net) && sdev->ndomains) {
+		/* They would be the host's: as orphans, or on its wire. */
+		NL_SET_ERR_MSG(extack,
+			       "domains are open on the device in its network namespace");
+		ret = -EBUSY;
 	} else {
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 	}
@@ -185,12 +195,20 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 	return ret;
 }
 
-/* The netdev @nd goes away: unbind every device bound to it, set it down. */
+/*
+ * The netdev @nd goes away: unbind every device bound to it, set it down.
+ * A device that was another namespace's is the initial one's from now on:
+ * the domains opened there are orphans (swnic_domain.orphan), and keep it
+ * from being bound or set up until they are closed.
+ */
 static void swnic_bind_netdev_gone(struct net_device *nd)
 {
+	bool left = !net_eq(dev_net(nd), &init_net);
 	netdevice_tracker old_tracker;
 	struct swnic_device *sdev;
+	struct swnic_domain *dom;
 	struct net_device *old;
+	u32 orphans;
 
 	ASSERT_RTNL();
 	mutex_lock(&swnic_devices_lock);
@@ -200,10 +218,17 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 		mutex_lock(&sdev->lock);
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 		WRITE_ONCE(sdev->state, SWNIC_DEV_STATE_DOWN);
+		list_for_each_entry(dom, &sdev->domains, dev_node) {
+			if (!left || dom->orphan)
+				continue;
+			WRITE_ONCE(dom->orphan, true);
+			sdev->norphans++;
+		}
+		orphans = sdev->norphans;
 		mutex_unlock(&sdev->lock);
 		swnic_netdev_put(old, &old_tracker);
-		pr_info("device %s: netdev %s is gone, device down\n",
-			sdev->name, nd->name);
+		pr_info("device %s: netdev %s is gone, device down (%u domains left behind)\n",
+			sdev->name, nd->name, orphans);
 		swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
 	}
 	mutex_unlock(&swnic_devices_lock);

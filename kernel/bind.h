@@ -13,6 +13,10 @@
 struct netlink_ext_ack;
 struct swnic_device;
 
+/* Why a device with orphan domains is neither bound nor set up. */
+#define SWNIC_ORPHANS_MSG \
+	"domains opened in the network namespace the device left are still open"
+
 int swnic_bind_init(void);
 void swnic_bind_exit(void);
 

@@ -60,6 +60,12 @@ struct swnic_device {
 	struct mutex lock;		/* protects everything below */
 	struct list_head domains;	/* struct swnic_domain.dev_node */
 	u32 ndomains;			/* length of @domains */
+	/*
+	 * Of @domains, those opened in a network namespace the device has
+	 * left since (swnic_domain.orphan): while any is open, it is bound
+	 * or set up nowhere else.
+	 */
+	u32 norphans;
 	bool dead;			/* destroyed: no new domains */
 	u32 state;			/* SWNIC_DEV_STATE_* */
 	int ifindex;			/* bound netdev, 0 = local only */

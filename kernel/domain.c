@@ -154,6 +154,7 @@ void swnic_domain_close(struct swnic_domain *dom)
 	swnic_service_domain_close(dom);
 	list_del_init(&dom->dev_node);
 	sdev->ndomains--;
+	sdev->norphans -= dom->orphan;
 	mutex_unlock(&sdev->lock);
 	xa_erase(&swnic_domain_xa, dom->id);
 	swnic_nl_domain_closed(dom);

@@ -53,6 +53,13 @@ struct swnic_domain {
 	 * gone for peers. READ_ONCE() after reading @auth_key, smp_rmb().
 	 */
 	bool closed;
+	/*
+	 * Set (sdev->lock) when the device leaves the network namespace the
+	 * domain was opened in - its netdev there went - never cleared:
+	 * nothing of the domain reaches a peer, local or on a wire, nor is
+	 * reached; its posts fail with ENETDOWN. READ_ONCE() unlocked.
+	 */
+	bool orphan;
 	struct swnic_stats stats;	/* counters (stats.h), atomic */
 	struct swnic_trig_domain trig;	/* triggered work (trig.c) */
 	struct swnic_engine engine;	/* its engine endpoints' rounds */

@@ -818,6 +818,9 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		return -EOPNOTSUPP;
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
+	/* Its device left the domain's namespace (bind.c). */
+	if (READ_ONCE(dom->orphan))
+		return -ENETDOWN;
 
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 	if (!ep)

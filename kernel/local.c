@@ -70,7 +70,8 @@ static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
 	 */
 	key = READ_ONCE(ep->dom->auth_key);
 	smp_rmb();	/* pairs with swnic_domain_close() */
-	if (READ_ONCE(ep->dom->closed) || swnic_domain_exited(ep->dom))
+	if (READ_ONCE(ep->dom->closed) || READ_ONCE(ep->dom->orphan) ||
+	    swnic_domain_exited(ep->dom))
 		goto refused;
 	/*
 	 * Auth keys isolate jobs: only peers with the same key talk. Without

@@ -415,6 +415,22 @@ int swnic_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENODEV;
 		goto out_put;
 	}
+	/* Refused before anything changes (swnic_device_unbind()). */
+	if (ifindex && !nla_get_u32(ifindex) &&
+	    !net_eq(genl_info_net(info), &init_net) && sdev->ndomains) {
+		mutex_unlock(&sdev->lock);
+		NL_SET_ERR_MSG(info->extack,
+			       "domains are open on the device in its network namespace");
+		ret = -EBUSY;
+		goto out_put;
+	}
+	if (attrs[SWNIC_A_DEV_STATE] && sdev->norphans &&
+	    nla_get_u32(attrs[SWNIC_A_DEV_STATE]) == SWNIC_DEV_STATE_UP) {
+		mutex_unlock(&sdev->lock);
+		NL_SET_ERR_MSG(info->extack, SWNIC_ORPHANS_MSG);
+		ret = -EBUSY;
+		goto out_put;
+	}
 	if (attrs[SWNIC_A_DEV_STATE])
 		WRITE_ONCE(sdev->state,
 			   nla_get_u32(attrs[SWNIC_A_DEV_STATE]));

@@ -67,6 +67,9 @@ static int swnic_send_exec(struct swnic_ep *ep, const struct swnic_sqe *sqe)
 	const void *kbuf = sqe->flags & SWNIC_SQE_INLINE ? sqe->inline_data : NULL;
 	const struct swnic_transport *t;
 
+	/* Its device left the domain's namespace: it reaches no one. */
+	if (READ_ONCE(ep->dom->orphan))
+		return -ENETDOWN;
 	t = swnic_transport_for(ep->dom->sdev, (__force __be32)sqe->dest_addr);
 	if (!t)
 		return -EHOSTUNREACH;

@@ -326,7 +326,8 @@ static int swnic_rx_target(struct swnic_device *sdev,
 	key = READ_ONCE(ep->dom->auth_key);
 	smp_rmb();	/* pairs with swnic_domain_close() */
 	if (ep->type != m->ep_type || READ_ONCE(ep->dom->closed) ||
-	    swnic_domain_exited(ep->dom) || READ_ONCE(ep->dead)) {
+	    READ_ONCE(ep->dom->orphan) || swnic_domain_exited(ep->dom) ||
+	    READ_ONCE(ep->dead)) {
 		swnic_ep_put(ep);
 		return -ECONNREFUSED;
 	}

@@ -2859,4 +2859,134 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
+/* ---- a device leaving a namespace orphans the domains opened there ---- */
+
+/*
+ * A device made in a namespace and bound to its veth end. The veth's host
+ * end (swor0) and a second pair (swor2) stay behind in init_net, for the
+ * host's administrator to bind the device to once it is the host's.
+ */
+#define OR_NS "/run/netns/swnicor"
+#define OR_CLEANUP "ip netns exec swnicor swnic dev del swnicor force; " \
+	"swnic dev del swnicor force; ip link del swor0; ip link del swor2; " \
+	"ip netns del swnicor"
+#define OR_SETUP "{ " OR_CLEANUP "; } >/dev/null 2>&1; " \
+	"ip netns add swnicor && " \
+	"ip link add swor0 type veth peer name swor1 && " \
+	"ip link set swor1 netns swnicor && " \
+	"ip link add swor2 type veth peer name swor3 && " \
+	"ip -n swnicor addr add 10.88.0.2/24 dev swor1 && " \
+	"ip -n swnicor link set swor1 up && " \
+	"ip netns exec swnicor swnic dev add swnicor netdev swor1"
+#define OR_SAYS "domains opened in the network namespace the device left " \
+	"are still open"
+
+/*
+ * When its netdev goes, a device made in a namespace is the initial
+ * namespace's again, down. Before, the domains opened in that namespace
+ * went on working: sending to each other, making endpoints; and once the
+ * host's administrator bound the device to a host netdev (or only set it
+ * up), their endpoints used the host's wire and were reached by the
+ * host's peers, with the ports the namespace's root had taken. Now they
+ * are orphans: nothing they post reaches anyone (ENETDOWN), nothing
+ * reaches them, and the device is neither bound nor set up while one is
+ * open. Nor does the device leave their namespace by being unbound.
+ */
+TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
+{
+	struct t_cq c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+	struct t_ep e1 = { 0 }, e2 = { 0 }, e3 = { 0 }, lo2;
+	char got[8] = "", got2[8] = "";
+	struct swnic_cqe e;
+	struct swnic_sqe s;
+	struct swnic_rqe rq;
+	int d1, d2, i, ret;
+
+	if (run(OR_SETUP " >/dev/null 2>&1")) {
+		run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	ASSERT_EQ(0, ep_on_fd(OR_NS, "/dev/swnicor", SWNIC_EP_F_DB_SYSCALL,
+			      &d1, &c1, &e1));
+	ASSERT_EQ(0, ep_on_fd(OR_NS, "/dev/swnicor", SWNIC_EP_F_DB_SYSCALL,
+			      &d2, &c2, &e2));
+
+	/* In its namespace, e1 reaches e2. */
+	rq = t_recv(got, sizeof(got), 1);
+	ASSERT_EQ(0, t_ring_push(&e2.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&e2, NULL));
+	s = t_send("before", 6, &e2, 2);
+	ASSERT_EQ(0, t_ring_push(&e1.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&e1, NULL));
+	ASSERT_EQ(0, t_cq_wait(&c1, &e, 5000));
+	ASSERT_FALSE(e.flags & SWNIC_CQE_ERROR) TH_LOG("err %u", e.err);
+	ASSERT_EQ(0, t_cq_wait(&c2, &e, 5000));
+	ASSERT_EQ(1, e.context);
+	ASSERT_EQ(0, memcmp(got, "before", 6));
+
+	/* Unbinding would make it the host's: not while they are open. */
+	EXPECT_EQ(0, run("ip netns exec swnicor swnic dev set swnicor "
+			 "ifindex 0 2>&1 | grep -q 'domains are open on the "
+			 "device in its network namespace'"));
+	EXPECT_EQ(0, run("ip netns exec swnicor swnic -j dev show swnicor | "
+			 "jq -e '.[0].netdev == \"swor1\"' >/dev/null"));
+
+	/* The namespace's netdev goes: the device is the host's, down. */
+	ASSERT_EQ(0, run("ip -n swnicor link del swor1"));
+	for (i = 0; i < 100; i++) {
+		if (!run("swnic -j dev show swnicor 2>/dev/null | "
+			 "jq -e '.[0].state == \"down\"' >/dev/null"))
+			break;
+		usleep(50000);
+	}
+	ASSERT_LT(i, 100) TH_LOG("the device did not come back down");
+
+	/*
+	 * Nothing its old domains post reaches anyone: not e2, which is at
+	 * the loopback address now, as every endpoint of an unbound device...
+	 */
+	rq = t_recv(got2, sizeof(got2), 3);
+	EXPECT_EQ(0, t_ring_push(&e2.rq, &rq));
+	EXPECT_EQ(0, t_doorbell(&e2, NULL));
+	lo2 = e2;
+	lo2.addr = htonl(INADDR_LOOPBACK);
+	s = t_send("after", 5, &lo2, 4);
+	EXPECT_EQ(0, t_ring_push(&e1.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&e1, NULL));
+	EXPECT_EQ(0, t_cq_wait(&c1, &e, 5000));
+	EXPECT_EQ(4, e.context);
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(ENETDOWN, e.err);
+	EXPECT_EQ(-ETIMEDOUT, t_cq_wait(&c2, &e, 300))
+		TH_LOG("an orphan's message was delivered (context %llu)",
+		       (unsigned long long)e.context);
+	EXPECT_EQ(0, got2[0]);
+	/* ... nor do they make endpoints. */
+	EXPECT_EQ(0, t_cq_create(d1, 16, &c3));
+	ret = t_ep_create(d1, &c3, &c3, SWNIC_EP_F_DB_SYSCALL, 0, 16, &e3);
+	EXPECT_EQ(-ENETDOWN, ret);
+	if (!ret)
+		t_ep_destroy(&e3);
+
+	/* The host's administrator can neither bind the device nor up it. */
+	EXPECT_EQ(0, run("swnic dev set swnicor netdev swor2 2>&1 | "
+			 "grep -q '" OR_SAYS "'"));
+	EXPECT_EQ(0, run("swnic dev set swnicor state up 2>&1 | "
+			 "grep -q '" OR_SAYS "'"));
+	EXPECT_EQ(0, run("swnic -j dev show swnicor | jq -e "
+			 "'.[0].state == \"down\" and .[0].netdev == null' "
+			 ">/dev/null"));
+
+	/* Once they are closed, the device is the host's to use. */
+	t_cq_destroy(&c3);
+	ep_on_fd_close(d1, &c1, &e1);
+	ep_on_fd_close(d2, &c2, &e2);
+	EXPECT_EQ(0, run("swnic dev set swnicor netdev swor2 >/dev/null && "
+			 "swnic dev set swnicor state up >/dev/null"));
+	EXPECT_EQ(0, run("swnic -j dev show swnicor | jq -e "
+			 "'.[0].state == \"up\" and .[0].netdev == \"swor2\"' "
+			 ">/dev/null"));
+	run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+}
+
 TEST_HARNESS_MAIN
