@@ -27,7 +27,9 @@
  * endpoint's fd or the domain's cancels what waits on it: SQEs complete
  * with ECANCELED on the endpoint's transmit CQ (their slot was reserved
  * when they were consumed), receives on its receive CQ, counter work is
- * dropped.
+ * dropped. Work posted after the domain's file is closed (through an
+ * endpoint's fd kept open) is refused as if cancelled by that close:
+ * ECANCELED, nothing kept.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -230,7 +232,8 @@ void swnic_trig_check(struct swnic_cntr *cntr)
  * Add @t to its counter's list (sorted by threshold; equal thresholds in
  * submission order), then look at the counter once more: a change that
  * read the old minimum before the entry was there is not missed (the
- * barrier pairs with the one in swnic_cntr_inc()).
+ * barrier pairs with the one in swnic_cntr_inc()). Return: 0, -ENOENT
+ * (its counter's fd closed), -ECANCELED (the domain's), -ENOSPC.
  */
 static int swnic_trig_add(struct swnic_trig *t)
 {
@@ -244,6 +247,17 @@ static int swnic_trig_add(struct swnic_trig *t)
 		/* Its fd was closed after the lookup. */
 		spin_unlock_irqrestore(&td->lock, irqflags);
 		return -ENOENT;
+	}
+	/*
+	 * The domain's file is closed (an endpoint's or counter's fd kept):
+	 * what waited was cancelled then, and so is what comes later, at
+	 * once. Else it would wait outside every limit: nothing counts a
+	 * closed domain against its user, and its entries stay until the
+	 * last fd goes.
+	 */
+	if (td->closed) {
+		spin_unlock_irqrestore(&td->lock, irqflags);
+		return -ECANCELED;
 	}
 	if (td->count >= SWNIC_TRIG_MAX) {
 		spin_unlock_irqrestore(&td->lock, irqflags);

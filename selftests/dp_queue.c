@@ -1723,6 +1723,67 @@ TEST_F(dp, trig_met_together_run_in_submission_order)
 	munmap((void *)wt, 4096);
 }
 
+/*
+ * Triggered work posted after the domain's file is closed, through an
+ * endpoint's and a counter's fds kept open, is refused (ECANCELED, as the
+ * close cancels what waits), not kept: a closed domain counts against no
+ * limit of its user, so what it kept would escape them all.
+ */
+TEST(trig_after_domain_close_is_refused)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct swnic_trig_recv tr = { .size = sizeof(tr) };
+	struct swnic_ep_doorbell db = {};
+	struct gauges g0, g1;
+	struct swnic_cqe c;
+	struct t_cq cq = {};
+	struct t_ep e = {};
+	char buf[8] = {};
+	int d, i;
+
+	d = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, t_cq_create(d, 16, &cq));
+	ASSERT_EQ(0, t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 8,
+				 &e));
+	ASSERT_EQ(0, ioctl(d, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	ASSERT_EQ(0, gauges_read(&g0));
+	ASSERT_EQ(0, close(d));
+
+	/* Thresholds never reached: kept, they would wait for good. */
+	struct swnic_sqe_trigger t = {
+		.threshold = 1ULL << 62, .cntr_id = cc.cntr_id,
+	};
+
+	for (i = 0; i < 4; i++) {
+		struct swnic_sqe s = t_send(buf, sizeof(buf), &e, i);
+
+		s.flags |= SWNIC_SQE_TRIGGER;
+		memcpy(s.inline_data, &t, sizeof(t));
+		ASSERT_EQ(0, t_ring_push(&e.sq, &s));
+	}
+	ASSERT_EQ(0, t_doorbell(&e, &db));
+	EXPECT_EQ(4, db.sq_done);
+	/* Each completes at once, refused; none is left with the kernel. */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, t_cq_pop(&cq, &c)) TH_LOG("SQE %d kept", i);
+		EXPECT_EQ(i, c.context);
+		EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+		EXPECT_EQ(ECANCELED, c.err);
+	}
+	tr.trig = t;
+	tr.rqe = t_recv(buf, sizeof(buf), 99);
+	EXPECT_EQ(-1, ioctl(e.fd, SWNIC_IOCTL_TRIG_RECV, &tr));
+	EXPECT_EQ(ECANCELED, errno);
+	EXPECT_EQ(0, t_cq_pop(&cq, &c));
+	ASSERT_EQ(0, gauges_read(&g1));
+	EXPECT_EQ(g0.triggered_ops, g1.triggered_ops);
+
+	t_ep_destroy(&e);
+	t_cq_destroy(&cq);
+	close(cc.fd);
+}
+
 /* A thread that polls a counter's fd for up to 10 s. */
 struct cntr_poller {
 	int fd;
