@@ -589,6 +589,8 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 				  __be16 port, bool create, bool remote);
 struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 					 __be16 port, kuid_t uid);
+bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
+			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
 void swnic_tick(struct swnic_wnet *wn);
 bool swnic_ack_implied(struct swnic_peer *p);

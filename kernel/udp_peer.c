@@ -392,6 +392,32 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 	return p;
 }
 
+/*
+ * Would swnic_peer_get_posted() and the post's capacity check refuse a
+ * post of @uid's to @ip/@port for now (EAGAIN)? Its context holds
+ * SWNIC_MAX_MSGS requests, or it would be a new unheard one past @uid's
+ * cap. Asked (wn->lock held) before a post allocates and pins anything,
+ * so that one tried again until the peer has room - a triggered SQE,
+ * every SWNIC_TRIG_RETRY_TICK - does not pin and unpin its whole buffer
+ * each time. Changes nothing but the count of refusals.
+ */
+bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
+			     kuid_t uid)
+{
+	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+
+	lockdep_assert_held(&wn->lock);
+	if (p && p->nmsgs >= SWNIC_MAX_MSGS)
+		return true;
+	if (p && (p->unheard || p->their_inc))
+		return false;
+	if (swnic_unheard_count(wn, from_kuid(&init_user_ns, uid)) <
+	    SWNIC_PEERS_UNHEARD)
+		return false;
+	wn->peers_capped++;
+	return true;
+}
+
 void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p)
 {
 	swnic_peer_unheard_end(wn, p);

@@ -115,18 +115,44 @@ static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
 	return swnic_txmsg_pin(tm, sqe->tag, len, FOLL_WRITE, later);
 }
 
+/* Posts of this many bytes or more look for the peer's room first. */
+#define SWNIC_POST_CHECK_LEN	SZ_64K
+
 /* Queue a request of @src to the peer that @sqe names. */
 static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 			       const struct swnic_sqe *sqe, const void *kbuf)
 {
 	struct swnic_txmsg *tm;
 	struct swnic_peer *p;
+	bool full;
 	u32 key;
 	int ret;
 
 	ret = swnic_ep_sqe_key(src, sqe, &key);
 	if (ret)
 		return ret;
+	/*
+	 * A peer with no room refuses it for now: before a large buffer (up
+	 * to SWNIC_MAX_MSG_SIZE) is pinned, not after, as a post refused so
+	 * is tried again and again (an RM_ENABLED SQ at each doorbell, a
+	 * triggered SQE every tick for SWNIC_TRIG_RETRY_MS). Looked at again
+	 * below: the lock is dropped in between. A smaller one is pinned
+	 * for less than the namespace's wire lock taken once more would
+	 * cost every post.
+	 */
+	if (!kbuf && !swnic_atomic_opcode(sqe->opcode) &&
+	    sqe->len >= SWNIC_POST_CHECK_LEN &&
+	    !swnic_addr_is_name6(sqe->dest_addr)) {
+		mutex_lock(&wn->lock);
+		full = !wn->dead && wn->sock &&
+		       swnic_peer_post_refused(wn,
+					       (__force __be32)sqe->dest_addr,
+					       htons(swnic_udp_port),
+					       src->dom->uid);
+		mutex_unlock(&wn->lock);
+		if (full)
+			return -EAGAIN;
+	}
 	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
 	if (!tm)
 		return -ENOMEM;
