@@ -473,6 +473,31 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Post a triggered receive behind the receives its owner posted before it
+ * was due (rx_lock held): those in the RQ - a lazy one waits for the
+ * next sender - and the multi-receive left part-filled at its head
+ * (ep->rq_partial) are taken first, or the triggered one, posted ahead of
+ * them, would take their messages. One of them that cannot be posted yet
+ * (no room in the CQ or for receives, a page of its buffer to fault in,
+ * which rq_work does) holds it back: -EAGAIN, tried again later. A broken
+ * RQ is its owner's business: it holds nothing back.
+ */
+static int swnic_recv_trig_post(struct swnic_ep *ep,
+				const struct swnic_rqe *rqe,
+				struct swnic_cntr **cntr, bool hard,
+				struct swnic_fault *fault)
+{
+	struct swnic_fault rq_fault = {};
+
+	__swnic_recv_process_rq(ep, false, &rq_fault);
+	if (rq_fault.dst_len)
+		swnic_recv_rq_defer(ep);
+	if (ep->rq_partial || swnic_ring_avail(&ep->rq) > 0)
+		return -EAGAIN;
+	return swnic_recv_post(ep, rqe, cntr, NULL, hard, fault);
+}
+
 /**
  * swnic_recv_run_trig() - post a triggered receive whose threshold was met
  * @ep: the endpoint; a slot of its receive CQ is reserved for the receive
@@ -484,7 +509,8 @@ out_unlock:
  *	  EAGAIN
  * @wait: its wait for memory out of reach, across its tries
  *
- * In the trigger workqueue with the poster's mm (trig.c). Pages of the
+ * In the trigger workqueue with the poster's mm (trig.c), behind what the
+ * RQ holds (swnic_recv_trig_post()). Pages of the
  * buffer (a buffered message taken into it) are faulted in with rx_lock
  * dropped, as for the RQ, but the mmap lock is only tried: taken, the
  * receive is tried again later (-EAGAIN), until its last try (@wait),
@@ -540,8 +566,7 @@ int swnic_recv_run_trig(struct swnic_ep *ep, const struct swnic_rqe *rqe,
 			return 0;
 		}
 		if (!status)
-			ret = swnic_recv_post(ep, rqe, cntr, NULL, hard,
-					      &fault);
+			ret = swnic_recv_trig_post(ep, rqe, cntr, hard, &fault);
 		if (ret == -SWNIC_EFAULTIN) {
 			mutex_unlock(&ep->rx_lock);
 			continue;

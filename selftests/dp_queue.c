@@ -1784,6 +1784,64 @@ TEST(trig_after_domain_close_is_refused)
 	close(cc.fd);
 }
 
+/* Poll the module's triggered_ops gauge until it is @want (5 s). */
+static bool trig_ops_back(uint64_t want)
+{
+	struct gauges g;
+
+	for (int i = 0; i < 500; i++) {
+		if (!gauges_read(&g) && g.triggered_ops == want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * A triggered receive that becomes due is posted behind the receives its
+ * owner posted before it: one still in the lazy RQ (no doorbell; the next
+ * sender would take it) takes the next message, not the triggered one.
+ */
+TEST_F(dp, trig_recv_goes_behind_the_rq)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct swnic_trig_recv tr = { .size = sizeof(tr) };
+	char src[2][8] = { "first", "second" }, dst[2][8] = {};
+	struct swnic_rqe r = t_recv(dst[0], sizeof(dst[0]), 1);
+	struct swnic_sqe s = t_send(src[0], sizeof(src[0]), &self->b, 3);
+	struct gauges g0;
+	struct swnic_cqe c;
+
+	ASSERT_TRUE(*self->b.rq.flags & SWNIC_RING_F_LAZY);
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	ASSERT_EQ(0, gauges_read(&g0));
+	/* R1 in the RQ, not consumed; then T, due at 1. */
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	tr.trig.threshold = 1;
+	tr.trig.cntr_id = cc.cntr_id;
+	tr.rqe = t_recv(dst[1], sizeof(dst[1]), 2);
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_TRIG_RECV, &tr));
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, 0, 1));
+	/* T ran (posted, or failed): the kernel holds it no more. */
+	ASSERT_TRUE(trig_ops_back(g0.triggered_ops));
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+
+	/* The first message is R1's, the second T's. */
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(1, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ("first", dst[0]);
+	s.addr = (uintptr_t)src[1];
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(2, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ("second", dst[1]);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	close(cc.fd);
+}
+
 /* A thread that polls a counter's fd for up to 10 s. */
 struct cntr_poller {
 	int fd;
