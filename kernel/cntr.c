@@ -51,16 +51,24 @@ struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id)
 	return cntr;
 }
 
+/*
+ * The words, read-only (only the kernel writes them), to the owner only,
+ * as read() and the rings: a process the file was passed to learns
+ * nothing of the owner's operations. Nor does a child forked afterwards
+ * inherit the mapping (VM_DONTCOPY, as a ring's).
+ */
 static int swnic_cntr_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct swnic_cntr *cntr = file->private_data;
 
-	/* Only the kernel writes the words. */
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
-	    (vma->vm_flags & VM_WRITE))
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
+	if (!swnic_domain_is_owner(cntr->dom))
+		return -EACCES;
+	if (vma->vm_flags & VM_WRITE)
+		return -EACCES;
 	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	return vm_insert_page(vma, vma->vm_start, cntr->page);
 }
 

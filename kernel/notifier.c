@@ -453,7 +453,8 @@ int swnic_inval_mmap(struct swnic_domain *dom, u32 id,
 		return -ENODEV;
 
 	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* The owner's alone, as its rings: no child inherits it. */
+	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	ret = vm_insert_page(vma, vma->vm_start, page);
 	put_page(page);
 	return ret;

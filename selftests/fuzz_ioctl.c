@@ -106,7 +106,7 @@ struct map {
 	size_t len;
 	bool ro_only;		/* counter or invalidation page: no VM_MAYWRITE */
 	bool swnic;
-	bool ring;		/* an SQ, RQ or CQ ring: no child inherits it */
+	bool owners;		/* a ring, counter or inval page: not inherited */
 };
 
 struct mrrec {
@@ -238,11 +238,11 @@ static void destroy_obj(struct fz *f, int i)
 }
 
 static int add_map(struct fz *f, void *p, size_t len, bool ro_only, bool swnic,
-		   bool ring)
+		   bool owners)
 {
 	for (int i = 0; i < MAX_MAPS; i++)
 		if (!f->map[i].p) {
-			f->map[i] = (struct map){ p, len, ro_only, swnic, ring };
+			f->map[i] = (struct map){ p, len, ro_only, swnic, owners };
 			return i;
 		}
 	munmap(p, len);
@@ -1801,8 +1801,10 @@ static void op_mmap(struct fz *f)
 			expect = EACCES;	/* not the owner: before the rest */
 		} else if (alen != right_len) {
 			expect = EINVAL;
+		} else if (kind == K_CNTR && f->child) {
+			expect = EACCES;	/* the owner's, after its size */
 		} else if (kind == K_CNTR && (prot & PROT_WRITE)) {
-			expect = EINVAL;
+			expect = EACCES;
 		} else if (kind == K_AV && (prot & PROT_WRITE)) {
 			expect = EACCES;
 		} else if (kind == K_DOM && (prot & PROT_WRITE)) {
@@ -1830,7 +1832,8 @@ static void op_mmap(struct fz *f)
 		for (uint64_t o2 = 0; o2 < alen; o2 += f->page)
 			(void)*(volatile uint8_t *)((uint8_t *)p + o2);
 	add_map(f, p, alen, ro_only, kind != K_FOREIGN,
-		kind == K_EP || kind == K_CQ);
+		kind == K_EP || kind == K_CQ || kind == K_CNTR ||
+		kind == K_DOM);
 }
 
 /* munmap, mprotect or mremap of a mapping op_mmap() made. */
@@ -2006,16 +2009,19 @@ static void op_fork(struct fz *f)
 		f->forked = true;
 		memset(&f->st, 0, sizeof(f->st));
 		fz_rng_init(&f->r, fz_seed(), salt);
-		/* Rings are not inherited (VM_DONTCOPY): nothing is there. */
+		/*
+		 * Rings, counters and the invalidation page are not
+		 * inherited (VM_DONTCOPY): nothing is there.
+		 */
 		for (int i = 0; i < MAX_MAPS; i++) {
 			struct fz_errset e = FZ_ERRS(ENOMEM);
 			unsigned char vec;
 
-			if (!f->map[i].p || !f->map[i].ring)
+			if (!f->map[i].p || !f->map[i].owners)
 				continue;
 			fz_check(&f->st, "fork",
 				 mincore(f->map[i].p, f->page, &vec) ? errno : 0,
-				 &e, "a ring's mapping of %zu bytes inherited",
+				 &e, "an owner's mapping of %zu bytes inherited",
 				 f->map[i].len);
 			f->map[i].p = NULL;
 		}

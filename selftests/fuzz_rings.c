@@ -389,7 +389,7 @@ static void *hostile_thread(void *arg)
 	struct round *rd = arg;
 	struct t_ring *rings[] = { &rd->a.ep.sq, &rd->a.ep.rq,
 				   &rd->a.txcq.ring, &rd->a.rxcq.ring };
-	struct fz_errset eacces = FZ_ERRS(EACCES), einval = FZ_ERRS(EINVAL);
+	struct fz_errset eacces = FZ_ERRS(EACCES);
 	uint32_t seen = 0;
 
 	while (!atomic_load(&rd->stop)) {
@@ -399,7 +399,7 @@ static void *hostile_thread(void *arg)
 				       rd->a.cntr_fd, 0);
 			int err = p == MAP_FAILED ? errno : 0;
 
-			fz_check(rd->hst, "cntr mmap", err, &einval,
+			fz_check(rd->hst, "cntr mmap", err, &eacces,
 				 "the counter's page mapped writable");
 			err = mprotect((void *)rd->a.cntr, 4096,
 				       PROT_READ | PROT_WRITE) ? errno : 0;

@@ -144,7 +144,9 @@ struct swnic_cq_create {
  * A counter is two 64-bit words the kernel increments and user space maps
  * read-only (mmap offset 0 of the counter's fd): the operations of the
  * endpoints counting into it that completed, and those that failed. Only
- * the kernel writes them; a user-space "set" keeps its own offset. The
+ * the kernel writes them (a writable mapping is EACCES); a user-space
+ * "set" keeps its own offset. Only its owner maps it (EACCES in another
+ * process), and a child forked afterwards does not inherit the mapping. The
  * counter lives while its fd is open or its page mapped (closing the fd
  * after mmap costs no fd per counter); its id names it in EP_CREATE as
  * long as it lives.
