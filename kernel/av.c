@@ -30,9 +30,9 @@
 
 #include "av.h"
 #include "chardev.h"
-#include "compat.h"
 #include "device.h"
 #include "domain.h"
+#include "mmap.h"
 
 struct swnic_av_shared {
 	struct kref ref;
@@ -103,10 +103,10 @@ static int swnic_av_file_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != len)
 		return -EINVAL;
-	if (vma->vm_flags & VM_WRITE)
-		return -EACCES;
-	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* Shared by name with other processes: a child may inherit it. */
+	ret = swnic_mmap_prepare(vma, 0);
+	if (ret)
+		return ret;
 	for (off = 0; off < len; off += PAGE_SIZE) {
 		ret = vm_insert_page(vma, vma->vm_start + off,
 				     vmalloc_to_page((char *)f->av->table + off));

@@ -18,9 +18,9 @@
 
 #include "chardev.h"
 #include "cntr.h"
-#include "compat.h"
 #include "device.h"
 #include "domain.h"
+#include "mmap.h"
 #include "trig.h"
 
 static void swnic_cntr_release(struct kref *ref)
@@ -60,15 +60,15 @@ struct swnic_cntr *swnic_cntr_lookup(struct swnic_domain *dom, u32 id)
 static int swnic_cntr_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct swnic_cntr *cntr = file->private_data;
+	int ret;
 
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (!swnic_domain_is_owner(cntr->dom))
 		return -EACCES;
-	if (vma->vm_flags & VM_WRITE)
-		return -EACCES;
-	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	ret = swnic_mmap_prepare(vma, SWNIC_MAP_OWNER);
+	if (ret)
+		return ret;
 	return vm_insert_page(vma, vma->vm_start, cntr->page);
 }
 

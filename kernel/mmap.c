@@ -10,9 +10,60 @@
 #include <linux/mm.h>
 #include <linux/swnic.h>
 
+#include "compat.h"
 #include "domain.h"
 #include "mmap.h"
 #include "notifier.h"
+
+/**
+ * swnic_mmap_prepare() - the rules every swnic mapping follows
+ * @vma: a new mapping of a ring, a counter, the invalidation page or an AV,
+ *	 whose offset and size its handler checked
+ * @how: SWNIC_MAP_* flags
+ *
+ * No mapping is executable: PROT_EXEC is refused, and VM_MAYEXEC cleared
+ * so that mprotect() cannot add it later. A ring (SWNIC_MAP_RING), which
+ * user space and the kernel both write, is mapped shared only: in a
+ * private mapping a write copies the page, and from then on neither side
+ * sees the other's indices and entries. Every other object is read-only,
+ * now and later (VM_MAYWRITE cleared), and maps private or shared alike:
+ * never written, its pages are never copied. An owner's object
+ * (SWNIC_MAP_OWNER) is not inherited by a child forked afterwards
+ * (VM_DONTCOPY; only the owner can undo it, with MADV_DOFORK). No mapping
+ * grows (mremap()) or lands in a core dump.
+ *
+ * Return: 0, -EPERM (executable, but for READ_IMPLIES_EXEC's PROT_EXEC,
+ * dropped), -EINVAL (a ring mapped private) or
+ * -EACCES (a read-only object mapped writable).
+ */
+int swnic_mmap_prepare(struct vm_area_struct *vma, unsigned int how)
+{
+	vm_flags_t set = VM_DONTEXPAND | VM_DONTDUMP;
+
+	/*
+	 * A process whose personality has READ_IMPLIES_EXEC (setarch -X)
+	 * gets PROT_EXEC added to every readable mapping it asks for: not
+	 * asked for, it is dropped instead of refused.
+	 */
+	if ((vma->vm_flags & VM_EXEC) &&
+	    (current->personality & READ_IMPLIES_EXEC))
+		swnic_vm_flags_clear(vma, VM_EXEC);
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	if (how & SWNIC_MAP_RING) {
+		if (!(vma->vm_flags & VM_SHARED))
+			return -EINVAL;
+	} else {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		swnic_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	if (how & SWNIC_MAP_OWNER)
+		set |= VM_DONTCOPY;
+	swnic_vm_flags_clear(vma, VM_MAYEXEC);
+	swnic_vm_flags_set(vma, set);
+	return 0;
+}
 
 /**
  * struct swnic_mmap_type - how objects of one SWNIC_MMAP_* type are mapped

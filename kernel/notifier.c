@@ -16,8 +16,8 @@
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
 
-#include "compat.h"
 #include "domain.h"
+#include "mmap.h"
 #include "mr.h"
 #include "nl_events.h"
 #include "notifier.h"
@@ -425,9 +425,10 @@ u64 swnic_inval_gen(struct swnic_inval *inv)
  * swnic_inval_mmap() - map the domain's invalidation page (SWNIC_MMAP_INVAL)
  * @dom: the domain (the caller checked it is the owner's)
  * @id: object id from the offset, must be 0
- * @vma: exactly one page, without write access
+ * @vma: exactly one page, read-only and not executable
  *
- * Return: 0, -EINVAL (id or size), -EACCES (writable), -ENODEV (closing).
+ * Return: 0, -EINVAL (id or size), -EPERM (executable), -EACCES
+ * (writable), -ENODEV (closing).
  */
 int swnic_inval_mmap(struct swnic_domain *dom, u32 id,
 		     struct vm_area_struct *vma)
@@ -440,8 +441,10 @@ int swnic_inval_mmap(struct swnic_domain *dom, u32 id,
 		return -EINVAL;
 	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
-	if (vma->vm_flags & VM_WRITE)
-		return -EACCES;
+	/* Read-only, the owner's alone as its rings: no child inherits it. */
+	ret = swnic_mmap_prepare(vma, SWNIC_MAP_OWNER);
+	if (ret)
+		return ret;
 
 	rcu_read_lock();
 	mrd = rcu_dereference(dom->mr);
@@ -452,9 +455,6 @@ int swnic_inval_mmap(struct swnic_domain *dom, u32 id,
 	if (!page)
 		return -ENODEV;
 
-	swnic_vm_flags_clear(vma, VM_MAYWRITE);
-	/* The owner's alone, as its rings: no child inherits it. */
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	ret = vm_insert_page(vma, vma->vm_start, page);
 	put_page(page);
 	return ret;

@@ -9,7 +9,7 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
-#include "compat.h"
+#include "mmap.h"
 #include "ring.h"
 
 /* Header layout: each index on its own cache line. */
@@ -85,7 +85,8 @@ void swnic_ring_info(const struct swnic_ring *r, u64 mmap_offset,
  * (VM_DONTCOPY, what rdma-core's MADV_DONTFORK does for verbs' queues).
  * Inherited, the child's SQEs would run on its parent's memory and its
  * RQEs would place peers' messages there. Only the owner can undo it
- * (madvise(MADV_DOFORK) on its own mapping).
+ * (madvise(MADV_DOFORK) on its own mapping). A ring is mapped shared, and
+ * never executable (swnic_mmap_prepare()).
  */
 int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma)
 {
@@ -94,7 +95,9 @@ int swnic_ring_mmap(struct swnic_ring *r, struct vm_area_struct *vma)
 
 	if (vma->vm_end - vma->vm_start != r->size)
 		return -EINVAL;
-	swnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	ret = swnic_mmap_prepare(vma, SWNIC_MAP_RING | SWNIC_MAP_OWNER);
+	if (ret)
+		return ret;
 	for (off = 0; off < r->size; off += PAGE_SIZE) {
 		ret = vm_insert_page(vma, vma->vm_start + off,
 				     vmalloc_to_page(r->mem + off));

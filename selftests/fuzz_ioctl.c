@@ -1786,9 +1786,10 @@ static void op_mmap(struct fz *f)
 			int r = off == o->info[0].mmap_offset ? 0 :
 				off == o->info[1].mmap_offset ? 1 : -1;
 
-			/* Its rings are the owner's. */
+			/* Its rings are the owner's, and shared only. */
 			expect = r < 0 ? EINVAL : f->child ? EACCES :
-				 alen != o->info[r].mmap_size ? EINVAL : 0;
+				 alen != o->info[r].mmap_size ? EINVAL :
+				 flags != MAP_SHARED ? EINVAL : 0;
 		} else if (kind == K_DOM && f->child &&
 			   off == SWNIC_MMAP_OFFSET(SWNIC_MMAP_INVAL,
 						    (off >> SWNIC_MMAP_ID_SHIFT) &
@@ -1801,6 +1802,8 @@ static void op_mmap(struct fz *f)
 			expect = EACCES;	/* not the owner: before the rest */
 		} else if (alen != right_len) {
 			expect = EINVAL;
+		} else if (kind == K_CQ && flags != MAP_SHARED) {
+			expect = EINVAL;	/* a ring: shared only */
 		} else if (kind == K_CNTR && f->child) {
 			expect = EACCES;	/* the owner's, after its size */
 		} else if (kind == K_CNTR && (prot & PROT_WRITE)) {
@@ -1827,6 +1830,19 @@ static void op_mmap(struct fz *f)
 	}
 	if (err)
 		return;
+	/* Whatever else it was: never executable, a ring never private. */
+	if (kind != K_FOREIGN &&
+	    ((prot & PROT_EXEC) ||
+	     ((kind == K_EP || kind == K_CQ) && flags != MAP_SHARED))) {
+		struct fz_errset e = (prot & PROT_EXEC) ? FZ_ERRS(EPERM) :
+				     FZ_ERRS(EINVAL);
+
+		fz_check(&f->st, "mmap", EEXIST, &e,
+			 "%s fd mapped prot %d flags 0x%x", kind_name[kind],
+			 prot, flags);
+		munmap(p, alen);
+		return;
+	}
 	/* Touch every page (read), as a consumer of the mapping would. */
 	if (prot & PROT_READ)
 		for (uint64_t o2 = 0; o2 < alen; o2 += f->page)
@@ -1860,6 +1876,13 @@ static void op_unmap(struct fz *f)
 		if (m->ro_only && !err)
 			fz_check(&f->st, "mprotect", EEXIST, &e,
 				 "a read-only object's mapping became writable");
+		if (!m->swnic)
+			return;
+		/* Nor does any swnic mapping become executable. */
+		e = FZ_ERRS(EACCES);
+		err = mprotect(m->p, m->len, PROT_READ | PROT_EXEC) ? errno : 0;
+		fz_check(&f->st, "mprotect", err ? err : EEXIST, &e,
+			 "mapping of %zu bytes made executable", m->len);
 		return;
 	}
 	case 1: {

@@ -3067,4 +3067,139 @@ TEST_F(sec, counter_and_inval_pages_are_the_owners)
 	close(dom);
 }
 
+/* Every kind of object a domain maps: its rings, and the read-only rest. */
+struct maps {
+	int dom, cq, ep, cntr, av;
+	struct {
+		const char *what;
+		int fd;
+		uint64_t off, len;
+		bool ring;
+	} m[6];
+};
+
+static int maps_open(struct maps *o)
+{
+	struct swnic_cq_create cq = { .size = sizeof(cq), .entries = 16 };
+	struct swnic_ep_create ep = {
+		.size = sizeof(ep), .type = SWNIC_EP_RDM,
+		.sq_entries = 16, .rq_entries = 16,
+	};
+	struct swnic_cntr_create cntr = { .size = sizeof(cntr) };
+	struct swnic_av_open av = {
+		.size = sizeof(av), .flags = SWNIC_AV_OPEN_CREATE, .count = 16,
+	};
+	struct swnic_inval_query q = { .size = sizeof(q) };
+
+	o->dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (o->dom < 0)
+		return -errno;
+	snprintf((char *)av.name, sizeof(av.name), "sec-maps-%d", getpid());
+	if (ioctl(o->dom, SWNIC_IOCTL_CQ_CREATE, &cq))
+		return -errno;
+	ep.tx_cq = ep.rx_cq = cq.cq_id;
+	if (ioctl(o->dom, SWNIC_IOCTL_EP_CREATE, &ep) ||
+	    ioctl(o->dom, SWNIC_IOCTL_CNTR_CREATE, &cntr) ||
+	    ioctl(o->dom, SWNIC_IOCTL_AV_OPEN, &av) ||
+	    ioctl(o->dom, SWNIC_IOCTL_INVAL_QUERY, &q))
+		return -errno;
+	o->cq = cq.fd;
+	o->ep = ep.fd;
+	o->cntr = cntr.fd;
+	o->av = av.fd;
+#define MAP(i, w, f, o_, l, r) \
+	(o->m[i].what = (w), o->m[i].fd = (f), o->m[i].off = (o_), \
+	 o->m[i].len = (l), o->m[i].ring = (r))
+	MAP(0, "CQ ring", cq.fd, cq.ring.mmap_offset, cq.ring.mmap_size, true);
+	MAP(1, "SQ", ep.fd, ep.sq.mmap_offset, ep.sq.mmap_size, true);
+	MAP(2, "RQ", ep.fd, ep.rq.mmap_offset, ep.rq.mmap_size, true);
+	MAP(3, "counter", cntr.fd, 0, cntr.mmap_size, false);
+	MAP(4, "invalidation page", o->dom, q.mmap_offset, q.mmap_size, false);
+	MAP(5, "AV", av.fd, 0, av.mmap_size, false);
+#undef MAP
+	return 0;
+}
+
+static void maps_close(struct maps *o)
+{
+	close(o->av);
+	close(o->cntr);
+	close(o->ep);
+	close(o->cq);
+	close(o->dom);
+}
+
+/*
+ * Nothing a domain maps is executable: PROT_EXEC is refused (EPERM), and
+ * a mapping cannot be made executable later (mprotect(): EACCES). Before,
+ * every one mapped executable (the invalidation page too, unless /dev is
+ * mounted noexec).
+ */
+TEST_F(sec, no_mapping_is_executable)
+{
+	struct maps o = { .dom = -1, .cq = -1, .ep = -1, .cntr = -1, .av = -1 };
+
+	ASSERT_EQ(0, maps_open(&o));
+	for (int i = 0; i < 6; i++) {
+		int prot = o.m[i].ring ? PROT_READ | PROT_WRITE : PROT_READ;
+		void *p;
+
+		EXPECT_EQ(EPERM, map_err(o.m[i].fd, o.m[i].len, prot | PROT_EXEC,
+					 MAP_SHARED, o.m[i].off))
+			TH_LOG("%s mapped executable", o.m[i].what);
+		p = mmap(NULL, o.m[i].len, prot, MAP_SHARED, o.m[i].fd,
+			 o.m[i].off);
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("%s", o.m[i].what);
+		EXPECT_EQ(-1, mprotect(p, o.m[i].len, prot | PROT_EXEC))
+			TH_LOG("%s made executable", o.m[i].what);
+		EXPECT_EQ(EACCES, errno);
+		munmap(p, o.m[i].len);
+	}
+	maps_close(&o);
+}
+
+/*
+ * A ring, which user space and the kernel both write, maps shared only
+ * (EINVAL): in a private mapping a write copies the page, and neither
+ * side sees the other's indices and entries any more. A read-only object
+ * maps private too (it is never written, so never copied), and that
+ * mapping cannot be made writable either.
+ */
+TEST_F(sec, rings_map_shared_only)
+{
+	struct maps o = { .dom = -1, .cq = -1, .ep = -1, .cntr = -1, .av = -1 };
+
+	ASSERT_EQ(0, maps_open(&o));
+	for (int i = 0; i < 6; i++) {
+		void *p;
+
+		if (o.m[i].ring) {
+			EXPECT_EQ(EINVAL, map_err(o.m[i].fd, o.m[i].len,
+						  PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE, o.m[i].off))
+				TH_LOG("%s mapped private", o.m[i].what);
+			EXPECT_EQ(EINVAL, map_err(o.m[i].fd, o.m[i].len,
+						  PROT_READ, MAP_PRIVATE,
+						  o.m[i].off))
+				TH_LOG("%s mapped private", o.m[i].what);
+			EXPECT_EQ(0, map_err(o.m[i].fd, o.m[i].len,
+					     PROT_READ | PROT_WRITE,
+					     MAP_SHARED, o.m[i].off))
+				TH_LOG("%s", o.m[i].what);
+			continue;
+		}
+		EXPECT_EQ(EACCES, map_err(o.m[i].fd, o.m[i].len,
+					  PROT_READ | PROT_WRITE, MAP_PRIVATE,
+					  o.m[i].off))
+			TH_LOG("%s mapped writable", o.m[i].what);
+		p = mmap(NULL, o.m[i].len, PROT_READ, MAP_PRIVATE, o.m[i].fd,
+			 o.m[i].off);
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("%s", o.m[i].what);
+		EXPECT_EQ(-1, mprotect(p, o.m[i].len, PROT_READ | PROT_WRITE))
+			TH_LOG("%s made writable", o.m[i].what);
+		munmap(p, o.m[i].len);
+	}
+	maps_close(&o);
+}
+
 TEST_HARNESS_MAIN

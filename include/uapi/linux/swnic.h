@@ -185,7 +185,10 @@ struct swnic_query_device {
  * the offset fits 32-bit mmap2 and is page aligned for pages up to 64 KiB.
  * An offset naming no object of this domain fails with EINVAL; a writable
  * mapping of a read-only object with EACCES; a mapping from another process
- * than the one that opened the file with EACCES.
+ * than the one that opened the file with EACCES. No swnic mapping - of this
+ * file or of any object's fd - is executable (PROT_EXEC: EPERM; mprotect()
+ * cannot add it); a ring maps MAP_SHARED only (else EINVAL), a read-only
+ * object MAP_SHARED or MAP_PRIVATE.
  */
 #define SWNIC_MMAP_TYPE_SHIFT	32
 #define SWNIC_MMAP_TYPE_MASK	0xffULL

@@ -7,7 +7,8 @@
  * object lives until that fd is closed and unmapped; it holds its domain.
  *
  * Rings (io_uring style). Each ring lives in kernel memory and is mapped by
- * mmap(obj_fd, ring.mmap_offset, ring.mmap_size). A ring is a header page
+ * mmap(obj_fd, ring.mmap_offset, ring.mmap_size), MAP_SHARED (a private
+ * mapping is EINVAL) and never executable (EPERM). A ring is a header page
  * (head, tail and flags words on separate cache lines at the offsets
  * given) followed by `entries` (a power of two) entries of `entry_size`
  * bytes. Indices are free-running __u32s; entry i is at (i & (entries - 1)).
