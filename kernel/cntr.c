@@ -29,6 +29,8 @@ static void swnic_cntr_release(struct kref *ref)
 
 	if (cntr->page)
 		__free_page(cntr->page);
+	/* Counted until now (endpoints, deferred completions hold it). */
+	atomic_dec(&cntr->dom->ncntr);
 	swnic_domain_put(cntr->dom);
 	kfree(cntr);
 }
@@ -132,9 +134,6 @@ static int swnic_cntr_file_release(struct inode *inode, struct file *file)
 	xa_erase(&dom->cntrs, cntr->id);
 	/* What waits on it is cancelled (struct swnic_sqe_trigger). */
 	swnic_trig_cntr_closed(cntr);
-	mutex_lock(&dom->lock);
-	dom->ncntr--;
-	mutex_unlock(&dom->lock);
 	swnic_cntr_put(cntr);
 	return 0;
 }
@@ -165,9 +164,23 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
 
+	/*
+	 * Counted from before anything is allocated until its final
+	 * release (swnic_cntr_release()), as a CQ.
+	 */
+	mutex_lock(&dom->lock);
+	if (atomic_read(&dom->ncntr) >= SWNIC_MAX_CNTR) {
+		mutex_unlock(&dom->lock);
+		return -ENOSPC;
+	}
+	atomic_inc(&dom->ncntr);
+	mutex_unlock(&dom->lock);
+
 	cntr = kzalloc(sizeof(*cntr), GFP_KERNEL_ACCOUNT);
-	if (!cntr)
+	if (!cntr) {
+		atomic_dec(&dom->ncntr);
 		return -ENOMEM;
+	}
 	kref_init(&cntr->ref);
 	cntr->dom = dom;
 	swnic_trig_cntr_init(cntr);
@@ -183,15 +196,6 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	cntr->value = (atomic64_t *)&words->value;
 	cntr->err = (atomic64_t *)&words->err;
 
-	mutex_lock(&dom->lock);
-	if (dom->ncntr >= SWNIC_MAX_CNTR) {
-		mutex_unlock(&dom->lock);
-		ret = -ENOSPC;
-		goto err_put;
-	}
-	dom->ncntr++;
-	mutex_unlock(&dom->lock);
-
 	/*
 	 * The id is reserved, not published: a counter is found by its id
 	 * (swnic_cntr_lookup()) only once nothing can fail. Work triggered
@@ -201,7 +205,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 	ret = xa_alloc(&dom->cntrs, &cntr->id, NULL, xa_limit_31b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)
-		goto err_count;
+		goto err_put;
 	fd = swnic_ioctl_new_file(arg, "[swnic-cntr]", &swnic_cntr_fops, cntr);
 	if (fd < 0) {
 		ret = fd;
@@ -215,11 +219,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 
 err_xa:
 	xa_erase(&dom->cntrs, cntr->id);
-err_count:
-	mutex_lock(&dom->lock);
-	dom->ncntr--;
-	mutex_unlock(&dom->lock);
 err_put:
-	swnic_cntr_put(cntr);
+	swnic_cntr_put(cntr);		/* uncounts it */
 	return ret;
 }

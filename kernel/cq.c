@@ -21,11 +21,17 @@
 #include "nl_events.h"
 #include "stats.h"
 
+/*
+ * The last reference: the file's, an endpoint's or a deferred completion's,
+ * in any context. Only now does the CQ stop counting against max_cq; its
+ * domain reference keeps the count there until then.
+ */
 static void swnic_cq_release(struct kref *ref)
 {
 	struct swnic_cq *cq = container_of(ref, struct swnic_cq, ref);
 
 	swnic_ring_free(&cq->ring);
+	atomic_dec(&cq->dom->ncq);
 	swnic_domain_put(cq->dom);
 	kfree(cq);
 	swnic_obj_dec(SWNIC_OBJ_CQS);
@@ -172,11 +178,11 @@ static int swnic_cq_file_release(struct inode *inode, struct file *file)
 	struct swnic_cq *cq = file->private_data;
 	struct swnic_domain *dom = cq->dom;
 
-	/* Unpublish: no new endpoint can bind it; bound ones keep a ref. */
+	/*
+	 * Unpublish: no new endpoint can bind it; bound ones keep a ref,
+	 * and it counts until the last goes (swnic_cq_release()).
+	 */
 	xa_erase(&dom->cqs, cq->id);
-	mutex_lock(&dom->lock);
-	dom->ncq--;
-	mutex_unlock(&dom->lock);
 	swnic_cq_put(cq);
 	return 0;
 }
@@ -210,9 +216,26 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
 
+	/*
+	 * Counted from before anything is allocated until its final
+	 * release: a CQ outlives its file while endpoints or deferred
+	 * completions hold it. dom->lock orders the count with other
+	 * creates (and with an auth key's change, service.c).
+	 */
+	mutex_lock(&dom->lock);
+	if (atomic_read(&dom->ncq) >= dom->sdev->limits.max_cq) {
+		mutex_unlock(&dom->lock);
+		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_CQ);
+		return -ENOSPC;
+	}
+	atomic_inc(&dom->ncq);
+	mutex_unlock(&dom->lock);
+
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
-	if (!cq)
+	if (!cq) {
+		atomic_dec(&dom->ncq);
 		return -ENOMEM;
+	}
 	kref_init(&cq->ref);
 	swnic_obj_inc(SWNIC_OBJ_CQS);
 	spin_lock_init(&cq->lock);
@@ -227,20 +250,10 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 	if (ret)
 		goto err_put;
 
-	mutex_lock(&dom->lock);
-	if (dom->ncq >= dom->sdev->limits.max_cq) {
-		mutex_unlock(&dom->lock);
-		swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_CQ);
-		ret = -ENOSPC;
-		goto err_put;
-	}
-	dom->ncq++;
-	mutex_unlock(&dom->lock);
-
 	/* Reserved, published once nothing can fail (as a counter). */
 	ret = xa_alloc(&dom->cqs, &cq->id, NULL, xa_limit_31b, GFP_KERNEL);
 	if (ret)
-		goto err_count;
+		goto err_put;
 
 	fd = swnic_ioctl_new_file(arg, "[swnic-cq]", &swnic_cq_fops, cq);
 	if (fd < 0) {
@@ -255,11 +268,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 
 err_xa:
 	xa_erase(&dom->cqs, cq->id);
-err_count:
-	mutex_lock(&dom->lock);
-	dom->ncq--;
-	mutex_unlock(&dom->lock);
 err_put:
-	swnic_cq_put(cq);
+	swnic_cq_put(cq);		/* uncounts it */
 	return ret;
 }

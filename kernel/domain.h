@@ -2,6 +2,7 @@
 #ifndef _SWNIC_DOMAIN_H
 #define _SWNIC_DOMAIN_H
 
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
@@ -37,9 +38,13 @@ struct swnic_domain {
 	struct mm_struct *mm;		/* mmgrab'ed: owner of registrations */
 
 	struct mutex lock;		/* serialises control operations */
-	u32 ncq;			/* CQs alive, @lock */
+	/*
+	 * CQs and counters alive, until their final release (which may run
+	 * in any context: atomic); a create checks and adds under @lock.
+	 */
+	atomic_t ncq;
 	u32 nep;			/* endpoints alive, @lock */
-	u32 ncntr;			/* counters alive, @lock */
+	atomic_t ncntr;
 	struct list_head port_blocks;	/* struct swnic_port_block, @lock */
 	u32 nblocks;			/* on @port_blocks, @lock */
 	struct xarray cqs;		/* CQs by id (xa_lock) */

@@ -868,11 +868,35 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		if (ret)
 			goto err_cqs;
 	}
+	/*
+	 * An endpoint counts against max_ep and the user's ports, but one
+	 * at a port of a block: the block counted its ports already. Before
+	 * its rings exist: one past the limit allocates nothing.
+	 */
+	ep->port = c->port;
+	if (!in_block) {
+		mutex_lock(&dom->lock);
+		if (dom->nep >= dom->sdev->limits.max_ep) {
+			mutex_unlock(&dom->lock);
+			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
+			ret = -ENOSPC;
+			goto err_srx;
+		}
+		ret = swnic_domain_nep_add(dom, 1);
+		mutex_unlock(&dom->lock);
+		if (ret)
+			goto err_srx;
+		ret = swnic_ep_user_quota(dom);
+		if (ret) {
+			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
+			goto err_count;
+		}
+	}
 	/* A context's SQ is never read: the smallest there is. */
 	ret = swnic_ring_init(&ep->sq, srx ? 1 : c->sq_entries,
 			      SWNIC_MAX_SQ_ENTRIES, sizeof(struct swnic_sqe));
 	if (ret)
-		goto err_srx;
+		goto err_count;
 	/* A member's RQ is never read (its context's is): the smallest. */
 	ret = swnic_ring_init(&ep->rq, ep->srx ? 1 : c->rq_entries,
 			      SWNIC_MAX_RQ_ENTRIES, sizeof(struct swnic_rqe));
@@ -884,29 +908,6 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 		goto err_rq;
 	}
 
-	/*
-	 * An endpoint counts against max_ep and the user's ports, but one
-	 * at a port of a block: the block counted its ports already.
-	 */
-	ep->port = c->port;
-	if (!in_block) {
-		mutex_lock(&dom->lock);
-		if (dom->nep >= dom->sdev->limits.max_ep) {
-			mutex_unlock(&dom->lock);
-			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
-			ret = -ENOSPC;
-			goto err_rq;
-		}
-		ret = swnic_domain_nep_add(dom, 1);
-		mutex_unlock(&dom->lock);
-		if (ret)
-			goto err_rq;
-		ret = swnic_ep_user_quota(dom);
-		if (ret) {
-			swnic_nl_limit_hit(dom->sdev, dom, SWNIC_LIMIT_DEV_EP);
-			goto err_count;
-		}
-	}
 	if (srx) {
 		/* No port: nothing is ever sent to a context itself. */
 		ret = 0;
@@ -948,17 +949,17 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 
 err_block:
 	swnic_port_block_leave(ep);
+err_rq:
+	bitmap_free(ep->sq_cancelled);
+	swnic_ring_free(&ep->rq);
+err_sq:
+	swnic_ring_free(&ep->sq);
 err_count:
 	if (!in_block) {
 		mutex_lock(&dom->lock);
 		swnic_domain_nep_add(dom, -1);
 		mutex_unlock(&dom->lock);
 	}
-err_rq:
-	bitmap_free(ep->sq_cancelled);
-	swnic_ring_free(&ep->rq);
-err_sq:
-	swnic_ring_free(&ep->sq);
 err_srx:
 	swnic_ep_srx_leave(ep);
 err_cqs:

@@ -90,7 +90,7 @@ int swnic_nl_fill_domain(struct sk_buff *skb, struct swnic_domain *dom,
 	      nla_put_u64_64bit(skb, SWNIC_A_DOMAIN_PINNED, mrc.pinned_bytes,
 				SWNIC_A_PAD) ||
 	      nla_put_u32(skb, SWNIC_A_DOMAIN_EPS, dom->nep) ||
-	      nla_put_u32(skb, SWNIC_A_DOMAIN_CQS, dom->ncq);
+	      nla_put_u32(skb, SWNIC_A_DOMAIN_CQS, atomic_read(&dom->ncq));
 	mutex_unlock(&dom->lock);
 	if (ret) {
 		genlmsg_cancel(skb, hdr);

@@ -233,7 +233,8 @@ static bool swnic_domain_has_objects(struct swnic_domain *dom)
 {
 	lockdep_assert_held(&dom->lock);
 	/* MRs being registered count: they took the key under dom->lock. */
-	return dom->ncq || dom->nep || swnic_mr_domain_count(dom);
+	return atomic_read(&dom->ncq) || dom->nep ||
+	       swnic_mr_domain_count(dom);
 }
 
 /*

@@ -3202,4 +3202,135 @@ TEST_F(sec, rings_map_shared_only)
 	maps_close(&o);
 }
 
+/* ---- 11: a domain's limits bound the objects alive, fd or not --------- */
+
+static uint32_t dev_max_cq(int fd)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+
+	return ioctl(fd, SWNIC_IOCTL_QUERY_DEVICE, &q) ? 0 : q.max_cq;
+}
+
+/* A CQ, at once destroyed if made. Return: 0 or -errno. */
+static int cq_try(int dom)
+{
+	struct t_cq cq = {};
+	int ret = t_cq_create(dom, 16, &cq);
+
+	if (!ret)
+		t_cq_destroy(&cq);
+	return ret;
+}
+
+/* A counter, at once closed if made. Return: 0 or -errno. */
+static int cntr_try(int dom)
+{
+	struct swnic_cntr_create c = { .size = sizeof(c) };
+
+	if (ioctl(dom, SWNIC_IOCTL_CNTR_CREATE, &c))
+		return -errno;
+	close(c.fd);
+	return 0;
+}
+
+/* @try(@dom) until it succeeds, for up to 2 s: what is freed after a close. */
+static int try_for_a_while(int (*try)(int), int dom)
+{
+	int ret = try(dom);
+
+	for (int i = 0; ret && i < 200; i++) {
+		usleep(10000);
+		ret = try(dom);
+	}
+	return ret;
+}
+
+/*
+ * A CQ lives on after its fd is closed and its ring unmapped while an
+ * endpoint holds it, and counts against max_cq until it is gone. Before,
+ * closing the fd uncounted it: endpoints kept any number of CQs alive
+ * (a ring each) under a limit of three.
+ */
+TEST_F(sec, cqs_count_while_endpoints_hold_them)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), ep[3], i;
+	uint32_t max_cq = dev_max_cq(dom);
+	struct t_cq cq = {};
+	char cmd[96];
+
+	ASSERT_LE(0, dom);
+	ASSERT_NE(0, max_cq);
+	ASSERT_EQ(0, run("swnic dev set swnic0 max_cq 3"));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+		ep[i] = ep_in(dom, &cq, 0, 0);
+		ASSERT_LE(0, ep[i]);
+		t_cq_destroy(&cq);
+	}
+	/* Three CQs alive, the endpoints' only. */
+	EXPECT_EQ(-ENOSPC, cq_try(dom));
+	/* One endpoint gone, its CQ with it: one more fits, not two. */
+	close(ep[0]);
+	EXPECT_EQ(0, try_for_a_while(cq_try, dom));
+	ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+	EXPECT_EQ(-ENOSPC, cq_try(dom));
+	t_cq_destroy(&cq);
+	close(ep[1]);
+	close(ep[2]);
+	EXPECT_EQ(0, try_for_a_while(cq_try, dom));
+	close(dom);
+	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_cq %u", max_cq);
+	ASSERT_EQ(0, run(cmd));
+}
+
+/*
+ * Likewise a counter an endpoint counts into: it counts against the
+ * domain's counters (max_cntr) until the endpoint lets it go.
+ */
+TEST_F(sec, counters_count_while_endpoints_hold_them)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), ep;
+	struct swnic_cntr_create c = { .size = sizeof(c) };
+	struct swnic_ep_create e = {
+		.size = sizeof(e), .type = SWNIC_EP_RDM,
+		.sq_entries = 8, .rq_entries = 8,
+	};
+	void **maps;
+	struct t_cq cq = {};
+	uint32_t n;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	ASSERT_LT(1, q.max_cntr);
+	maps = calloc(q.max_cntr, sizeof(*maps));
+	ASSERT_NE(NULL, maps);
+	ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+	/* One counter an endpoint holds, no fd or mapping of it left... */
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_CNTR_CREATE, &c));
+	e.tx_cq = e.rx_cq = cq.id;
+	e.cntr[SWNIC_EP_CNTR_SEND] = c.cntr_id;
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_EP_CREATE, &e));
+	ep = e.fd;
+	close(c.fd);
+	/* ... and the rest of the limit, each kept by its mapping. */
+	for (n = 0; n < q.max_cntr - 1; n++) {
+		c = (struct swnic_cntr_create){ .size = sizeof(c) };
+		ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_CNTR_CREATE, &c))
+			TH_LOG("counter %u of %u", n + 2, q.max_cntr);
+		maps[n] = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, c.fd,
+			       0);
+		ASSERT_NE(MAP_FAILED, maps[n]);
+		close(c.fd);
+	}
+	EXPECT_EQ(-ENOSPC, cntr_try(dom));
+	close(ep);
+	EXPECT_EQ(0, try_for_a_while(cntr_try, dom));
+	for (n = 0; n < q.max_cntr - 1; n++)
+		munmap(maps[n], PAGE);
+	free(maps);
+	t_cq_destroy(&cq);
+	close(dom);
+}
+
 TEST_HARNESS_MAIN
