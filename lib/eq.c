@@ -30,6 +30,7 @@
 struct swnic_eq_event {
 	struct swnic_list node;
 	uint32_t event;
+	bool connreq;			/* the CM's FI_CONNREQ: owns its info */
 	size_t len;			/* bytes of @data (events) */
 	struct fi_eq_err_entry err;	/* error events */
 	uint8_t *err_data;		/* owned copy of err.err_data */
@@ -158,6 +159,7 @@ int swnic_eq_report_cm(struct swnic_eq *eq, uint32_t event, fid_t fid,
 	if (!ev)
 		return -FI_ENOMEM;
 	ev->event = event;
+	ev->connreq = event == FI_CONNREQ && info;
 	ev->len = sizeof(entry) + len;
 	memcpy(ev->data, &entry, sizeof(entry));
 	if (len)
@@ -402,8 +404,12 @@ static int swnic_eq_close(struct fid *fid)
 		struct swnic_eq_event *ev =
 			swnic_list_entry(pos, struct swnic_eq_event, node);
 
-		/* An unread request: nobody else will free its fi_info. */
-		if (ev->event == FI_CONNREQ) {
+		/*
+		 * An unread request of the CM's: nobody else will free its
+		 * fi_info. Not the application's own FI_CONNREQ-typed events
+		 * (fi_eq_write): their data is the application's.
+		 */
+		if (ev->connreq) {
 			struct fi_eq_cm_entry entry;
 
 			memcpy(&entry, ev->data, sizeof(entry));

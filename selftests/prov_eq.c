@@ -298,6 +298,33 @@ TEST_F(eq, readerr_and_strerror)
 }
 SWNIC_DEPRECATED_END
 
+/*
+ * fi_eq_write(3) takes any event type, FI_CONNREQ too: such an event is
+ * the application's bytes, not a provider's request. Closing the EQ with
+ * it unread frees neither the fi_info it may name (the application's,
+ * here on the stack: freeing it aborts) nor reads past a short one.
+ */
+TEST_F(eq, close_leaves_written_connreq_events_alone)
+{
+	struct fi_info info;
+	struct fi_eq_cm_entry entry = { .info = &info };
+	uint32_t shorty = 0x5a5a5a5a;
+
+	memset(&info, 0, sizeof(info));
+	info.caps = 0x1234;
+	ASSERT_EQ(0, open_eq(&self->ctx, FI_WAIT_NONE, 0, FI_WRITE,
+			     &self->eq));
+	ASSERT_EQ(sizeof(entry), fi_eq_write(self->eq, FI_CONNREQ, &entry,
+					     sizeof(entry), 0));
+	ASSERT_EQ(sizeof(shorty), fi_eq_write(self->eq, FI_CONNREQ, &shorty,
+					      sizeof(shorty), 0));
+	ASSERT_EQ(0, fi_close(&self->eq->fid));
+	self->eq = NULL;
+	/* The application's fi_info is as it was. */
+	EXPECT_EQ(0x1234, info.caps);
+	EXPECT_EQ(NULL, info.handle);
+}
+
 SWNIC_DEPRECATED_BEGIN
 TEST_F(eq, overrun)
 {
