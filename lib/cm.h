@@ -22,6 +22,7 @@ struct swnic_pep {
 	struct sockaddr_in addr;	/* port 0 until listening, unless set */
 	struct swnic_eq *eq;
 	struct swnic_cm_port *port;	/* once listening */
+	bool listening;			/* fi_listen claimed it (port opening) */
 };
 
 /* Protects the CM's lists, ports' pep and every endpoint's CM state. */

@@ -70,23 +70,40 @@ static int swnic_pep_listen(struct fid_pep *pep_fid)
 {
 	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
 	struct swnic_cm_port *port;
+	struct sockaddr_in bind;
 	int ret;
 
 	if (!pep->eq) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_listen: no EQ bound\n");
 		return -FI_ENOEQ;
 	}
-	if (pep->port)
-		return 0;	/* listening already */
-	ret = swnic_cm_port_open(pep->fabric, pep->info->domain_attr->name,
-				 &pep->addr, pep, &port);
-	if (ret)
-		return ret;
+	/*
+	 * Claim it under the lock before opening a port: of two threads
+	 * listening at once one opens it, the other is told it is busy.
+	 */
 	pthread_mutex_lock(&swnic_cm_lock);
-	pep->port = port;
-	pep->addr = swnic_cm_port_addr(port);
+	if (pep->port)
+		ret = 0;		/* listening already */
+	else if (pep->listening)
+		ret = -FI_EBUSY;	/* another thread is opening its port */
+	else
+		ret = 1;
+	pep->listening = true;
+	bind = pep->addr;
 	pthread_mutex_unlock(&swnic_cm_lock);
-	return 0;
+	if (ret <= 0)
+		return ret;
+	ret = swnic_cm_port_open(pep->fabric, pep->info->domain_attr->name,
+				 &bind, pep, &port);
+	pthread_mutex_lock(&swnic_cm_lock);
+	if (ret) {
+		pep->listening = false;
+	} else {
+		pep->port = port;
+		pep->addr = swnic_cm_port_addr(port);
+	}
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return ret;
 }
 
 static int swnic_pep_reject(struct fid_pep *pep_fid, fid_t handle,
@@ -110,11 +127,15 @@ static int swnic_pep_setname(fid_t fid, void *addr, size_t addrlen)
 	struct sockaddr_in sin;
 	int ret;
 
-	if (pep->port)
-		return -FI_EOPBADSTATE;
 	ret = swnic_addr_read(pep->addr_format, addr, addrlen, &sin);
-	if (!ret)
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&swnic_cm_lock);
+	if (pep->listening)
+		ret = -FI_EOPBADSTATE;
+	else
 		pep->addr.sin_port = sin.sin_port;
+	pthread_mutex_unlock(&swnic_cm_lock);
 	return ret;
 }
 

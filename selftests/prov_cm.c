@@ -12,8 +12,10 @@
  * (prov_peer_run()); the connecting side is this host's.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include <rdma/fi_rma.h>
@@ -693,6 +695,77 @@ TEST_F(cm, peer_in_another_process)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Open file descriptors of this process. */
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+struct listen_race {
+	pthread_barrier_t *go;
+	struct fid_pep *pep;
+	int ret;
+};
+
+static void *listen_racer(void *arg)
+{
+	struct listen_race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->ret = prov_peer_run(listen_fn, r->pep);
+	return NULL;
+}
+
+/*
+ * Two threads listening on one passive endpoint at once: one port is
+ * opened, the other thread is told so (0 or -FI_EBUSY), and closing the
+ * passive endpoint leaves nothing behind (no second port, which would
+ * hold its domain's, CQ's and eventfd's descriptors and a pointer to the
+ * freed passive endpoint).
+ */
+TEST_F(cm, concurrent_listens_open_one_port)
+{
+	for (int round = 0; round < 4; round++) {
+		struct listen_race r[2];
+		pthread_barrier_t go;
+		pthread_t t[2];
+		struct fid_pep *pep;
+		int before, ok = 0;
+
+		before = fd_count();
+		ASSERT_LT(0, before);
+		ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info,
+					   &pep, NULL));
+		ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
+		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+		for (int i = 0; i < 2; i++) {
+			r[i] = (struct listen_race){ .go = &go, .pep = pep };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, listen_racer,
+						    &r[i]));
+		}
+		for (int i = 0; i < 2; i++) {
+			pthread_join(t[i], NULL);
+			if (!r[i].ret)
+				ok++;
+			else
+				EXPECT_EQ(-FI_EBUSY, r[i].ret);
+		}
+		pthread_barrier_destroy(&go);
+		EXPECT_LE(1, ok);
+		ASSERT_EQ(0, fi_close(&pep->fid));
+		EXPECT_EQ(before, fd_count());
+	}
 }
 
 /* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */
