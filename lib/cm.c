@@ -125,6 +125,7 @@ static struct swnic_list swnic_cm_reqs = { &swnic_cm_reqs, &swnic_cm_reqs };
 static struct swnic_list swnic_cm_shared = { &swnic_cm_shared,
 					     &swnic_cm_shared };
 static uint64_t swnic_cm_next_id;
+static struct swnic_list swnic_cm_peps = { &swnic_cm_peps, &swnic_cm_peps };
 
 /* A fresh connection id; caller holds swnic_cm_lock. */
 static uint64_t swnic_cm_new_id(void)
@@ -174,6 +175,21 @@ static void swnic_cm_req_free(struct swnic_cm_req *req)
 {
 	swnic_list_del(&req->node);
 	free(req);
+}
+
+/* @fid if it is a live passive endpoint, else NULL (never dereferenced). */
+static struct swnic_pep *swnic_cm_pep_find(const struct fid *fid)
+{
+	struct swnic_list *pos;
+
+	swnic_list_for_each(pos, &swnic_cm_peps) {
+		struct swnic_pep *pep =
+			swnic_list_entry(pos, struct swnic_pep, node);
+
+		if (&pep->pep_fid.fid == fid)
+			return pep;
+	}
+	return NULL;
 }
 
 /* ---- messages ------------------------------------------------------------- */
@@ -728,6 +744,20 @@ void swnic_cm_port_drop_pep(struct swnic_cm_port *port)
 	port->pep = NULL;
 }
 
+void swnic_cm_pep_add(struct swnic_pep *pep)
+{
+	pthread_mutex_lock(&swnic_cm_lock);
+	swnic_list_add_tail(&swnic_cm_peps, &pep->node);
+	pthread_mutex_unlock(&swnic_cm_lock);
+}
+
+void swnic_cm_pep_del(struct swnic_pep *pep)
+{
+	pthread_mutex_lock(&swnic_cm_lock);
+	swnic_list_del(&pep->node);
+	pthread_mutex_unlock(&swnic_cm_lock);
+}
+
 int swnic_cm_req_reject(struct swnic_cm_port *port, fid_t handle,
 			const void *param, size_t paramlen)
 {
@@ -754,26 +784,35 @@ int swnic_cm_req_reject(struct swnic_cm_port *port, fid_t handle,
 int swnic_cm_ep_init(struct swnic_ep *ep, const struct fi_info *info)
 {
 	struct swnic_cm_req *req;
+	struct swnic_pep *pep = NULL;
 
 	atomic_init(&ep->cm_state, SWNIC_CM_IDLE);
 	if (!info->handle)
 		return 0;
-	if (info->handle->fclass != FI_CLASS_CONNREQ) {
-		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "fi_endpoint: info->handle is not a connection request\n");
-		return -FI_EINVAL;
-	}
+	/*
+	 * The handle is looked up, never dereferenced: a stale one (answered,
+	 * its endpoint closed, its listener gone) is freed memory.
+	 */
 	pthread_mutex_lock(&swnic_cm_lock);
 	req = swnic_cm_req_find(info->handle);
 	if (req) {
 		swnic_list_del(&req->node);
 		swnic_list_init(&req->node);
 		ep->connreq = req;
+	} else {
+		/*
+		 * fi_endpoint(3): an active endpoint may take a passive one's
+		 * properties (fi_getinfo hands the passive endpoint out as
+		 * info->handle): its address's port, unless it listens there.
+		 */
+		pep = swnic_cm_pep_find(info->handle);
+		if (pep && !pep->listening && !ep->addr.sin_port)
+			ep->addr.sin_port = pep->addr.sin_port;
 	}
 	pthread_mutex_unlock(&swnic_cm_lock);
-	if (!req) {
+	if (!req && !pep) {
 		SWNIC_WARN(FI_LOG_EP_CTRL,
-			   "fi_endpoint: the connection request was answered already\n");
+			   "fi_endpoint: info->handle is neither an unanswered connection request nor a passive endpoint\n");
 		return -FI_EINVAL;
 	}
 	return 0;

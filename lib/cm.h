@@ -22,6 +22,7 @@ struct swnic_pep {
 	struct sockaddr_in addr;	/* port 0 until listening, unless set */
 	struct swnic_eq *eq;
 	struct swnic_cm_port *port;	/* once listening */
+	struct swnic_list node;		/* on the CM's list of live ones */
 	bool listening;			/* fi_listen claimed it (port opening) */
 };
 
@@ -42,6 +43,9 @@ void swnic_cm_port_close(struct swnic_cm_port *port);
 struct sockaddr_in swnic_cm_port_addr(const struct swnic_cm_port *port);
 /* @port no longer passes requests to its passive endpoint. */
 void swnic_cm_port_drop_pep(struct swnic_cm_port *port);
+/* A passive endpoint is born / goes away (info->handle may name it). */
+void swnic_cm_pep_add(struct swnic_pep *pep);
+void swnic_cm_pep_del(struct swnic_pep *pep);
 /*
  * Answer the unanswered request @handle (FI_CONNREQ's info->handle) with
  * REJECT and @param from @port. Return: 0, -FI_EINVAL if @handle is not

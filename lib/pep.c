@@ -17,6 +17,7 @@ static int swnic_pep_close(struct fid *fid)
 	struct swnic_pep *pep = swnic_pep_of(fid);
 	struct swnic_cm_port *port;
 
+	swnic_cm_pep_del(pep);
 	pthread_mutex_lock(&swnic_cm_lock);
 	port = pep->port;
 	pep->port = NULL;
@@ -244,6 +245,7 @@ int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.fid.ops = &swnic_pep_fi_ops;
 	pep->pep_fid.ops = &swnic_pep_ops;
 	pep->pep_fid.cm = &swnic_pep_cm_ops;
+	swnic_cm_pep_add(pep);
 	/* The fabric cannot close under it (fi_close -FI_EBUSY). */
 	swnic_fabric_child(fab, &fab->npeps, 1);
 	*pep_out = &pep->pep_fid;

@@ -768,6 +768,30 @@ TEST_F(cm, concurrent_listens_open_one_port)
 	}
 }
 
+/*
+ * fi_endpoint(3): an active endpoint may be opened from an fi_info whose
+ * handle is a passive endpoint (as fi_getinfo gives for hints->handle).
+ */
+TEST_F(cm, endpoint_from_a_passive_endpoint_handle)
+{
+	struct fi_info *hints = fi_dupinfo(self->info), *info;
+	struct fid_pep *pep;
+	struct fid_ep *ep = NULL;
+
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_passive_ep(self->fabric, self->info, &pep, NULL));
+	hints->handle = &pep->fid;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	ASSERT_EQ(&pep->fid, info->handle);
+	EXPECT_EQ(0, fi_endpoint(self->domain, info, &ep, NULL));
+	if (ep)
+		EXPECT_EQ(0, fi_close(&ep->fid));
+	hints->handle = NULL;
+	fi_freeinfo(hints);
+	fi_freeinfo(info);
+	EXPECT_EQ(0, fi_close(&pep->fid));
+}
+
 /* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */
 SWNIC_DEPRECATED_BEGIN
 
