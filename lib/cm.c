@@ -95,6 +95,7 @@ struct swnic_cm_port {
 	struct sockaddr_in addr;
 	int cq_fd;			/* the CQ's wait fd */
 	int stop_fd;			/* eventfd: the thread must stop */
+	atomic_bool stop;		/* the same, seen at every pass */
 	pthread_t thread;
 	bool thread_started;
 	struct swnic_cm_buf rx[SWNIC_CM_RX];
@@ -521,7 +522,8 @@ static void *swnic_cm_thread(void *arg)
 		{ .fd = port->stop_fd, .events = POLLIN },
 	};
 
-	for (;;) {
+	/* Checked at every pass: a peer's flood of REQs must not hold it. */
+	while (!atomic_load_explicit(&port->stop, memory_order_acquire)) {
 		if (swnic_cm_poll(port, true))
 			continue;
 		/* Sleep only if the CQ is really empty (level-triggered fd). */
@@ -542,6 +544,7 @@ void swnic_cm_port_close(struct swnic_cm_port *port)
 	uint64_t one = 1;
 
 	if (port->thread_started) {
+		atomic_store_explicit(&port->stop, true, memory_order_release);
 		if (write(port->stop_fd, &one, sizeof(one)) != sizeof(one))
 			SWNIC_WARN(FI_LOG_EP_CTRL, "CM: cannot stop a thread\n");
 		pthread_join(port->thread, NULL);
@@ -636,6 +639,7 @@ int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
 	if (!port)
 		return -FI_ENOMEM;
 	port->stop_fd = -1;
+	atomic_init(&port->stop, false);
 	port->fabric = fab;
 	port->pep = pep;
 	snprintf(port->dev, sizeof(port->dev), "%s", dev);
