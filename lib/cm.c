@@ -115,6 +115,7 @@ struct swnic_cm_conn {
 struct swnic_cm_req {
 	struct fid fid;			/* FI_CLASS_CONNREQ */
 	struct swnic_list node;		/* on swnic_cm_reqs while unanswered */
+	struct swnic_pep *pep;		/* whose backlog it counts in, or NULL */
 	struct sockaddr_in peer_cm;
 	uint64_t peer_id;
 	struct sockaddr_in peer;	/* the connecting endpoint */
@@ -176,6 +177,19 @@ static void swnic_cm_req_free(struct swnic_cm_req *req)
 {
 	swnic_list_del(&req->node);
 	free(req);
+}
+
+/* Requests @pep holds unanswered (its backlog's use). */
+static unsigned int swnic_cm_pep_pending(const struct swnic_pep *pep)
+{
+	struct swnic_list *pos;
+	unsigned int n = 0;
+
+	swnic_list_for_each(pos, &swnic_cm_reqs) {
+		if (swnic_list_entry(pos, struct swnic_cm_req, node)->pep == pep)
+			n++;
+	}
+	return n;
 }
 
 /* @fid if it is a live passive endpoint, else NULL (never dereferenced). */
@@ -307,6 +321,11 @@ static void swnic_cm_got_req(struct swnic_cm_port *port,
 
 	if (!pep || !pep->eq)
 		goto reject;
+	/* A listener's backlog: a flood of REQs is refused, not queued. */
+	if (swnic_cm_pep_pending(pep) >= pep->backlog) {
+		ret = -FI_EAGAIN;
+		goto reject;
+	}
 	req = calloc(1, sizeof(*req));
 	info = fi_dupinfo(pep->info);
 	if (!req || !info) {
@@ -314,6 +333,7 @@ static void swnic_cm_got_req(struct swnic_cm_port *port,
 		goto reject;
 	}
 	req->fid.fclass = FI_CLASS_CONNREQ;
+	req->pep = pep;
 	req->peer_cm = msg->cm;
 	req->peer_id = msg->src_id;
 	req->peer = msg->data;
@@ -802,6 +822,7 @@ int swnic_cm_ep_init(struct swnic_ep *ep, const struct fi_info *info)
 	if (req) {
 		swnic_list_del(&req->node);
 		swnic_list_init(&req->node);
+		req->pep = NULL;	/* out of the backlog: the app took it */
 		ep->connreq = req;
 	} else {
 		/*

@@ -14,6 +14,13 @@
 
 struct swnic_cm_port;
 
+/*
+ * Connection requests a passive endpoint holds unanswered (FI_CONNREQ
+ * queued or unread, no endpoint opened for it yet) unless fi_control
+ * FI_BACKLOG says otherwise: more are rejected at once.
+ */
+#define SWNIC_CM_BACKLOG	128
+
 struct swnic_pep {
 	struct fid_pep pep_fid;
 	struct swnic_fabric *fabric;
@@ -24,6 +31,7 @@ struct swnic_pep {
 	struct swnic_cm_port *port;	/* once listening */
 	struct swnic_list node;		/* on the CM's list of live ones */
 	bool listening;			/* fi_listen claimed it (port opening) */
+	unsigned int backlog;		/* FI_BACKLOG: pending requests held */
 };
 
 /* Protects the CM's lists, ports' pep and every endpoint's CM state. */

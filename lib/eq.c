@@ -104,20 +104,32 @@ static int swnic_eq_push(struct swnic_eq *eq, struct swnic_eq_event *ev,
 	return 0;
 }
 
-/* A provider event that does not fit is lost: the EQ is overrun. */
+/*
+ * A provider event that does not fit is lost: the EQ is overrun. But a
+ * connection request (@connreq), which a remote peer makes, is refused
+ * (-FI_EAGAIN, the CM rejects it) once the EQ is three quarters full:
+ * requests never overrun the EQ, and a quarter is kept for the events of
+ * the connections it serves (FI_CONNECTED, FI_SHUTDOWN, errors).
+ */
 static int swnic_eq_push_prov(struct swnic_eq *eq, struct swnic_eq_event *ev,
-			      bool error)
+			      bool error, bool connreq)
 {
 	int ret;
 
 	pthread_mutex_lock(&eq->lock);
-	ret = eq->overrun ? -FI_EOVERRUN : swnic_eq_push(eq, ev, error);
-	if (ret == -FI_EAGAIN) {
+	if (eq->overrun)
+		ret = -FI_EOVERRUN;
+	else if (connreq && eq->count + eq->size / 4 >= eq->size)
+		ret = -FI_EAGAIN;
+	else if (swnic_eq_push(eq, ev, error))
+		ret = -FI_EOVERRUN;
+	else
+		ret = 0;
+	if (ret == -FI_EOVERRUN && !eq->overrun) {
 		SWNIC_WARN(FI_LOG_EQ, "EQ %p overrun: an event was lost\n",
 			   (void *)eq);
 		eq->overrun = true;
 		swnic_wait_set(&eq->wait);
-		ret = -FI_EOVERRUN;
 	}
 	pthread_mutex_unlock(&eq->lock);
 	if (ret)
@@ -138,7 +150,7 @@ int swnic_eq_report(struct swnic_eq *eq, uint32_t event, fid_t fid,
 	ev->event = event;
 	ev->len = sizeof(entry);
 	memcpy(ev->data, &entry, sizeof(entry));
-	return swnic_eq_push_prov(eq, ev, false);
+	return swnic_eq_push_prov(eq, ev, false, false);
 }
 
 /**
@@ -164,7 +176,7 @@ int swnic_eq_report_cm(struct swnic_eq *eq, uint32_t event, fid_t fid,
 	memcpy(ev->data, &entry, sizeof(entry));
 	if (len)
 		memcpy(ev->data + sizeof(entry), data, len);
-	return swnic_eq_push_prov(eq, ev, false);
+	return swnic_eq_push_prov(eq, ev, false, ev->connreq);
 }
 
 /* An error event; @err_data (@err_len bytes) is copied for readerr. */
@@ -191,7 +203,7 @@ int swnic_eq_report_err_data(struct swnic_eq *eq, fid_t fid, void *context,
 	ev->err.data = data;
 	ev->err.err = err;
 	ev->err.prov_errno = prov_errno;
-	return swnic_eq_push_prov(eq, ev, true);
+	return swnic_eq_push_prov(eq, ev, true, false);
 }
 
 int swnic_eq_report_err(struct swnic_eq *eq, fid_t fid, void *context,

@@ -57,11 +57,30 @@ static int swnic_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+/* fi_control FI_BACKLOG (fi_endpoint(3)): the requests held unanswered. */
+static int swnic_pep_control(struct fid *fid, int command, void *arg)
+{
+	struct swnic_pep *pep = swnic_pep_of(fid);
+	int backlog;
+
+	if (command != FI_BACKLOG)
+		return -FI_ENOSYS;
+	if (!arg)
+		return -FI_EINVAL;
+	backlog = *(int *)arg;
+	if (backlog <= 0)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&swnic_cm_lock);
+	pep->backlog = (unsigned int)backlog;
+	pthread_mutex_unlock(&swnic_cm_lock);
+	return 0;
+}
+
 static struct fi_ops swnic_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = swnic_pep_close,
 	.bind = swnic_pep_bind,
-	.control = swnic_no_control,
+	.control = swnic_pep_control,
 	.ops_open = swnic_no_ops_open,
 	.tostr = swnic_no_tostr,
 	.ops_set = swnic_no_ops_set,
@@ -245,6 +264,7 @@ int swnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.fid.ops = &swnic_pep_fi_ops;
 	pep->pep_fid.ops = &swnic_pep_ops;
 	pep->pep_fid.cm = &swnic_pep_cm_ops;
+	pep->backlog = SWNIC_CM_BACKLOG;
 	swnic_cm_pep_add(pep);
 	/* The fabric cannot close under it (fi_close -FI_EBUSY). */
 	swnic_fabric_child(fab, &fab->npeps, 1);

@@ -792,6 +792,158 @@ TEST_F(cm, endpoint_from_a_passive_endpoint_handle)
 	EXPECT_EQ(0, fi_close(&pep->fid));
 }
 
+/* The connectors' side of a flood: @n endpoints on the client's EQ, CQ. */
+static void open_connectors(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(cm) *self, struct fid_ep **eps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &eps[i],
+					 NULL));
+		ASSERT_EQ(0, fi_ep_bind(eps[i], &self->cli.eq->fid, 0));
+		ASSERT_EQ(0, fi_ep_bind(eps[i], &self->cli.cq->fid,
+					FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_enable(eps[i]));
+	}
+}
+
+/* FI_ECONNREFUSED errors on @eq until it is quiet for 2 s. */
+static int refusals(struct __test_metadata *_metadata, struct fid_eq *eq)
+{
+	struct fi_eq_err_entry err;
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+	int n = 0;
+
+	while (fi_eq_sread(eq, &event, &entry, sizeof(entry), 2000, 0) ==
+	       -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		EXPECT_EQ(sizeof(err), fi_eq_readerr(eq, &err, 0));
+		EXPECT_EQ(FI_ECONNREFUSED, err.err);
+		n++;
+	}
+	return n;
+}
+
+/* Read @eq's queued FI_CONNREQs (none of them overrun); keep the first. */
+static int connreqs(struct __test_metadata *_metadata, struct fid_eq *eq,
+		    struct fi_info **first)
+{
+	struct cm_event ev;
+	uint32_t event;
+	ssize_t ret;
+	int n = 0;
+
+	while ((ret = fi_eq_read(eq, &event, &ev, sizeof(ev), 0)) > 0) {
+		EXPECT_EQ(FI_CONNREQ, event);
+		if (!n && first)
+			*first = ev.entry.info;
+		else
+			fi_freeinfo(ev.entry.info);
+		n++;
+	}
+	EXPECT_EQ(-FI_EAGAIN, ret);	/* not -FI_EAVAIL: no overrun */
+	return n;
+}
+
+/*
+ * A flood of connection requests to a listener whose EQ is small: what
+ * does not fit is refused (FI_ECONNREFUSED at once, not a request lost),
+ * the EQ is never overrun, and an endpoint accepted on that same EQ
+ * still gets its FI_CONNECTED and then its FI_SHUTDOWN.
+ */
+TEST_F(cm, request_flood_never_overruns_the_listeners_eq)
+{
+	enum { N = 24 };
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD, .size = 8 };
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	struct fi_info *req = NULL;
+	struct fi_eq_cm_entry entry;
+	struct conn_side acc = { 0 };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fid_ep *eps[N];
+	struct fid_pep *pep;
+	struct fid_eq *eq;
+	uint32_t event;
+	int refused, queued;
+
+	ASSERT_EQ(0, fi_eq_open(self->peer.fabric, &attr, &eq, NULL));
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &pep,
+				   NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep, &eq->fid, 0));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, pep));
+	ASSERT_EQ(0, fi_getname(&pep->fid, &addr, &len));
+	open_connectors(_metadata, self, eps, N);
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(0, fi_connect(eps[i], &addr, NULL, 0));
+	refused = refusals(_metadata, self->cli.eq);
+	queued = connreqs(_metadata, eq, &req);
+	/* Every request is queued or refused; the EQ was never full. */
+	EXPECT_EQ(N, refused + queued);
+	EXPECT_LT(queued, (int)attr.size);
+	ASSERT_LT(0, queued);
+	ASSERT_NE(NULL, req);
+
+	/* The accepting endpoint's events go to the listener's EQ. */
+	ASSERT_EQ(0, fi_cq_open(self->peer.domain, &cq_attr, &acc.cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->peer.domain, req, &acc.ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(acc.ep, &eq->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(acc.ep, &acc.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, peer_accept(acc.ep, NULL, 0));
+	ASSERT_EQ(sizeof(entry), eq_wait(eq, &event, &entry, sizeof(entry)));
+	EXPECT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(&acc.ep->fid, entry.fid);
+	ASSERT_EQ(sizeof(entry), eq_wait(self->cli.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	for (int i = 0; i < N; i++) {
+		if (entry.fid == &eps[i]->fid)
+			ASSERT_EQ(0, fi_shutdown(eps[i], 0));
+	}
+	ASSERT_EQ(sizeof(entry), eq_wait(eq, &event, &entry, sizeof(entry)));
+	EXPECT_EQ(FI_SHUTDOWN, event);
+	EXPECT_EQ(&acc.ep->fid, entry.fid);
+
+	prov_peer_run(ep_close_fn, acc.ep);
+	fi_close(&acc.cq->fid);
+	fi_freeinfo(req);
+	for (int i = 0; i < N; i++)
+		fi_close(&eps[i]->fid);
+	fi_close(&pep->fid);
+	fi_close(&eq->fid);
+}
+
+/*
+ * fi_cm(3): the backlog bounds the requests a listener holds, and
+ * fi_control FI_BACKLOG sets it. Those beyond it are refused at once.
+ */
+TEST_F(cm, backlog_bounds_pending_requests)
+{
+	enum { N = 5 };
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	struct fid_ep *eps[N];
+	struct fid_pep *pep;
+	int two = 2, zero = 0;
+
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &pep,
+				   NULL));
+	ASSERT_EQ(-FI_EINVAL, fi_control(&pep->fid, FI_BACKLOG, &zero));
+	ASSERT_EQ(0, fi_control(&pep->fid, FI_BACKLOG, &two));
+	ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, pep));
+	ASSERT_EQ(0, fi_getname(&pep->fid, &addr, &len));
+	open_connectors(_metadata, self, eps, N);
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(0, fi_connect(eps[i], &addr, NULL, 0));
+	EXPECT_EQ(N - 2, refusals(_metadata, self->cli.eq));
+	EXPECT_EQ(2, connreqs(_metadata, self->peq, NULL));
+	/* Answered (here: by closing the listener), they free the backlog. */
+	for (int i = 0; i < N; i++)
+		fi_close(&eps[i]->fid);
+	fi_close(&pep->fid);
+}
+
 /* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */
 SWNIC_DEPRECATED_BEGIN
 
