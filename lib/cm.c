@@ -26,10 +26,13 @@
  *   REJECT    -> connecting port: fi_reject, or no listener took it
  *   SHUTDOWN  either way: fi_shutdown or fi_close of a connected endpoint
  *
- * A message names its receiver by connection id. Ids start at a random
- * value and are never reused by a process, so a late message for a closed
- * connection finds nothing and is dropped (a late ACCEPT is answered with
- * SHUTDOWN, so the acceptor does not wait for a peer that is gone).
+ * A message names its receiver by connection id. Ids are random 64-bit
+ * values, fresh for each connection (only the peer learns one), so a late
+ * message for a closed connection finds nothing and is dropped (a late
+ * ACCEPT is answered with SHUTDOWN, so the acceptor does not wait for a
+ * peer that is gone). ACCEPT, REJECT and SHUTDOWN must also come from the
+ * expected peer: the listener's host (its address) until connected, then
+ * the peer's CM port.
  *
  * Locking: swnic_cm_lock (a control-path mutex, never taken on the data
  * path) protects the connection, request and port lists and every
@@ -126,20 +129,30 @@ static struct swnic_list swnic_cm_conns = { &swnic_cm_conns, &swnic_cm_conns };
 static struct swnic_list swnic_cm_reqs = { &swnic_cm_reqs, &swnic_cm_reqs };
 static struct swnic_list swnic_cm_shared = { &swnic_cm_shared,
 					     &swnic_cm_shared };
-static uint64_t swnic_cm_next_id;
 static struct swnic_list swnic_cm_peps = { &swnic_cm_peps, &swnic_cm_peps };
 
-/* A fresh connection id; caller holds swnic_cm_lock. */
+static struct swnic_cm_conn *swnic_cm_conn_find(uint64_t id);
+
+/*
+ * A fresh connection id: random, so that nobody but the peer it was sent
+ * to can name the connection (an off-path sender cannot guess it), and
+ * unique among the process's connections. Caller holds swnic_cm_lock.
+ */
 static uint64_t swnic_cm_new_id(void)
 {
-	while (!swnic_cm_next_id) {
-		if (getrandom(&swnic_cm_next_id, sizeof(swnic_cm_next_id),
-			      0) != sizeof(swnic_cm_next_id))
-			swnic_cm_next_id = (uint64_t)getpid() << 32 |
-					   swnic_now_ms();
-		swnic_cm_next_id &= ~(1ULL << 63);	/* room to grow */
-	}
-	return swnic_cm_next_id++;
+	static uint64_t fallback;
+	uint64_t id;
+
+	do {
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id)) {
+			/* No entropy source: unique at least. */
+			if (!fallback)
+				fallback = (uint64_t)getpid() << 32 ^
+					   swnic_now_ms() << 8;
+			id = ++fallback * 0x9e3779b97f4a7c15ULL;
+		}
+	} while (!id || swnic_cm_conn_find(id));
+	return id;
 }
 
 static struct swnic_cm_conn *swnic_cm_conn_find(uint64_t id)
@@ -255,6 +268,15 @@ static int swnic_cm_decode6(struct swnic_cm_msg *m)
 	return 0;
 }
 
+/* Does @m come from @peer's host (@port: and from that very CM port)? */
+static bool swnic_cm_from(const struct swnic_cm_msg *m,
+			  const struct sockaddr_in *peer, bool port)
+{
+	if (m->cm.sin_addr.s_addr != peer->sin_addr.s_addr)
+		return false;
+	return !port || m->cm.sin_port == peer->sin_port;
+}
+
 /* Send one message from @port to the port at @to. Holds swnic_cm_lock. */
 static int swnic_cm_send(struct swnic_cm_port *port,
 			 const struct sockaddr_in *to, uint8_t type,
@@ -312,13 +334,23 @@ static bool swnic_cm_state_connected(int state)
 
 /* A REQ at a passive endpoint's port: FI_CONNREQ, or a REJECT. */
 static void swnic_cm_got_req(struct swnic_cm_port *port,
-			     const struct swnic_cm_msg *msg)
+			     struct swnic_cm_msg *msg)
 {
 	struct swnic_pep *pep = port->pep;
 	struct swnic_cm_req *req = NULL;
 	struct fi_info *info = NULL;
 	int ret = -FI_ECONNREFUSED;
 
+	/*
+	 * Only a listener's port names an IPv6 sender (a kernel name each,
+	 * never reclaimed): a REQ elsewhere is not answered then.
+	 */
+	if ((!pep || !pep->eq) && msg->cm.sin_family == AF_INET6)
+		return;
+	if (swnic_cm_decode6(msg)) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed REQ\n");
+		return;
+	}
 	if (!pep || !pep->eq)
 		goto reject;
 	/* A listener's backlog: a flood of REQs is refused, not queued. */
@@ -364,9 +396,9 @@ reject:
 }
 
 static void swnic_cm_got_accept(struct swnic_cm_port *port,
-				const struct swnic_cm_msg *msg)
+				const struct swnic_cm_msg *msg,
+				struct swnic_cm_conn *conn)
 {
-	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
 	struct swnic_ep *ep;
 
 	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING) {
@@ -378,6 +410,9 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 			      msg->dst_id, msg->src_id, NULL, NULL, 0);
 		return;
 	}
+	/* The acceptor is on the host the request went to. */
+	if (!swnic_cm_from(msg, &conn->peer_cm, false))
+		return;
 	ep = conn->ep;
 	conn->peer_id = msg->src_id;
 	conn->peer_cm = msg->cm;
@@ -387,12 +422,14 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 			   msg->param, msg->paramlen);
 }
 
-static void swnic_cm_got_reject(const struct swnic_cm_msg *msg)
+static void swnic_cm_got_reject(const struct swnic_cm_msg *msg,
+				struct swnic_cm_conn *conn)
 {
-	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
 	struct swnic_ep *ep;
 
-	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING)
+	/* From the host the request went to (its listener or acceptor). */
+	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING ||
+	    !swnic_cm_from(msg, &conn->peer_cm, false))
 		return;
 	ep = conn->ep;
 	swnic_cm_set_state(ep, SWNIC_CM_IDLE);
@@ -401,12 +438,14 @@ static void swnic_cm_got_reject(const struct swnic_cm_msg *msg)
 				 msg->paramlen);
 }
 
-static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg)
+static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg,
+				  struct swnic_cm_conn *conn)
 {
-	struct swnic_cm_conn *conn = swnic_cm_conn_find(msg->dst_id);
 	struct swnic_ep *ep;
 
+	/* From the peer's own CM port, as its connection. */
 	if (!conn || conn->peer_id != msg->src_id ||
+	    !swnic_cm_from(msg, &conn->peer_cm, true) ||
 	    !swnic_cm_state_connected(swnic_cm_state(conn->ep)))
 		return;
 	ep = conn->ep;
@@ -414,33 +453,50 @@ static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg)
 	swnic_eq_report_cm(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid, NULL, NULL, 0);
 }
 
+/*
+ * A message at @port. Its IPv6 addresses are named (swnic_cm_decode6(),
+ * a kernel name each) only once it is known to be for us: a REQ at a
+ * listener, or an answer naming a live connection.
+ */
 static void swnic_cm_recv(struct swnic_cm_port *port,
 			  struct swnic_cm_msg *msg, size_t len)
 {
+	struct swnic_cm_conn *conn;
+
 	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
 	    msg->paramlen > SWNIC_CM_DATA_MAX ||
-	    len < SWNIC_CM_HDR_LEN + msg->paramlen ||
-	    swnic_cm_decode6(msg)) {
+	    len < SWNIC_CM_HDR_LEN + msg->paramlen) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
 		return;
 	}
 	switch (msg->type) {
 	case SWNIC_CM_MSG_REQ:
 		swnic_cm_got_req(port, msg);
-		break;
+		return;
 	case SWNIC_CM_MSG_ACCEPT:
-		swnic_cm_got_accept(port, msg);
-		break;
 	case SWNIC_CM_MSG_REJECT:
-		swnic_cm_got_reject(msg);
-		break;
 	case SWNIC_CM_MSG_SHUTDOWN:
-		swnic_cm_got_shutdown(msg);
 		break;
 	default:
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: unknown message %u\n",
 			   msg->type);
+		return;
 	}
+	conn = swnic_cm_conn_find(msg->dst_id);
+	/* A late ACCEPT of an IPv6 peer is not answered: nothing to name. */
+	if (!conn && (msg->type != SWNIC_CM_MSG_ACCEPT ||
+		      msg->cm.sin_family == AF_INET6))
+		return;
+	if (swnic_cm_decode6(msg)) {
+		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
+		return;
+	}
+	if (msg->type == SWNIC_CM_MSG_ACCEPT)
+		swnic_cm_got_accept(port, msg, conn);
+	else if (msg->type == SWNIC_CM_MSG_REJECT)
+		swnic_cm_got_reject(msg, conn);
+	else
+		swnic_cm_got_shutdown(msg, conn);
 }
 
 /* A send of ours completed (@err: 0 or its FI_ errno). */
@@ -981,6 +1037,9 @@ static int swnic_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (ret)
 		goto out;
 	ep->conn->id = swnic_cm_new_id();
+	/* Its answers must come from there (swnic_cm_from()). */
+	ep->conn->peer_cm = to;
+	ep->conn->peer_id = 0;
 	swnic_cm_set_state(ep, SWNIC_CM_CONNECTING);
 	ret = swnic_cm_send(ep->conn->port, &to, SWNIC_CM_MSG_REQ, ep->conn->id,
 			    0, &ep->addr, param, paramlen);
