@@ -287,6 +287,9 @@ static int swnic_cm_send(struct swnic_cm_port *port,
 	struct swnic_cm_buf *tx;
 	ssize_t ret;
 
+	/* fi_cm(3): data that does not fit is silently truncated. */
+	if (paramlen > SWNIC_CM_DATA_MAX)
+		paramlen = SWNIC_CM_DATA_MAX;
 	tx = calloc(1, sizeof(*tx));
 	if (!tx)
 		return -FI_ENOMEM;
@@ -970,7 +973,8 @@ static int swnic_cm_ep_ready(struct swnic_ep *ep, const void *param,
 {
 	if (ep->type != FI_EP_MSG)
 		return -FI_ENOSYS;
-	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
+	/* More than FI_OPT_CM_DATA_SIZE is truncated (swnic_cm_send()). */
+	if (paramlen && !param)
 		return -FI_EINVAL;
 	if (!ep->eq) {
 		/*

@@ -275,7 +275,14 @@ static ssize_t swnic_eq_readerr(struct fid_eq *eq_fid,
 	pthread_mutex_lock(&eq->lock);
 	if (swnic_list_empty(&eq->errors)) {
 		if (eq->overrun && swnic_list_empty(&eq->events)) {
-			memset(buf, 0, sizeof(*buf));
+			/*
+			 * Only the fields the application's version has: an
+			 * API < 1.5 entry ends before err_data_size.
+			 */
+			memset(buf, 0, FI_VERSION_LT(eq->fabric->api_version,
+						     FI_VERSION(1, 5)) ?
+				       offsetof(struct fi_eq_err_entry,
+						err_data_size) : sizeof(*buf));
 			buf->fid = &eq->eq_fid.fid;
 			buf->err = FI_EOVERRUN;
 			ret = sizeof(*buf);

@@ -132,7 +132,8 @@ static int swnic_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 	struct swnic_pep *pep = swnic_pep_of(&pep_fid->fid);
 	int ret;
 
-	if (paramlen > SWNIC_CM_DATA_MAX || (paramlen && !param))
+	/* fi_cm(3): data beyond FI_OPT_CM_DATA_SIZE is truncated (cm.c). */
+	if (paramlen && !param)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&swnic_cm_lock);
 	ret = pep->port ? swnic_cm_req_reject(pep->port, handle, param,

@@ -561,8 +561,8 @@ TEST_F(cm, misuse_fails_with_its_errno)
 	ASSERT_EQ(0, fi_getopt(&self->pep->fid, FI_OPT_ENDPOINT,
 			       FI_OPT_CM_DATA_SIZE, &sz, &len));
 	ASSERT_EQ(256, sz);
-	ASSERT_EQ(-FI_EINVAL, fi_connect(self->cli.ep, &self->pep_addr, big,
-					 sizeof(big)));
+	ASSERT_EQ(-FI_EINVAL, fi_connect(self->cli.ep, &self->pep_addr, NULL,
+					 1));
 	ASSERT_EQ(-FI_EINVAL, fi_connect(self->cli.ep, NULL, NULL, 0));
 	/* Accepting needs a request; connecting needs an EQ. */
 	ASSERT_EQ(-FI_EOPBADSTATE, fi_accept(self->cli.ep, NULL, 0));
@@ -586,6 +586,43 @@ TEST_F(cm, misuse_fails_with_its_errno)
 	ASSERT_EQ(-FI_EINVAL, fi_passive_ep(self->fabric, self->info, &pep2,
 					    NULL));
 	self->info->ep_attr->type = FI_EP_MSG;
+}
+
+/*
+ * fi_cm(3): fi_connect, fi_accept and fi_reject silently truncate data
+ * beyond FI_OPT_CM_DATA_SIZE (256 bytes here) - not an error.
+ */
+TEST_F(cm, data_beyond_cm_data_size_is_truncated)
+{
+	struct fi_eq_err_entry err = { 0 };
+	char big[300];
+	struct cm_event ev;
+	uint32_t event;
+
+	memset(big, 'b', sizeof(big));
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, big,
+				sizeof(big)));
+	ASSERT_EQ((ssize_t)(sizeof(ev.entry) + 256),
+		  eq_wait(self->peq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	EXPECT_EQ(0, memcmp(ev.data, big, 256));
+	self->req = ev.entry.info;
+	ASSERT_EQ(0, fi_reject(self->pep, self->req->handle, big,
+			       sizeof(big)));
+	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(self->cli.eq, &err, 0));
+	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+	EXPECT_EQ(256, err.err_data_size);
+	fi_freeinfo(self->req);
+	self->req = NULL;
+
+	connect_req(_metadata, self, NULL);
+	side_open(_metadata, self, &self->srv, self->req, true);
+	ASSERT_EQ(0, peer_accept(self->srv.ep, big, sizeof(big)));
+	ASSERT_EQ((ssize_t)(sizeof(ev.entry) + 256),
+		  eq_wait(self->cli.eq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(0, memcmp(ev.data, big, 256));
 }
 
 TEST_F(cm, connect_enables_the_endpoint)

@@ -355,6 +355,58 @@ TEST_F(eq, overrun)
 	EXPECT_EQ(-FI_EOVERRUN, fi_eq_write(self->eq, 0, &in, sizeof(in), 0));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
+
+/*
+ * An application of API 1.4 has a shorter fi_eq_err_entry (no
+ * err_data_size): readerr of an overrun writes none of what follows it.
+ */
+TEST(overrun_readerr_fits_an_api_1_4_entry)
+{
+	struct fi_eq_attr eattr = { .size = 1, .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct {
+		char entry[offsetof(struct fi_eq_err_entry, err_data_size)];
+		uint64_t canary;
+	} old;
+	struct fi_eq_entry out;
+	struct fi_info *hints, *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_av *av;
+	fi_addr_t addr;
+	uint32_t event;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, hints,
+				&info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fabric, NULL));
+	ASSERT_EQ(0, fi_domain(fabric, info, &domain, NULL));
+	ASSERT_EQ(0, fi_eq_open(fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(0, fi_av_insert(av, &sin, 1, &addr, 0, NULL));
+	ASSERT_EQ(0, fi_av_insert(av, &sin, 1, &addr, 0, NULL));
+	EXPECT_EQ(sizeof(out), fi_eq_read(eq, &event, &out, sizeof(out), 0));
+
+	memset(&old, 0xa5, sizeof(old));
+	old.canary = 0xc0ffee;
+	EXPECT_LT(0, fi_eq_readerr(eq, (struct fi_eq_err_entry *)&old, 0));
+	EXPECT_EQ(FI_EOVERRUN, ((struct fi_eq_err_entry *)&old)->err);
+	EXPECT_EQ(0xc0ffee, old.canary);
+
+	fi_close(&av->fid);
+	fi_close(&eq->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
+}
 SWNIC_DEPRECATED_END
 
 /* fi_av_bind: deprecated in libfabric 2.x, still part of its API. */
