@@ -30,9 +30,8 @@
  * values, fresh for each connection (only the peer learns one), so a late
  * message for a closed connection finds nothing and is dropped (a late
  * ACCEPT is answered with SHUTDOWN, so the acceptor does not wait for a
- * peer that is gone). ACCEPT, REJECT and SHUTDOWN must also come from the
- * expected peer: the listener's host (its address) until connected, then
- * the peer's CM port.
+ * peer that is gone). A SHUTDOWN must also come from the peer's CM port,
+ * as its ACCEPT or REQ named it.
  *
  * Locking: swnic_cm_lock (a control-path mutex, never taken on the data
  * path) protects the connection, request and port lists and every
@@ -413,9 +412,12 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 			      msg->dst_id, msg->src_id, NULL, NULL, 0);
 		return;
 	}
-	/* The acceptor is on the host the request went to. */
-	if (!swnic_cm_from(msg, &conn->peer_cm, false))
-		return;
+	/*
+	 * Its id, random and sent only to the listener, says it is the
+	 * answer: the address in its header is what the acceptor says it is
+	 * (its device's), not always the one dialled (127.0.0.1, another
+	 * address of the host), so it is not checked.
+	 */
 	ep = conn->ep;
 	conn->peer_id = msg->src_id;
 	conn->peer_cm = msg->cm;
@@ -430,9 +432,8 @@ static void swnic_cm_got_reject(const struct swnic_cm_msg *msg,
 {
 	struct swnic_ep *ep;
 
-	/* From the host the request went to (its listener or acceptor). */
-	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING ||
-	    !swnic_cm_from(msg, &conn->peer_cm, false))
+	/* Its id says it is the answer, as an ACCEPT's. */
+	if (!conn || swnic_cm_state(conn->ep) != SWNIC_CM_CONNECTING)
 		return;
 	ep = conn->ep;
 	swnic_cm_set_state(ep, SWNIC_CM_IDLE);
@@ -1041,9 +1042,6 @@ static int swnic_ep_connect(struct fid_ep *ep_fid, const void *addr,
 	if (ret)
 		goto out;
 	ep->conn->id = swnic_cm_new_id();
-	/* Its answers must come from there (swnic_cm_from()). */
-	ep->conn->peer_cm = to;
-	ep->conn->peer_id = 0;
 	swnic_cm_set_state(ep, SWNIC_CM_CONNECTING);
 	ret = swnic_cm_send(ep->conn->port, &to, SWNIC_CM_MSG_REQ, ep->conn->id,
 			    0, &ep->addr, param, paramlen);
