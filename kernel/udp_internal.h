@@ -96,6 +96,8 @@ extern bool swnic_tx_splice;
  * it may have outstanding, at most): past that, its requests wait to run.
  */
 #define SWNIC_MAX_ANSWERS	(2 * SWNIC_MAX_MSGS)
+/* A peer's retired incarnations remembered (swnic_peer_retire()) */
+#define SWNIC_OLD_INCS		4
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
 #define SWNIC_POLL_FALLBACK_US	400	/* busy polling: the worker's turn */
 #define SWNIC_RTO_INIT_US	20000
@@ -431,6 +433,12 @@ struct swnic_peer {
 	int scope;			/* link-local: the netdev's ifindex */
 	int ifindex;			/* where its requests come in */
 	u32 my_inc, their_inc;
+	/*
+	 * The peer's incarnations @their_inc was before, latest first (0:
+	 * none): a packet of one still on its way is dropped, not taken for
+	 * a new incarnation (swnic_peer_retire()).
+	 */
+	u32 old_inc[SWNIC_OLD_INCS];
 	bool anon;			/* @my_inc sent a packet naming none */
 	unsigned long heard;		/* jiffies: last valid packet */
 	/* made by a post of @maker's, no packet naming us heard since */
@@ -592,6 +600,8 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
+void swnic_peer_retire(struct swnic_peer *p, u32 inc);
+bool swnic_peer_retired(const struct swnic_peer *p, u32 inc);
 void swnic_tick(struct swnic_wnet *wn);
 bool swnic_ack_implied(struct swnic_peer *p);
 

@@ -137,6 +137,33 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_splice_tail(&again, &p->txq);
 }
 
+/*
+ * The peer's incarnation @their_inc gives way to another: @inc, the one
+ * it was, is retired. A peer never comes back as an incarnation it was
+ * (each is new, at random), so a packet of one retired is an old one
+ * still on its way - delayed, duplicated or replayed - and taking it for
+ * a new incarnation reset the context under the live one: both then
+ * reset again and again, or wedged.
+ */
+void swnic_peer_retire(struct swnic_peer *p, u32 inc)
+{
+	if (!inc || swnic_peer_retired(p, inc))
+		return;
+	memmove(&p->old_inc[1], &p->old_inc[0],
+		sizeof(p->old_inc) - sizeof(p->old_inc[0]));
+	p->old_inc[0] = inc;
+}
+
+bool swnic_peer_retired(const struct swnic_peer *p, u32 inc)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(p->old_inc); i++)
+		if (inc && p->old_inc[i] == inc)
+			return true;
+	return false;
+}
+
 /* ---- IPv6 peers' names ---------------------------------------------------- */
 
 /*

@@ -716,6 +716,16 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		return;
 	}
 
+	/*
+	 * From an incarnation of the peer that a later one replaced: old,
+	 * still on its way (or replayed). It may name us - we kept our
+	 * incarnation - but must not reset the context under the live one,
+	 * nor run again what it asked; nor is it answered with a RESET.
+	 */
+	if (swnic_peer_retired(p, src_inc)) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_STALE);
+		return;
+	}
 	if (h.type == SWNIC_PKT_RESET) {
 		/*
 		 * The peer forgot us: only a RESET naming us now, refusing a
@@ -730,6 +740,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 				    (p->their_inc && p->their_inc != src_inc ?
 				     SWNIC_RESET_KEEP_INC : 0));
 		swnic_peer_reset_rx(wn, p);
+		if (p->their_inc != src_inc)
+			swnic_peer_retire(p, p->their_inc);
 		p->their_inc = src_inc;
 		swnic_peer_heard(wn, p);
 		swnic_peer_pump(wn, p);
@@ -777,6 +789,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 					    SWNIC_RESET_RETRY |
 					    SWNIC_RESET_KEEP_INC);
 		}
+		swnic_peer_retire(p, p->their_inc);
 		p->their_inc = src_inc;
 		if (known)
 			swnic_peer_pump(wn, p);
