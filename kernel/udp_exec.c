@@ -511,6 +511,7 @@ static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
 			.kind = SWNIC_TX_STATUS,
 			.msg_id = tm->msg_id,
 			.tos = tm->tos,
+			.unproven = tm->unproven,
 		};
 		/* Before it can be notified: the worker finds it by these. */
 		h->wn = wn;
@@ -555,6 +556,7 @@ bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	tm->msg_id = rm->msg_id;
 	tm->tos = rm->tos;	/* the answer travels as the request did */
 	tm->kind = SWNIC_TX_STATUS;
+	tm->unproven = rm->unproven;
 	err = sdev ? swnic_rx_target(sdev, m, &dst, &mr_key) : -ECONNREFUSED;
 	if (err)
 		goto answer;
@@ -751,8 +753,15 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 		/*
 		 * Its answers do not go (it ACKs nothing): run no more of its
 		 * requests, which wait within SWNIC_RX_AHEAD and the budget.
+		 * A context never heard from gets a window of answers, no
+		 * more; and a request that did not name us runs only while
+		 * its answer fits the unproven share, as the request did.
 		 */
-		if (p->nanswers >= SWNIC_MAX_ANSWERS) {
+		if (p->nanswers >= (p->proven ? SWNIC_MAX_ANSWERS :
+				    SWNIC_MAX_ANSWERS_UNPROVEN) ||
+		    (rm->unproven &&
+		     wn->rx_unproven + sizeof(struct swnic_txmsg) >
+		     swnic_rx_unproven_share())) {
 			retry = true;
 			break;
 		}

@@ -96,6 +96,11 @@ extern bool swnic_tx_splice;
  * it may have outstanding, at most): past that, its requests wait to run.
  */
 #define SWNIC_MAX_ANSWERS	(2 * SWNIC_MAX_MSGS)
+/*
+ * ... and to a context no packet naming us came to: its answers may fill
+ * the window once, no more (a forged source's go nowhere, never ACKed).
+ */
+#define SWNIC_MAX_ANSWERS_UNPROVEN	SWNIC_WIN
 /* A peer's retired incarnations remembered (swnic_peer_retire()) */
 #define SWNIC_OLD_INCS		4
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
@@ -349,6 +354,8 @@ struct swnic_txmsg {
 	u32 resp_flags;			/* STATUS: SWNIC_RESPF_* */
 	bool held;			/* REQ: the target holds it (HELD) */
 	bool counted;			/* READ_DATA: all read, counted */
+	/* STATUS etc.: answers an unproven request: in wn->rx_unproven */
+	bool unproven;
 	/*
 	 * Atomics: REQ, the operands (and compare values) the packets are
 	 * made from, the result going to @pages; ATOMIC_DATA, the results.
@@ -440,6 +447,7 @@ struct swnic_peer {
 	 */
 	u32 old_inc[SWNIC_OLD_INCS];
 	bool anon;			/* @my_inc sent a packet naming none */
+	bool proven;			/* a packet naming us came, ever */
 	unsigned long heard;		/* jiffies: last valid packet */
 	/* made by a post of @maker's, no packet naming us heard since */
 	bool unheard;
@@ -570,6 +578,13 @@ void swnic_req_done(struct swnic_peer *p, struct swnic_txmsg *tm,
 int swnic_read_mr(struct swnic_peer *p, struct swnic_txmsg *tm,
 		  u64 pos, void *buf, u32 len);
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p);
+/* The share of rx_mem_mb what packets not naming us make may hold */
+static inline u64 swnic_rx_unproven_share(void)
+{
+	return ((u64)READ_ONCE(swnic_rx_mem_mb) << 20) /
+	       SWNIC_RX_UNPROVEN_SHARE;
+}
+
 void swnic_answer_queue(struct swnic_wnet *wn, struct swnic_peer *p,
 			struct swnic_txmsg *tm);
 void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,

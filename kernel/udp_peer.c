@@ -376,6 +376,7 @@ static void swnic_peer_unheard_end(struct swnic_wnet *wn,
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p)
 {
 	p->heard = jiffies;
+	p->proven = true;
 	swnic_peer_unheard_end(wn, p);
 }
 

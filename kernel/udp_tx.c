@@ -771,7 +771,11 @@ static int swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
  * nothing keeps our window shut, and its answers would pile up there as
  * fast as its requests come: so they are counted (swnic_rx_run() runs no
  * more of its requests at SWNIC_MAX_ANSWERS) and charged to the
- * namespace's receive budget (rx_mem_mb) until they are sent.
+ * namespace's receive budget (rx_mem_mb) until they are sent. An answer to
+ * a request that did not name us is charged to the unproven share too, as
+ * the request was: a forger's requests from made-up sources, answered and
+ * never ACKed, filled the whole budget with answers, and every peer's
+ * messages were dropped (drop_no_mem).
  */
 void swnic_answer_queue(struct swnic_wnet *wn, struct swnic_peer *p,
 			struct swnic_txmsg *tm)
@@ -779,6 +783,8 @@ void swnic_answer_queue(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_add_tail(&tm->node, &p->txq);
 	p->nanswers++;
 	wn->rx_mem += sizeof(*tm);
+	if (tm->unproven)
+		wn->rx_unproven += sizeof(*tm);
 }
 
 /* An answer of swnic_answer_queue() leaves @p's queue: sent, or dropped. */
@@ -787,6 +793,8 @@ void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	p->nanswers--;
 	wn->rx_mem -= sizeof(*tm);
+	if (tm->unproven)
+		wn->rx_unproven -= sizeof(*tm);
 	swnic_txmsg_free(tm);
 }
 
