@@ -166,6 +166,98 @@ rx_mem_released()
 		"[ \"\$($A swnic -j peer show | jq '.[0].counters | .rx_mem_bytes + .rx_unproven_bytes')\" = 0 ]"
 }
 
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# pingpong_ok NAME PORT TIMEOUT: fi_pingpong (server in A, client in B),
+# 20 rounds of 4 KiB, data checked, completes within TIMEOUT s. One check.
+pingpong_ok()
+{
+	$A timeout "$3" fi_pingpong -p swnic -e rdm -c -I 20 -S 4096 -B "$2" \
+		>/tmp/wfz.psrv 2>&1 &
+	_pp_srv=$!
+	wait_listen swnicfa "$2"
+	$B timeout "$3" fi_pingpong -p swnic -e rdm -c -I 20 -S 4096 -P "$2" \
+		$ADDR_A >/tmp/wfz.pcli 2>&1
+	_pp_cli=$?
+	wait $_pp_srv
+	_pp_srv=$?
+	if [ $_pp_cli = 0 ] && [ $_pp_srv = 0 ]; then
+		ok "$1"
+	else
+		not_ok "$1" "client exit $_pp_cli: $(tail -3 /tmp/wfz.pcli)" \
+			"server exit $_pp_srv: $(tail -3 /tmp/wfz.psrv)"
+	fi
+}
+
+# A peer restarts (incarnation A, then B); a packet of A's still on its
+# way, naming the server, comes after B's first. It is dropped as
+# drop_stale: A is retired. Before, it was taken for a new incarnation:
+# the context was reset under B (and A's request ran), and B's next
+# packet reset it again to PSN 0 - B's packets then fell outside the
+# window, ours looked like duplicates to B, and both hung (wire_fuzz
+# -x retire: B's second packet must be ACKed in order, PSN 2 next).
+w0=$(wire_counters swnicfa)
+$B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -x retire $ADDR_A \
+	>/tmp/wfz.retire 2>&1
+retire_rc=$?
+w1=$(wire_counters swnicfa)
+retire_port=$(sed -n 's/^wire_fuzz: retire from port \([0-9]*\), .*/\1/p' /tmp/wfz.retire)
+retire_inc=$(sed -n 's/^wire_fuzz: retire from port .* then \([0-9]*\)$/\1/p' /tmp/wfz.retire)
+remote_inc=$($A swnic -j peer show |
+	jq ".[] | select(.peer == \"$ADDR_B:$retire_port\") | .remote_inc")
+diag "retired incarnation: $(tail -1 /tmp/wfz.retire); remote_inc $remote_inc (want $retire_inc)"
+if [ $retire_rc = 0 ] && [ -n "$retire_inc" ] &&
+   [ "$remote_inc" = "$retire_inc" ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_stale)" -gt \
+     "$(printf '%s' "$w0" | jq .drop_stale)" ]; then
+	ok "a late packet of a retired incarnation is dropped, no reset"
+else
+	not_ok "a late packet of a retired incarnation is dropped, no reset" \
+		"wire_fuzz exit $retire_rc: $(cat /tmp/wfz.retire)" \
+		"remote_inc: '$remote_inc'" "before: $w0" "after:  $w1"
+fi
+pingpong_ok "... and a transfer between the real peers completes" 27880 60
+
+# A host forging sources (64 made-up ones in A's /24, each a context)
+# sends zero-length SENDs to a closed port, not naming the server: each
+# is refused, and the answer goes nowhere, never ACKed. Those answers
+# hold the unproven share (an eighth of the budget: 4 MiB here) at most,
+# and a peer's transfer still goes through while they wait (their
+# contexts live 60 s). Before, they were charged to the whole budget
+# only, up to 8192 a context: it filled, and every peer's messages were
+# dropped (drop_no_mem) until the forged contexts timed out.
+echo 4 > $PARAMS/rx_mem_mb
+echo 60000 > $PARAMS/peer_timeout_ms
+$B timeout 120 selftests/wire/out/wire_fuzz -s "$SEED" -n 40000 -k 64 \
+	-d 2000 -x spoof -r 10.81.0.0 $ADDR_A >/tmp/wfz.spoof 2>&1
+spoof_rc=$?
+sleep 1
+w1=$(wire_counters swnicfa)
+share=$(((4 << 20) / 8))
+diag "forged sources: $(tail -1 /tmp/wfz.spoof); $(printf '%s' "$w1" |
+	jq -c '{rx_mem_bytes, rx_unproven_bytes, drop_unproven, drop_no_mem, peers}')"
+if [ $spoof_rc = 0 ] &&
+   printf '%s' "$w1" | jq -e --argjson s $share \
+	'.rx_unproven_bytes > 0 and .rx_unproven_bytes <= $s and
+	 .rx_mem_bytes <= $s' >/dev/null; then
+	ok "forged sources' unanswered requests hold the unproven share at most"
+else
+	not_ok "forged sources' unanswered requests hold the unproven share at most" \
+		"wire_fuzz exit $spoof_rc: $(cat /tmp/wfz.spoof)" "after: $w1"
+fi
+pingpong_ok "... and a transfer between the real peers completes meanwhile" \
+	27881 40
+echo 10000 > $PARAMS/peer_timeout_ms
+rx_mem_released "... and the forged sources' answers released after the peer timeout"
+echo 64 > $PARAMS/rx_mem_mb
+
 # A packet that does not name the server's incarnation may come from any
 # host and address: one claiming 16 MiB, more than such packets may hold
 # of the budget (an eighth of 64 MiB here), is refused as drop_unproven
@@ -247,15 +339,6 @@ else
 fi
 
 base=$(wire_counters swnicfa)
-
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # fi_pingpong (server in A, client in B) while both floods run from B.
 # B is a peer A knows before they start: a flood from spoofed sources

@@ -75,6 +75,23 @@
  * ACKs and answers always name whom they answer (the target drops the
  * read, the ACK and the answer as drop_unproven).
  *
+ * -x retire (no -i): from one ordinary socket, a peer in two incarnations:
+ * A's first request (not naming the target, to learn its incarnation),
+ * then B's first (naming it: the peer restarted), then A's second - an old
+ * packet still on its way, naming the target - then B's second. Exit
+ * status 0 if B's second was taken in order (the target's ACK to B says
+ * PSN 2 is next): A's late packet, from a retired incarnation, was
+ * dropped, and did not reset the context. Prints the socket's port and
+ * B's incarnation (the target's remote_inc for us).
+ *
+ * -x spoof (-r SPOOF_NET, no -i): COUNT zero-length SENDs to a closed
+ * port (65000), from a raw socket, from SOCKETS made-up sources in
+ * SPOOF_NET (.100 up, each its own peer context), in turns, each
+ * source's in order (PSNs and message ids 0, 1, ...), none naming the
+ * target. Each is refused, and its answer goes nowhere and is never
+ * ACKed: the target's answers to such contexts may hold its unproven
+ * share of the receive budget, no more. -d paces as above.
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -949,6 +966,156 @@ static int hog(unsigned long mib, const struct sockaddr *dst,
 	return first == 1 && second != 2 && other == 1 ? 0 : 1;
 }
 
+/*
+ * A zero-length SEND (message @id, PSN @psn) from @s, to a closed port,
+ * naming the target (@named) or not: into @buf. Return: its length.
+ */
+static size_t empty_send(struct src *s, uint8_t *buf, uint32_t psn,
+			 uint32_t id, int named)
+{
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+
+	msg(s, m, P_DATA);
+	m->msg_id = htonl(id);
+	m->opcode = OP_SEND;
+	m->flags = 0;
+	m->ep_type = 1;
+	m->dst_port = htons(65000);
+	m->frag = htonl(1024);
+	m->len = 0;
+	m->offset = 0;
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = P_DATA,
+		.src_inc = htonl(s->inc),
+		.dst_inc = htonl(named ? s->their_inc : 0),
+		.psn = htonl(psn),
+	};
+	h->csum = inet_csum(buf, sizeof(*h) + sizeof(*m));
+	return sizeof(*h) + sizeof(*m);
+}
+
+/*
+ * -x retire: send @s's request (see empty_send()); with @want, wait up
+ * to 5 s for an ACK to @s of at least @want. Return: the last ACK's
+ * cumulative PSN (-1: none came).
+ */
+static long retire_req(struct src *s, uint32_t psn, uint32_t id, int named,
+		       long want)
+{
+	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+	uint8_t buf[sizeof(struct w_hdr) + sizeof(struct w_msg)];
+	size_t len = empty_send(s, buf, psn, id, named);
+
+	drain(s);			/* what came before is not an answer */
+	s->psn = UINT32_MAX;
+	if (send(s->fd, buf, len, 0) < 0) {
+		perror("wire_fuzz: send");
+		return -1;
+	}
+	if (!want)
+		return 0;
+	while (poll(&pf, 1, 5000) == 1) {
+		drain(s);
+		if (s->psn != UINT32_MAX && (long)s->psn >= want)
+			break;
+	}
+	return s->psn == UINT32_MAX ? -1 : (long)s->psn;
+}
+
+/* -x retire: see the top. */
+static int retire(const struct sockaddr *dst, socklen_t dst_len)
+{
+	struct sockaddr_in6 me;
+	socklen_t me_len = sizeof(me);
+	struct src a = { 0 }, b = { 0 };
+	long first, restarted, last;
+
+	a.fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+	if (a.fd < 0 || connect(a.fd, dst, dst_len) ||
+	    getsockname(a.fd, (struct sockaddr *)&me, &me_len)) {
+		perror("wire_fuzz: socket");
+		return 1;
+	}
+	b.fd = a.fd;
+	a.inc = nz32();
+	do {
+		b.inc = nz32();
+	} while (b.inc == a.inc);
+	/* sin_port and sin6_port are at the same place */
+	printf("wire_fuzz: retire from port %u, incarnation %u then %u\n",
+	       ntohs(me.sin6_port), a.inc, b.inc);
+	fflush(stdout);
+	first = retire_req(&a, 0, 0, 0, 1);
+	if (first < 0 || !a.their_inc) {
+		fprintf(stderr, "wire_fuzz: no ACK to the first incarnation\n");
+		return 1;
+	}
+	b.their_inc = a.their_inc;
+	restarted = retire_req(&b, 0, 0, 1, 1);
+	/* A's second, late: no answer is due (the target drops it). */
+	retire_req(&a, 1, 1, 1, 0);
+	usleep(500000);
+	last = retire_req(&b, 1, 1, 1, 2);
+	printf("wire_fuzz: retire: ACKs %ld (first), %ld (restarted), %ld "
+	       "(after the old one's late packet)\n", first, restarted, last);
+	close(a.fd);
+	return first == 1 && restarted == 1 && last == 2 ? 0 : 1;
+}
+
+/* -x spoof: see the top. */
+static int spoof_flood(unsigned long count, unsigned long sources,
+		       unsigned long delay)
+{
+	uint8_t buf[sizeof(struct w_hdr) + sizeof(struct w_msg)];
+	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) +
+		    sizeof(buf)];
+	struct iphdr *ip = (void *)pkt;
+	struct udphdr *udp = (void *)(ip + 1);
+	struct src *srcs = calloc(sources, sizeof(*srcs));
+	unsigned long i;
+
+	g.raw = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (!srcs || g.raw < 0 || sources > 150) {
+		perror("wire_fuzz: raw socket");
+		return 1;
+	}
+	for (i = 0; i < sources; i++)
+		srcs[i].inc = nz32();
+	for (i = 0; i < count; i++) {
+		/* Each source's i-th: PSN and message id i (no gap). */
+		uint32_t n = (uint32_t)(i / sources);
+		size_t len = empty_send(&srcs[i % sources], buf, n, n, 0);
+
+		*ip = (struct iphdr) {
+			.version = 4,
+			.ihl = 5,
+			.tot_len = htons((uint16_t)sizeof(pkt)),
+			.ttl = 64,
+			.protocol = IPPROTO_UDP,
+			.saddr = htonl(g.spoof_net |
+				       (uint32_t)(100 + i % sources)),
+			.daddr = g.dst.sin_addr.s_addr,
+		};
+		*udp = (struct udphdr) {
+			.source = g.dst.sin_port,	/* the wire's */
+			.dest = g.dst.sin_port,
+			.len = htons((uint16_t)(sizeof(*udp) + len)),
+		};
+		memcpy(udp + 1, buf, len);
+		if (sendto(g.raw, pkt, sizeof(pkt), 0,
+			   (struct sockaddr *)&g.dst, sizeof(g.dst)) >= 0)
+			g.raw_sent++;
+		if (delay && i % 32 == 31)
+			usleep(delay);
+	}
+	printf("wire_fuzz: spoof: sent %lu from %lu sources\n", g.raw_sent,
+	       sources);
+	free(srcs);
+	return g.raw_sent == count ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1033,6 +1200,18 @@ int main(int argc, char **argv)
 	if (g.bad_kind && !strcmp(g.bad_kind, "hog")) {
 		rng = seed ? seed : 1;
 		return hog(count, dst, dst_len);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "retire")) {
+		rng = seed ? seed : 1;
+		return retire(dst, dst_len);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "spoof")) {
+		if (g.v6 || !spoof_arg ||
+		    inet_pton(AF_INET, spoof_arg, &spoof) != 1)
+			usage();
+		g.spoof_net = ntohl(spoof.s_addr) & 0xffffff00U;
+		rng = seed ? seed : 1;
+		return spoof_flood(count, sockets, delay);
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "read")) {
 		rng = seed ? seed : 1;
