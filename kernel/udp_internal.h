@@ -460,6 +460,8 @@ struct swnic_peer {
 	struct list_head waiting;	/* our requests awaiting their answer */
 	u32 nmsgs;			/* on txq and waiting */
 	u32 next_msg_id;
+	/* No request of ours outstanding is older (swnic_rx_resp()) */
+	u32 msg_floor;
 	u32 acked_req;			/* highest request with a packet ACKed */
 	bool acked_any;			/* ... if any */
 	u32 srtt_us, rttvar_us, rto_us;

@@ -119,6 +119,7 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	p->snd_nxt = 0;
 	p->snd_una = 0;
 	p->next_msg_id = 0;
+	p->msg_floor = 0;
 	p->acked_any = false;
 	p->rto_us = SWNIC_RTO_INIT_US;
 	p->srtt_us = 0;

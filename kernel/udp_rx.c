@@ -506,23 +506,44 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(r->msg_id), status = be32_to_cpu(r->status);
 	u64 at = be64_to_cpu(r->offset);
+	u32 floor = p->next_msg_id;
 	struct swnic_txmsg *tm;
 
 	swnic_rx_implicit_ack(wn, p, id);
-	list_for_each_entry(tm, &p->waiting, node)
+	/*
+	 * Our requests outstanding are from @msg_floor up to the next: an
+	 * answer to none of them - completed long ago, never made - is
+	 * ignored before walking thousands of requests (the peer's choice,
+	 * every packet). One not found in the walk raises the floor to the
+	 * oldest that is outstanding.
+	 */
+	if (id - p->msg_floor >= p->next_msg_id - p->msg_floor)
+		return;
+	list_for_each_entry(tm, &p->waiting, node) {
 		if (tm->msg_id == id)
 			goto found;
-	/*
-	 * A request still being sent is answered only when the target
-	 * refused it at its first fragment (ENOBUFS: swnic_rx_refuse()):
-	 * done, its other fragments are not sent.
-	 */
-	if (status && !(be32_to_cpu(r->flags) & SWNIC_RESPF_HELD))
-		list_for_each_entry(tm, &p->txq, node)
-			if (tm->kind == SWNIC_TX_REQ && tm->msg_id == id) {
+		if (tm->msg_id - p->msg_floor < floor - p->msg_floor)
+			floor = tm->msg_id;
+	}
+	list_for_each_entry(tm, &p->txq, node) {
+		if (tm->kind != SWNIC_TX_REQ)
+			continue;
+		if (tm->msg_id == id) {
+			/*
+			 * A request still being sent is answered only when
+			 * the target refused it at its first fragment
+			 * (ENOBUFS: swnic_rx_refuse()): done, its other
+			 * fragments are not sent.
+			 */
+			if (status && !(be32_to_cpu(r->flags) &
+					SWNIC_RESPF_HELD))
 				swnic_req_done(p, tm, min_t(u32, status, 4095));
-				return;
-			}
+			return;
+		}
+		if (tm->msg_id - p->msg_floor < floor - p->msg_floor)
+			floor = tm->msg_id;
+	}
+	p->msg_floor = floor;
 	return;		/* failed or completed already */
 found:
 	if (be32_to_cpu(r->flags) & SWNIC_RESPF_HELD) {
