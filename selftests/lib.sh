@@ -207,6 +207,17 @@ wire_ctrl()
 	$A ip link set "sw${_wp_t}ca" up && $B ip link set "sw${_wp_t}cb" up
 }
 
+# wait_listen NETNS PORT: wait (up to 30 s) until a server listens on TCP
+# PORT (its control port) in network namespace NETNS. 1 if none did.
+wait_listen()
+{
+	for _ in $(seq 300); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 wire_ctrl_del()
 {
 	$A ip link del "sw${_wp_t}ca" 2>/dev/null

@@ -15,7 +15,7 @@ require_cmd ss
 port=27700
 
 # Wait (up to 30 s) until the server listens on its control port.
-wait_listen()
+wait_listen_here()
 {
 	for _ in $(seq 300); do
 		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
@@ -33,7 +33,7 @@ pingpong()
 	timeout 120 fi_pingpong -p swnic "$@" -B "$port" >/tmp/pp.srv \
 		2>/tmp/pp.srv.err &
 	srv=$!
-	wait_listen "$port"
+	wait_listen_here "$port"
 	timeout 120 fi_pingpong -p swnic "$@" -P "$port" 127.0.0.1 \
 		>/tmp/pp.cli 2>/tmp/pp.cli.err
 	cli_rc=$?

@@ -41,16 +41,6 @@ check "fi_stream and fi_soak are built" test -x "$STREAM" -a -x "$SOAK"
 wire_pair s 10.82.0
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 
-# Wait (up to 30 s) until a server listens on its control port in $1.
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 port=27850
 # start_server EP: fi_stream's server in A (its pid in $srv).
 start_server()

@@ -49,16 +49,6 @@ before=$(objects)
 wire_pair w 10.79.0
 check "the namespaces reach each other (ping)" $A ping -c 1 -W 5 $ADDR_B
 
-# Wait (up to 30 s) until a server listens on its control port in $1.
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 port=27800
 # pingpong DESC CLIENT-AND-SERVER-OPTIONS...: server in A, client in B.
 pingpong()

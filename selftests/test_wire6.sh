@@ -81,16 +81,6 @@ done
 [ $bad = 0 ] && ok "malformed or multicast fi_swnic://[...] strings refused" ||
 	not_ok "malformed or multicast fi_swnic://[...] strings refused"
 
-# Wait (up to 30 s) until a server listens on its control port in $1.
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 port=27900
 # pingpong DESC OPTIONS...: server in A, client in B, over IPv6.
 pingpong()

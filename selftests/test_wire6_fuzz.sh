@@ -90,15 +90,6 @@ wire_other_sport_dropped "$B" swnic6fa "$ADDR_A"
 echo Y > $PARAMS/udp_any_sport
 base=$(wire_counters swnic6fa)
 
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # fi_pingpong (server in A, client in B) while both floods run from B.
 port=27950
 $A timeout 400 fi_pingpong -6 -p swnic -e rdm -c -I 300 -S 4096 -B $port \

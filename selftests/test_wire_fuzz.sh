@@ -166,15 +166,6 @@ rx_mem_released()
 		"[ \"\$($A swnic -j peer show | jq '.[0].counters | .rx_mem_bytes + .rx_unproven_bytes')\" = 0 ]"
 }
 
-wait_listen()
-{
-	for _ in $(seq 300); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # pingpong_ok NAME PORT TIMEOUT: fi_pingpong (server in A, client in B),
 # 20 rounds of 4 KiB, data checked, completes within TIMEOUT s. One check.
 pingpong_ok()
