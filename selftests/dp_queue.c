@@ -1784,19 +1784,6 @@ TEST(trig_after_domain_close_is_refused)
 	close(cc.fd);
 }
 
-/* Poll the module's triggered_ops gauge until it is @want (5 s). */
-static bool trig_ops_back(uint64_t want)
-{
-	struct gauges g;
-
-	for (int i = 0; i < 500; i++) {
-		if (!gauges_read(&g) && g.triggered_ops == want)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 /*
  * A triggered receive that becomes due is posted behind the receives its
  * owner posted before it: one still in the lazy RQ (no doorbell; the next
@@ -1823,7 +1810,7 @@ TEST_F(dp, trig_recv_goes_behind_the_rq)
 	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_TRIG_RECV, &tr));
 	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, 0, 1));
 	/* T ran (posted, or failed): the kernel holds it no more. */
-	ASSERT_TRUE(trig_ops_back(g0.triggered_ops));
+	ASSERT_TRUE(gauges_triggered_back(g0.triggered_ops));
 	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
 
 	/* The first message is R1's, the second T's. */

@@ -214,6 +214,19 @@ static inline int gauges_settle(const struct gauges *start, struct gauges *now)
 	return gauges_wait(start, now, false);
 }
 
+/* Poll the triggered_ops gauge until it is @want (5 s). */
+static inline bool gauges_triggered_back(uint64_t want)
+{
+	struct gauges g;
+
+	for (int i = 0; i < 500; i++) {
+		if (!gauges_read(&g) && g.triggered_ops == want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* The kernel's taint flags; bit 9 (TAINT_WARN) is set by any WARN. */
 static inline unsigned long kernel_tainted(void)
 {

@@ -1100,19 +1100,6 @@ TEST_F(trig, cancel_flush_recv_and_atomic)
 	fi_close(&mr->fid);
 }
 
-/* Poll the module's triggered_ops gauge until it is @want (5 s). */
-static bool triggered_ops_back(uint64_t want)
-{
-	struct gauges g;
-
-	for (int i = 0; i < 500; i++) {
-		if (!gauges_read(&g) && g.triggered_ops == want)
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
-
 /*
  * Closing the counter cancels a waiting receive (FI_ECANCELED);
  * closing the endpoint or the domain with receives, atomics, sends and
@@ -1165,7 +1152,7 @@ TEST_F(trig, close_with_pending_recv_and_atomic)
 	ASSERT_EQ(0, gauges_read(&g1));
 	EXPECT_EQ(g0.triggered_ops + 2, g1.triggered_ops);
 	side_close(&s);
-	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+	EXPECT_TRUE(gauges_triggered_back(g0.triggered_ops));
 	ASSERT_EQ(0, fi_cntr_set(self->c, 200));
 	EXPECT_EQ(0, target);
 	EXPECT_STREQ("", in2);
@@ -1195,7 +1182,7 @@ TEST_F(trig, close_with_pending_recv_and_atomic)
 	side_close(&s);
 	fi_close(&c3->fid);
 	EXPECT_EQ(0, fi_close(&dom2->fid));
-	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+	EXPECT_TRUE(gauges_triggered_back(g0.triggered_ops));
 	EXPECT_TRUE(cq_quiet(self->b.cq, 50));
 	fi_close(&mr->fid);
 }
@@ -1286,7 +1273,7 @@ TEST_F(trig, no_triggered_op_left_behind)
 	ASSERT_EQ(0, gauges_read(&g1));
 	EXPECT_EQ(g0.triggered_ops + 3, g1.triggered_ops);
 	side_close(&s);
-	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+	EXPECT_TRUE(gauges_triggered_back(g0.triggered_ops));
 }
 
 /* An endpoint of @dom bound to a new CQ and AV (the child's: no harness). */
@@ -1367,7 +1354,7 @@ TEST_F(trig, exit_with_work_retrying_leaves_nothing)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	EXPECT_TRUE(triggered_ops_back(g0.triggered_ops));
+	EXPECT_TRUE(gauges_triggered_back(g0.triggered_ops));
 	/* Domains, endpoints, CQs, MRs, unexpected messages: all gone. */
 	ASSERT_EQ(0, gauges_settle(&g0, &g1));
 	EXPECT_TRUE(gauges_equal(&g0, &g1));
