@@ -208,8 +208,8 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
  * @sqe: the SQE, without SWNIC_SQE_TRIGGER
  * @status: 0 to run it, or the error to complete it with unrun
  * @trig: the triggered work (its completion counter, trig.c)
- * @last: an RM_ENABLED target out of resources, or the SQ's lock held,
- *	  completes it with EAGAIN (else it is left to be tried again)
+ * @last: an RM_ENABLED target out of resources completes it with EAGAIN
+ *	  (else it is left to be tried again)
  * @fault: its wait for memory out of reach: a round, as the engine's
  *
  * In the trigger workqueue with the poster's mm (trig.c), through the
@@ -236,22 +236,19 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		 * its mmap lock): a worker of the queue every user's
 		 * triggered work shares does not wait for it. Tried again
 		 * when the doorbell lets go (swnic_send_sq_unlock()), or a
-		 * tick later, until SWNIC_TRIG_RETRY_MS after its first try
-		 * (@last: then it completes with EAGAIN, as any refused
-		 * for now). Work to complete unrun, or on its last try once
-		 * the domain's file is closed (cancelled: ECANCELED),
-		 * completes without it too: no one else runs it.
+		 * tick later, for as long as it is held. Work to complete
+		 * unrun, or on its last try (the domain's file is closed:
+		 * cancelled), completes without it: no one else runs it.
 		 */
-		if (!ret && !last && !READ_ONCE(fault->last)) {
+		if (!ret && !READ_ONCE(fault->last)) {
 			WRITE_ONCE(ep->sq_contended, true);
 			return -EAGAIN;
 		}
-		if (!ret)
-			ret = READ_ONCE(fault->last) ? -ECANCELED : -EAGAIN;
 		if (READ_ONCE(ep->closing))
 			swnic_cq_unreserve(ep->tx_cq);
 		else
-			swnic_complete_send_trig(ep, trig, sqe, ret);
+			swnic_complete_send_trig(ep, trig, sqe,
+						 ret ?: -ECANCELED);
 		return 0;
 	}
 	/* Released meanwhile: dropped, as trig.c drops it for a dead one. */
