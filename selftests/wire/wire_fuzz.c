@@ -892,6 +892,41 @@ static int claim(unsigned long mib, const struct sockaddr *dst,
 }
 
 /*
+ * The first fragment of SEND @id of @s (PSN @psn) into @buf: a message of
+ * @len bytes, @payload of them here (random), to @dst_port (-1: msg()'s
+ * choice), naming the target (@named) or not. Return: its length.
+ */
+static size_t send_frag(struct src *s, uint8_t *buf, uint32_t psn,
+			uint32_t id, int named, uint64_t len, size_t payload,
+			int dst_port)
+{
+	struct w_hdr *h = (void *)buf;
+	struct w_msg *m = (void *)(h + 1);
+	size_t n = sizeof(*h) + sizeof(*m) + payload;
+
+	msg(s, m, P_DATA);
+	m->msg_id = htonl(id);
+	m->opcode = OP_SEND;
+	m->flags = 0;
+	m->ep_type = 1;
+	if (dst_port >= 0)
+		m->dst_port = htons((uint16_t)dst_port);
+	m->frag = htonl(1024);
+	m->len = htobe64(len);
+	m->offset = 0;
+	fill((uint8_t *)(m + 1), payload);
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = P_DATA,
+		.src_inc = htonl(s->inc),
+		.dst_inc = htonl(named ? s->their_inc : 0),
+		.psn = htonl(psn),
+	};
+	h->csum = inet_csum(buf, n);
+	return n;
+}
+
+/*
  * -x hog: the first fragment of message @id of @s (PSN @psn), claiming
  * @mib MiB, naming the target or not. Return: the cumulative PSN of the
  * ACK that came within 5 s, or -1 if none did.
@@ -900,27 +935,10 @@ static long hog_claim(struct src *s, unsigned long mib, uint32_t psn,
 		      uint32_t id, int named)
 {
 	uint8_t buf[sizeof(struct w_hdr) + sizeof(struct w_msg) + 1024];
-	struct w_hdr *h = (void *)buf;
-	struct w_msg *m = (void *)(h + 1);
+	size_t len = send_frag(s, buf, psn, id, named, (uint64_t)mib << 20,
+			       1024, -1);
 
-	msg(s, m, P_DATA);
-	m->msg_id = htonl(id);
-	m->opcode = OP_SEND;
-	m->flags = 0;
-	m->ep_type = 1;
-	m->frag = htonl(1024);
-	m->len = htobe64((uint64_t)mib << 20);
-	m->offset = 0;
-	fill((uint8_t *)(m + 1), 1024);
-	*h = (struct w_hdr) {
-		.version = W_VERSION,
-		.type = P_DATA,
-		.src_inc = htonl(s->inc),
-		.dst_inc = htonl(named ? s->their_inc : 0),
-		.psn = htonl(psn),
-	};
-	h->csum = inet_csum(buf, sizeof(buf));
-	if (send(s->fd, buf, sizeof(buf), 0) < 0) {
+	if (send(s->fd, buf, len, 0) < 0) {
 		perror("wire_fuzz: send");
 		return -1;
 	}
@@ -973,27 +991,7 @@ static int hog(unsigned long mib, const struct sockaddr *dst,
 static size_t empty_send(struct src *s, uint8_t *buf, uint32_t psn,
 			 uint32_t id, int named)
 {
-	struct w_hdr *h = (void *)buf;
-	struct w_msg *m = (void *)(h + 1);
-
-	msg(s, m, P_DATA);
-	m->msg_id = htonl(id);
-	m->opcode = OP_SEND;
-	m->flags = 0;
-	m->ep_type = 1;
-	m->dst_port = htons(65000);
-	m->frag = htonl(1024);
-	m->len = 0;
-	m->offset = 0;
-	*h = (struct w_hdr) {
-		.version = W_VERSION,
-		.type = P_DATA,
-		.src_inc = htonl(s->inc),
-		.dst_inc = htonl(named ? s->their_inc : 0),
-		.psn = htonl(psn),
-	};
-	h->csum = inet_csum(buf, sizeof(*h) + sizeof(*m));
-	return sizeof(*h) + sizeof(*m);
+	return send_frag(s, buf, psn, id, named, 0, 0, 65000);
 }
 
 /*
