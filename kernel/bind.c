@@ -173,6 +173,7 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 {
 	netdevice_tracker old_tracker;
 	struct net_device *old = NULL;
+	struct net *left = NULL;
 	int ret = 0;
 
 	rtnl_lock();
@@ -187,11 +188,15 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 			       "domains are open on the device in its network namespace");
 		ret = -EBUSY;
 	} else {
+		/* Destroyed (no @from), it was DEV_DEL'd everywhere. */
+		if (from)
+			left = swnic_nl_dev_net(sdev);
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 	}
 	mutex_unlock(&sdev->lock);
 	swnic_netdev_put(old, &old_tracker);
 	rtnl_unlock();
+	swnic_nl_notify_dev_left(sdev, left);
 	return ret;
 }
 
@@ -199,7 +204,8 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
  * The netdev @nd goes away: unbind every device bound to it, set it down.
  * A device that was another namespace's is the initial one's from now on:
  * the domains opened there are orphans (swnic_domain.orphan), and keep it
- * from being bound or set up until they are closed.
+ * from being bound or set up until they are closed. That namespace's
+ * listeners hear DEV_DEL, the initial one's DEV_SET.
  */
 static void swnic_bind_netdev_gone(struct net_device *nd)
 {
@@ -208,6 +214,7 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 	struct swnic_device *sdev;
 	struct swnic_domain *dom;
 	struct net_device *old;
+	struct net *net;
 	u32 orphans;
 
 	ASSERT_RTNL();
@@ -216,6 +223,8 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 		if (rcu_access_pointer(sdev->netdev) != nd)
 			continue;
 		mutex_lock(&sdev->lock);
+		/* NULL if the namespace itself is going: no one to tell. */
+		net = swnic_nl_dev_net(sdev);
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 		WRITE_ONCE(sdev->state, SWNIC_DEV_STATE_DOWN);
 		list_for_each_entry(dom, &sdev->domains, dev_node) {
@@ -229,6 +238,7 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 		swnic_netdev_put(old, &old_tracker);
 		pr_info("device %s: netdev %s is gone, device down (%u domains left behind)\n",
 			sdev->name, nd->name, orphans);
+		swnic_nl_notify_dev_left(sdev, net);
 		swnic_nl_notify_dev(sdev, SWNIC_NL_CMD_DEV_SET);
 	}
 	mutex_unlock(&swnic_devices_lock);

@@ -30,11 +30,14 @@ void swnic_nl_events_enable(bool on)
 	WRITE_ONCE(swnic_nl_events_on, on);
 }
 
-/*
- * The namespace besides init_net whose listeners hear about @sdev: its
- * own, referenced, or NULL if that is init_net (or is going away).
+/**
+ * swnic_nl_dev_net() - the namespace besides init_net that hears of a device
+ * @sdev: the device
+ *
+ * Return: @sdev's namespace, referenced, or NULL if that is init_net (or
+ * is going away).
  */
-static struct net *swnic_nl_event_net(struct swnic_device *sdev)
+struct net *swnic_nl_dev_net(struct swnic_device *sdev)
 {
 	struct net *net;
 
@@ -86,7 +89,7 @@ void swnic_nl_multicast(struct swnic_device *sdev, struct sk_buff *msg,
 	struct swnic_nl_event ev = { .msg = msg };
 
 	if (sdev && READ_ONCE(swnic_nl_events_on)) {
-		ev.net = swnic_nl_event_net(sdev);
+		ev.net = swnic_nl_dev_net(sdev);
 		if (ev.net)
 			ev.ns_msg = skb_clone(msg, gfp);
 	}
@@ -130,6 +133,37 @@ void swnic_nl_notify_dev(struct swnic_device *sdev, u8 cmd)
 		return;
 	}
 	swnic_nl_multicast(sdev, msg, GFP_KERNEL);
+}
+
+/**
+ * swnic_nl_notify_dev_left() - tell a namespace that a device left it
+ * @sdev: the device, unbound from a netdev of @net
+ * @net: its namespace before, from swnic_nl_dev_net(), or NULL (nothing
+ *	 to tell); the reference is consumed
+ *
+ * @net's listeners hear DEV_DEL, as rtnetlink's hear RTM_DELLINK of a
+ * netdev that moved away: the device is no longer theirs to see. If it
+ * is in @net still (bound there again meanwhile), nothing is sent.
+ */
+void swnic_nl_notify_dev_left(struct swnic_device *sdev, struct net *net)
+{
+	struct sk_buff *msg = NULL;
+	bool gone;
+
+	if (!net)
+		return;
+	rcu_read_lock();
+	gone = !net_eq(swnic_device_net(sdev), net);
+	rcu_read_unlock();
+	if (gone)
+		msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (msg && swnic_nl_fill_dev(msg, sdev, 0, 0, 0,
+				     SWNIC_NL_CMD_DEV_DEL, NULL)) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	swnic_nl_event_send_to(net, msg, GFP_KERNEL);
+	put_net(net);
 }
 
 /* ---- limits --------------------------------------------------------------- */
@@ -200,7 +234,7 @@ static void swnic_nl_notify_domain(struct swnic_domain *dom, u8 cmd)
 
 	if (!READ_ONCE(swnic_nl_events_on))
 		return;
-	ev.net = swnic_nl_event_net(dom->sdev);
+	ev.net = swnic_nl_dev_net(dom->sdev);
 	if (ev.net)
 		ev.ns_msg = swnic_nl_domain_msg(dom, cmd, ev.net->user_ns);
 	ev.msg = swnic_nl_domain_msg(dom, cmd, &init_user_ns);
@@ -289,7 +323,7 @@ void swnic_nl_svc_event(struct swnic_device *sdev,
 	lockdep_assert_held(&sdev->lock);
 	if (!READ_ONCE(swnic_nl_events_on))
 		return;
-	ev->net = swnic_nl_event_net(sdev);
+	ev->net = swnic_nl_dev_net(sdev);
 	if (ev->net)
 		ev->ns_msg = swnic_nl_svc_msg(sdev, svc, cmd,
 					      ev->net->user_ns);

@@ -10,6 +10,7 @@
 
 #include <linux/types.h>
 
+struct net;
 struct swnic_device;
 struct swnic_domain;
 struct swnic_mr_info;
@@ -20,6 +21,8 @@ void swnic_genl_exit(void);
 /* ---- events: may sleep unless noted ------------------------------------ */
 
 void swnic_nl_notify_dev(struct swnic_device *sdev, u8 cmd);
+struct net *swnic_nl_dev_net(struct swnic_device *sdev);
+void swnic_nl_notify_dev_left(struct swnic_device *sdev, struct net *net);
 void swnic_nl_domain_opened(struct swnic_domain *dom);
 void swnic_nl_domain_closed(struct swnic_domain *dom);
 void swnic_nl_mr_revoked(struct swnic_domain *dom,

@@ -6,7 +6,8 @@
 # seen, opened or administered from init_net); netdevs are looked up in the
 # caller's namespace only; events of a bound device reach its namespace,
 # with uids and pids as its owner numbers them; a user namespace's root
-# administers nothing of the host; deleting the
+# administers nothing of the host; a device that leaves the namespace is
+# deleted there (DEV_DEL), changed in the host; deleting the
 # namespace unbinds the device and sets it down (back in init_net). Ends by
 # checking, with the module's own counters, that everything made is gone.
 
@@ -30,6 +31,10 @@ cleanup()
 	wait 2>/dev/null
 	$NS swnic dev del swnicns1 force >/dev/null 2>&1 ||
 		swnic dev del swnicns1 force >/dev/null 2>&1
+	for d in swnicns2 swnicns3; do
+		$NS swnic dev del $d force >/dev/null 2>&1 ||
+			swnic dev del $d force >/dev/null 2>&1
+	done
 	ip netns del swnicns1 2>/dev/null
 	ip link del veth-sw0 2>/dev/null
 	rm -rf "$TMP"
@@ -267,6 +272,56 @@ if unshare -U -r -n true 2>/dev/null; then
 else
 	skip "$CONT cannot delete a device bound there" "no user namespaces"
 fi
+
+# A device that leaves the namespace is deleted there, as a netdev moved
+# away is: unbound by its administrator, or its netdev deleted. Each
+# monitor hears what its namespace sees: the namespace DEV_DEL, the host
+# the device, now its own, changed (unbound).
+check "two more devices, on a veth pair inside the namespace" sh -c \
+	"$NS ip link add veth-sw2 type veth peer name veth-sw3 &&
+	 $NS swnic dev add swnicns2 netdev veth-sw2 &&
+	 $NS swnic dev add swnicns3 netdev veth-sw3"
+$NS swnic -j monitor >"$TMP/nsmon" 2>&1 &
+MON=$!
+swnic -j monitor >"$TMP/hmon" 2>&1 &
+MON="$MON $!"
+for _ in $(seq 100); do	# until both monitors listen
+	$NS swnic dev set swnicns3 max_ep 7
+	grep -q '"swnicns3"' "$TMP/nsmon" && grep -q '"swnicns3"' "$TMP/hmon" &&
+		break
+	sleep 0.1
+done
+check "the namespace's root unbinds one (it has no domains)" \
+	$NS swnic dev set swnicns2 ifindex 0
+check "the other one's netdev is deleted" $NS ip link del veth-sw3
+for _ in $(seq 100); do
+	[ "$(grep -c '"dev_del"' "$TMP/nsmon")" -ge 2 ] &&
+		jq -e -s 'any(.name == "swnicns3" and .state == "down")' \
+			"$TMP/hmon" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+for pid in $MON; do
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+done
+MON=
+jq_check "the namespace hears the unbound device deleted" \
+	'[., inputs] | any(.event == "dev_del" and .name == "swnicns2")' \
+	"$(grep '"dev_del"' "$TMP/nsmon")"
+jq_check "... and the one whose netdev went" \
+	'[., inputs] | any(.event == "dev_del" and .name == "swnicns3")' \
+	"$(grep '"dev_del"' "$TMP/nsmon")"
+jq_check "the host hears them changed, not deleted" \
+	'[., inputs] | map(select(.name == "swnicns2" or .name == "swnicns3") |
+	  .event) | unique == ["dev_set"]' "$(cat "$TMP/hmon")"
+jq_check "... the second one unbound and down" \
+	'[., inputs] | map(select(.name == "swnicns3")) | last |
+	 .netdev == null and .state == "down"' "$(cat "$TMP/hmon")"
+jq_check "neither is in the namespace any more" \
+	'map(select(.name == "swnicns2" or .name == "swnicns3")) == []' \
+	"$($NS swnic -j dev show)"
+check "the host deletes both" sh -c \
+	"swnic dev del swnicns2 && swnic dev del swnicns3"
 
 # The namespace goes away with its veth: the device is unbound and down.
 check "ip netns del" ip netns del swnicns1
