@@ -361,7 +361,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	/* The key it came with (the transport checked @dst holds it). */
 	key_index = swnic_ep_key_index(dst, src->auth_key);
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */
-	__swnic_recv_process_rq(rx, false, rq_fault);
+	swnic_recv_sender_rq(rx, rq_fault);
 
 	recv = swnic_recv_match(rx, tagged, sqe->tag, src->addr, src->port,
 				key_index);
@@ -480,7 +480,7 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	 * with the poster's full barrier between its tail store and flag load).
 	 */
 	smp_mb();
-	__swnic_recv_process_rq(rx, false, rq_fault);
+	swnic_recv_sender_rq(rx, rq_fault);
 	return ret;
 }
 
@@ -550,7 +550,7 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			if (rq_fault.dst_len && src->round)
 				swnic_recv_rq_defer(rx);
 			else if (rq_fault.dst_len)
-				swnic_recv_process_rq_faulting(rx, &rq_fault);
+				swnic_recv_process_rq_faulting(rx, &rq_fault, true);
 			if (ret == -ENOMEM && !src->round)
 				return -EAGAIN;
 			if (ret != -SWNIC_EFAULTIN)

@@ -104,9 +104,10 @@ void swnic_recv_cqe(struct swnic_cqe *cqe, const struct swnic_rqe *rqe,
 
 /* recv_rq.c */
 int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-				   const struct swnic_fault *first);
+				   const struct swnic_fault *first, bool sender);
 void swnic_recv_rq_defer(struct swnic_ep *ep);
 int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 			    struct swnic_fault *fault);
+int swnic_recv_sender_rq(struct swnic_ep *ep, struct swnic_fault *fault);
 
 #endif /* _SWNIC_RECV_INTERNAL_H */

@@ -10,6 +10,9 @@
 
 #include "recv_internal.h"
 
+static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
+				 struct swnic_fault *fault, bool sender);
+
 /*
  * Consume @ep's RQ, faulting in with rx_lock dropped whatever a receive
  * needs (a buffered message copied into its buffer); @first: a fault an
@@ -17,11 +20,12 @@
  * or a sender's whose pass stopped at such a page: the RQ never waits
  * for a doorbell that may not come. Memory out of reach is tried for
  * SWNIC_FAULT_TIMEOUT (swnic_fault_retry()), the caller waiting; a worker
- * never waits so: swnic_recv_rq_work().
+ * never waits so: swnic_recv_rq_work(). @sender: a sender's context, which
+ * takes receives only (swnic_recv_consume_rq()).
  * Return: RQEs consumed, or -errno.
  */
 int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
-				   const struct swnic_fault *first)
+				   const struct swnic_fault *first, bool sender)
 {
 	struct swnic_fault_retry retry = {};
 	struct swnic_fault fault = {};
@@ -42,7 +46,7 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		fault = (struct swnic_fault) {};
 		if (mutex_lock_killable(&ep->rx_lock))
 			return -EINTR;
-		ret = __swnic_recv_process_rq(ep, hard, &fault);
+		ret = swnic_recv_consume_rq(ep, hard, &fault, sender);
 		mutex_unlock(&ep->rx_lock);
 		if (ret < 0)
 			return ret;
@@ -321,9 +325,18 @@ stop:
  * be faulted in stops consumption: with @fault (the owner's context) the
  * caller faults it in and comes back; a sender's context leaves it to the
  * owner, whose doorbell the RQ asks for while messages wait.
+ *
+ * A @sender takes receives only. It stops at a claim, which completes at
+ * once and for which the owner rings anyway (datapath.rst, *Lazy receive
+ * queue*), and at an RQE in error: each frees its slot for another
+ * without a message, so an owner who kept its RQ full of them, never
+ * ringing, would have every delivery to it - another user's syscall, a
+ * shared worker of the wire - complete its whole RQ over and over, each
+ * claim against every message it buffers. A receive stays posted until a
+ * message fills it.
  */
-int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
-			    struct swnic_fault *fault)
+static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
+				 struct swnic_fault *fault, bool sender)
 {
 	struct swnic_rqe rqe;
 	int avail, done = 0, ret;
@@ -345,6 +358,8 @@ int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 		} else {
 			swnic_ring_peek(&ep->rq, &rqe);
 			ret = swnic_rqe_check(&rqe);
+			if (sender && (ret || (rqe.flags & SWNIC_RQE_CLAIM)))
+				break;
 			if (!ret)
 				ret = swnic_recv_post(ep, &rqe, NULL,
 						      &ep->rq_partial, hard,
@@ -367,6 +382,26 @@ int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
 		done++;
 	}
 	return done;
+}
+
+int __swnic_recv_process_rq(struct swnic_ep *ep, bool hard,
+			    struct swnic_fault *fault)
+{
+	return swnic_recv_consume_rq(ep, hard, fault, false);
+}
+
+/**
+ * swnic_recv_sender_rq() - a delivery takes the receives posted lazily
+ * @ep: the receiving endpoint; its receive lock held
+ * @fault: as for __swnic_recv_process_rq()
+ *
+ * Only receives: see swnic_recv_consume_rq().
+ *
+ * Return: RQEs consumed, or -EPIPE if the ring is broken.
+ */
+int swnic_recv_sender_rq(struct swnic_ep *ep, struct swnic_fault *fault)
+{
+	return swnic_recv_consume_rq(ep, false, fault, true);
 }
 
 /**
@@ -406,7 +441,7 @@ int swnic_recv_process_rq(struct swnic_ep *ep, bool round)
 	if (ep->srx)
 		return 0;
 	if (!round)
-		return swnic_recv_process_rq_faulting(ep, NULL);
+		return swnic_recv_process_rq_faulting(ep, NULL, false);
 	mutex_lock(&ep->rx_lock);
 	ret = __swnic_recv_process_rq(ep, false, &fault);
 	mutex_unlock(&ep->rx_lock);
@@ -625,7 +660,7 @@ int swnic_recv_peek(struct swnic_ep *ep, struct swnic_ep_peek *p)
 	 * Receives still in the (lazy) RQ take their messages first (a
 	 * broken RQ is its owner's business: the peek still answers).
 	 */
-	ret = swnic_recv_process_rq_faulting(ep, NULL);
+	ret = swnic_recv_process_rq_faulting(ep, NULL, false);
 	if (ret == -EINTR)
 		return ret;
 	ret = 0;

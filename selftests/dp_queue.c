@@ -2220,6 +2220,51 @@ TEST_F(dp, peek_abi)
 	EXPECT_EQ(EINVAL, c.err);
 }
 
+/*
+ * A sender takes the receives posted without a doorbell, and only them:
+ * a claim, which completes at once, and an RQE in error wait for their
+ * owner's doorbell (the provider rings for a claim), with what is behind
+ * them. Else a receiver that kept its RQ full of them, never ringing,
+ * would have every delivery to it complete them all over again.
+ */
+TEST_F(dp, a_sender_leaves_claims_and_bad_rqes_to_the_owner)
+{
+	char src[8] = "behind", dst[8] = "";
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 1);
+	struct swnic_rqe claim = t_recv(NULL, 0, 2);
+	struct swnic_rqe bad = t_recv(dst, sizeof(dst), 3);
+	struct swnic_rqe r = t_recv(dst, sizeof(dst), 4);
+	struct swnic_cqe c;
+
+	claim.flags = SWNIC_RQE_TAGGED | SWNIC_RQE_CLAIM;
+	claim.tag = 9;
+	bad.flags = 1U << 15;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &claim));
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &bad));
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&self->a, NULL));
+	/* Sent (buffered at b), and none of b's RQEs taken. */
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(*self->b.rq.tail, *self->b.rq.head + 3);
+	EXPECT_STREQ("", dst);
+
+	/* b's doorbell: the claim fails, the bad RQE too, r takes it. */
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(2, c.context);
+	EXPECT_EQ(ENOMSG, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(3, c.context);
+	EXPECT_EQ(EOPNOTSUPP, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(4, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ("behind", dst);
+}
+
 /* Busy polling (SWNIC_DB_POLL) is of the wire only: the rings stay. */
 TEST_F(dp, busy_poll_abi)
 {
