@@ -469,6 +469,11 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 		ret = swnic_mr_ref_walk(&ref, pos, n, swnic_atomic_page, &w);
 		w.part_len = 0;
 	}
+	/* As the endpoint's counters count it: a write, or a read. */
+	if (!ret)
+		swnic_mr_ref_count(&ref, a->opcode == SWNIC_OP_ATOMIC ?
+				   SWNIC_MR_ACCESS_REMOTE_WRITE :
+				   SWNIC_MR_ACCESS_REMOTE_READ);
 out:
 	swnic_mr_ref_put(&ref);
 	return ret;

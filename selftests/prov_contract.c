@@ -879,14 +879,18 @@ TEST(mr_bind_counts_remote_accesses)
 	struct fi_cq_tagged_entry e;
 	struct fid_cntr *wcntr, *rcntr;
 	struct fid_mr *wmr, *rmr;
-	static char wbuf[4096], rbuf[4096];
+	static char wbuf[4096] __attribute__((aligned(64)));
+	static char rbuf[4096] __attribute__((aligned(64)));
+	struct fi_cq_err_entry err = { 0 };
+	uint64_t one = 1, old;
 	char tmp[64];
 	struct node a, b;
 
 	PROV_REQUIRE_DEVICE();
-	ASSERT_EQ(0, node_open(&a, FI_EP_RDM, FI_MSG | FI_RMA | FI_RMA_EVENT));
+	ASSERT_EQ(0, node_open(&a, FI_EP_RDM,
+			       FI_MSG | FI_RMA | FI_ATOMIC | FI_RMA_EVENT));
 	ASSERT_EQ(0, peer_node_open(&b, FI_EP_RDM,
-				    FI_MSG | FI_RMA | FI_RMA_EVENT));
+				    FI_MSG | FI_RMA | FI_ATOMIC | FI_RMA_EVENT));
 	ASSERT_EQ(1, fi_av_insert(a.av, b.name, 1, &a.peer, 0, NULL));
 	ASSERT_EQ(0, fi_cntr_open(b.domain, &cattr, &wcntr, NULL));
 	ASSERT_EQ(0, fi_cntr_open(b.domain, &cattr, &rcntr, NULL));
@@ -920,14 +924,33 @@ TEST(mr_bind_counts_remote_accesses)
 				     raddr(b.info, rbuf, rbuf), fi_mr_key(rmr), NULL));
 		ASSERT_EQ(1, cq_get(a.cq, &e));
 	}
+	/*
+	 * Atomics count as the endpoints' counters count them: one that
+	 * only writes as a write, one that fetches as a read (libfabric's
+	 * util providers do the same).
+	 */
+	ASSERT_EQ(0, fi_atomic(a.ep, &one, 1, NULL, a.peer,
+			       raddr(b.info, wbuf, wbuf + 64), fi_mr_key(wmr),
+			       FI_UINT64, FI_SUM, NULL));
+	ASSERT_EQ(1, cq_get(a.cq, &e));
+	ASSERT_EQ(0, fi_fetch_atomic(a.ep, &one, 1, NULL, &old, NULL, a.peer,
+				     raddr(b.info, rbuf, rbuf + 64),
+				     fi_mr_key(rmr), FI_UINT64, FI_SUM, NULL));
+	ASSERT_EQ(1, cq_get(a.cq, &e));
 	/* A refused access (out of range) is not counted. */
 	ASSERT_EQ(0, fi_write(a.ep, "abc", 3, NULL, a.peer,
 			      raddr(b.info, wbuf, wbuf + sizeof(wbuf)), fi_mr_key(wmr),
 			      NULL));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(a.cq, &e));
-	EXPECT_EQ(3, fi_cntr_read(wcntr));
-	EXPECT_EQ(2, fi_cntr_read(rcntr));
-	ASSERT_EQ(0, fi_cntr_wait(wcntr, 3, WAIT_MS));
+	ASSERT_EQ(1, fi_cq_readerr(a.cq, &err, 0));
+	ASSERT_EQ(0, fi_atomic(a.ep, &one, 1, NULL, a.peer,
+			       raddr(b.info, wbuf, wbuf + sizeof(wbuf)),
+			       fi_mr_key(wmr), FI_UINT64, FI_SUM, NULL));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(a.cq, &e));
+	ASSERT_EQ(1, fi_cq_readerr(a.cq, &err, 0));
+	EXPECT_EQ(4, fi_cntr_read(wcntr));
+	EXPECT_EQ(3, fi_cntr_read(rcntr));
+	ASSERT_EQ(0, fi_cntr_wait(wcntr, 4, WAIT_MS));
 	fi_close(&wmr->fid);
 	fi_close(&rmr->fid);
 	fi_close(&wcntr->fid);

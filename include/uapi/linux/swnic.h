@@ -509,8 +509,9 @@ struct swnic_inval_query {
  * success word of counter @cntr_id
  * (SWNIC_IOCTL_CNTR_CREATE) of the same domain: reads if @flags has
  * SWNIC_MR_BIND_REMOTE_READ, writes if SWNIC_MR_BIND_REMOTE_WRITE
- * (libfabric's FI_MR_RMA_EVENT). An MR has at most one counter, bound
- * once; it is held until the MR is gone.
+ * (libfabric's FI_MR_RMA_EVENT); an atomic counts as a write, or as a
+ * read if it fetches. An MR has at most one counter, bound once; it is
+ * held until the MR is gone.
  *
  * Errors, beyond the generic contract:
  *   ENOENT       no MR @handle, or no counter @cntr_id
