@@ -121,7 +121,6 @@ static int swnic_umem_charge(struct swnic_mr_domain *mrd,
 	pinned = atomic64_add_return(npages, &mm->pinned_vm);
 	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
 		atomic64_sub(npages, &mm->pinned_vm);
-		swnic_mr_stat_inc(mrd, memlock_denied);
 		return -EPERM;
 	}
 
@@ -194,7 +193,19 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 		goto err_umem;
 	}
 
+	/*
+	 * Pins on their way out - a revoked MR's, which a worker unpins -
+	 * are charged until they are gone: over a limit, wait for them and
+	 * try once more (a refresh right after a revocation).
+	 */
 	ret = swnic_umem_charge(mrd, npages);
+	if ((ret == -EPERM || ret == -EDQUOT) &&
+	    atomic_read(&mrd->releases)) {
+		swnic_umem_flush(mrd);
+		ret = swnic_umem_charge(mrd, npages);
+	}
+	if (ret == -EPERM)
+		swnic_mr_stat_inc(mrd, memlock_denied);
 	if (ret)
 		goto err_pages;
 

@@ -137,6 +137,26 @@ TEST_F(unpriv, revoked_pages_are_uncharged)
 	EXPECT_EQ(SWNIC_MR_STATE_REVOKED, mr_state(self->fd, h));
 }
 
+/*
+ * A refresh right after the revocation: the revoked pins, which a worker
+ * gives back, are waited for rather than counted against the limit.
+ */
+TEST_F(unpriv, refresh_right_after_revocation)
+{
+	uint32_t h, state = 0;
+
+	for (int i = 0; i < 50; i++) {
+		ASSERT_EQ(0, mr_reg(self->fd, self->mem, LIMIT_PAGES * PAGE,
+				    RW_ALL, 0, NULL, &h));
+		ASSERT_EQ(0, madvise(self->mem, PAGE, MADV_DONTNEED));
+		ASSERT_EQ(0, mr_refresh(self->fd, h, &state))
+			TH_LOG("round %d", i);
+		EXPECT_EQ(SWNIC_MR_STATE_VALID, state);
+		ASSERT_EQ(0, mr_dereg(self->fd, h));
+	}
+	EXPECT_EQ(0, vm_pinned_kb());
+}
+
 TEST_F(unpriv, foreign_auth_key_is_rejected)
 {
 	uint32_t ak = dom_auth_key(self->fd);
