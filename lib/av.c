@@ -598,7 +598,7 @@ static int swnic_av_insertsym(struct fid_av *av_fid, const char *node,
 			      uint64_t flags, void *context)
 {
 	struct swnic_av *av = swnic_av(av_fid);
-	size_t count = nodecnt * svccnt, i, j, k;
+	size_t count, i, j, k;
 	struct sockaddr_in *sins;
 	char name[256], svc[8];
 	uint16_t port;
@@ -611,6 +611,10 @@ static int swnic_av_insertsym(struct fid_av *av_fid, const char *node,
 	    swnic_addr_parse_service(service, &port) ||
 	    (size_t)port + svccnt - 1 > UINT16_MAX)
 		return -FI_EINVAL;
+	/* More addresses than a size_t counts: no array would hold them. */
+	if (nodecnt > SIZE_MAX / svccnt)
+		return -FI_EINVAL;
+	count = nodecnt * svccnt;
 	sins = calloc(count, sizeof(*sins));
 	errs = calloc(count, sizeof(*errs));
 	if (!sins || !errs) {

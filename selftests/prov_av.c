@@ -5,7 +5,8 @@
  * straddr, FI_SYNC_ERR (and its array missing), FI_AV_USER_ID,
  * asynchronous inserts (FI_EVENT) reported on a bound EQ (their errors
  * read with and without an err_data buffer), FI_ADDR_STR domains,
- * unreachable addresses and the attribute checks.
+ * unreachable addresses, insertsym counts no size_t holds and the
+ * attribute checks.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -252,6 +253,29 @@ TEST_F(av, insertsym)
 					      "65535", 2, addr, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(self->av, "127.0.0.1", 0,
 					      "1", 1, addr, 0, NULL));
+}
+
+/*
+ * nodecnt * svccnt addresses, a count no size_t holds: refused
+ * (-FI_EINVAL), not wrapped to a small count whose arrays the addresses
+ * are then written past (here (SIZE_MAX / 2 + 2) * 2, which wraps to 2).
+ */
+TEST_F(av, insertsym_count_overflow)
+{
+	fi_addr_t addr[2];
+
+	ASSERT_EQ(0, open_av(self, FI_AV_TABLE, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(self->av, "127.0.0.1",
+					      SIZE_MAX / 2 + 2, "8000", 2,
+					      NULL, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(self->av, "127.0.0.1",
+					      SIZE_MAX, "8000", 3, NULL, 0,
+					      NULL));
+	/* Nothing went in, and the AV works on. */
+	ASSERT_EQ(2, fi_av_insertsym(self->av, "127.0.0.1", 1, "8000", 2,
+				     addr, 0, NULL));
+	EXPECT_EQ(0, addr[0]);
+	EXPECT_EQ(1, addr[1]);
 }
 
 TEST_F(av, straddr_and_truncation)
