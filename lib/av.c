@@ -673,17 +673,26 @@ static int swnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 	return ret;
 }
 
-/* Write @sin in the AV's format into @addr (truncated), *addrlen: needed. */
-static void swnic_av_format(const struct swnic_av *av,
-			    const struct sockaddr_in *sin, void *addr,
-			    size_t *addrlen)
+/*
+ * Write @sin in the AV's format into @addr (truncated), *addrlen: needed.
+ * Return: 0, or the error of an IPv6 name no device knows (any more).
+ */
+static int swnic_av_format(const struct swnic_av *av,
+			   const struct sockaddr_in *sin, void *addr,
+			   size_t *addrlen)
 {
 	char buf[64];
 	size_t need, n;
+	int ret;
 
 	if (av->addr_format == FI_ADDR_STR) {
-		need = (size_t)swnic_addr_to_str(sin, buf, sizeof(buf)) + 1;
+		ret = swnic_addr_to_str(sin, buf, sizeof(buf));
+		if (ret < 0)
+			return ret;
+		need = (size_t)ret + 1;
 		n = need < *addrlen ? need : *addrlen;
+		if (n > sizeof(buf))
+			n = sizeof(buf);
 		if (addr && n) {
 			memcpy(addr, buf, n);
 			((char *)addr)[n - 1] = '\0';
@@ -697,11 +706,12 @@ static void swnic_av_format(const struct swnic_av *av,
 		need = sizeof(*sin);
 		if (av->addr_format == FI_SOCKADDR_IN6 ||
 		    swnic_addr_is_v6(sin->sin_addr)) {
-			if (!swnic_addr_dup(FI_SOCKADDR_IN6, sin, &dup,
-					    &need)) {
-				memcpy(&sin6, dup, sizeof(sin6));
-				src = &sin6;
-			}
+			ret = swnic_addr_dup(FI_SOCKADDR_IN6, sin, &dup,
+					     &need);
+			if (ret)
+				return ret;
+			memcpy(&sin6, dup, sizeof(sin6));
+			src = &sin6;
 			free(dup);
 		}
 		n = need < *addrlen ? need : *addrlen;
@@ -709,6 +719,7 @@ static void swnic_av_format(const struct swnic_av *av,
 			memcpy(addr, src, n);
 	}
 	*addrlen = need;
+	return 0;
 }
 
 static int swnic_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
@@ -728,8 +739,7 @@ static int swnic_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	pthread_mutex_unlock(&av->lock);
 	if (idx < 0)
 		return -FI_EINVAL;
-	swnic_av_format(av, &sin, addr, addrlen);
-	return 0;
+	return swnic_av_format(av, &sin, addr, addrlen);
 }
 
 static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
@@ -745,10 +755,19 @@ static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
 	if (av->addr_format == FI_ADDR_STR ?
 	    swnic_addr_parse_str(addr, &sin) :
 	    swnic_addr_read(av->addr_format, addr,
-			    swnic_addr_len(av->addr_format), &sin))
+			    swnic_addr_len(av->addr_format), &sin)) {
 		snprintf(tmp, sizeof(tmp), "(not an swnic address)");
-	else
-		swnic_addr_to_str(&sin, tmp, sizeof(tmp));
+	} else if (swnic_addr_to_str(&sin, tmp, sizeof(tmp)) < 0) {
+		char host[INET_ADDRSTRLEN];
+
+		/*
+		 * An IPv6 name no device knows: its dotted form, which
+		 * fi_av_insert reads back to the same address.
+		 */
+		inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host));
+		snprintf(tmp, sizeof(tmp), SWNIC_ADDR_STR_PREFIX "%s:%u", host,
+			 ntohs(sin.sin_port));
+	}
 	need = strlen(tmp) + 1;
 	n = need < *len ? need : *len;
 	if (n) {

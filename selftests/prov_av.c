@@ -5,7 +5,8 @@
  * straddr, FI_SYNC_ERR (and its array missing), FI_AV_USER_ID,
  * asynchronous inserts (FI_EVENT) reported on a bound EQ (their errors
  * read with and without an err_data buffer), FI_ADDR_STR domains,
- * unreachable addresses, insertsym counts no size_t holds and the
+ * unreachable addresses, insertsym counts no size_t holds, IPv6 names no
+ * device knows (straddr; lookup, on a device bound to a netdev) and the
  * attribute checks.
  */
 #include <arpa/inet.h>
@@ -302,6 +303,35 @@ TEST_F(av, straddr_and_truncation)
 	EXPECT_EQ(sizeof(out), len);
 	EXPECT_EQ(AF_INET, out.sin_family);
 	EXPECT_EQ(0, out.sin_port);	/* beyond the 2 bytes asked for */
+}
+
+/*
+ * 0.0.0.1 reads as an IPv6 peer's name (swnic_addr_is_name6) that no
+ * device here knows, so it has no IPv6 string: fi_av_straddr still
+ * writes one - its dotted form - within the buffer, and says its length,
+ * not whatever its buffer held (here the string of the call before).
+ */
+TEST_F(av, straddr_of_unknown_name6)
+{
+	struct sockaddr_in sin = lo(4321), name = lo(5);
+	char buf[64], tiny[8];
+	size_t len;
+
+	ASSERT_EQ(0, open_av(self, FI_AV_TABLE, 0));
+	name.sin_addr.s_addr = inet_addr("0.0.0.1");
+	len = sizeof(buf);
+	ASSERT_EQ((const char *)buf, fi_av_straddr(self->av, &sin, buf, &len));
+	memset(buf, 'x', sizeof(buf));
+	len = sizeof(buf);
+	ASSERT_EQ((const char *)buf, fi_av_straddr(self->av, &name, buf,
+						   &len));
+	EXPECT_STREQ("fi_swnic://0.0.0.1:5", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	len = sizeof(tiny);
+	ASSERT_EQ((const char *)tiny, fi_av_straddr(self->av, &name, tiny,
+						    &len));
+	EXPECT_EQ(strlen("fi_swnic://0.0.0.1:5") + 1, len);
+	EXPECT_EQ(sizeof(tiny) - 1, strnlen(tiny, sizeof(tiny)));
 }
 
 TEST_F(av, user_id)
@@ -1321,6 +1351,80 @@ TEST_F(av, open_errors)
 	for (i = 0; i < q.max_av; i++)
 		EXPECT_EQ(0, fi_close(&avs[i]->fid));
 	free(avs);
+}
+
+/*
+ * A device bound to a netdev (its namespace's loopback, in a namespace of
+ * the test's own) reaches any address, so its AVs take 0.0.0.1 in - an
+ * IPv6 peer's name no one made. In an FI_ADDR_STR domain no string says
+ * it: fi_av_lookup fails with that error and leaves *addrlen as it was,
+ * rather than taking the error for a length (about SIZE_MAX) and copying
+ * *addrlen bytes from the provider's 64-byte stack buffer.
+ */
+#define AV_BOUND_DEV	"swnicavq"
+
+static int av_run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+FIXTURE(av_bound)
+{
+	struct prov_ctx ctx;
+};
+
+FIXTURE_SETUP(av_bound)
+{
+	struct fi_info *hints;
+
+	memset(&self->ctx, 0, sizeof(self->ctx));
+	PROV_REQUIRE_DEVICE();
+	PROV_ONE_HOST();
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, av_run("ip link set lo up && swnic dev add "
+			    AV_BOUND_DEV " netdev lo >/dev/null"));
+	hints = prov_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->addr_format = FI_ADDR_STR;
+	hints->domain_attr->name = strdup(AV_BOUND_DEV);
+	ASSERT_EQ(0, prov_open(&self->ctx, hints));
+	fi_freeinfo(hints);
+}
+
+FIXTURE_TEARDOWN(av_bound)
+{
+	prov_close(&self->ctx);
+	av_run("swnic dev del " AV_BOUND_DEV " force >/dev/null 2>&1");
+}
+
+TEST_F(av_bound, lookup_of_unknown_name6)
+{
+	const char *addrs[2] = { "fi_swnic://0.0.0.1:5",
+				 "fi_swnic://127.0.0.1:6" };
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fid_av *av;
+	fi_addr_t addr[2];
+	char out[256];
+	size_t len;
+
+	ASSERT_EQ(FI_ADDR_STR, self->ctx.info->addr_format);
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &attr, &av, NULL));
+	ASSERT_EQ(2, fi_av_insert(av, addrs, 2, addr, 0, NULL));
+	len = sizeof(out);
+	EXPECT_GT(0, fi_av_lookup(av, addr[0], out, &len));
+	EXPECT_EQ(sizeof(out), len);
+	len = 0;
+	EXPECT_GT(0, fi_av_lookup(av, addr[0], NULL, &len));
+	EXPECT_EQ(0, len);
+	/* Its other addresses look up as ever. */
+	len = sizeof(out);
+	ASSERT_EQ(0, fi_av_lookup(av, addr[1], out, &len));
+	EXPECT_STREQ(addrs[1], out);
+	EXPECT_EQ(strlen(addrs[1]) + 1, len);
+	EXPECT_EQ(0, fi_close(&av->fid));
 }
 
 TEST_HARNESS_MAIN
