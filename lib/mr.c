@@ -505,15 +505,13 @@ static int swnic_mr_refresh(struct swnic_mr *mr, struct fi_mr_modify *mod)
 	for (i = 0; i < mod->attr.iov_count; i++) {
 		uint64_t a = (uintptr_t)mod->attr.mr_iov[i].iov_base;
 		uint64_t l = mod->attr.mr_iov[i].iov_len;
-		bool in = !mr->nsegs && a >= mr->addr &&
-			  a + l <= mr->addr + mr->length;
+		bool in = !mr->nsegs &&
+			  swnic_range_within(a, l, mr->addr, mr->length);
 
 		/* A multi-range MR: within one of its ranges. */
-		for (size_t j = 0; j < mr->nsegs && !in; j++) {
-			uint64_t b = mr->segs[j].addr;
-
-			in = a >= b && a + l <= b + mr->segs[j].length;
-		}
+		for (size_t j = 0; j < mr->nsegs && !in; j++)
+			in = swnic_range_within(a, l, mr->segs[j].addr,
+						mr->segs[j].length);
 		if (!in)
 			return -FI_EINVAL;
 	}
@@ -659,8 +657,11 @@ static int swnic_mr_prepare(struct swnic_domain *dom,
 			   attr->iov_count, dom->dev.attr.mr_iov_limit);
 		return -FI_EINVAL;
 	}
+	/* As the kernel: no empty range, none past the address space. */
 	for (size_t i = 0; i < attr->iov_count; i++)
-		if (!attr->mr_iov[i].iov_len)
+		if (!attr->mr_iov[i].iov_len ||
+		    attr->mr_iov[i].iov_len >
+		    UINTPTR_MAX - (uintptr_t)attr->mr_iov[i].iov_base)
 			return -FI_EINVAL;
 	/*
 	 * fi_mr(3): iface (from API 1.10 on) "is ignored unless the

@@ -87,6 +87,13 @@ int swnic_kmr_state(struct swnic_domain *dom, const struct swnic_kmr *kmr);
 uint32_t swnic_mr_recv_handle(struct swnic_domain *dom, void *desc,
 			      uint64_t addr, uint64_t len);
 
+/* Is [@a, @a + @len) within [@b, @b + @blen)? Neither end may wrap. */
+static inline bool swnic_range_within(uint64_t a, uint64_t len, uint64_t b,
+				      uint64_t blen)
+{
+	return a >= b && len <= blen && a - b <= blen - len;
+}
+
 /*
  * Can a receive into [@addr, @addr + @len) name @kmr (SWNIC_RQE_MR)? The
  * kernel's own test, made before it is asked: pinned pages of one range
@@ -96,8 +103,8 @@ static inline bool swnic_kmr_recv_covers(const struct swnic_kmr *kmr,
 					 uint64_t addr, uint64_t len)
 {
 	return !kmr->nsegs && !(kmr->reg_flags & SWNIC_MR_REG_ODP) &&
-	       (kmr->access & SWNIC_MR_ACCESS_RECV) && kmr->addr <= addr &&
-	       addr + len <= kmr->addr + kmr->length;
+	       (kmr->access & SWNIC_MR_ACCESS_RECV) &&
+	       swnic_range_within(addr, len, kmr->addr, kmr->length);
 }
 
 /* The registration cache; every call is a no-op when it is disabled. */

@@ -233,8 +233,8 @@ static struct swnic_kmr *swnic_mr_cache_find(struct swnic_mr_cache *cache,
 
 	swnic_list_for_each(pos, &cache->entries) {
 		kmr = swnic_list_entry(pos, struct swnic_kmr, node);
-		if (kmr->addr <= mr->addr &&
-		    mr->addr + mr->length <= kmr->addr + kmr->length &&
+		if (swnic_range_within(mr->addr, mr->length, kmr->addr,
+				       kmr->length) &&
 		    (kmr->access & mr->access) == mr->access &&
 		    kmr->reg_flags == mr->reg_flags &&
 		    kmr->auth_key == mr->auth_key)

@@ -7,7 +7,7 @@
  * domain's EQ (FI_REG_MR), fi_mr_refresh after the pages changed, on-demand
  * registration, raw keys, fi_mr_bind, and the registration cache (hit,
  * miss, invalidation through the kernel's invalidation page after munmap,
- * eviction). Peer accesses go through the kernel's MR_ACCESS hook from a
+ * eviction, ranges that wrap refused before it). Peer accesses go through the kernel's MR_ACCESS hook from a
  * second domain, as a remote endpoint would.
  */
 #include <grp.h>
@@ -502,6 +502,9 @@ TEST_F(mr, refresh_after_remap)
 	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_refresh(mr, &iov, 1, 1));
 	iov.iov_len = 2 * PAGE;
 	EXPECT_EQ(-FI_EINVAL, fi_mr_refresh(mr, &iov, 1, 0));
+	/* Nor a range whose end wraps past the address space to below it. */
+	iov.iov_len = (size_t)(0 - (uintptr_t)buf) + 1;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_refresh(mr, &iov, 1, 0));
 	iov.iov_len = PAGE;
 	ASSERT_EQ(0, fi_mr_refresh(mr, &iov, 1, 0));
 	EXPECT_EQ(SWNIC_MR_STATE_VALID, mr_state(self, mr, &mq));
@@ -650,6 +653,53 @@ TEST_F(mr, cache_hit_miss_invalidate)
 out:
 	EXPECT_EQ(0, fi_close(&d->fid));
 	munmap(buf, 8 * PAGE);
+}
+
+/*
+ * A range past the end of the address space (its end wraps, to 1 or to
+ * 0): -FI_EINVAL, as the kernel answers, and before the cache is asked,
+ * whose check the end wrapped past - a cached (closed) registration of
+ * the range's first page then "covered" it, and the MR was made.
+ */
+TEST_F(mr, wrapping_range_refused_before_cache)
+{
+	struct fid_domain *d = cache_domain(self);
+	char *buf = map(PAGE);
+	size_t wrap = (size_t)(0 - (uintptr_t)buf);
+	struct fi_swnic_stats st;
+	struct fid_mr *mr;
+
+	ASSERT_NE(NULL, d);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_SEND | FI_RECV, 0, 0, 0, &mr,
+			       NULL));
+	stats(_metadata, self, d, &st);
+	if (!st.cache_misses)
+		SKIP(goto out, "registration cache disabled");
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(1, st.cache_unused);
+
+	mr = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(d, buf, wrap + 1, FI_SEND, 0, 0, 0,
+					&mr, NULL));
+	if (mr)
+		fi_close(&mr->fid);
+	mr = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(d, buf, wrap, FI_SEND, 0, 0, 0, &mr,
+					NULL));
+	if (mr)
+		fi_close(&mr->fid);
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(0, st.cache_hits);
+	/* The cached registration serves its own range as before. */
+	ASSERT_EQ(0, fi_mr_reg(d, buf, PAGE, FI_SEND, 0, 0, 0, &mr, NULL));
+	stats(_metadata, self, d, &st);
+	EXPECT_EQ(1, st.cache_hits);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+out:
+	EXPECT_EQ(0, fi_close(&d->fid));
+	munmap(buf, PAGE);
 }
 
 TEST_F(mr, remote_access_never_cached)
