@@ -657,7 +657,10 @@ struct swnic_domain *swnic_cq_domain(const struct swnic_cq *cq)
 	return cq->domain;
 }
 
-/* A poll set holds @cq (fi_close is -FI_EBUSY meanwhile). */
+/*
+ * A poll set, or an SRX's answer on its way (swnic_srx_cq), holds @cq
+ * (fi_close is -FI_EBUSY meanwhile).
+ */
 void swnic_cq_hold(struct swnic_cq *cq, int delta)
 {
 	if (delta > 0)

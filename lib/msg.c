@@ -261,9 +261,9 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 		.claim = (uintptr_t)context,
 	};
 	uint64_t cflags = FI_RECV | FI_TAGGED;
-	/* An SRX answers on its oldest endpoint's CQ (srx.c). */
-	struct swnic_cq *cq = swnic_ep_is_srx(ep) ? swnic_srx_cq(ep) :
-			      ep->rx_cq;
+	/* An SRX answers on its oldest endpoint's CQ (srx.c), held. */
+	bool srx = swnic_ep_is_srx(ep);
+	struct swnic_cq *cq = srx ? swnic_srx_cq(ep) : ep->rx_cq;
 	struct sockaddr_in sin;
 	ssize_t ret;
 
@@ -280,7 +280,7 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 			src = swnic_av_rx_split(ep->av, src, &rx_index);
 		ret = swnic_ep_dest(ep, src, &sin, NULL);
 		if (ret)
-			return ret;
+			goto out;
 		p.flags |= SWNIC_PEEK_DIRECTED;
 		p.src_addr = sin.sin_addr.s_addr;
 		p.src_port = ntohs(sin.sin_port);
@@ -291,7 +291,7 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	 */
 	ret = swnic_cq_lock_room(cq);
 	if (ret)
-		return ret;
+		goto out;
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEEK, &p)) {
 		ret = errno == ENOMSG ?
 		      swnic_cq_write_locked(cq, context, cflags, 0, 0, tag,
@@ -303,6 +303,9 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 					    p.data, p.tag, 0);
 	}
 	swnic_cq_unlock(cq);
+out:
+	if (srx)
+		swnic_cq_hold(cq, -1);
 	return ret;
 }
 

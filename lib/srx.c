@@ -248,7 +248,10 @@ bool swnic_srx_msg_only(struct swnic_ep *h)
 
 /*
  * Where completions of an SRX that belong to no message go: the receive
- * CQ of its oldest member that has one. NULL: no member yet.
+ * CQ of its oldest member that has one, held (swnic_cq_hold) for the
+ * caller to write to and then let go, as a member that closes meanwhile
+ * may leave its CQ to be closed too. Taken while the member holds it
+ * (an endpoint leaves its SRX before its CQs). NULL: no member yet.
  */
 struct swnic_cq *swnic_srx_cq(struct swnic_ep *h)
 {
@@ -263,6 +266,7 @@ struct swnic_cq *swnic_srx_cq(struct swnic_ep *h)
 
 		if (ep->rx_cq) {
 			cq = ep->rx_cq;
+			swnic_cq_hold(cq, 1);
 			break;
 		}
 	}

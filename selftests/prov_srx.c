@@ -7,8 +7,9 @@
  * endpoint it arrived at with its source (FI_SOURCE); tagged receives
  * with ignore bits; messages that arrive before their receive; one
  * multi-receive buffer filled through both endpoints; fi_cancel on the
- * SRX; close ordering (-FI_EBUSY); a closed endpoint's waiting messages
- * go with it; and the error paths.
+ * SRX; an FI_PEEK letting go of the CQ it answered on; close ordering
+ * (-FI_EBUSY); a closed endpoint's waiting messages go with it; and the
+ * error paths.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -427,6 +428,39 @@ TEST_F(srx, peek_and_claim_on_the_srx)
 	EXPECT_EQ(&buf, e.op_context);
 	EXPECT_EQ(m, buf);
 	expect_none(_metadata, self);
+}
+
+/*
+ * A peek on the SRX holds the oldest member's CQ only while it answers
+ * there (a member closing meanwhile must not leave the CQ to be freed
+ * under it): answered, or refused before (a source no AV entry names),
+ * it lets go, and the member then its CQ close as ever. The race itself
+ * has no deterministic test.
+ */
+TEST_F(srx, peek_lets_its_cq_go)
+{
+	uint64_t buf = 0;
+	struct iovec iov = { .iov_base = &buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged t = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.tag = 0x42, .context = &buf,
+	};
+	struct fi_cq_err_entry err;
+
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_PEEK));
+	ASSERT_EQ(1, cq_get_err(self->ecq[0], &err));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	t.addr = 1000;
+	EXPECT_GT(0, fi_trecvmsg(self->srx, &t, FI_PEEK));
+	ASSERT_EQ(0, fi_close(&self->ep[0]->fid));
+	self->ep[0] = NULL;
+	EXPECT_EQ(0, fi_close(&self->ecq[0]->fid));
+	self->ecq[0] = NULL;
+	/* The next member answers now. */
+	t.addr = FI_ADDR_UNSPEC;
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &t, FI_PEEK));
+	ASSERT_EQ(1, cq_get_err(self->ecq[1], &err));
+	EXPECT_EQ(FI_ENOMSG, err.err);
 }
 
 /*
