@@ -140,6 +140,12 @@ int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db)
 
 	db->rq_done = 0;
 	db->sq_done = 0;
+	/*
+	 * Broken for good, whoever found it (the engine, or a look this
+	 * doorbell would not take: an idle lazy RQ with SWNIC_DB_SQ).
+	 */
+	if (swnic_ring_is_broken(&ep->sq) || swnic_ring_is_broken(&ep->rq))
+		return -EPIPE;
 	if (ep->flags & SWNIC_EP_F_DB_ENGINE) {
 		/*
 		 * Awake: user space need not call again. If the engine parks

@@ -2415,6 +2415,34 @@ TEST(cross_process_pingpong)
 	close(dom);
 }
 
+/*
+ * A broken ring is EPIPE at every doorbell from then on, in engine mode
+ * too: the engine, not the doorbell, finds it broken.
+ */
+TEST(engine_mode_broken_ring_is_epipe)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq cq = {};
+	struct t_ep a = {};
+	int ret = 0;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, t_cq_create(dom, 64, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_ENGINE, 0, 16, &a));
+	atomic_store(a.sq.tail, 1000);	/* beyond any entry */
+	for (int i = 0; i < 500 && !ret; i++) {
+		ret = t_doorbell(&a, NULL);
+		if (!ret)
+			usleep(10000);
+	}
+	EXPECT_EQ(-EPIPE, ret);
+	EXPECT_TRUE(*a.sq.flags & SWNIC_RING_F_BROKEN);
+	EXPECT_EQ(-EPIPE, t_doorbell(&a, NULL));
+	close(a.fd);
+	close(cq.fd);
+	close(dom);
+}
+
 /* Engine doorbell: after one wakeup the thread moves data on its own. */
 TEST(engine_mode_progress)
 {

@@ -11,8 +11,9 @@
  * cancelling, peeking and reaping completions.
  *
  * Asserts: the kernel survives (run.sh checks dmesg, and the taint flags
- * are checked here); the doorbell answers 0 or EPIPE in SYSCALL mode
- * (broken ring) and, once EPIPE, EPIPE ever after; 0 in ENGINE mode;
+ * are checked here); the doorbell answers 0 or EPIPE (broken ring: in
+ * ENGINE mode once the engine found it so) and, once EPIPE, EPIPE ever
+ * after;
  * cancel and peek only their documented errnos; the peer, whose rings
  * nobody touches, never sees an error from its own doorbell; the kernel
  * never writes to the parts of a ring mapping that are neither an index,
@@ -421,8 +422,7 @@ static void *poster_thread(void *arg)
 {
 	struct round *rd = arg;
 	struct side *s = &rd->a;
-	struct fz_errset db_errs = s->mode == SWNIC_EP_F_DB_SYSCALL ?
-				   FZ_ERRS(EPIPE) : fz_errs(0);
+	struct fz_errset db_errs = FZ_ERRS(EPIPE);
 	struct fz_errset epipe = FZ_ERRS(EPIPE);
 	struct fz_errset cancel_errs = FZ_ERRS(ENOENT, EAGAIN, EPIPE);
 	struct fz_errset peek_errs = FZ_ERRS(ENOMSG);
