@@ -34,18 +34,24 @@ jq_check()
 	fi
 }
 
-# fails_with DESC PATTERN CMD...: CMD exits non-zero and its stderr
-# matches the extended regex PATTERN.
+# fails_with DESC PATTERN CMD...: CMD exits 1 (an error, not a crash) and
+# its stderr matches the extended regex PATTERN.
 fails_with()
 {
 	_d=$1 _p=$2
 	shift 2
-	if "$@" >"$TMP/out" 2>"$TMP/err"; then
-		not_ok "$_d" "\`$*\` succeeded"
+	_c=$*
+	[ "${#_c}" -gt 200 ] && _c="${_c:0:200}..."
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	_s=$?
+	if [ "$_s" = 0 ]; then
+		not_ok "$_d" "\`$_c\` succeeded"
+	elif [ "$_s" != 1 ]; then
+		not_ok "$_d" "\`$_c\` exited with status $_s:" "$(cat "$TMP/err")"
 	elif grep -Eq "$_p" "$TMP/err"; then
 		ok "$_d"
 	else
-		not_ok "$_d" "\`$*\` failed without /$_p/:" "$(cat "$TMP/err")"
+		not_ok "$_d" "\`$_c\` failed without /$_p/:" "$(cat "$TMP/err")"
 	fi
 }
 
@@ -117,6 +123,43 @@ fails_with "an unknown command prints usage and fails" \
 fails_with "an unknown argument prints usage and fails" \
 	'unknown argument "bogus"' swnic dev show swnic0 bogus
 fails_with "no object prints usage and fails" 'Usage: swnic' swnic
+# Names longer than the kernel takes are refused before any request is
+# built (a 9000-byte one overran the request buffer).
+long=$(head -c 9000 /dev/zero | tr '\0' a)
+fails_with "dev show: a 9000-byte name is refused, no crash" \
+	'device name "a{16}\.\.\." is too long \(at most 15 bytes\)' \
+	swnic dev show "$long"
+fails_with "dev show: a 16-byte name is refused" \
+	'device name "swnicaaaaaaaaaaa" is too long' swnic dev show swnicaaaaaaaaaaa
+fails_with "dev show: a 15-byte name goes to the kernel" \
+	"no such device in this network namespace" swnic dev show swnicaaaaaaaaaa
+fails_with "dev add: a long name is refused" "device name .* is too long" \
+	swnic dev add "$long"
+fails_with "dev add: a long netdev name is refused" \
+	'netdev name .* is too long \(at most 15 bytes\)' \
+	swnic dev add swnictt2 netdev "$long"
+fails_with "dev set: a long name is refused" "device name .* is too long" \
+	swnic dev set "$long" state up
+fails_with "dev del: a long name is refused" "device name .* is too long" \
+	swnic dev del "$long"
+fails_with "domain show dev: a long name is refused (dump filter)" \
+	"device name .* is too long" swnic domain show dev "$long"
+fails_with "domain show dev ID: a long name is refused" \
+	"device name .* is too long" swnic domain show dev "$long" id 1
+fails_with "mr show dev: a long name is refused" "device name .* is too long" \
+	swnic mr show dev "$long"
+fails_with "stat show dev: a long name is refused" \
+	"device name .* is too long" swnic stat show dev "$long"
+fails_with "service show: a long name is refused" \
+	"device name .* is too long" swnic service show "$long"
+fails_with "service add: a long name is refused" \
+	"device name .* is too long" swnic service add "$long" key 77
+# Nor do many short ones: 450 filters of 20 bytes each overran it too.
+# shellcheck disable=SC2046
+fails_with "stat show: too many arguments are refused" \
+	"too many arguments \(at most 256\)" \
+	swnic stat show $(for _ in $(seq 450); do echo dev swnicaaaaaaaaaa; done)
+
 for obj in "" dev domain mr stat service peer monitor; do
 	# shellcheck disable=SC2086
 	if out=$(swnic $obj help 2>&1) && printf '%s' "$out" | grep -q Usage; then

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <net/if.h>
+
 #include "swnic.h"
 
 static void dev_usage(void)
@@ -98,7 +100,8 @@ static int dev_show(struct sw *sw)
 		if (nl_open(sw))
 			return -1;
 		nlh = nl_msg(sw, SWNIC_NL_CMD_DEV_GET, NLM_F_ACK);
-		nl_put_dev(nlh, dev);
+		if (nl_put_dev(nlh, dev))
+			return -1;
 		ret = nl_run(sw, nlh, dev_show_cb, NULL);
 	} else {
 		ret = nl_dump(sw, SWNIC_NL_CMD_DEV_GET, NULL, NULL,
@@ -120,8 +123,8 @@ static int dev_put_netdev(struct sw *sw, struct nlmsghdr *nlh)
 	if (sw_argv_is(sw, "netdev")) {
 		if (sw_need_arg(sw, "netdev", &s))
 			return -1;
-		mnl_attr_put_strz(nlh, SWNIC_A_DEV_IFNAME, s);
-		return 0;
+		return nl_put_name(nlh, SWNIC_A_DEV_IFNAME, "netdev name", s,
+				   IFNAMSIZ);
 	}
 	if (sw_arg_u32(sw, "ifindex", &v))
 		return -1;
@@ -144,7 +147,9 @@ static int dev_add(struct sw *sw)
 	name = sw_argv(sw);
 	sw_next(sw);
 	nlh = nl_msg(sw, SWNIC_NL_CMD_DEV_NEW, NLM_F_ACK);
-	mnl_attr_put_strz(nlh, SWNIC_A_DEV_NAME, name);
+	if (nl_put_name(nlh, SWNIC_A_DEV_NAME, "device name", name,
+			SWNIC_NAME_MAX))
+		return -1;
 	while (sw_argc(sw)) {
 		if (sw_argv_is(sw, "netdev") || sw_argv_is(sw, "ifindex")) {
 			if (dev_put_netdev(sw, nlh))
@@ -178,7 +183,8 @@ static int dev_del(struct sw *sw)
 		sw_next(sw);
 	}
 	nlh = nl_msg(sw, SWNIC_NL_CMD_DEV_DEL, NLM_F_ACK);
-	nl_put_dev(nlh, dev);
+	if (nl_put_dev(nlh, dev))
+		return -1;
 	if (flags)
 		mnl_attr_put_u32(nlh, SWNIC_A_FLAGS, flags);
 	return nl_run(sw, nlh, NULL, NULL);
@@ -212,7 +218,8 @@ static int dev_set(struct sw *sw)
 	dev = sw_argv(sw);
 	sw_next(sw);
 	nlh = nl_msg(sw, SWNIC_NL_CMD_DEV_SET, NLM_F_ACK);
-	nl_put_dev(nlh, dev);
+	if (nl_put_dev(nlh, dev))
+		return -1;
 	if (!sw_argc(sw)) {
 		fprintf(stderr, "swnic: dev set: nothing to change\n");
 		dev_usage();

@@ -51,12 +51,11 @@ static int domain_show_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static void domain_put_filter(struct nlmsghdr *nlh, void *data)
+static int domain_put_filter(struct nlmsghdr *nlh, void *data)
 {
 	const char *dev = data;
 
-	if (dev)
-		nl_put_dev(nlh, dev);
+	return dev ? nl_put_dev(nlh, dev) : 0;
 }
 
 static int domain_show(struct sw *sw)
@@ -85,8 +84,8 @@ static int domain_show(struct sw *sw)
 			return -1;
 		nlh = nl_msg(sw, SWNIC_NL_CMD_DOMAIN_GET, NLM_F_ACK);
 		mnl_attr_put_u32(nlh, SWNIC_A_DOMAIN_ID, id);
-		if (dev)
-			nl_put_dev(nlh, dev);
+		if (dev && nl_put_dev(nlh, dev))
+			return -1;
 		ret = nl_run(sw, nlh, domain_show_cb, NULL);
 	} else {
 		ret = nl_dump(sw, SWNIC_NL_CMD_DOMAIN_GET, domain_put_filter,

@@ -96,14 +96,15 @@ struct mr_filter {
 	uint32_t domain;
 };
 
-static void mr_put_filter(struct nlmsghdr *nlh, void *data)
+static int mr_put_filter(struct nlmsghdr *nlh, void *data)
 {
 	const struct mr_filter *f = data;
 
-	if (f->dev)
-		nl_put_dev(nlh, f->dev);
+	if (f->dev && nl_put_dev(nlh, f->dev))
+		return -1;
 	if (f->has_domain)
 		mnl_attr_put_u32(nlh, SWNIC_A_DOMAIN_ID, f->domain);
+	return 0;
 }
 
 static int mr_show(struct sw *sw)

@@ -15,7 +15,7 @@
 
 #include "swnic.h"
 
-#define NL_SEND_SIZE	8192
+#define NL_SEND_SIZE	8192	/* SW_MAX_ARGS arguments fit, at most */
 #define NL_RECV_SIZE	32768	/* a whole dump skb, never truncated */
 #define NL_DUMP_TRIES	10	/* restarts of an interrupted dump */
 
@@ -394,7 +394,7 @@ int nl_run(struct sw *sw, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
  * flags as raced with a change is thrown away and run again.
  */
 int nl_dump(struct sw *sw, uint8_t cmd,
-	    void (*put)(struct nlmsghdr *nlh, void *data), void *put_data,
+	    int (*put)(struct nlmsghdr *nlh, void *data), void *put_data,
 	    mnl_cb_t cb, void *data)
 {
 	struct nlmsghdr *nlh;
@@ -406,8 +406,8 @@ int nl_dump(struct sw *sw, uint8_t cmd,
 		struct nl_ctx c = { .cb = cb, .data = data };
 
 		nlh = nl_msg(sw, cmd, NLM_F_DUMP);
-		if (put)
-			put(nlh, put_data);
+		if (put && put(nlh, put_data))
+			return -1;
 		c.req = nlh;
 		if (mnl_socket_sendto(sw->nl, nlh, nlh->nlmsg_len) < 0) {
 			fprintf(stderr, "swnic: netlink send: %s\n",
@@ -499,12 +499,31 @@ const char *attr_str(const struct nlattr *a)
 	return mnl_attr_get_str(a);
 }
 
-void nl_put_dev(struct nlmsghdr *nlh, const char *dev)
+int nl_put_name(struct nlmsghdr *nlh, uint16_t type, const char *what,
+		const char *s, size_t size)
+{
+	if (strnlen(s, size) == size) {
+		/* A long one is shown by its start. */
+		fprintf(stderr, "swnic: %s \"%.*s%s\" is too long",
+			what, (int)size, s, strnlen(s, 33) > 32 ? "..." : "");
+		fprintf(stderr, " (at most %zu bytes)\n", size - 1);
+		return -1;
+	}
+	if (!mnl_attr_put_strz_check(nlh, NL_SEND_SIZE, type, s)) {
+		fprintf(stderr, "swnic: the request is too long\n");
+		return -1;
+	}
+	return 0;
+}
+
+int nl_put_dev(struct nlmsghdr *nlh, const char *dev)
 {
 	uint32_t index;
 
-	if (!sw_parse_u32(dev, &index) && dev[0] >= '0' && dev[0] <= '9')
+	if (!sw_parse_u32(dev, &index) && dev[0] >= '0' && dev[0] <= '9') {
 		mnl_attr_put_u32(nlh, SWNIC_A_DEV_INDEX, index);
-	else
-		mnl_attr_put_strz(nlh, SWNIC_A_DEV_NAME, dev);
+		return 0;
+	}
+	return nl_put_name(nlh, SWNIC_A_DEV_NAME, "device name", dev,
+			   SWNIC_NAME_MAX);
 }

@@ -94,10 +94,9 @@ static int service_put_which(struct sw *sw, struct nlmsghdr *nlh)
 	return 0;
 }
 
-static void service_put_dev(struct nlmsghdr *nlh, void *data)
+static int service_put_dev(struct nlmsghdr *nlh, void *data)
 {
-	if (data)
-		nl_put_dev(nlh, data);
+	return data ? nl_put_dev(nlh, data) : 0;
 }
 
 static int service_show(struct sw *sw)
@@ -112,7 +111,8 @@ static int service_show(struct sw *sw)
 	nlh = nl_msg(sw, SWNIC_NL_CMD_SVC_GET, NLM_F_ACK);
 	if (sw_argc(sw) && !sw_argv_is(sw, "key") && !sw_argv_is(sw, "id")) {
 		dev = sw_argv(sw);
-		nl_put_dev(nlh, dev);
+		if (nl_put_dev(nlh, dev))
+			return -1;
 		sw_next(sw);
 	}
 	if (sw_argv_is(sw, "key") || sw_argv_is(sw, "id")) {
@@ -251,7 +251,8 @@ static int service_add(struct sw *sw)
 	if (service_need_dev(sw, "add", &dev))
 		return -1;
 	nlh = nl_msg(sw, SWNIC_NL_CMD_SVC_NEW, NLM_F_ACK);
-	nl_put_dev(nlh, dev);
+	if (nl_put_dev(nlh, dev))
+		return -1;
 	while (sw_argc(sw)) {
 		if (sw_argv_is(sw, "key")) {
 			if (sw_arg_u32(sw, "key", &v))
@@ -282,7 +283,8 @@ static int service_del(struct sw *sw)
 	if (service_need_dev(sw, "del", &dev))
 		return -1;
 	nlh = nl_msg(sw, SWNIC_NL_CMD_SVC_DEL, NLM_F_ACK);
-	nl_put_dev(nlh, dev);
+	if (nl_put_dev(nlh, dev))
+		return -1;
 	if (!sw_argv_is(sw, "key") && !sw_argv_is(sw, "id")) {
 		fprintf(stderr, "swnic: service del: \"key KEY\" or \"id ID\" is needed\n");
 		return -1;
@@ -336,7 +338,8 @@ static int service_set(struct sw *sw)
 	/* Flags are replaced as a whole: read them first. */
 	if (o.set || o.clear) {
 		nlh = nl_msg(sw, SWNIC_NL_CMD_SVC_GET, NLM_F_ACK);
-		nl_put_dev(nlh, dev);
+		if (nl_put_dev(nlh, dev))
+			return -1;
 		mnl_attr_put_u32(nlh, w.type, w.val);
 		if (nl_run(sw, nlh, service_flags_cb, &flags))
 			return -1;
@@ -344,7 +347,8 @@ static int service_set(struct sw *sw)
 	}
 
 	nlh = nl_msg(sw, SWNIC_NL_CMD_SVC_SET, NLM_F_ACK);
-	nl_put_dev(nlh, dev);
+	if (nl_put_dev(nlh, dev))
+		return -1;
 	mnl_attr_put_u32(nlh, w.type, w.val);
 	service_put_opts(nlh, &o, o.set || o.clear, flags);
 	return nl_run(sw, nlh, NULL, NULL);

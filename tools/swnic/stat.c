@@ -84,9 +84,9 @@ static int stat_target(struct sw *sw, struct nlmsghdr *nlh, bool *any,
 	*any = false;
 	while (sw_argc(sw)) {
 		if (sw_argv_is(sw, "dev")) {
-			if (sw_need_arg(sw, "dev", &dev))
+			if (sw_need_arg(sw, "dev", &dev) ||
+			    nl_put_dev(nlh, dev))
 				return -1;
-			nl_put_dev(nlh, dev);
 		} else if (sw_argv_is(sw, "domain")) {
 			if (sw_arg_u32(sw, "domain", &id))
 				return -1;

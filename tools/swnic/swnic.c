@@ -319,6 +319,10 @@ int main(int argc, char **argv)
 	} else if (optind == argc) {
 		usage();
 		ret = -1;
+	} else if (argc - optind > SW_MAX_ARGS) {
+		fprintf(stderr, "swnic: too many arguments (at most %d)\n",
+			SW_MAX_ARGS);
+		ret = -1;
 	} else {
 		ret = run(&sw, argc - optind, argv + optind);
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/swnic.h>
 #include <linux/swnic_netlink.h>
 
 /* ---- the tool's state, one per run (batch lines share it) ------------- */
@@ -37,6 +38,12 @@ struct sw_cmd {
 
 /* ---- arguments (swnic.c) ---------------------------------------------- */
 
+/*
+ * Arguments of one command at most: no more than 20 bytes of request each
+ * (a name, a number), so that every request fits NL_SEND_SIZE.
+ */
+#define SW_MAX_ARGS	256
+
 int sw_argc(const struct sw *sw);
 const char *sw_argv(const struct sw *sw);
 bool sw_argv_is(const struct sw *sw, const char *word);
@@ -62,7 +69,7 @@ void nl_close(struct sw *sw);
 struct nlmsghdr *nl_msg(struct sw *sw, uint8_t cmd, uint16_t flags);
 int nl_run(struct sw *sw, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 int nl_dump(struct sw *sw, uint8_t cmd,
-	    void (*put)(struct nlmsghdr *nlh, void *data), void *put_data,
+	    int (*put)(struct nlmsghdr *nlh, void *data), void *put_data,
 	    mnl_cb_t cb, void *data);
 int nl_subscribe(struct sw *sw);
 int nl_recv_events(struct sw *sw, mnl_cb_t cb, void *data);
@@ -74,8 +81,15 @@ bool attr_u32(const struct nlattr *a, uint32_t *v);
 bool attr_u64(const struct nlattr *a, uint64_t *v);
 const char *attr_str(const struct nlattr *a);
 
-/* Put DEV_NAME, or DEV_INDEX for an all-digit name. */
-void nl_put_dev(struct nlmsghdr *nlh, const char *dev);
+/*
+ * Put the string @s as attribute @type if the kernel takes it: shorter
+ * than @size bytes with its NUL (SWNIC_NAME_MAX, IFNAMSIZ). Else say that
+ * the @what is too long and fail: nothing longer reaches the request.
+ */
+int nl_put_name(struct nlmsghdr *nlh, uint16_t type, const char *what,
+		const char *s, size_t size);
+/* Put DEV_NAME, or DEV_INDEX for an all-digit name; -1 if too long. */
+int nl_put_dev(struct nlmsghdr *nlh, const char *dev);
 
 /* ---- output (print.c): JSON or human text from the same calls --------- */
 
