@@ -13,7 +13,8 @@ static void monitor_usage(void)
 		"Usage: swnic monitor [count N]\n"
 		"Prints device, domain, service, MR revocation and limit\n"
 		"events, one a line (-j: one JSON object a line); stops after\n"
-		"N events if given. Needs CAP_NET_ADMIN.\n");
+		"N events if given. Events the kernel dropped, the monitor not\n"
+		"keeping up, are an \"event lost\" line. Needs CAP_NET_ADMIN.\n");
 }
 
 static const char *limit_name(uint32_t limit)
@@ -91,6 +92,16 @@ static int monitor_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* Events were dropped (ENOBUFS): say where, in the stream too. */
+static void monitor_lost(void *data)
+{
+	fprintf(stderr,
+		"swnic: monitor: events were lost: the kernel had no room\n");
+	pr_row_begin();
+	pr_str("event", "lost");
+	pr_row_end();
+}
+
 int cmd_monitor(struct sw *sw)
 {
 	struct monitor m = { 0 };
@@ -111,5 +122,5 @@ int cmd_monitor(struct sw *sw)
 	if (nl_subscribe(sw))
 		return -1;
 	pr_begin(PR_LINES);
-	return nl_recv_events(sw, monitor_cb, &m);
+	return nl_recv_events(sw, monitor_cb, monitor_lost, &m);
 }

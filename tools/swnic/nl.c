@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
@@ -18,6 +20,7 @@
 #define NL_SEND_SIZE	8192	/* SW_MAX_ARGS arguments fit, at most */
 #define NL_RECV_SIZE	32768	/* a whole dump skb, never truncated */
 #define NL_DUMP_TRIES	10	/* restarts of an interrupted dump */
+#define NL_EVENTS_RCVBUF (1 << 20)	/* the monitor's socket buffer */
 
 /* Attribute names, as in Documentation/netlink/specs/swnic.yaml. */
 static const char *const attr_names[SWNIC_A_MAX + 1] = {
@@ -273,6 +276,7 @@ struct nl_ctx {
 	const struct nlmsghdr *req;
 	bool intr;		/* a part carried NLM_F_DUMP_INTR */
 	bool quiet;		/* don't print errors (interrupted dumps) */
+	void (*lost)(void *data);	/* events: ENOBUFS lost some */
 };
 
 static int nl_data_cb(const struct nlmsghdr *nlh, void *arg)
@@ -356,15 +360,19 @@ static int nl_run_buf(const char *buf, size_t len, uint32_t seq,
 
 static int nl_recv_loop(struct sw *sw, uint32_t seq, struct nl_ctx *c)
 {
+	int ret = MNL_CB_OK;
 	char *buf;
 	ssize_t len;
-	int ret;
 
 	buf = malloc(NL_RECV_SIZE);
 	if (!buf)
 		return -1;
 	do {
 		len = mnl_socket_recvfrom(sw->nl, buf, NL_RECV_SIZE);
+		if (len < 0 && errno == ENOBUFS && c->lost) {
+			c->lost(c->data);
+			continue;
+		}
 		if (len < 0) {
 			fprintf(stderr, "swnic: netlink receive: %s\n",
 				strerror(errno));
@@ -426,8 +434,19 @@ int nl_dump(struct sw *sw, uint8_t cmd,
 
 int nl_subscribe(struct sw *sw)
 {
+	int rcvbuf = NL_EVENTS_RCVBUF;
+	int fd;
+
 	if (nl_open(sw))
 		return -1;
+	/*
+	 * Room for bursts of events: a user opening and closing domains in
+	 * a loop makes two each time. Past the system's rmem_max if we may.
+	 */
+	fd = mnl_socket_get_fd(sw->nl);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (!sw->mcgrp_events) {
 		fprintf(stderr, "swnic: the kernel has no events group\n");
 		return -1;
@@ -442,10 +461,15 @@ int nl_subscribe(struct sw *sw)
 	return 0;
 }
 
-/* Run @cb on every event until it returns MNL_CB_STOP or an error. */
-int nl_recv_events(struct sw *sw, mnl_cb_t cb, void *data)
+/*
+ * Run @cb on every event until it returns MNL_CB_STOP or an error. Events
+ * the kernel had no room for in our socket are dropped, and the next read
+ * says so (ENOBUFS): @lost runs there, and the events go on.
+ */
+int nl_recv_events(struct sw *sw, mnl_cb_t cb, void (*lost)(void *data),
+		   void *data)
 {
-	struct nl_ctx c = { .cb = cb, .data = data };
+	struct nl_ctx c = { .cb = cb, .data = data, .lost = lost };
 
 	/* Events have seq 0 and portid 0: no matching. */
 	return nl_recv_loop(sw, 0, &c);

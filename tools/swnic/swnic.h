@@ -72,7 +72,8 @@ int nl_dump(struct sw *sw, uint8_t cmd,
 	    int (*put)(struct nlmsghdr *nlh, void *data), void *put_data,
 	    mnl_cb_t cb, void *data);
 int nl_subscribe(struct sw *sw);
-int nl_recv_events(struct sw *sw, mnl_cb_t cb, void *data);
+int nl_recv_events(struct sw *sw, mnl_cb_t cb, void (*lost)(void *data),
+		   void *data);
 int nl_parse(const struct nlmsghdr *nlh, struct sw_attrs *a);
 uint8_t nl_cmd(const struct nlmsghdr *nlh);
 const char *nl_attr_name(unsigned int type);
