@@ -243,6 +243,32 @@ if printf '%s\n' "$out" | head -1 | grep -q '^ID *DEV *PID *COMM *UID *AUTH_KEY'
 else
 	not_ok "domain show: a table row for the domain" "$out"
 fi
+# A command name with a newline, a space and a terminal escape (a comm is
+# what the process ran, by name): text output escapes them, one line per
+# domain still; JSON has the name as it is.
+odd=$'x\ny z\033[7m'
+ln -s "$(command -v bash)" "$TMP/$odd"
+"$TMP/$odd" -c 'exec 3</dev/swnic0 && echo $$ >"$1" && exec sleep 600' \
+	odd "$TMP/odd" &
+odd_pid=$!
+PIDS="$PIDS $odd_pid"
+for _ in $(seq 100); do
+	[ -s "$TMP/odd" ] && break
+	sleep 0.05
+done
+json=$(swnic -j domain show dev swnic0)
+jq_check "domain show -j: the odd command name as it is" \
+	"[.[] | select(.pid == $odd_pid) | .comm] == [\"x\\ny z\\u001b[7m\"]" "$json"
+out=$(swnic domain show dev swnic0)
+if [ "$(printf '%s\n' "$out" | wc -l)" = $(($(printf '%s' "$json" | jq length) + 1)) ] &&
+   printf '%s\n' "$out" | grep -Eq "^[0-9]+ +swnic0 +$odd_pid +x\\\\012y\\\\040z\\\\033\\[7m +0 "; then
+	ok "domain show: the odd command name escaped, one line a domain"
+else
+	not_ok "domain show: the odd command name escaped, one line a domain" "$out"
+fi
+kill "$odd_pid"
+wait "$odd_pid" 2>/dev/null
+
 fails_with "domain show id: an unknown id is an error" \
 	"No such file.*no domain with this id" swnic domain show id 2147483647
 

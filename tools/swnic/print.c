@@ -3,7 +3,8 @@
  * swnic(8): output. Every command prints through these calls; with -j they
  * build json-c objects (one array per listing, or one object per line for
  * events), otherwise human text: an aligned table per listing, or one
- * "key value ..." line per event.
+ * "key value ..." line per event; strings are escaped there, a value
+ * being one field (text_escape()).
  *
  * A "map" (name -> u64, e.g. counters) is an object in JSON; in a text
  * table it expands into one row per entry with two extra columns.
@@ -267,12 +268,44 @@ static void json_add(const char *key, struct json_object *v)
 	json_object_object_add(pr.obj, key, v);
 }
 
+/*
+ * @s as text shows it: bytes outside printable ASCII, the space (fields
+ * are separated by spaces) and the backslash as \ooo, as ls -b and
+ * /proc/mounts do; "" for the empty string. A value is one field on one
+ * line, whatever a process named itself (a domain's comm).
+ */
+static char *text_escape(const char *s)
+{
+	char *d, *p;
+
+	if (!*s)
+		return xstrdup("\"\"");
+	d = p = xrealloc(NULL, 4 * strlen(s) + 1);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c <= ' ' || c >= 0x7f || c == '\\')
+			p += sprintf(p, "\\%03o", c);
+		else
+			*p++ = c;
+	}
+	*p = '\0';
+	return d;
+}
+
 void pr_str(const char *key, const char *val)
 {
-	if (pr.json)
+	char *s;
+
+	if (pr.json) {
 		json_add(key, val ? json_object_new_string(val) : NULL);
-	else
-		row_add(&pr.cur, key, val ? val : "-");
+	} else if (!val) {
+		row_add(&pr.cur, key, "-");
+	} else {
+		s = text_escape(val);
+		row_add(&pr.cur, key, s);
+		free(s);
+	}
 }
 
 void pr_u32(const char *key, uint32_t val)
