@@ -148,14 +148,14 @@ int nl_open(struct sw *sw)
 	sw->nl = mnl_socket_open(NETLINK_GENERIC);
 	if (!sw->nl) {
 		fprintf(stderr, "swnic: netlink socket: %s\n", strerror(errno));
-		return -1;
+		goto err;
 	}
 	/* Errors carry the kernel's message and no copy of the request. */
 	mnl_socket_setsockopt(sw->nl, NETLINK_EXT_ACK, &one, sizeof(one));
 	mnl_socket_setsockopt(sw->nl, NETLINK_CAP_ACK, &one, sizeof(one));
 	if (mnl_socket_bind(sw->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		fprintf(stderr, "swnic: netlink bind: %s\n", strerror(errno));
-		return -1;
+		goto err;
 	}
 	sw->portid = mnl_socket_get_portid(sw->nl);
 	sw->seq = time(NULL);
@@ -167,10 +167,20 @@ int nl_open(struct sw *sw)
 		if (errno == ENOENT)
 			fprintf(stderr,
 				"swnic: the swnic module is not loaded\n");
-		sw->family = 0;
-		return -1;
+		goto err;
 	}
 	return 0;
+
+err:
+	/*
+	 * Nothing half open: a socket kept without the family would take
+	 * the next command (a batch's next line) as ready, and send it as
+	 * message type 0 - acked as a success, or never answered.
+	 */
+	nl_close(sw);
+	sw->family = 0;
+	sw->mcgrp_events = 0;
+	return -1;
 }
 
 void nl_close(struct sw *sw)
