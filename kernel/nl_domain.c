@@ -130,21 +130,38 @@ struct swnic_domain *swnic_nl_domain_get(struct sk_buff *skb,
 /**
  * swnic_nl_domain_get_doit() - DOMAIN_GET of the domain named by DOMAIN_ID
  * @skb: the request
- * @info: its attributes
+ * @info: its attributes; DEV_* too if the domain must be that device's
  *
- * Return: 0 or -errno (-ENOENT for a domain the requester may not see).
+ * Return: 0 or -errno (-ENOENT for a domain the requester may not see, or
+ * of another device than the one named; -ENODEV for no such device).
  */
 int swnic_nl_domain_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct swnic_device *sdev = NULL;
 	struct swnic_domain *dom;
 	struct sk_buff *msg;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, SWNIC_A_DOMAIN_ID))
 		return -EINVAL;
+	if (info->attrs[SWNIC_A_DEV_INDEX] || info->attrs[SWNIC_A_DEV_NAME]) {
+		sdev = swnic_nl_dev_get(skb, info->attrs, info->extack);
+		if (IS_ERR(sdev))
+			return PTR_ERR(sdev);
+	}
 	dom = swnic_nl_domain_get(skb, info);
-	if (IS_ERR(dom))
-		return PTR_ERR(dom);
+	if (IS_ERR(dom)) {
+		ret = PTR_ERR(dom);
+		goto out_dev;
+	}
+	/* As the dump filtered by both: no such domain on that device. */
+	if (sdev && dom->sdev != sdev) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[SWNIC_A_DOMAIN_ID],
+				    "no domain with this id on this device");
+		ret = -ENOENT;
+		goto out_put;
+	}
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg) {
 		ret = -ENOMEM;
@@ -157,6 +174,9 @@ int swnic_nl_domain_get_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = swnic_nl_reply(msg, info, ret);
 out_put:
 	swnic_domain_put(dom);
+out_dev:
+	if (sdev)
+		swnic_device_put(sdev);
 	return ret;
 }
 

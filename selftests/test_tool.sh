@@ -243,6 +243,12 @@ if printf '%s\n' "$out" | head -1 | grep -q '^ID *DEV *PID *COMM *UID *AUTH_KEY'
 else
 	not_ok "domain show: a table row for the domain" "$out"
 fi
+jq_check "domain show dev DEV id ID: the domain, on its device" \
+	".[0].id == $dom_id" "$(swnic -j domain show dev swnictt1 id "$dom_id")"
+fails_with "domain show dev DEV id ID: a domain of another device is not found" \
+	"No such file.*no domain with this id on this device" \
+	swnic domain show dev swnic0 id "$dom_id"
+
 # A command name with a newline, a space and a terminal escape (a comm is
 # what the process ran, by name): text output escapes them, one line per
 # domain still; JSON has the name as it is.
