@@ -19,6 +19,7 @@ cleanup()
 	wait 2>/dev/null
 	swnic dev del swnictt1 force >/dev/null 2>&1
 	swnic service del swnic0 key 4242 >/dev/null 2>&1
+	swnic service del swnic0 key 4243 >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -205,6 +206,19 @@ check "dev set: limits and max_pinned with a suffix" \
 jq_check "dev set: the limits are what dev show reports" \
 	'.[0] | .max_domains == 7 and .max_mr == 100 and .max_ep == 5 and
 	 .max_cq == 6 and .max_pinned == 67108864' "$(swnic -j dev show swnictt1)"
+# Numbers are decimal, digits only: no octal, hex, sign or blank.
+fails_with "dev set: a size with a blank and a sign is refused" \
+	'"max_pinned": " -1" is not a size' swnic dev set swnictt1 max_pinned " -1"
+fails_with "dev set: a number with a plus sign is refused" \
+	'"max_ep": "\+5" is not a 32-bit number' swnic dev set swnictt1 max_ep +5
+fails_with "dev set: a hex number is refused" \
+	'"max_ep": "0x5" is not a 32-bit number' swnic dev set swnictt1 max_ep 0x5
+jq_check "dev set: refused numbers changed nothing" \
+	'.[0].max_pinned == 67108864 and .[0].max_ep == 5' \
+	"$(swnic -j dev show swnictt1)"
+tt1_index=$(swnic -j dev show swnictt1 | jq .[0].index)
+jq_check "dev show: a zero-led index is decimal, still an index" \
+	'.[0].name == "swnictt1"' "$(swnic -j dev show "00$tt1_index")"
 check "dev set ifindex 0 unbinds" swnic dev set swnictt1 ifindex 0
 jq_check "dev set ifindex 0: no netdev" \
 	'.[0].netdev == null and .[0].ifindex == 0' "$(swnic -j dev show swnictt1)"
@@ -387,6 +401,16 @@ check "service set: closed, enabled, nomembers" \
 jq_check "service set: flags and members replaced" \
 	'.[0] | (.open | not) and .enabled and .uids == [] and .max_domains == 3' \
 	"$(swnic -j service show swnic0 key 4242)"
+check "service add: uid 01000 and gid 0100" \
+	swnic service add swnic0 key 4243 uid 01000 gid 0100
+jq_check "service add: a leading zero is no octal: uid 1000, gid 100" \
+	'.[0].uids == [1000] and .[0].gids == [100]' \
+	"$(swnic -j service show swnic0 key 4243)"
+swnic service del swnic0 key 4243
+fails_with "service add: a key with a leading blank is refused" \
+	'"key": " 4243" is not a 32-bit number' swnic service add swnic0 key " 4243"
+fails_with "service add: a key with a minus sign is refused" \
+	'"key": "-1" is not a 32-bit number' swnic service add swnic0 key -1
 fails_with "service add: a key in use is refused" \
 	"File exists.*service with this auth key" swnic service add swnic0 key 4242
 fails_with "service add: key 0 is out of range" \

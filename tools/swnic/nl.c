@@ -554,7 +554,7 @@ int nl_put_dev(struct nlmsghdr *nlh, const char *dev)
 {
 	uint32_t index;
 
-	if (!sw_parse_u32(dev, &index) && dev[0] >= '0' && dev[0] <= '9') {
+	if (!sw_parse_u32(dev, &index)) {
 		mnl_attr_put_u32(nlh, SWNIC_A_DEV_INDEX, index);
 		return 0;
 	}

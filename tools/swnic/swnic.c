@@ -113,15 +113,19 @@ int sw_need_arg(struct sw *sw, const char *key, const char **val)
 	return 0;
 }
 
+/*
+ * A decimal number, digits only: no sign or blank (strtoull() would take
+ * them, " -1" as UINT64_MAX), no octal or hex (uid 01000 is uid 1000).
+ */
 int sw_parse_u64(const char *s, uint64_t *val)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!*s || *s == '-')
+	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno || *end)
 		return -1;
 	*val = v;
