@@ -2,8 +2,9 @@
 /*
  * Services: the auth keys of a device and who may use them (as Slingshot's
  * CXI services). Each device has a list of services; the default one
- * (SWNIC_SVC_DEFAULT_ID, SWNIC_AUTH_KEY_DEFAULT) is created with the device
- * and is open to everyone until an administrator restricts it.
+ * (SWNIC_SVC_DEFAULT_ID, SWNIC_AUTH_KEY_DEFAULT) is created with the device,
+ * closed (open to no one but administrators) unless the module parameter
+ * default_open=1 opens it; an administrator opens it or names its members.
  *
  * A domain uses at most one service at a time: the default one if it
  * admits the opening process, or the one whose key the process asks for

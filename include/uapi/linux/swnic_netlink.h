@@ -47,7 +47,9 @@
 /*
  * Services (auth keys). Each device has its own services; the default
  * service (SWNIC_SVC_DEFAULT_ID, auth key SWNIC_AUTH_KEY_DEFAULT) exists
- * from the device's creation, is open to everyone and cannot be deleted.
+ * from the device's creation and cannot be deleted. It is closed (no
+ * SWNIC_SVC_F_OPEN, no members) unless the module's default_open=1 made
+ * it open; an administrator opens it, or names its members, with SVC_SET.
  */
 #define SWNIC_SVC_DEFAULT_ID	1
 #define SWNIC_AUTH_KEY_DEFAULT	1
