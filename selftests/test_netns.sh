@@ -41,6 +41,17 @@ cleanup()
 }
 trap cleanup EXIT
 
+stop_monitors()	# the monitors in $MON
+{
+	local pid
+
+	for pid in $MON; do
+		kill "$pid"
+		wait "$pid" 2>/dev/null
+	done
+	MON=
+}
+
 objects()
 {
 	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
@@ -210,11 +221,7 @@ if unshare -U -r -n true 2>/dev/null; then
 				grep -q "\"$ev\"" "$TMP/hmon" && break
 			sleep 0.1
 		done
-		for pid in $MON; do
-			kill "$pid"
-			wait "$pid" 2>/dev/null
-		done
-		MON=
+		stop_monitors
 		grep -m1 "\"$ev\"" "$TMP/cmon" >"$out"
 		grep -m1 "\"$ev\"" "$TMP/hmon" >>"$out"
 	}
@@ -300,11 +307,7 @@ for _ in $(seq 100); do
 			"$TMP/hmon" >/dev/null 2>&1 && break
 	sleep 0.1
 done
-for pid in $MON; do
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-done
-MON=
+stop_monitors
 jq_check "the namespace hears the unbound device deleted" \
 	'[., inputs] | any(.event == "dev_del" and .name == "swnicns2")' \
 	"$(grep '"dev_del"' "$TMP/nsmon")"
