@@ -91,10 +91,13 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
  * @ep_handler: the same, for a command on an endpoint fd
  * @av_handler: the same, for a command on a shared AV's fd
  * @cq_handler: the same, for a command on a CQ's fd
+ * @datapath: the doorbell and CQ help, whose struct is not probed for
+ *	      writing before they run (swnic_ioctl_run())
  */
 struct swnic_ioctl_op {
 	unsigned int size;
 	unsigned int min_size;
+	bool datapath;
 	int (*handler)(struct swnic_domain *dom, void *arg);
 	int (*ep_handler)(struct swnic_ep *ep, void *arg);
 	int (*av_handler)(struct swnic_av_file *av, void *arg);
@@ -105,37 +108,22 @@ struct swnic_ioctl_op {
  * A command's struct must fit the kernel's copy (union swnic_ioctl_buf,
  * which lists them): else the table does not build.
  */
-#define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last)			\
+#define SWNIC_IOCTL_ENTRY(_cmd, _struct, _last, ...)			\
 	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
 		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
 				sizeof(union swnic_ioctl_buf)),		\
 		.min_size = offsetofend(_struct, _last),		\
-		.handler = _fn,						\
+		__VA_ARGS__						\
 	}
 
-#define SWNIC_IOCTL_EP_OP(_cmd, _fn, _struct, _last)			\
-	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
-				sizeof(union swnic_ioctl_buf)),		\
-		.min_size = offsetofend(_struct, _last),		\
-		.ep_handler = _fn,					\
-	}
-
-#define SWNIC_IOCTL_AV_OP(_cmd, _fn, _struct, _last)			\
-	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
-				sizeof(union swnic_ioctl_buf)),		\
-		.min_size = offsetofend(_struct, _last),		\
-		.av_handler = _fn,					\
-	}
-
-#define SWNIC_IOCTL_CQ_OP(_cmd, _fn, _struct, _last)			\
-	[SWNIC_CMD_##_cmd - SWNIC_CMD_BASE] = {				\
-		.size = sizeof(_struct) + BUILD_BUG_ON_ZERO(sizeof(_struct) >	\
-				sizeof(union swnic_ioctl_buf)),		\
-		.min_size = offsetofend(_struct, _last),		\
-		.cq_handler = _fn,					\
-	}
+#define SWNIC_IOCTL_OP(_cmd, _fn, _struct, _last, ...)			\
+	SWNIC_IOCTL_ENTRY(_cmd, _struct, _last, .handler = _fn, __VA_ARGS__)
+#define SWNIC_IOCTL_EP_OP(_cmd, _fn, _struct, _last, ...)		\
+	SWNIC_IOCTL_ENTRY(_cmd, _struct, _last, .ep_handler = _fn, __VA_ARGS__)
+#define SWNIC_IOCTL_AV_OP(_cmd, _fn, _struct, _last, ...)		\
+	SWNIC_IOCTL_ENTRY(_cmd, _struct, _last, .av_handler = _fn, __VA_ARGS__)
+#define SWNIC_IOCTL_CQ_OP(_cmd, _fn, _struct, _last, ...)		\
+	SWNIC_IOCTL_ENTRY(_cmd, _struct, _last, .cq_handler = _fn, __VA_ARGS__)
 
 /* Union of every command's struct: the kernel's copy lives on the stack. */
 union swnic_ioctl_buf {
@@ -248,7 +236,7 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 	SWNIC_IOCTL_OP(CNTR_CREATE, swnic_cntr_create,
 		       struct swnic_cntr_create, __reserved),
 	SWNIC_IOCTL_EP_OP(EP_DOORBELL, swnic_ep_ioctl_doorbell,
-			  struct swnic_ep_doorbell, flags),
+			  struct swnic_ep_doorbell, flags, .datapath = true),
 	SWNIC_IOCTL_EP_OP(EP_CANCEL, swnic_ep_ioctl_cancel,
 			  struct swnic_ep_cancel, context),
 	SWNIC_IOCTL_EP_OP(EP_PEEK, swnic_ep_ioctl_peek,
@@ -274,7 +262,7 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 	SWNIC_IOCTL_EP_OP(TRIG_RECV, swnic_trig_ioctl_recv,
 			  struct swnic_trig_recv, rqe),
 	SWNIC_IOCTL_CQ_OP(CQ_HELP, swnic_cq_ioctl_help,
-			  struct swnic_cq_help, copied),
+			  struct swnic_cq_help, copied, .datapath = true),
 };
 
 /*
@@ -326,6 +314,17 @@ static long swnic_ioctl_run(unsigned int cmd, unsigned long arg,
 		if (ret)
 			return ret;
 	}
+	/*
+	 * An answer that cannot be copied out (a read-only struct) must
+	 * find nothing done: an MR registered, ports reserved, an MR gone,
+	 * of which the caller would know nothing. So the struct is written
+	 * back as it was read first, and EFAULT is answered before anything
+	 * changes. The data path's doorbell and CQ help skip this: their
+	 * answers are counts, and what they consumed is in the rings.
+	 */
+	if (!op->datapath &&
+	    copy_to_user(uarg, &call.buf, min_t(u32, usize, op->size)))
+		return -EFAULT;
 
 	if (dom)
 		ret = op->handler(dom, &call.buf);

@@ -228,6 +228,30 @@ TEST_F(mr_abi, bad_pointer_is_efault)
 	ASSERT_EQ(EFAULT, errno);
 }
 
+/*
+ * A struct the kernel cannot write its answer into (read-only) is EFAULT
+ * before anything is done: no MR registered or deregistered unknown to
+ * the caller.
+ */
+TEST_F(mr_abi, read_only_struct_is_efault_and_changes_nothing)
+{
+	uint8_t *map = map_anon(PAGE);
+	struct swnic_mr_query q0, q;
+
+	ASSERT_NE(NULL, map);
+	memset(map, 0, PAGE);
+	variant->prep(self, map);
+	memcpy(map, &(uint32_t){ variant->size }, sizeof(uint32_t));
+	ASSERT_EQ(0, mr_counters(self->fd, &q0));
+	ASSERT_EQ(0, mprotect(map, PAGE, PROT_READ));
+	ASSERT_EQ(-1, ioctl(self->fd, variant->cmd, map));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, mr_counters(self->fd, &q));
+	EXPECT_EQ(q0.domain.mrs, q.domain.mrs);
+	EXPECT_EQ(q0.domain.pinned_bytes, q.domain.pinned_bytes);
+	munmap(map, PAGE);
+}
+
 /* Forked children share the file but not the address space: refused. */
 TEST_F(mr_abi, other_process_is_eacces)
 {

@@ -18,6 +18,9 @@
  *  - an unknown bit in a flags member                      -> EOPNOTSUPP
  *  - an unknown command number                             -> ENOTTY
  *  - output members are written back for min(size, kernel size) bytes.
+ *  - a struct that cannot be read, or written back    -> EFAULT,
+ *    before the command does anything (but the doorbell and CQ help,
+ *    whose answers are counts of what they did).
  *
  * Capability discovery is by the features bitmask of SWNIC_IOCTL_QUERY_DEVICE
  * (SWNIC_FEAT_*), never by version numbers.
