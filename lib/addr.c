@@ -315,6 +315,16 @@ int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin)
 	return 0;
 }
 
+int swnic_addr_to_str4(const struct sockaddr_in *sin, char *buf, size_t len)
+{
+	char host[INET_ADDRSTRLEN];
+
+	if (!inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host)))
+		return -errno;
+	return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX "%s:%u", host,
+			ntohs(sin->sin_port));
+}
+
 int swnic_addr_to_str(const struct sockaddr_in *sin, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -335,10 +345,7 @@ int swnic_addr_to_str(const struct sockaddr_in *sin, char *buf, size_t len)
 		return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX "[%s]:%u",
 				host, ntohs(sin->sin_port));
 	}
-	if (!inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host)))
-		return -errno;
-	return snprintf(buf, len, SWNIC_ADDR_STR_PREFIX "%s:%u", host,
-			ntohs(sin->sin_port));
+	return swnic_addr_to_str4(sin, buf, len);
 }
 
 /**

@@ -758,15 +758,11 @@ static const char *swnic_av_straddr(struct fid_av *av_fid, const void *addr,
 			    swnic_addr_len(av->addr_format), &sin)) {
 		snprintf(tmp, sizeof(tmp), "(not an swnic address)");
 	} else if (swnic_addr_to_str(&sin, tmp, sizeof(tmp)) < 0) {
-		char host[INET_ADDRSTRLEN];
-
 		/*
 		 * An IPv6 name no device knows: its dotted form, which
 		 * fi_av_insert reads back to the same address.
 		 */
-		inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host));
-		snprintf(tmp, sizeof(tmp), SWNIC_ADDR_STR_PREFIX "%s:%u", host,
-			 ntohs(sin.sin_port));
+		swnic_addr_to_str4(&sin, tmp, sizeof(tmp));
 	}
 	need = strlen(tmp) + 1;
 	n = need < *len ? need : *len;

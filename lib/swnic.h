@@ -254,6 +254,8 @@ int swnic_dev_auth_key_ok(const char *name, uint32_t key);
 bool swnic_addr_format_ok(uint32_t fmt);
 int swnic_addr_parse_str(const char *str, struct sockaddr_in *sin);
 int swnic_addr_to_str(const struct sockaddr_in *sin, char *buf, size_t len);
+/* The same in IPv4's dotted form, also for an IPv6 peer's name. */
+int swnic_addr_to_str4(const struct sockaddr_in *sin, char *buf, size_t len);
 /* Read @addr of @addrlen in format @fmt (FI_SOCKADDR*, FI_ADDR_STR). */
 int swnic_addr_read(uint32_t fmt, const void *addr, size_t addrlen,
 		    struct sockaddr_in *sin);
