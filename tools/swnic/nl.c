@@ -539,7 +539,8 @@ int nl_put_name(struct nlmsghdr *nlh, uint16_t type, const char *what,
 	if (strnlen(s, size) == size) {
 		/* A long one is shown by its start. */
 		fprintf(stderr, "swnic: %s \"%.*s%s\" is too long",
-			what, (int)size, s, strnlen(s, 33) > 32 ? "..." : "");
+			what, (int)size, s,
+			strnlen(s, size + 1) > size ? "..." : "");
 		fprintf(stderr, " (at most %zu bytes)\n", size - 1);
 		return -1;
 	}
