@@ -57,6 +57,7 @@
 #include "harness_util.h"
 #include "fuzz_util.h"
 #include "swnic_rings.h"
+#include "sys_util.h"
 
 #define DEV_PATH	"/dev/swnic0"
 /* The wire variant's device: bound to lo in a namespace of its own. */
@@ -2317,13 +2318,6 @@ TEST_F_TIMEOUT(fuzz, ioctl_mmap, 900)
 	fuzz_run(_metadata, self, "fuzz.ioctl_mmap", fz_iters(DEFAULT_ITERS));
 }
 
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /*
  * The same on a device bound to a netdev (lo, in a network namespace of
  * this test's own: nothing leaves it), where ADDR6 makes and looks up
@@ -2332,15 +2326,15 @@ static int run(const char *cmd)
 TEST_F_TIMEOUT(fuzz, ioctl_mmap_wire, 900)
 {
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, run("ip link set lo up && swnic dev add " WIRE_DEV
-			 " netdev lo >/dev/null"));
+	ASSERT_EQ(0, sys_run("ip link set lo up && swnic dev add " WIRE_DEV
+			     " netdev lo >/dev/null"));
 	/* The device is ours: the gauges start with it. */
 	ASSERT_EQ(0, fz_gauges_read(&self->start));
 	dev_path = "/dev/" WIRE_DEV;
 	wire = true;
 	fuzz_run(_metadata, self, "fuzz.ioctl_mmap_wire",
 		 fz_iters(DEFAULT_ITERS / 4));
-	EXPECT_EQ(0, run("swnic dev del " WIRE_DEV " force >/dev/null"));
+	EXPECT_EQ(0, sys_run("swnic dev del " WIRE_DEV " force >/dev/null"));
 }
 
 TEST_HARNESS_MAIN

@@ -16,6 +16,7 @@
 #include "kselftest_harness.h"
 #include "harness_util.h"
 #include "prov_util.h"
+#include "sys_util.h"
 
 #include <rdma/fi_collective.h>
 
@@ -502,13 +503,6 @@ TEST(av_auth_key_not_offered_before_1_20)
 #define AK_ONLY_A	7512	/* only A's */
 #define AK_CLOSED	7513	/* no members */
 
-static int ak_run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void ak_services(bool add)
 {
 	static const int keys[] = { AK_SHARED, AK_ONLY_A, AK_CLOSED };
@@ -519,13 +513,13 @@ static void ak_services(bool add)
 		snprintf(cmd, sizeof(cmd),
 			 "swnic service del swnic0 key %d >/dev/null 2>&1",
 			 keys[i]);
-		ak_run(cmd);
+		sys_run(cmd);
 		if (!add)
 			continue;
 		snprintf(cmd, sizeof(cmd),
 			 "swnic service add swnic0 key %d >/dev/null 2>&1",
 			 keys[i]);
-		ak_run(cmd);
+		sys_run(cmd);
 	}
 }
 
@@ -1363,13 +1357,6 @@ TEST_F(av, open_errors)
  */
 #define AV_BOUND_DEV	"swnicavq"
 
-static int av_run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 FIXTURE(av_bound)
 {
 	struct prov_ctx ctx;
@@ -1383,8 +1370,8 @@ FIXTURE_SETUP(av_bound)
 	PROV_REQUIRE_DEVICE();
 	PROV_ONE_HOST();
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, av_run("ip link set lo up && swnic dev add "
-			    AV_BOUND_DEV " netdev lo >/dev/null"));
+	ASSERT_EQ(0, sys_run("ip link set lo up && swnic dev add "
+			     AV_BOUND_DEV " netdev lo >/dev/null"));
 	hints = prov_hints();
 	ASSERT_NE(NULL, hints);
 	hints->ep_attr->type = FI_EP_RDM;
@@ -1397,7 +1384,7 @@ FIXTURE_SETUP(av_bound)
 FIXTURE_TEARDOWN(av_bound)
 {
 	prov_close(&self->ctx);
-	av_run("swnic dev del " AV_BOUND_DEV " force >/dev/null 2>&1");
+	sys_run("swnic dev del " AV_BOUND_DEV " force >/dev/null 2>&1");
 }
 
 TEST_F(av_bound, lookup_of_unknown_name6)

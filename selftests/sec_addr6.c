@@ -24,18 +24,12 @@
 #include "kselftest_harness.h"
 #include "harness_util.h"
 #include "swnic_rings.h"
+#include "sys_util.h"
 
 #define DEV		"swnic6q"
 #define DEV_PATH	"/dev/" DEV
 #define UID_A		4721
 #define UID_B		4722
-
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* Run @fn's ioctl with @euid as the effective uid (capabilities drop). */
 static int ioctl_as(uid_t euid, int fd, unsigned long cmd, void *arg)
@@ -113,13 +107,13 @@ FIXTURE_SETUP(addr6)
 	if (access("/dev/swnic0", F_OK))
 		SETUP_SKIP("no swnic module");
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, run("ip link set lo up && swnic dev add " DEV
-			 " netdev lo >/dev/null"));
+	ASSERT_EQ(0, sys_run("ip link set lo up && swnic dev add " DEV
+			     " netdev lo >/dev/null"));
 }
 
 FIXTURE_TEARDOWN(addr6)
 {
-	run("swnic dev del " DEV " force >/dev/null 2>&1");
+	sys_run("swnic dev del " DEV " force >/dev/null 2>&1");
 }
 
 TEST_F(addr6, per_user_cap)

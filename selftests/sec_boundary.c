@@ -133,13 +133,6 @@ static void ep_on_fd_close(int fd, struct t_cq *cq, struct t_ep *ep)
 	close(fd);
 }
 
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* ---- 1: an endpoint that fails to be created is never reachable -------- */
 
 struct race {
@@ -299,7 +292,7 @@ TEST_F(sec, ports_are_per_device)
 	struct swnic_cqe c;
 	int d0, d9, tries;
 
-	if (run("swnic dev add swnic9 >/dev/null 2>&1"))
+	if (sys_run("swnic dev add swnic9 >/dev/null 2>&1"))
 		SKIP(return, "cannot add device swnic9");
 	d9 = -1;
 	for (tries = 0; tries < 50 && d9 < 0; tries++) {
@@ -334,7 +327,7 @@ TEST_F(sec, ports_are_per_device)
 	t_cq_destroy(&c9);
 	close(d0);
 	close(d9);
-	EXPECT_EQ(0, run("swnic dev del swnic9"));
+	EXPECT_EQ(0, sys_run("swnic dev del swnic9"));
 }
 
 /* ---- 4: a device is used from its own network namespace ---------------- */
@@ -354,11 +347,11 @@ TEST_F(sec, other_netns_cannot_open_or_see)
 		if (fd >= 0 || errno != ENXIO)
 			_exit(1);
 		/* Netlink: the device does not exist here. */
-		if (!run("swnic dev show swnic0 >/dev/null 2>&1"))
+		if (!sys_run("swnic dev show swnic0 >/dev/null 2>&1"))
 			_exit(2);
-		if (run("test \"$(swnic -j dev show)\" = '[]'"))
+		if (sys_run("test \"$(swnic -j dev show)\" = '[]'"))
 			_exit(3);
-		if (!run("swnic service show dev swnic0 >/dev/null 2>&1"))
+		if (!sys_run("swnic service show dev swnic0 >/dev/null 2>&1"))
 			_exit(5);
 		_exit(0);
 	}
@@ -454,12 +447,12 @@ TEST_F(sec, default_service_opened_by_admin_choice)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, dom_auth_key(fd));
 	close(fd);
-	ASSERT_EQ(0, run("swnic service set swnic0 id 1 open"));
+	ASSERT_EQ(0, sys_run("swnic service set swnic0 id 1 open"));
 	fd = open_as(UID_A);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(SWNIC_AUTH_KEY_DEFAULT, dom_auth_key(fd));
 	close(fd);
-	ASSERT_EQ(0, run("swnic service set swnic0 id 1 closed"));
+	ASSERT_EQ(0, sys_run("swnic service set swnic0 id 1 closed"));
 	fd = open_as(UID_A);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, dom_auth_key(fd));
@@ -470,7 +463,7 @@ TEST_F(sec, domains_per_user_are_limited)
 {
 	int fds[4], i, fd;
 
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_domains_per_user 3"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_domains_per_user 3"));
 	for (i = 0; i < 3; i++) {
 		fds[i] = open_as(UID_A);
 		EXPECT_LE(0, fds[i]);
@@ -489,7 +482,7 @@ TEST_F(sec, domains_per_user_are_limited)
 	EXPECT_LE(0, fds[0]);
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_domains_per_user 256"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_domains_per_user 256"));
 }
 
 /* ---- 5b: a port block's ports count once ----------------------------- */
@@ -545,7 +538,7 @@ TEST_F(sec, port_block_ports_count_once)
 	struct t_cq cq = {};
 
 	ASSERT_NE(0, max_ep);
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 4"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_ep 4"));
 	ASSERT_EQ(0, t_cq_create(fd, 64, &cq));
 	ASSERT_EQ(0, block_get(fd, 4, &base));
 	/* Before: each member counted again, so none fit. */
@@ -588,7 +581,7 @@ TEST_F(sec, port_block_ports_count_once)
 	t_cq_destroy(&cq);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
-	ASSERT_EQ(0, run(cmd));
+	ASSERT_EQ(0, sys_run(cmd));
 }
 
 /* Port blocks of a user without CAP_NET_ADMIN, as @euid. */
@@ -615,7 +608,7 @@ TEST_F(sec, user_holds_its_whole_port_quota)
 
 	ASSERT_LE(0, fd[0]);
 	ASSERT_LE(0, fd[1]);
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 8192"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_ep 8192"));
 	for (i = 0; held + SWNIC_PORT_BLOCK_MAX <= quota; i++) {
 		ASSERT_EQ(0, block_get_as(UID_A, fd[i / SWNIC_PORT_BLOCKS_MAX],
 					  SWNIC_PORT_BLOCK_MAX));
@@ -628,7 +621,7 @@ TEST_F(sec, user_holds_its_whole_port_quota)
 	close(fd[1]);
 	close(fd[0]);
 	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
-	ASSERT_EQ(0, run(cmd));
+	ASSERT_EQ(0, sys_run(cmd));
 }
 
 /*
@@ -649,7 +642,7 @@ TEST_F(sec, closed_domains_endpoints_count_against_the_quota)
 
 	for (i = 0; i < 3; i++)
 		ASSERT_LE(0, fd[i]);
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_ep 8192"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_ep 8192"));
 	/* One endpoint of the third domain; then that domain's file goes. */
 	ASSERT_EQ(0, t_cq_create(fd[2], 16, &cq));
 	ep = ep_in(fd[2], &cq, 0, 0);
@@ -671,7 +664,7 @@ TEST_F(sec, closed_domains_endpoints_count_against_the_quota)
 	close(fd[1]);
 	close(fd[0]);
 	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_ep %u", max_ep);
-	ASSERT_EQ(0, run(cmd));
+	ASSERT_EQ(0, sys_run(cmd));
 }
 
 /* ---- 6: a sender's userfaultfd holds no lock of its peer -------------- */
@@ -1012,13 +1005,13 @@ TEST_F(sec, userfaultfd_triggered_initiator_blocks_no_one)
 
 TEST_F(sec, userfaultfd_engine_wire_initiator_blocks_no_one)
 {
-	if (run(UF_SETUP " >/dev/null 2>&1")) {
-		run(UF_CLEANUP " >/dev/null 2>&1");
+	if (sys_run(UF_SETUP " >/dev/null 2>&1")) {
+		sys_run(UF_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a veth pair in a network namespace");
 	}
 	engine_uffd(_metadata, "/dev/swnicuf", inet_addr("10.86.0.2"),
 		    false);
-	EXPECT_EQ(0, run(UF_CLEANUP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, sys_run(UF_CLEANUP " >/dev/null 2>&1"));
 }
 
 /*
@@ -1809,8 +1802,8 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_wire, 150)
 	struct swnic_rqe rq;
 	struct keeper k;
 
-	if (run(KW_SETUP " >/dev/null 2>&1")) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+	if (sys_run(KW_SETUP " >/dev/null 2>&1")) {
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	/* Here the sender a and the bystander's sender c; there w. */
@@ -1931,7 +1924,7 @@ out:
 	ep_on_fd_close(dc, &cc, &c);
 	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
-	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, sys_run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 /*
@@ -1957,8 +1950,8 @@ TEST_F_TIMEOUT(sec, mmap_lock_held_a_while_loses_no_message, 120)
 	int da, de, st;
 	char *buf;
 
-	if (run(KW_SETUP " >/dev/null 2>&1")) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+	if (sys_run(KW_SETUP " >/dev/null 2>&1")) {
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	/* a here, across the wire; eng over there, on the keeper's host. */
@@ -2022,7 +2015,7 @@ out:
 	ep_on_fd_close(da, &ca, &a);
 	ep_on_fd_close(de, &ce, &eng);
 	free(buf);
-	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, sys_run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 /* /proc/@pid/@what into @buf (NUL-terminated): its length, or -1. */
@@ -2093,8 +2086,8 @@ TEST_F_TIMEOUT(sec, mmap_lock_held_a_while_loses_no_buffered_message, 120)
 	struct keeper k;
 	char *buf;
 
-	if (run(KW_SETUP " >/dev/null 2>&1")) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+	if (sys_run(KW_SETUP " >/dev/null 2>&1")) {
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	ASSERT_EQ(0, ep_on_fd(NULL, "/dev/swnickwa", SWNIC_EP_F_DB_SYSCALL,
@@ -2155,7 +2148,7 @@ TEST_F_TIMEOUT(sec, mmap_lock_held_a_while_loses_no_buffered_message, 120)
 out:
 	ep_on_fd_close(da, &ca, &a);
 	free(buf);
-	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, sys_run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 /*
@@ -2409,8 +2402,8 @@ static void own_lock(struct __test_metadata *_metadata, uint32_t db,
 	uint64_t val;
 	pid_t pid;
 
-	if (wire && run(KW_SETUP " >/dev/null 2>&1")) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+	if (wire && sys_run(KW_SETUP " >/dev/null 2>&1")) {
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	if (wire)
@@ -2513,7 +2506,7 @@ out:
 	munmap(tg.mr, 2 * PAGE);
 	free(rbuf);
 	if (wire)
-		EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+		EXPECT_EQ(0, sys_run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 TEST_F_TIMEOUT(sec, own_lock_kept_holds_no_trigger_worker, 120)
@@ -2757,13 +2750,13 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	struct swnic_sqe s;
 	struct swnic_rqe rq;
 
-	if (run(KW_SETUP " >/dev/null 2>&1")) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+	if (sys_run(KW_SETUP " >/dev/null 2>&1")) {
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	st = keeper_start(&k, NULL, "/dev/swnickwa", PARKED_SENDS, &m);
 	if (st) {
-		run(KW_CLEANUP " >/dev/null 2>&1");
+		sys_run(KW_CLEANUP " >/dev/null 2>&1");
 		if (st == 4)
 			SKIP(return, "no FUSE in this kernel");
 		ASSERT_EQ(0, st) TH_LOG("the keeper failed");
@@ -2856,7 +2849,7 @@ TEST_F_TIMEOUT(sec, parked_doorbells_make_no_lookup_long, 150)
 	ep_on_fd_close(dc, &cc, &c);
 	ep_on_fd_close(dw, &cw, &w);
 	free(buf);
-	EXPECT_EQ(0, run(KW_CLEANUP " >/dev/null 2>&1"));
+	EXPECT_EQ(0, sys_run(KW_CLEANUP " >/dev/null 2>&1"));
 }
 
 /* ---- a device leaving a namespace orphans the domains opened there ---- */
@@ -2902,8 +2895,8 @@ TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
 	struct swnic_rqe rq;
 	int d1, d2, i, ret;
 
-	if (run(OR_SETUP " >/dev/null 2>&1")) {
-		run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+	if (sys_run(OR_SETUP " >/dev/null 2>&1")) {
+		sys_run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
 		SKIP(return, "cannot make a host of a network namespace");
 	}
 	ASSERT_EQ(0, ep_on_fd(OR_NS, "/dev/swnicor", SWNIC_EP_F_DB_SYSCALL,
@@ -2925,16 +2918,16 @@ TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
 	ASSERT_EQ(0, memcmp(got, "before", 6));
 
 	/* Unbinding would make it the host's: not while they are open. */
-	EXPECT_EQ(0, run("ip netns exec swnicor swnic dev set swnicor "
+	EXPECT_EQ(0, sys_run("ip netns exec swnicor swnic dev set swnicor "
 			 "ifindex 0 2>&1 | grep -q 'domains are open on the "
 			 "device in its network namespace'"));
-	EXPECT_EQ(0, run("ip netns exec swnicor swnic -j dev show swnicor | "
+	EXPECT_EQ(0, sys_run("ip netns exec swnicor swnic -j dev show swnicor | "
 			 "jq -e '.[0].netdev == \"swor1\"' >/dev/null"));
 
 	/* The namespace's netdev goes: the device is the host's, down. */
-	ASSERT_EQ(0, run("ip -n swnicor link del swor1"));
+	ASSERT_EQ(0, sys_run("ip -n swnicor link del swor1"));
 	for (i = 0; i < 100; i++) {
-		if (!run("swnic -j dev show swnicor 2>/dev/null | "
+		if (!sys_run("swnic -j dev show swnicor 2>/dev/null | "
 			 "jq -e '.[0].state == \"down\"' >/dev/null"))
 			break;
 		usleep(50000);
@@ -2969,11 +2962,11 @@ TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
 		t_ep_destroy(&e3);
 
 	/* The host's administrator can neither bind the device nor up it. */
-	EXPECT_EQ(0, run("swnic dev set swnicor netdev swor2 2>&1 | "
+	EXPECT_EQ(0, sys_run("swnic dev set swnicor netdev swor2 2>&1 | "
 			 "grep -q '" OR_SAYS "'"));
-	EXPECT_EQ(0, run("swnic dev set swnicor state up 2>&1 | "
+	EXPECT_EQ(0, sys_run("swnic dev set swnicor state up 2>&1 | "
 			 "grep -q '" OR_SAYS "'"));
-	EXPECT_EQ(0, run("swnic -j dev show swnicor | jq -e "
+	EXPECT_EQ(0, sys_run("swnic -j dev show swnicor | jq -e "
 			 "'.[0].state == \"down\" and .[0].netdev == null' "
 			 ">/dev/null"));
 
@@ -2981,12 +2974,12 @@ TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
 	t_cq_destroy(&c3);
 	ep_on_fd_close(d1, &c1, &e1);
 	ep_on_fd_close(d2, &c2, &e2);
-	EXPECT_EQ(0, run("swnic dev set swnicor netdev swor2 >/dev/null && "
+	EXPECT_EQ(0, sys_run("swnic dev set swnicor netdev swor2 >/dev/null && "
 			 "swnic dev set swnicor state up >/dev/null"));
-	EXPECT_EQ(0, run("swnic -j dev show swnicor | jq -e "
+	EXPECT_EQ(0, sys_run("swnic -j dev show swnicor | jq -e "
 			 "'.[0].state == \"up\" and .[0].netdev == \"swor2\"' "
 			 ">/dev/null"));
-	run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+	sys_run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
 }
 
 /* ---- 10: what a domain's objects map, to whom, and how ---------------- */
@@ -3260,7 +3253,7 @@ TEST_F(sec, cqs_count_while_endpoints_hold_them)
 
 	ASSERT_LE(0, dom);
 	ASSERT_NE(0, max_cq);
-	ASSERT_EQ(0, run("swnic dev set swnic0 max_cq 3"));
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_cq 3"));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
 		ep[i] = ep_in(dom, &cq, 0, 0);
@@ -3280,7 +3273,7 @@ TEST_F(sec, cqs_count_while_endpoints_hold_them)
 	EXPECT_EQ(0, try_for_a_while(cq_try, dom));
 	close(dom);
 	snprintf(cmd, sizeof(cmd), "swnic dev set swnic0 max_cq %u", max_cq);
-	ASSERT_EQ(0, run(cmd));
+	ASSERT_EQ(0, sys_run(cmd));
 }
 
 /*

@@ -406,13 +406,6 @@ TEST_F(unexp, buffered_messages_are_charged_to_the_sender)
 	"swnic dev add swnicma netdev swm0 && " \
 	"ip netns exec swnicm swnic dev add swnicmb netdev swm1"
 
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* What the receiver tells the test: its endpoint, or that it failed. */
 struct wire_rx {
 	uint32_t addr;
@@ -600,19 +593,19 @@ FIXTURE_SETUP(wire)
 {
 	if (access(DEV_PATH, R_OK | W_OK))
 		SETUP_SKIP("no " DEV_PATH " (module not loaded)");
-	if (run(WM_SETUP " >/dev/null 2>&1")) {
+	if (sys_run(WM_SETUP " >/dev/null 2>&1")) {
 		/*
 		 * It may have stopped halfway, and SETUP_SKIP() runs no
 		 * teardown: remove what it made (netns, veth, devices).
 		 */
-		run(WM_CLEANUP " >/dev/null 2>&1");
+		sys_run(WM_CLEANUP " >/dev/null 2>&1");
 		SETUP_SKIP("cannot make a host of a network namespace");
 	}
 }
 
 FIXTURE_TEARDOWN(wire)
 {
-	run(WM_CLEANUP " >/dev/null 2>&1");
+	sys_run(WM_CLEANUP " >/dev/null 2>&1");
 }
 
 TEST_F(wire, buffered_messages_are_charged_to_the_receiver)

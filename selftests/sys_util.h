@@ -3,7 +3,7 @@
  * sys_util.h - writing a control file (cgroupfs, procfs, sysfs) in one
  * write(), as the kernel takes them: its error is the write's; entering a
  * network namespace; reading a wire counter through the swnic tool;
- * elapsed milliseconds.
+ * elapsed milliseconds; a shell command's exit status.
  */
 #ifndef SWNIC_SYS_UTIL_H
 #define SWNIC_SYS_UTIL_H
@@ -12,10 +12,20 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Run @cmd with sh -c: its exit status, or -1 if it did not exit. */
+static inline int sys_run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 /* Milliseconds of CLOCK_MONOTONIC since @t0. */
 static inline long sys_ms_since(const struct timespec *t0)
