@@ -394,10 +394,15 @@ int swnic_fault_in_mm_try(struct mm_struct *mm, u64 addr, size_t len,
  * then sleep a tick at a time.
  *
  * Return: false once SWNIC_FAULT_TIMEOUT has passed since the first
- * call: time to give up (the operation is a fault).
+ * call, or at once if the caller is being killed: time to give up (the
+ * operation is a fault). A caller whose giving up would fail another
+ * process's operation looks for the fatal signal first and ends with
+ * -EINTR instead (swnic_recv_deliver()).
  */
 bool swnic_fault_retry(struct swnic_fault_retry *r)
 {
+	if (fatal_signal_pending(current))
+		return false;
 	if (!r->tries++)
 		r->deadline = jiffies + SWNIC_FAULT_TIMEOUT;
 	if (time_after(jiffies, r->deadline))

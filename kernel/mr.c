@@ -764,7 +764,8 @@ int swnic_mr_next(struct swnic_domain *dom, unsigned long *handle,
  * Counters are read after queued unpinning has finished, so they are
  * settled as of the call.
  *
- * Return: 0, -ENOENT (no such handle), -EACCES, the generic errnos.
+ * Return: 0, -ENOENT (no such handle), -EACCES, -EINTR (a fatal signal
+ * while waiting for the unpinning), the generic errnos.
  */
 int swnic_mr_query(struct swnic_domain *dom, void *arg)
 {
@@ -799,7 +800,8 @@ int swnic_mr_query(struct swnic_domain *dom, void *arg)
 		q->invalidations = info.invalidations;
 		q->refaults = info.refaults;
 	}
-	swnic_umem_flush(mrd);
+	if (swnic_umem_flush_killable(mrd))
+		return -EINTR;
 	swnic_mr_stats_read(&mrd->stats, &q->domain);
 	swnic_mr_device_counters(dom->sdev, &q->device);
 	return 0;

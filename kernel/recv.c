@@ -570,6 +570,13 @@ int swnic_recv_deliver(struct swnic_ep *dst, const struct swnic_msg_src *src,
 			ret = -EFAULT;	/* one more try, then the fault */
 		}
 		/*
+		 * Killed while the receiver's memory is out of reach: the
+		 * send ends, the receive stays posted. Waiting on, it would
+		 * keep a dying sender for SWNIC_FAULT_TIMEOUT per message.
+		 */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		/*
 		 * Unmapped, or out of reach (a page, or its mmap lock:
 		 * -EAGAIN) for too long: the fault.
 		 */

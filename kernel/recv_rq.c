@@ -37,8 +37,9 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 	for (;;) {
 		if (fault.dst_len) {
 			ret = swnic_fault_in(&fault);
-			if (ret == -EINTR)
-				return ret;
+			/* Killed: the receive stays in the RQ, not failed. */
+			if (ret == -EINTR || fatal_signal_pending(current))
+				return -EINTR;
 			/* -EAGAIN: its mmap lock taken, tried again */
 			hard = (ret && ret != -EAGAIN) ||
 			       !swnic_fault_retry(&retry);

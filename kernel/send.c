@@ -136,6 +136,12 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		/* Its file is released: its port may not stay its own. */
 		if (READ_ONCE(ep->closing))
 			break;
+		/*
+		 * The caller is being killed: what is left waits in the
+		 * ring (each send may wait for its target's memory).
+		 */
+		if (fatal_signal_pending(current))
+			break;
 		if (!swnic_cq_reserve(ep->tx_cq))
 			break;
 		swnic_ring_peek(&ep->sq, &sqe);

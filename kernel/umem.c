@@ -201,8 +201,9 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 	ret = swnic_umem_charge(mrd, npages);
 	if ((ret == -EPERM || ret == -EDQUOT) &&
 	    atomic_read(&mrd->releases)) {
-		swnic_umem_flush(mrd);
-		ret = swnic_umem_charge(mrd, npages);
+		ret = swnic_umem_flush_killable(mrd);
+		if (!ret)
+			ret = swnic_umem_charge(mrd, npages);
 	}
 	if (ret == -EPERM)
 		swnic_mr_stat_inc(mrd, memlock_denied);
@@ -320,6 +321,20 @@ void swnic_umem_put_async(struct swnic_umem *umem)
 void swnic_umem_flush(struct swnic_mr_domain *mrd)
 {
 	wait_var_event(&mrd->releases, !atomic_read(&mrd->releases));
+}
+
+/**
+ * swnic_umem_flush_killable() - swnic_umem_flush() for a caller's ioctl
+ * @mrd: the MR domain
+ *
+ * The wait is on a worker no caller controls; a fatal signal ends it.
+ *
+ * Return: 0, or -EINTR if a fatal signal came first.
+ */
+int swnic_umem_flush_killable(struct swnic_mr_domain *mrd)
+{
+	return wait_var_event_killable(&mrd->releases,
+				       !atomic_read(&mrd->releases));
 }
 
 /**

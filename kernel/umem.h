@@ -43,6 +43,7 @@ struct swnic_umem *swnic_umem_pin(struct swnic_mr_domain *mrd,
 void swnic_umem_put(struct swnic_umem *umem);
 void swnic_umem_put_async(struct swnic_umem *umem);
 void swnic_umem_flush(struct swnic_mr_domain *mrd);
+int swnic_umem_flush_killable(struct swnic_mr_domain *mrd);
 
 struct page *swnic_umem_page(const struct swnic_umem *umem,
 			     unsigned long idx, unsigned long *contig);

@@ -1749,6 +1749,82 @@ TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_back_no_one, 150)
 }
 
 /*
+ * A sender killed while its doorbell waits for the keeper's memory ends
+ * at once, and fails nothing of the keeper's: its receives stay posted.
+ * The child sends 8 messages in one doorbell to a keeper with two
+ * receives whose pages are not there yet; the first waits for the
+ * keeper's lock. Before, the kill made each wait a fault: both receives
+ * failed with EFAULT, the keeper's loss for the sender's death.
+ */
+TEST_F_TIMEOUT(sec, mmap_lock_keeper_holds_no_killed_sender, 150)
+{
+	struct keeper_msg m = { 0 };
+	struct timespec t0;
+	struct keeper k;
+	int p[2], st, wst = 0;
+	long waited = -1;
+	pid_t pid;
+	char c;
+
+	st = keeper_start(&k, NULL, DEV_PATH, 2, &m);
+	if (st == 4)
+		SKIP(return, "no FUSE in this kernel");
+	ASSERT_EQ(0, st) TH_LOG("the keeper failed");
+	ASSERT_EQ(0, pipe(p));
+
+	/* No ASSERT until the stall ends: the keeper must be let go. */
+	if (keeper_say(&k, 'k', &m, 20000))
+		m.stalled = -1;
+	EXPECT_EQ(1, m.stalled) TH_LOG("the keeper's lock is not kept");
+	pid = m.stalled == 1 ? fork() : -1;
+	if (!pid) {
+		static char buf[8] = "killed!";
+		struct t_ep v = { .addr = m.addr, .port = m.port }, ep = { 0 };
+		struct t_cq cq = { 0 };
+		struct swnic_sqe s;
+		int d = open(DEV_PATH, O_RDWR | O_CLOEXEC), i;
+
+		if (d < 0 || t_cq_create(d, 16, &cq) ||
+		    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &ep))
+			_exit(2);
+		for (i = 0; i < 8; i++) {
+			s = t_send(buf, sizeof(buf), &v, 1 + i);
+			if (t_ring_push(&ep.sq, &s))
+				_exit(2);
+		}
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		t_doorbell(&ep, NULL);
+		_exit(0);
+	}
+	if (pid > 0 && read(p[0], &c, 1) == 1) {
+		usleep(300000);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		kill(pid, SIGKILL);
+		waitpid(pid, &wst, 0);
+		waited = sys_ms_since(&t0);
+	} else if (pid > 0) {
+		waitpid(pid, &wst, 0);
+	}
+
+	umount2(k.dir, MNT_FORCE);
+	m.err[0] = m.err[1] = -2;
+	st = keeper_end(&k, &m);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	close(p[0]);
+	close(p[1]);
+
+	ASSERT_LE(0, waited) TH_LOG("the sender did not start");
+	EXPECT_TRUE(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL)
+		TH_LOG("the sender's doorbell ended before the kill: %#x", wst);
+	TH_LOG("the killed sender took %ld ms to go", waited);
+	EXPECT_GT(1500, waited);
+	/* Neither receive completed: no EFAULT for a sender's death. */
+	EXPECT_EQ(-1, m.err[0]);
+	EXPECT_EQ(-1, m.err[1]);
+}
+
+/*
  * The same receiver on another host (a network namespace of the test's
  * own, joined by veth), across the wire. A message to it is placed in a
  * round of that host's wire, which must not wait for the keeper's lock:
