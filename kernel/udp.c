@@ -107,30 +107,40 @@ unsigned int swnic_udp_net_id;
  * (a subnet's broadcast address, which its header does not tell, as well
  * as 255.255.255.255 and groups) dropped: peers send to our unicast
  * address. UDP drops the route before it queues a packet, so the address
- * is looked up again.
+ * is looked up again. An empty datagram is dropped as short.
+ *
+ * Return: the datagram; NULL if there was none (*@taken false) or the one
+ * taken was dropped (*@taken true: it counts against the round's batch
+ * as a packet would, or a flood of them would keep the round going).
  */
 static struct sk_buff *swnic_udp_dequeue(struct swnic_wnet *wn,
-					 struct sock *sk)
+					 struct sock *sk, bool *taken)
 {
 	struct sk_buff *skb;
 	int off = 0, err;
 
-	while ((skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err))) {
-		if (!udp_skb_csum_unnecessary(skb) &&
-		    __udp_lib_checksum_complete(skb)) {
-			swnic_drop(wn, SWNIC_DROP_CSUM);
-			kfree_skb(skb);
-			continue;
-		}
-		if (skb->protocol == htons(ETH_P_IP) &&
-		    inet_addr_type(wn->net, ip_hdr(skb)->daddr) != RTN_LOCAL) {
-			swnic_drop(wn, SWNIC_DROP_ADDR);
-			kfree_skb(skb);
-			continue;
-		}
-		return skb;
+	skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err);
+	*taken = skb;
+	if (!skb)
+		return NULL;
+	if (!udp_skb_csum_unnecessary(skb) &&
+	    __udp_lib_checksum_complete(skb)) {
+		swnic_drop(wn, SWNIC_DROP_CSUM);
+		kfree_skb(skb);
+		return NULL;
 	}
-	return NULL;
+	if (skb->protocol == htons(ETH_P_IP) &&
+	    inet_addr_type(wn->net, ip_hdr(skb)->daddr) != RTN_LOCAL) {
+		swnic_drop(wn, SWNIC_DROP_ADDR);
+		kfree_skb(skb);
+		return NULL;
+	}
+	if (!skb->len) {
+		swnic_drop(wn, SWNIC_DROP_SHORT);
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
 }
 
 /* Does @sock have datagrams queued? */
@@ -156,9 +166,10 @@ static void swnic_udp_drops(struct swnic_wnet *wn, struct socket *sock,
 }
 
 /*
- * Take up to SWNIC_BATCH packets from the sockets, in turn. A burst (UDP
- * GSO from a local sender, or GRO) is taken whole: its packets are
- * gso_size bytes each, the last maybe shorter.
+ * Take up to SWNIC_BATCH packets from the sockets, in turn, a datagram
+ * dropped on the way counting as one. A burst (UDP GSO from a local
+ * sender, or GRO) is taken whole: its packets are gso_size bytes each,
+ * the last maybe shorter.
  */
 static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
 {
@@ -175,13 +186,16 @@ static bool swnic_udp_rx_batch(struct swnic_wnet *wn)
 		got = 0;
 		for (i = 0; i < ARRAY_SIZE(socks); i++) {
 			unsigned int seg, at;
+			bool taken;
 
 			if (!socks[i])
 				continue;
-			skb = swnic_udp_dequeue(wn, socks[i]->sk);
-			if (!skb)
+			skb = swnic_udp_dequeue(wn, socks[i]->sk, &taken);
+			got += taken;
+			if (!skb) {
+				n += taken;
 				continue;
-			got++;
+			}
 			seg = skb->len;
 			if (skb_is_gso(skb)) {
 				seg = skb_shinfo(skb)->gso_size ?: skb->len;

@@ -476,6 +476,28 @@ for kind in zero lbcast mcast bcast; do
 	fi
 done
 
+# Empty datagrams, from any socket: each is dropped as drop_short, and
+# counts against a round's batch as a packet would (before: neither, and
+# a flood of them kept one round going under the wire's lock).
+w0=$(wire_counters swnicfa)
+$B selftests/wire/out/wire_fuzz -n $BAD -x empty $ADDR_A >/tmp/wfz.bad 2>&1
+bad_rc=$?
+want=$(( $(printf '%s' "$w0" | jq .drop_short) + BAD ))
+for _ in $(seq 50); do
+	[ "$(wire_counters swnicfa | jq .drop_short)" -ge $want ] && break
+	sleep 0.2
+done
+w1=$(wire_counters swnicfa)
+if [ $bad_rc = 0 ] &&
+   [ "$(printf '%s' "$w1" | jq .drop_short)" = $want ] &&
+   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
+	ok "$BAD empty datagrams dropped as drop_short, no peer made"
+else
+	not_ok "$BAD empty datagrams dropped as drop_short, no peer made" \
+		"wire_fuzz exit $bad_rc: $(cat /tmp/wfz.bad)" \
+		"before: $w0" "after:  $w1"
+fi
+
 # The fuzzer's contexts fall silent: their half-received messages go.
 rx_mem_released "half-received messages released after the peer timeout"
 

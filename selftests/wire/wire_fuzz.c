@@ -92,6 +92,9 @@
  * ACKed: the target's answers to such contexts may hold its unproven
  * share of the receive budget, no more. -d paces as above.
  *
+ * -x empty (no -i): COUNT zero-length datagrams from one ordinary
+ * socket, which the target drops as drop_short.
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -1114,6 +1117,25 @@ static int spoof_flood(unsigned long count, unsigned long sources,
 	return g.raw_sent == count ? 0 : 1;
 }
 
+/* -x empty: see the top. */
+static int empty_flood(unsigned long count, const struct sockaddr *dst,
+		       socklen_t dst_len)
+{
+	int fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+	unsigned long i, sent = 0;
+
+	if (fd < 0) {
+		perror("wire_fuzz: socket");
+		return 1;
+	}
+	for (i = 0; i < count; i++)
+		if (sendto(fd, "", 0, 0, dst, dst_len) == 0)
+			sent++;
+	printf("wire_fuzz: empty: sent %lu\n", sent);
+	close(fd);
+	return sent == count ? 0 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1191,6 +1213,8 @@ int main(int argc, char **argv)
 		return noack(count, delay, dst, dst_len,
 			     !strcmp(g.bad_kind, "noack"));
 	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "empty"))
+		return empty_flood(count, dst, dst_len);
 	if (g.bad_kind && !strcmp(g.bad_kind, "claim")) {
 		rng = seed ? seed : 1;
 		return claim(count, dst, dst_len, P_DATA);
