@@ -413,6 +413,9 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 			cqe.len = 0;
 		}
 		done = ret || swnic_recv_consume(recv, n, &cqe);
+		/* A multi-receive an error frees says so, as at cancel. */
+		if (ret && (recv->rqe.flags & SWNIC_RQE_MULTI_RECV))
+			cqe.flags |= SWNIC_CQE_MULTI_RECV;
 		if (done)
 			list_del(&recv->node);
 		swnic_complete_recv_to(dst, &cqe,

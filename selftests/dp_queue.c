@@ -1374,6 +1374,51 @@ TEST_F(dp, multi_recv_stopped_by_a_fault_takes_the_rest)
 	munmap(mbuf, 4 * 4096);
 }
 
+/*
+ * A multi-receive that a fault frees (a message that reaches a page it
+ * may not write) says so with SWNIC_CQE_MULTI_RECV on its error, as a
+ * cancelled one does: the application learns the buffer is its own again.
+ * Before, the error came without the flag.
+ */
+TEST_F(dp, multi_recv_freed_by_a_fault_says_so)
+{
+	static char src[6000];
+	struct swnic_rqe r;
+	struct swnic_cqe c;
+	char *mbuf;
+
+	mbuf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mbuf);
+	r = t_recv(mbuf, 2 * 4096, 9);
+	r.flags = SWNIC_RQE_MULTI_RECV;
+	r.min_free = 16;
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(0, mprotect(mbuf + 4096, 4096, PROT_READ));
+
+	send_fill(_metadata, self, &self->b, src, 100, 'a', 2);
+	expect_piece(_metadata, &self->cb, mbuf, 100, 'a');
+	/* 5000 bytes at offset 100: into the read-only page. */
+	memset(src, 'b', 5000);
+	{
+		struct swnic_sqe s = t_send(src, 5000, &self->b, 3);
+
+		exchange(_metadata, self, &s, NULL);
+	}
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(9, c.context);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EFAULT, c.err);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_MULTI_RECV)
+		TH_LOG("the freed multi-receive's error lacks the flag");
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(3, c.context);
+	/* Freed: nothing more completes from it. */
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	munmap(mbuf, 2 * 4096);
+}
+
 TEST_F(dp, bad_work_requests_complete_with_errors)
 {
 	struct swnic_sqe s = t_send(NULL, 8, &self->b, 7);
