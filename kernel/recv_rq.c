@@ -8,6 +8,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/memcontrol.h>
+
 #include "recv_internal.h"
 
 static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
@@ -334,11 +336,17 @@ stop:
  * ringing, would have every delivery to it - another user's syscall, a
  * shared worker of the wire - complete its whole RQ over and over, each
  * claim against every message it buffers. A receive stays posted until a
- * message fills it.
+ * message fills it; no memory for one (-ENOMEM) stops a sender too: the
+ * owner's receive is not failed for it.
+ *
+ * Out of the owner's context (a sender's, a wire round, rq_work), the
+ * receives are the owner's and are charged to its memory cgroup, not to
+ * the sender's (nor to no one, in a worker).
  */
 static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 				 struct swnic_fault *fault, bool sender)
 {
+	struct mem_cgroup *memcg = NULL, *old_memcg = NULL;
 	struct swnic_rqe rqe;
 	int avail, done = 0, ret;
 
@@ -350,8 +358,12 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 	if (ep->dead || ep->srx)
 		return 0;
 	avail = swnic_ring_avail(&ep->rq);
-	if (avail < 0)
+	if (avail <= 0)
 		return avail;
+	if (current->mm != ep->dom->mm) {
+		memcg = get_mem_cgroup_from_mm(ep->dom->mm);
+		old_memcg = set_active_memcg(memcg);
+	}
 	while (done < avail) {
 		if (ep->rq_partial) {
 			ret = swnic_recv_post(ep, NULL, NULL, &ep->rq_partial,
@@ -366,7 +378,8 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 						      &ep->rq_partial, hard,
 						      fault);
 		}
-		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN)
+		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN ||
+		    (sender && ret == -ENOMEM))
 			break;
 		if (ret) {
 			struct swnic_ep *to = swnic_recv_err_ep(ep);
@@ -381,6 +394,10 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 		}
 		swnic_ring_consume(&ep->rq);
 		done++;
+	}
+	if (memcg) {
+		set_active_memcg(old_memcg);
+		mem_cgroup_put(memcg);
 	}
 	return done;
 }

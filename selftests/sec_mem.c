@@ -386,6 +386,87 @@ TEST_F(unexp, buffered_messages_are_charged_to_the_sender)
 	EXPECT_GE(r.expected * 5 / 4, r.grown);
 }
 
+/* ---- receives a sender takes from a lazy RQ ------------------------------ */
+
+#define LAZY_N		16384		/* receives in the receiver's RQ */
+
+static struct t_ep lazy_rx;
+
+/*
+ * The sender, in its cgroup: one byte to lazy_rx, whose RQ holds LAZY_N
+ * receives that match nothing, posted with no doorbell. The delivery
+ * takes them all (receives first, then the match): kernel memory for
+ * each, the receiver's.
+ */
+static void send_to_lazy(const char *cg, struct result *r)
+{
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	struct t_cq cq = {};
+	struct t_ep s = {};
+	struct swnic_sqe sqe;
+	struct swnic_cqe c;
+	long before;
+
+	if (dom < 0 || t_cq_create(dom, 16, &cq) ||
+	    t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &s)) {
+		r->err = 1;
+		return;
+	}
+	before = cg_current(cg);
+	sqe = t_send("x", 1, &lazy_rx, 1);
+	if (t_ring_push(&s.sq, &sqe) || t_doorbell(&s, NULL)) {
+		r->err = 2;
+		return;
+	}
+	if (t_cq_wait(&cq, &c, 10000) || (c.flags & SWNIC_CQE_ERROR)) {
+		r->err = 3;
+		return;
+	}
+	r->grown = cg_current(cg) - before;
+	r->expected = 0;
+}
+
+/*
+ * Receives a sender's delivery takes from the receiver's lazy RQ are the
+ * receiver's, and charged to its cgroup, not to the sender's: before,
+ * the sender's cgroup paid about 2 MiB for LAZY_N receives another user
+ * posted and kept as long as it liked.
+ */
+TEST(lazy_rq_receives_are_charged_to_their_owner)
+{
+	const char *why = NULL;
+	int dom, i, ret;
+	struct t_cq cq = {};
+	struct result r;
+	char buf[8];
+
+	dom = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (dom < 0)
+		SKIP(return, "no " DEV_PATH " (module not loaded)");
+	ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+	ASSERT_EQ(0, t_ep_create(dom, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0,
+				 LAZY_N, &lazy_rx));
+	for (i = 0; i < LAZY_N; i++) {
+		struct swnic_rqe rq = t_recv(buf, sizeof(buf), i);
+
+		rq.flags = SWNIC_RQE_TAGGED;
+		rq.tag = 7;
+		ASSERT_EQ(0, t_ring_push(&lazy_rx.rq, &rq));
+	}
+	ret = run_in_cgroup(send_to_lazy, &r, &why);
+	if (ret && why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, r.err);
+	/* Taken: the RQ is empty, nothing completed. */
+	EXPECT_EQ(*lazy_rx.rq.head, *lazy_rx.rq.tail);
+	TH_LOG("the sender's cgroup grew %ld KiB", r.grown / KIB);
+	EXPECT_GT(512 * KIB, r.grown);
+	t_ep_destroy(&lazy_rx);
+	t_cq_destroy(&cq);
+	close(dom);
+}
+
 /* ---- from another host ---------------------------------------------------- */
 
 /*
