@@ -192,6 +192,16 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 			swnic_fault_set_dst(fault, ep->dom->mm, dst, n);
 		return ret;
 	}
+	if (ret == -ESRCH) {
+		/*
+		 * The receiver's process has exited (a child keeps its file
+		 * open): gone for good, as for a delivery. The message
+		 * stays, and its sender learns at the close that it was
+		 * never received (ECONNABORTED), not that it was.
+		 */
+		ep->dead = true;
+		return -ECONNREFUSED;
+	}
 	if (ret == -SWNIC_EFAULTIN)
 		ret = -EFAULT;
 	if (ret) {
