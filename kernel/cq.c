@@ -155,6 +155,13 @@ static __poll_t swnic_cq_poll(struct file *file, poll_table *wait)
 {
 	struct swnic_cq *cq = file->private_data;
 
+	/*
+	 * Its completions are the owner's, as its mapping: another holder
+	 * of the file (a forked child) may not watch them come, nor make
+	 * every completion pay for its wakeup.
+	 */
+	if (!swnic_domain_is_owner(cq->dom))
+		return EPOLLERR;
 	poll_wait(file, &cq->wq, wait);
 	/* Queued before the look at the ring: pairs with wq_has_sleeper(). */
 	smp_mb();

@@ -3136,6 +3136,48 @@ TEST_F(sec, counter_and_inval_pages_are_the_owners)
 	close(dom);
 }
 
+/*
+ * poll() of a CQ or a counter is its owner's, as reading it is: a forked
+ * child holding the files gets POLLERR, and is not queued to be woken at
+ * each of the owner's completions. Before, it could watch them come.
+ */
+TEST_F(sec, cq_and_counter_poll_are_the_owners)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	int dom = open(DEV_PATH, O_RDWR | O_CLOEXEC), status;
+	struct pollfd pf[2];
+	struct t_cq cq = {};
+	pid_t pid;
+
+	ASSERT_LE(0, dom);
+	ASSERT_EQ(0, t_cq_create(dom, 16, &cq));
+	ASSERT_EQ(0, ioctl(dom, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	pf[0] = (struct pollfd) { .fd = cq.fd, .events = POLLIN };
+	pf[1] = (struct pollfd) { .fd = cc.fd, .events = POLLIN };
+	/* The owner: nothing to read yet, no error. */
+	EXPECT_EQ(0, poll(pf, 2, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (poll(pf, 2, 0) != 2)
+			_exit(1);
+		if (!(pf[0].revents & POLLERR) || (pf[0].revents & POLLIN))
+			_exit(2);
+		if (!(pf[1].revents & POLLERR) || (pf[1].revents & POLLIN))
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("child failed at step %d (1: no POLLERR; 2: the CQ's, "
+		       "3: the counter's)",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	EXPECT_EQ(0, poll(pf, 2, 0));
+	close(cc.fd);
+	t_cq_destroy(&cq);
+	close(dom);
+}
+
 /* Every kind of object a domain maps: its rings, and the read-only rest. */
 struct maps {
 	int dom, cq, ep, cntr, av;
