@@ -147,6 +147,8 @@ struct swnic_device *swnic_device_create(const char *name, u8 state)
 	strscpy(sdev->name, name, sizeof(sdev->name));
 	mutex_init(&sdev->lock);
 	INIT_LIST_HEAD(&sdev->domains);
+	spin_lock_init(&sdev->closed_lock);
+	INIT_LIST_HEAD(&sdev->closed_domains);
 	INIT_LIST_HEAD(&sdev->services);
 	xa_init_flags(&sdev->ports, XA_FLAGS_ALLOC);
 	mutex_init(&sdev->user_eps_lock);

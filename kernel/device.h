@@ -66,6 +66,13 @@ struct swnic_device {
 	 * or set up nowhere else.
 	 */
 	u32 norphans;
+	/*
+	 * Domains whose file is closed but which objects still hold (CQs,
+	 * counters, endpoints): they count against the domain limits until
+	 * they go. Released in any context: a spinlock of their own.
+	 */
+	spinlock_t closed_lock;
+	struct list_head closed_domains;	/* swnic_domain.closed_node */
 	bool dead;			/* destroyed: no new domains */
 	u32 state;			/* SWNIC_DEV_STATE_* */
 	int ifindex;			/* bound netdev, 0 = local only */

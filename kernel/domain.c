@@ -29,7 +29,12 @@ static u32 swnic_domain_next_id;
 static void swnic_domain_release(struct kref *ref)
 {
 	struct swnic_domain *dom = container_of(ref, struct swnic_domain, ref);
+	struct swnic_device *sdev = dom->sdev;
+	unsigned long flags;
 
+	spin_lock_irqsave(&sdev->closed_lock, flags);
+	list_del_init(&dom->closed_node);
+	spin_unlock_irqrestore(&sdev->closed_lock, flags);
 	WARN_ON(!xa_empty(&dom->cqs));
 	xa_destroy(&dom->cqs);
 	WARN_ON(!xa_empty(&dom->cntrs));
@@ -63,7 +68,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 		      struct swnic_domain **out)
 {
 	struct swnic_domain *dom, *d;
-	u32 mine = 0;
+	u32 mine = 0, closed = 0;
 	int ret;
 
 	dom = kzalloc(sizeof(*dom), GFP_KERNEL_ACCOUNT);
@@ -72,6 +77,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	kref_init(&dom->ref);
 	mutex_init(&dom->lock);
 	INIT_LIST_HEAD(&dom->dev_node);
+	INIT_LIST_HEAD(&dom->closed_node);
 	INIT_LIST_HEAD(&dom->port_blocks);
 	xa_init_flags(&dom->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dom->cntrs, XA_FLAGS_ALLOC1);
@@ -99,7 +105,18 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 		ret = -ENXIO;
 		goto err_unlock;
 	}
-	if (sdev->ndomains >= sdev->limits.max_domains) {
+	/*
+	 * A closed domain that objects still hold counts until it goes: or
+	 * a user would close domain after domain, keeping max_cq CQs and
+	 * the counters of each, with no bound.
+	 */
+	spin_lock_irq(&sdev->closed_lock);
+	list_for_each_entry(d, &sdev->closed_domains, closed_node) {
+		closed++;
+		mine += uid_eq(d->uid, dom->uid);
+	}
+	spin_unlock_irq(&sdev->closed_lock);
+	if (sdev->ndomains + closed >= sdev->limits.max_domains) {
 		ret = -EMFILE;
 		goto err_unlock;
 	}
@@ -155,6 +172,10 @@ void swnic_domain_close(struct swnic_domain *dom)
 	list_del_init(&dom->dev_node);
 	sdev->ndomains--;
 	sdev->norphans -= dom->orphan;
+	/* Counted on until its last reference goes (swnic_domain_open()). */
+	spin_lock_irq(&sdev->closed_lock);
+	list_add_tail(&dom->closed_node, &sdev->closed_domains);
+	spin_unlock_irq(&sdev->closed_lock);
 	mutex_unlock(&sdev->lock);
 	xa_erase(&swnic_domain_xa, dom->id);
 	swnic_nl_domain_closed(dom);

@@ -29,6 +29,8 @@ struct swnic_domain {
 	struct kref ref;
 	struct swnic_device *sdev;	/* holds a device reference */
 	struct list_head dev_node;	/* on sdev->domains, sdev->lock */
+	/* closed, still referenced: on sdev->closed_domains, closed_lock */
+	struct list_head closed_node;
 	u32 id;				/* immutable, unique while alive */
 
 	/* The process that opened the file: immutable. */

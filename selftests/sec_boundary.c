@@ -485,6 +485,43 @@ TEST_F(sec, domains_per_user_are_limited)
 	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_domains_per_user 256"));
 }
 
+/*
+ * A domain closed while its CQs are still open counts against its user's
+ * limit until they go: before, a user closed domain after domain, each
+ * leaving max_cq CQs (and counters) behind, with no bound at all.
+ */
+TEST_F(sec, domains_per_user_count_until_their_objects_go)
+{
+	struct t_cq cq[3] = { 0 };
+	int i, fd;
+
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_domains_per_user 3"));
+	for (i = 0; i < 3; i++) {
+		fd = open_as(UID_A);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, t_cq_create(fd, 16, &cq[i]));
+		close(fd);
+	}
+	fd = open_as(UID_A);
+	EXPECT_EQ(-EDQUOT, fd) TH_LOG("a fourth domain behind three closed");
+	if (fd >= 0)
+		close(fd);
+	/* Another user is not held back by them. */
+	fd = open_as(UID_B);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	/* The last object of one goes: its place comes back. */
+	t_cq_destroy(&cq[0]);
+	fd = open_as(UID_A);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	for (i = 1; i < 3; i++)
+		t_cq_destroy(&cq[i]);
+	ASSERT_EQ(0, sys_run("swnic dev set swnic0 max_domains_per_user 256"));
+}
+
 /* ---- 5b: a port block's ports count once ----------------------------- */
 
 /* SWNIC_IOCTL_PORT_BLOCK of @count ports; the first in *@base. */

@@ -20,7 +20,9 @@
  *  - output members are written back for min(size, kernel size) bytes.
  *  - a struct that cannot be read, or written back    -> EFAULT,
  *    before the command does anything (but the doorbell and CQ help,
- *    whose answers are counts of what they did).
+ *    whose answers are counts of what they did). A struct whose mapping
+ *    the caller's other threads change during the call may still be
+ *    EFAULT after the command took effect: the caller's own race.
  *
  * Capability discovery is by the features bitmask of SWNIC_IOCTL_QUERY_DEVICE
  * (SWNIC_FEAT_*), never by version numbers.
