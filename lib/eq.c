@@ -419,6 +419,8 @@ static int swnic_eq_close(struct fid *fid)
 			   (void *)fid, binds);
 		return -FI_EBUSY;
 	}
+	/* Out of its wait set first, as a CQ: fi_wait looks at it no more. */
+	swnic_wait_leave(&eq->wait);
 	swnic_list_for_each_safe(pos, tmp, &eq->events) {
 		struct swnic_eq_event *ev =
 			swnic_list_entry(pos, struct swnic_eq_event, node);
