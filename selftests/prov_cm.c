@@ -625,6 +625,49 @@ TEST_F(cm, data_beyond_cm_data_size_is_truncated)
 	EXPECT_EQ(0, memcmp(ev.data, big, 256));
 }
 
+/*
+ * fi_eq(3): the connection data returned is limited to the buffer space
+ * provided - an event with data read into a bare struct fi_eq_cm_entry
+ * gives the entry (and what of the data fits), not -FI_ETOOSMALL.
+ */
+TEST_F(cm, cm_event_with_data_fits_a_bare_entry)
+{
+	struct {
+		struct fi_eq_cm_entry entry;
+		char data[2];
+	} part;
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, "hello", 6));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->peq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(&self->pep->fid, entry.fid);
+	ASSERT_NE(NULL, entry.info);
+	self->req = entry.info;
+	side_open(_metadata, self, &self->srv, self->req, true);
+	ASSERT_EQ(0, peer_accept(self->srv.ep, "welcome", 8));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	/* A buffer with room for part of the data: that part. */
+	ASSERT_EQ(sizeof(part), fi_eq_sread(self->cli.eq, &event, &part,
+					    sizeof(part), 5000, FI_PEEK));
+	ASSERT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(0, memcmp(part.data, "we", 2));
+	/* The header alone does not fit: too small, and nothing is lost. */
+	ASSERT_EQ(-FI_ETOOSMALL, fi_eq_read(self->cli.eq, &event, &entry,
+					    sizeof(entry) - 1, 0));
+	ASSERT_EQ(sizeof(entry), fi_eq_read(self->cli.eq, &event, &entry,
+					    sizeof(entry), 0));
+	ASSERT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(&self->cli.ep->fid, entry.fid);
+	ASSERT_EQ(-FI_EAGAIN, fi_eq_read(self->cli.eq, &event, &entry,
+					 sizeof(entry), 0));
+	transfer(_metadata, &self->cli, &self->srv, 'd', 10);
+}
+
 TEST_F(cm, connect_enables_the_endpoint)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
