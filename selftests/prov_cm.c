@@ -16,6 +16,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 
 #include <rdma/fi_rma.h>
@@ -1022,6 +1024,120 @@ TEST_F(cm, backlog_bounds_pending_requests)
 	for (int i = 0; i < N; i++)
 		fi_close(&eps[i]->fid);
 	fi_close(&pep->fid);
+}
+
+/* The ids of this process's threads, up to @max: how many. */
+static int task_ids(int *ids, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			ids[n++] = atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
+struct starve_connect {
+	struct fid_ep **eps;
+	int n;
+	struct sockaddr_in *addr;
+	atomic_int done;
+	int ret;
+};
+
+static void *connect_all(void *arg)
+{
+	struct starve_connect *c = arg;
+
+	for (int i = 0; i < c->n && !c->ret; i++)
+		c->ret = fi_connect(c->eps[i], c->addr, NULL, 0);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+/*
+ * Requests that reached a listener which closes before its CM thread
+ * read them (in its CQ, or beyond its posted receives in the kernel's
+ * unexpected queue) are refused: each connector gets FI_ECONNREFUSED,
+ * none waits for ever. The listener's CM thread is kept off the CPU (it
+ * shares one with this thread, which runs SCHED_FIFO without blocking)
+ * from before the requests arrive until the close has told it to stop,
+ * so none is dispatched.
+ */
+TEST_F(cm, requests_unread_at_listener_close_are_refused)
+{
+	enum { N = 20, MAXT = 64 };
+	struct sched_param fifo = { .sched_priority = 10 };
+	struct sched_param other = { .sched_priority = 0 };
+	int before[MAXT], after[MAXT], nb, na, cm_tid = 0;
+	struct starve_connect c = { 0 };
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	struct fid_ep *eps[N];
+	struct timespec t0;
+	struct fid_pep *pep;
+	cpu_set_t cpu0;
+	pthread_t th;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &pep,
+				   NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
+	open_connectors(_metadata, self, eps, N);
+	/* The client's shared CM port exists already (the fixture's). */
+	nb = task_ids(before, MAXT);
+	ASSERT_EQ(0, prov_peer_run(listen_fn, pep));
+	na = task_ids(after, MAXT);
+	for (int i = 0; i < na; i++) {
+		bool old = false;
+
+		for (int j = 0; j < nb; j++)
+			old |= after[i] == before[j];
+		if (!old) {
+			ASSERT_EQ(0, cm_tid);	/* one new thread */
+			cm_tid = after[i];
+		}
+	}
+	ASSERT_NE(0, cm_tid);
+	ASSERT_EQ(0, fi_getname(&pep->fid, &addr, &len));
+	usleep(100000);			/* it sleeps in poll() */
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(cm_tid, sizeof(cpu0), &cpu0));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo))
+		SKIP(return, "no SCHED_FIFO: %s", strerror(errno));
+	c = (struct starve_connect){ .eps = eps, .n = N, .addr = &addr };
+	if (pthread_create(&th, NULL, connect_all, &c)) {
+		sched_setscheduler(0, SCHED_OTHER, &other);
+		ASSERT_TRUE(false);
+	}
+	/* Spin (no blocking: the CM thread would run) until all are sent. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!atomic_load(&c.done) && sys_ms_since(&t0) < 20000)
+		;
+	/* And a little longer: the last request is on its way. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (sys_ms_since(&t0) < 300)
+		;
+	fi_close(&pep->fid);
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, c.ret);
+	ASSERT_EQ(1, c.done);
+
+	/* Nothing reached the listener's EQ; every connector is refused. */
+	EXPECT_EQ(0, connreqs(_metadata, self->peq, NULL));
+	EXPECT_EQ(N, refusals(_metadata, self->cli.eq));
+	for (int i = 0; i < N; i++)
+		fi_close(&eps[i]->fid);
 }
 
 /* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */
