@@ -1035,12 +1035,13 @@ static int swnic_cm_ep_ready(struct swnic_ep *ep, const void *param,
 	if (!ep->eq) {
 		/*
 		 * fi_domain(3): the domain's EQ is the default for the
-		 * control events of its endpoints that have none.
+		 * control events of its endpoints that have none. Checked
+		 * again under the lock: another thread may have taken it.
 		 */
 		struct swnic_domain *dom = ep->domain;
 
 		pthread_mutex_lock(&dom->ctl_lock);
-		if (dom->eq) {
+		if (!ep->eq && dom->eq) {
 			ep->eq = dom->eq;
 			swnic_eq_bind_get(ep->eq);
 		}

@@ -1026,6 +1026,90 @@ TEST_F(cm, backlog_bounds_pending_requests)
 	fi_close(&pep->fid);
 }
 
+struct connect_race {
+	pthread_barrier_t *go;
+	struct fid_ep *ep;
+	struct sockaddr_in *addr;
+	int ret;
+};
+
+static void *connect_racer(void *arg)
+{
+	struct connect_race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->ret = fi_connect(r->ep, r->addr, NULL, 0);
+	return NULL;
+}
+
+/*
+ * FI_THREAD_SAFE: two threads connect one endpoint that is not enabled
+ * yet and has no EQ of its own (its domain's is the default) at once.
+ * One connects, the other is told it is under way; the endpoint takes
+ * the domain's EQ once (the EQ closes after the domain and endpoint) and
+ * is enabled once (closing it leaves no descriptor behind).
+ */
+TEST_F(cm, concurrent_connects_enable_once)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fid_domain *dom;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct cm_event ev;
+	uint32_t event;
+	int before;
+
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &eq, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &dom, NULL));
+	ASSERT_EQ(0, fi_domain_bind(dom, &eq->fid, 0));
+	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &cq, NULL));
+	for (int round = 0; round < 20; round++) {
+		struct connect_race r[2];
+		pthread_barrier_t go;
+		pthread_t t[2];
+		struct fid_ep *ep;
+		int ok = 0;
+
+		before = fd_count();
+		ASSERT_LT(0, before);
+		ASSERT_EQ(0, fi_endpoint(dom, self->info, &ep, NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+		for (int i = 0; i < 2; i++) {
+			r[i] = (struct connect_race){ .go = &go, .ep = ep,
+						      .addr = &self->pep_addr };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, connect_racer,
+						    &r[i]));
+		}
+		for (int i = 0; i < 2; i++) {
+			pthread_join(t[i], NULL);
+			if (!r[i].ret)
+				ok++;
+			else
+				EXPECT_EQ(-FI_EALREADY, r[i].ret);
+		}
+		pthread_barrier_destroy(&go);
+		EXPECT_EQ(1, ok);
+		/* One request; refused, so that it leaves the backlog. */
+		ASSERT_EQ(sizeof(ev.entry), eq_wait(self->peq, &event, &ev,
+						    sizeof(ev)));
+		ASSERT_EQ(FI_CONNREQ, event);
+		EXPECT_EQ(0, fi_reject(self->pep, ev.entry.info->handle, NULL,
+				       0));
+		fi_freeinfo(ev.entry.info);
+		EXPECT_EQ(-FI_EAGAIN, fi_eq_read(self->peq, &event, &ev,
+						 sizeof(ev), 0));
+		ASSERT_EQ(0, fi_close(&ep->fid));
+		/* Nothing left behind (the first round opens the CM port). */
+		if (round)
+			EXPECT_EQ(before, fd_count());
+	}
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&dom->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+}
+
 /* The ids of this process's threads, up to @max: how many. */
 static int task_ids(int *ids, int max)
 {
