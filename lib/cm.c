@@ -89,6 +89,7 @@ struct swnic_cm_port {
 	struct swnic_fabric *fabric;
 	char dev[SWNIC_NAME_MAX];
 	struct swnic_pep *pep;		/* the passive endpoint's, or NULL */
+	bool listener;			/* opened for a passive endpoint */
 	unsigned int refs;		/* shared: connections using it */
 	struct fid_domain *domain;	/* internal, FI_THREAD_SAFE */
 	struct fid_cq *cq;
@@ -538,34 +539,75 @@ static void swnic_cm_sent(const struct swnic_cm_msg *msg, int err)
 }
 
 /*
- * One completion of @port's CQ. @dispatch: act on it (the thread), or
- * only release its buffer (closing). Holds swnic_cm_lock if dispatching.
+ * The port closes: a REQ it received but never dispatched is refused, so
+ * that its connector is not left waiting for an answer for ever. Other
+ * messages (answers to connections of this port's) are dropped.
+ */
+static void swnic_cm_refuse(struct swnic_cm_port *port,
+			    struct swnic_cm_msg *msg, size_t len)
+{
+	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
+	    msg->type != SWNIC_CM_MSG_REQ ||
+	    msg->paramlen > SWNIC_CM_DATA_MAX ||
+	    len < SWNIC_CM_HDR_LEN + msg->paramlen)
+		return;
+	/* An IPv6 sender is named only for a listener (swnic_cm_got_req()). */
+	if (!port->listener && msg->cm.sin_family == AF_INET6)
+		return;
+	if (swnic_cm_decode6(msg))
+		return;
+	swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_REJECT, 0, msg->src_id,
+		      NULL, NULL, 0);
+}
+
+/*
+ * What a completion of @port's CQ is for: acting on it (the thread), or,
+ * closing, refusing the requests received (and receiving again, so that
+ * those waiting in the kernel's unexpected queue come out too), or only
+ * releasing its buffer.
+ */
+enum swnic_cm_mode {
+	SWNIC_CM_DISPATCH,
+	SWNIC_CM_REFUSE,
+	SWNIC_CM_RELEASE,
+};
+
+/* At most this many completions are refused when a port closes. */
+#define SWNIC_CM_REFUSE_MAX	(4 * SWNIC_CM_QUEUE)
+
+/*
+ * One completion of @port's CQ, as @mode says. Holds swnic_cm_lock if
+ * dispatching.
  */
 static void swnic_cm_complete(struct swnic_cm_port *port,
 			      struct swnic_cm_buf *buf, size_t len, int err,
-			      bool dispatch)
+			      enum swnic_cm_mode mode)
 {
 	if (!buf)
 		return;
 	if (!buf->rx) {
-		if (dispatch)
+		if (mode == SWNIC_CM_DISPATCH)
 			swnic_cm_sent(&buf->msg, err);
 		fi_av_remove(port->av, &buf->dest, 1, 0);
 		free(buf);
 		return;
 	}
-	if (!dispatch || err == FI_ECANCELED)
+	if (mode == SWNIC_CM_RELEASE || err == FI_ECANCELED)
 		return;
-	if (!err)
+	if (!err && mode == SWNIC_CM_DISPATCH)
 		swnic_cm_recv(port, &buf->msg, len);
+	else if (!err)
+		swnic_cm_refuse(port, &buf->msg, len);
 	if (fi_recv(port->ep, &buf->msg, sizeof(buf->msg), NULL,
 		    FI_ADDR_UNSPEC, buf))
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: could not repost a receive\n");
 }
 
 /* Read what @port's CQ holds. Return: entries handled, or 0. */
-static int swnic_cm_poll(struct swnic_cm_port *port, bool dispatch)
+static int swnic_cm_poll(struct swnic_cm_port *port, enum swnic_cm_mode mode)
 {
+	bool dispatch = mode == SWNIC_CM_DISPATCH;
+
 	struct fi_cq_msg_entry ent[8];
 	struct fi_cq_err_entry err;
 	ssize_t n;
@@ -576,7 +618,7 @@ static int swnic_cm_poll(struct swnic_cm_port *port, bool dispatch)
 			pthread_mutex_lock(&swnic_cm_lock);
 		for (ssize_t i = 0; i < n; i++)
 			swnic_cm_complete(port, ent[i].op_context, ent[i].len,
-					  0, dispatch);
+					  0, mode);
 		if (dispatch)
 			pthread_mutex_unlock(&swnic_cm_lock);
 		return (int)n;
@@ -588,7 +630,7 @@ static int swnic_cm_poll(struct swnic_cm_port *port, bool dispatch)
 		return 0;
 	if (dispatch)
 		pthread_mutex_lock(&swnic_cm_lock);
-	swnic_cm_complete(port, err.op_context, 0, err.err, dispatch);
+	swnic_cm_complete(port, err.op_context, 0, err.err, mode);
 	if (dispatch)
 		pthread_mutex_unlock(&swnic_cm_lock);
 	return 1;
@@ -604,7 +646,7 @@ static void *swnic_cm_thread(void *arg)
 
 	/* Checked at every pass: a peer's flood of REQs must not hold it. */
 	while (!atomic_load_explicit(&port->stop, memory_order_acquire)) {
-		if (swnic_cm_poll(port, true))
+		if (swnic_cm_poll(port, SWNIC_CM_DISPATCH))
 			continue;
 		/* Sleep only if the CQ is really empty (level-triggered fd). */
 		if (swnic_cq_trywait(&port->cq->fid) == -FI_EAGAIN)
@@ -629,8 +671,20 @@ void swnic_cm_port_close(struct swnic_cm_port *port)
 			SWNIC_WARN(FI_LOG_EP_CTRL, "CM: cannot stop a thread\n");
 		pthread_join(port->thread, NULL);
 	}
-	/* Sends are done once posted (syscall doorbell): free their buffers. */
-	while (port->cq && swnic_cm_poll(port, false))
+	/*
+	 * Requests the thread did not dispatch - in the CQ, or beyond the
+	 * posted receives in the kernel's unexpected queue, which each
+	 * receive posted again drains - are refused (bounded: a peer's flood
+	 * must not hold the close). Then sends are done once posted (syscall
+	 * doorbell): free their buffers.
+	 */
+	if (port->cq && port->thread_started) {
+		int n, left = SWNIC_CM_REFUSE_MAX;
+
+		while (left > 0 && (n = swnic_cm_poll(port, SWNIC_CM_REFUSE)))
+			left -= n;
+	}
+	while (port->cq && swnic_cm_poll(port, SWNIC_CM_RELEASE))
 		;
 	if (port->ep)
 		fi_close(&port->ep->fid);
@@ -722,6 +776,7 @@ int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
 	atomic_init(&port->stop, false);
 	port->fabric = fab;
 	port->pep = pep;
+	port->listener = pep != NULL;
 	snprintf(port->dev, sizeof(port->dev), "%s", dev);
 	swnic_list_init(&port->node);
 
@@ -980,12 +1035,13 @@ static int swnic_cm_ep_ready(struct swnic_ep *ep, const void *param,
 	if (!ep->eq) {
 		/*
 		 * fi_domain(3): the domain's EQ is the default for the
-		 * control events of its endpoints that have none.
+		 * control events of its endpoints that have none. Checked
+		 * again under the lock: another thread may have taken it.
 		 */
 		struct swnic_domain *dom = ep->domain;
 
 		pthread_mutex_lock(&dom->ctl_lock);
-		if (dom->eq) {
+		if (!ep->eq && dom->eq) {
 			ep->eq = dom->eq;
 			swnic_eq_bind_get(ep->eq);
 		}

@@ -914,6 +914,12 @@ static int swnic_cq_close(struct fid *fid)
 			   (void *)fid, binds);
 		return -FI_EBUSY;
 	}
+	/*
+	 * Out of its wait set first: a thread in fi_wait checks (progresses)
+	 * the set's members under the set's lock, so once it has left, none
+	 * looks at its ring, fd or errors any more.
+	 */
+	swnic_wait_leave(&cq->wait);
 	/* An SRX that completed to it must not lock it from now on. */
 	swnic_srx_forget_cq(cq);
 	swnic_list_for_each_safe(pos, tmp, &cq->errors)
@@ -921,6 +927,7 @@ static int swnic_cq_close(struct fid *fid)
 	if (cq->kfd >= 0) {
 		swnic_uring_unmap(&cq->kring);
 		close(cq->kfd);
+		cq->kfd = -1;
 	}
 	swnic_wait_fini(&cq->wait);
 	swnic_lock_destroy(&cq->lock);

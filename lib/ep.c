@@ -231,6 +231,7 @@ static int swnic_ep_close(struct fid *fid)
 	swnic_op_pool_fini(&ep->tx_pool);
 	swnic_op_pool_fini(&ep->rx_pool);
 	swnic_lock_destroy(&ep->lock);
+	pthread_mutex_destroy(&ep->enable_lock);
 	swnic_domain_child(ep->domain, SWNIC_CHILD_EP, -1);
 	fi_freeinfo(ep->info);
 	free(ep);
@@ -377,13 +378,20 @@ static int swnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_EQ:
 		/* Connection events (MSG); other kinds never report any. */
 		eq = swnic_eq_from_fid(bfid);
-		if (!eq || flags || ep->eq)
+		if (!eq || flags)
 			return -FI_EINVAL;
 		if (swnic_eq_bind_check(eq, ep->domain->fabric,
 					FI_LOG_EP_CTRL, "fi_ep_bind"))
 			return -FI_EINVAL;
+		/* As fi_connect takes the domain's: under its ctl_lock. */
+		pthread_mutex_lock(&ep->domain->ctl_lock);
+		if (ep->eq) {
+			pthread_mutex_unlock(&ep->domain->ctl_lock);
+			return -FI_EINVAL;
+		}
 		ep->eq = eq;
 		swnic_eq_bind_get(eq);
+		pthread_mutex_unlock(&ep->domain->ctl_lock);
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -430,7 +438,7 @@ static int swnic_ep_counters_only(struct swnic_ep *ep)
 	return 0;
 }
 
-int swnic_ep_enable(struct swnic_ep *ep)
+static int swnic_ep_enable_locked(struct swnic_ep *ep)
 {
 	struct swnic_domain *dom = ep->domain;
 	struct swnic_ep_create c = {
@@ -536,6 +544,21 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	}
 	ep->enabled = true;
 	return 0;
+}
+
+/*
+ * fi_enable, and fi_connect/fi_accept of an endpoint not enabled yet:
+ * once, whichever threads ask at the same time (FI_THREAD_SAFE) - two
+ * kernel endpoints would leak the first's fd and mappings.
+ */
+int swnic_ep_enable(struct swnic_ep *ep)
+{
+	int ret;
+
+	pthread_mutex_lock(&ep->enable_lock);
+	ret = swnic_ep_enable_locked(ep);
+	pthread_mutex_unlock(&ep->enable_lock);
+	return ret;
 }
 
 static int swnic_ep_control(struct fid *fid, int command, void *arg)
@@ -870,6 +893,7 @@ int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
 			ep->addr.sin_port = sin.sin_port;
 	}
 	swnic_lock_init(&ep->lock, dom->data_locks);
+	pthread_mutex_init(&ep->enable_lock, NULL);
 	swnic_list_init(&ep->cq_node[0]);
 	swnic_list_init(&ep->cq_node[1]);
 	swnic_list_init(&ep->srx_node);
@@ -889,6 +913,7 @@ err_pools:
 	swnic_op_pool_fini(&ep->tx_pool);
 	swnic_op_pool_fini(&ep->rx_pool);
 	swnic_lock_destroy(&ep->lock);
+	pthread_mutex_destroy(&ep->enable_lock);
 err_info:
 	fi_freeinfo(ep->info);
 err_free:

@@ -75,7 +75,8 @@ struct swnic_ep {
 	struct swnic_list srx_node;	/* on its SRX's members, srx->lock */
 
 	struct sockaddr_in addr;	/* port 0 until enabled, unless set */
-	bool enabled;
+	pthread_mutex_t enable_lock;	/* serialises swnic_ep_enable() */
+	bool enabled;			/* set under enable_lock, once */
 	bool engine;			/* ENGINE doorbell mode */
 	bool rm_enabled;
 	bool fence_used;		/* FI_FENCE posted: progress re-rings */

@@ -220,6 +220,13 @@ static void swnic_eq_update_wait(struct swnic_eq *eq)
 		swnic_wait_clear(&eq->wait);
 }
 
+/* An event whose data is an fi_eq_cm_entry and connection data after it. */
+static bool swnic_eq_cm_event(uint32_t event)
+{
+	return event == FI_CONNREQ || event == FI_CONNECTED ||
+	       event == FI_SHUTDOWN;
+}
+
 static ssize_t swnic_eq_read(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, uint64_t flags)
 {
@@ -227,6 +234,7 @@ static ssize_t swnic_eq_read(struct fid_eq *eq_fid, uint32_t *event,
 		swnic_container_of(eq_fid, struct swnic_eq, eq_fid);
 	struct swnic_eq_event *ev;
 	ssize_t ret;
+	size_t n;
 
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
@@ -240,14 +248,22 @@ static ssize_t swnic_eq_read(struct fid_eq *eq_fid, uint32_t *event,
 		goto out;
 	}
 	ev = swnic_list_entry(eq->events.next, struct swnic_eq_event, node);
-	if (ev->len > len || (ev->len && !buf)) {
+	n = ev->len;
+	/*
+	 * fi_eq(3): a CM event's connection data is limited to the buffer
+	 * space provided - its fi_eq_cm_entry must fit, the data need not.
+	 */
+	if (n > len && swnic_eq_cm_event(ev->event) &&
+	    len >= sizeof(struct fi_eq_cm_entry))
+		n = len;
+	if (n > len || (n && !buf)) {
 		ret = -FI_ETOOSMALL;
 		goto out;
 	}
 	if (event)
 		*event = ev->event;
-	memcpy(buf, ev->data, ev->len);
-	ret = (ssize_t)ev->len;
+	memcpy(buf, ev->data, n);
+	ret = (ssize_t)n;
 	if (!(flags & FI_PEEK)) {
 		swnic_list_del(&ev->node);
 		eq->count--;
@@ -419,6 +435,8 @@ static int swnic_eq_close(struct fid *fid)
 			   (void *)fid, binds);
 		return -FI_EBUSY;
 	}
+	/* Out of its wait set first, as a CQ: fi_wait looks at it no more. */
+	swnic_wait_leave(&eq->wait);
 	swnic_list_for_each_safe(pos, tmp, &eq->events) {
 		struct swnic_eq_event *ev =
 			swnic_list_entry(pos, struct swnic_eq_event, node);

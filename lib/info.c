@@ -461,6 +461,19 @@ static int swnic_check_ep_attr(const struct fi_info *fi,
 		SWNIC_CHECK_MAX(hint->rx_ctx_cnt,
 				fi->domain_attr->max_ep_rx_ctx,
 				"ep rx_ctx_cnt");
+	/*
+	 * Several contexts are a scalable endpoint's (fi_endpoint opens one
+	 * of each): FI_EP_RDM or FI_EP_DGRAM, none of them shared
+	 * (fi_scalable_ep). For an unspecified type only the MSG answer goes.
+	 */
+	if ((hint->tx_ctx_cnt > 1 && hint->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+	    (hint->rx_ctx_cnt > 1 && hint->rx_ctx_cnt != FI_SHARED_CONTEXT)) {
+		if (attr->type == FI_EP_MSG)
+			return SWNIC_NOMATCH("several contexts: not FI_EP_MSG\n");
+		if (hint->tx_ctx_cnt == FI_SHARED_CONTEXT ||
+		    hint->rx_ctx_cnt == FI_SHARED_CONTEXT)
+			return SWNIC_NOMATCH("several contexts, and shared ones\n");
+	}
 	return swnic_check_auth_key(dev, hint->auth_key, hint->auth_key_size,
 				    version, false);
 }

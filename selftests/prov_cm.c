@@ -16,6 +16,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 
 #include <rdma/fi_rma.h>
@@ -625,6 +627,49 @@ TEST_F(cm, data_beyond_cm_data_size_is_truncated)
 	EXPECT_EQ(0, memcmp(ev.data, big, 256));
 }
 
+/*
+ * fi_eq(3): the connection data returned is limited to the buffer space
+ * provided - an event with data read into a bare struct fi_eq_cm_entry
+ * gives the entry (and what of the data fits), not -FI_ETOOSMALL.
+ */
+TEST_F(cm, cm_event_with_data_fits_a_bare_entry)
+{
+	struct {
+		struct fi_eq_cm_entry entry;
+		char data[2];
+	} part;
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &self->pep_addr, "hello", 6));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->peq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(&self->pep->fid, entry.fid);
+	ASSERT_NE(NULL, entry.info);
+	self->req = entry.info;
+	side_open(_metadata, self, &self->srv, self->req, true);
+	ASSERT_EQ(0, peer_accept(self->srv.ep, "welcome", 8));
+	ASSERT_EQ(sizeof(entry), eq_wait(self->srv.eq, &event, &entry,
+					 sizeof(entry)));
+	ASSERT_EQ(FI_CONNECTED, event);
+	/* A buffer with room for part of the data: that part. */
+	ASSERT_EQ(sizeof(part), fi_eq_sread(self->cli.eq, &event, &part,
+					    sizeof(part), 5000, FI_PEEK));
+	ASSERT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(0, memcmp(part.data, "we", 2));
+	/* The header alone does not fit: too small, and nothing is lost. */
+	ASSERT_EQ(-FI_ETOOSMALL, fi_eq_read(self->cli.eq, &event, &entry,
+					    sizeof(entry) - 1, 0));
+	ASSERT_EQ(sizeof(entry), fi_eq_read(self->cli.eq, &event, &entry,
+					    sizeof(entry), 0));
+	ASSERT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(&self->cli.ep->fid, entry.fid);
+	ASSERT_EQ(-FI_EAGAIN, fi_eq_read(self->cli.eq, &event, &entry,
+					 sizeof(entry), 0));
+	transfer(_metadata, &self->cli, &self->srv, 'd', 10);
+}
+
 TEST_F(cm, connect_enables_the_endpoint)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
@@ -979,6 +1024,204 @@ TEST_F(cm, backlog_bounds_pending_requests)
 	for (int i = 0; i < N; i++)
 		fi_close(&eps[i]->fid);
 	fi_close(&pep->fid);
+}
+
+struct connect_race {
+	pthread_barrier_t *go;
+	struct fid_ep *ep;
+	struct sockaddr_in *addr;
+	int ret;
+};
+
+static void *connect_racer(void *arg)
+{
+	struct connect_race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->ret = fi_connect(r->ep, r->addr, NULL, 0);
+	return NULL;
+}
+
+/*
+ * FI_THREAD_SAFE: two threads connect one endpoint that is not enabled
+ * yet and has no EQ of its own (its domain's is the default) at once.
+ * One connects, the other is told it is under way; the endpoint takes
+ * the domain's EQ once (the EQ closes after the domain and endpoint) and
+ * is enabled once (closing it leaves no descriptor behind).
+ */
+TEST_F(cm, concurrent_connects_enable_once)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fid_domain *dom;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct cm_event ev;
+	uint32_t event;
+	int before;
+
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &eq, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &dom, NULL));
+	ASSERT_EQ(0, fi_domain_bind(dom, &eq->fid, 0));
+	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &cq, NULL));
+	for (int round = 0; round < 20; round++) {
+		struct connect_race r[2];
+		pthread_barrier_t go;
+		pthread_t t[2];
+		struct fid_ep *ep;
+		int ok = 0;
+
+		before = fd_count();
+		ASSERT_LT(0, before);
+		ASSERT_EQ(0, fi_endpoint(dom, self->info, &ep, NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+		for (int i = 0; i < 2; i++) {
+			r[i] = (struct connect_race){ .go = &go, .ep = ep,
+						      .addr = &self->pep_addr };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, connect_racer,
+						    &r[i]));
+		}
+		for (int i = 0; i < 2; i++) {
+			pthread_join(t[i], NULL);
+			if (!r[i].ret)
+				ok++;
+			else
+				EXPECT_EQ(-FI_EALREADY, r[i].ret);
+		}
+		pthread_barrier_destroy(&go);
+		EXPECT_EQ(1, ok);
+		/* One request; refused, so that it leaves the backlog. */
+		ASSERT_EQ(sizeof(ev.entry), eq_wait(self->peq, &event, &ev,
+						    sizeof(ev)));
+		ASSERT_EQ(FI_CONNREQ, event);
+		EXPECT_EQ(0, fi_reject(self->pep, ev.entry.info->handle, NULL,
+				       0));
+		fi_freeinfo(ev.entry.info);
+		EXPECT_EQ(-FI_EAGAIN, fi_eq_read(self->peq, &event, &ev,
+						 sizeof(ev), 0));
+		ASSERT_EQ(0, fi_close(&ep->fid));
+		/* Nothing left behind (the first round opens the CM port). */
+		if (round)
+			EXPECT_EQ(before, fd_count());
+	}
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&dom->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+}
+
+/* The ids of this process's threads, up to @max: how many. */
+static int task_ids(int *ids, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			ids[n++] = atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
+struct starve_connect {
+	struct fid_ep **eps;
+	int n;
+	struct sockaddr_in *addr;
+	atomic_int done;
+	int ret;
+};
+
+static void *connect_all(void *arg)
+{
+	struct starve_connect *c = arg;
+
+	for (int i = 0; i < c->n && !c->ret; i++)
+		c->ret = fi_connect(c->eps[i], c->addr, NULL, 0);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+/*
+ * Requests that reached a listener which closes before its CM thread
+ * read them (in its CQ, or beyond its posted receives in the kernel's
+ * unexpected queue) are refused: each connector gets FI_ECONNREFUSED,
+ * none waits for ever. The listener's CM thread is kept off the CPU (it
+ * shares one with this thread, which runs SCHED_FIFO without blocking)
+ * from before the requests arrive until the close has told it to stop,
+ * so none is dispatched.
+ */
+TEST_F(cm, requests_unread_at_listener_close_are_refused)
+{
+	enum { N = 20, MAXT = 64 };
+	struct sched_param fifo = { .sched_priority = 10 };
+	struct sched_param other = { .sched_priority = 0 };
+	int before[MAXT], after[MAXT], nb, na, cm_tid = 0;
+	struct starve_connect c = { 0 };
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	struct fid_ep *eps[N];
+	struct timespec t0;
+	struct fid_pep *pep;
+	cpu_set_t cpu0;
+	pthread_t th;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &pep,
+				   NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
+	open_connectors(_metadata, self, eps, N);
+	/* The client's shared CM port exists already (the fixture's). */
+	nb = task_ids(before, MAXT);
+	ASSERT_EQ(0, prov_peer_run(listen_fn, pep));
+	na = task_ids(after, MAXT);
+	for (int i = 0; i < na; i++) {
+		bool old = false;
+
+		for (int j = 0; j < nb; j++)
+			old |= after[i] == before[j];
+		if (!old) {
+			ASSERT_EQ(0, cm_tid);	/* one new thread */
+			cm_tid = after[i];
+		}
+	}
+	ASSERT_NE(0, cm_tid);
+	ASSERT_EQ(0, fi_getname(&pep->fid, &addr, &len));
+	usleep(100000);			/* it sleeps in poll() */
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(cm_tid, sizeof(cpu0), &cpu0));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo))
+		SKIP(return, "no SCHED_FIFO: %s", strerror(errno));
+	c = (struct starve_connect){ .eps = eps, .n = N, .addr = &addr };
+	if (pthread_create(&th, NULL, connect_all, &c)) {
+		sched_setscheduler(0, SCHED_OTHER, &other);
+		ASSERT_TRUE(false);
+	}
+	/* Spin (no blocking: the CM thread would run) until all are sent. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!atomic_load(&c.done) && sys_ms_since(&t0) < 20000)
+		;
+	/* And a little longer: the last request is on its way. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (sys_ms_since(&t0) < 300)
+		;
+	fi_close(&pep->fid);
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, c.ret);
+	ASSERT_EQ(1, c.done);
+
+	/* Nothing reached the listener's EQ; every connector is refused. */
+	EXPECT_EQ(0, connreqs(_metadata, self->peq, NULL));
+	EXPECT_EQ(N, refusals(_metadata, self->cli.eq));
+	for (int i = 0; i < N; i++)
+		fi_close(&eps[i]->fid);
 }
 
 /* fi_wait_open: deprecated in libfabric 2.x, still part of its API. */

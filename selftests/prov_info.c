@@ -692,6 +692,63 @@ TEST_F(info, ep_attr)
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
 }
 
+/*
+ * Several contexts are a scalable endpoint's (fi_scalable_ep: FI_EP_RDM
+ * or FI_EP_DGRAM, none of them shared; fi_endpoint opens one of each):
+ * no answer asks for what no open call can give - not an FI_EP_MSG one,
+ * not several transmit contexts with a shared receive one (or the
+ * reverse). Every answer given opens.
+ */
+TEST_F(info, context_counts_only_as_they_open)
+{
+	struct fi_ep_attr *e = self->hints->ep_attr;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_ep *sep = NULL;
+	int n = 0;
+
+	if (!(self->q.features & SWNIC_FEAT_PORT_BLOCK))
+		SKIP(return, "the module has no port blocks");
+	e->type = FI_EP_MSG;
+	e->tx_ctx_cnt = 2;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->tx_ctx_cnt = 0;
+	e->rx_ctx_cnt = 2;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	/* Any type: the scalable ones only, and each opens. */
+	e->type = FI_EP_UNSPEC;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	for (struct fi_info *i = self->info; i; i = i->next, n++) {
+		EXPECT_NE(FI_EP_MSG, i->ep_attr->type);
+		EXPECT_EQ(2, i->ep_attr->rx_ctx_cnt);
+		ASSERT_EQ(0, fi_fabric(i->fabric_attr, &fabric, NULL));
+		ASSERT_EQ(0, fi_domain(fabric, i, &domain, NULL));
+		EXPECT_EQ(0, fi_scalable_ep(domain, i, &sep, NULL));
+		if (sep)
+			fi_close(&sep->fid);
+		sep = NULL;
+		fi_close(&domain->fid);
+		fi_close(&fabric->fid);
+	}
+	EXPECT_LT(0, n);
+	/* Several of one kind, the other shared: neither open takes it. */
+	e->type = FI_EP_RDM;
+	e->rx_ctx_cnt = 0;
+	e->tx_ctx_cnt = 2;
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	if (self->q.features & SWNIC_FEAT_SRX) {
+		e->rx_ctx_cnt = FI_SHARED_CONTEXT;
+		EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	}
+	e->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	e->rx_ctx_cnt = 2;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->type = FI_EP_DGRAM;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	e->tx_ctx_cnt = 0;
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+}
+
 TEST_F(info, tx_rx_attr)
 {
 	struct fi_tx_attr *tx = self->hints->tx_attr;

@@ -13,6 +13,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -303,6 +304,73 @@ TEST_F(ws, wait_set_errors)
 	ASSERT_EQ(0, fi_wait_open(self->ctx.fabric, &wattr, &set));
 	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(set, 10));
 	EXPECT_EQ(0, fi_close(&set->fid));
+}
+
+struct spinner {
+	struct fid_wait *set;
+	atomic_int stop;
+	atomic_ulong waits;
+};
+
+/* fi_wait on the set without sleeping: its members are checked each time. */
+static void *wait_spin(void *arg)
+{
+	struct spinner *sp = arg;
+
+	while (!atomic_load(&sp->stop)) {
+		fi_wait(sp->set, 0);
+		atomic_fetch_add(&sp->waits, 1);
+	}
+	return NULL;
+}
+
+/*
+ * A CQ of a set closes while other threads are in fi_wait on the set:
+ * they must not look at it (its kernel ring, its fd) once its close has
+ * begun. Each round the CQ has a kernel ring (an enabled endpoint made
+ * it); the waiters check it as fast as they can. A race: a provider that
+ * tears the CQ down before it leaves the set crashes here (SIGSEGV on
+ * the unmapped ring) in most runs, not in every one.
+ */
+TEST_F(ws, cq_close_while_waiting)
+{
+	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT,
+				      .wait_obj = FI_WAIT_SET };
+	struct spinner sp = { 0 };
+	struct timespec t0;
+	pthread_t th[2];
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int rounds = 0;
+
+	ASSERT_EQ(0, fi_wait_open(self->ctx.fabric, &wattr, &sp.set));
+	cq_attr.wait_set = sp.set;
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &av, NULL));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, wait_spin, &sp));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (; rounds < 3000 && sys_ms_since(&t0) < 20000; rounds++) {
+		ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &cq_attr, &self->cq,
+					NULL));
+		ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &ep,
+					 NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+		ASSERT_EQ(0, fi_ep_bind(ep, &self->cq->fid,
+					FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_enable(ep));
+		ASSERT_EQ(0, fi_close(&ep->fid));
+		ASSERT_EQ(0, fi_close(&self->cq->fid));
+		self->cq = NULL;
+	}
+	atomic_store(&sp.stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	TH_LOG("%d rounds, %lu waits", rounds, atomic_load(&sp.waits));
+	EXPECT_LT(0, rounds);
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(0, fi_close(&sp.set->fid));
 }
 
 /* fi_poll: the contexts of a non-empty CQ and of a changed counter. */
