@@ -607,7 +607,6 @@ static void swnic_cm_complete(struct swnic_cm_port *port,
 static int swnic_cm_poll(struct swnic_cm_port *port, enum swnic_cm_mode mode)
 {
 	bool dispatch = mode == SWNIC_CM_DISPATCH;
-
 	struct fi_cq_msg_entry ent[8];
 	struct fi_cq_err_entry err;
 	ssize_t n;
