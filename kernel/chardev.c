@@ -48,6 +48,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_SRX | SWNIC_FEAT_WIRE_POLL |
 		      SWNIC_FEAT_RECV_MR | SWNIC_FEAT_COPY_HELP |
 		      SWNIC_FEAT_DB_SQ | SWNIC_FEAT_CNTR_POLL |
+		      SWNIC_FEAT_EP_PEER |
 		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));
@@ -153,6 +154,7 @@ union swnic_ioctl_buf {
 	struct swnic_av_write av_write;
 	struct swnic_port_block port_block;
 	struct swnic_addr6 addr6;
+	struct swnic_ep_peer ep_peer;
 };
 
 /*
@@ -263,6 +265,8 @@ static const struct swnic_ioctl_op swnic_ioctl_ops[] = {
 			  struct swnic_trig_recv, rqe),
 	SWNIC_IOCTL_CQ_OP(CQ_HELP, swnic_cq_ioctl_help,
 			  struct swnic_cq_help, copied, .datapath = true),
+	SWNIC_IOCTL_EP_OP(EP_PEER, swnic_ep_ioctl_peer,
+			  struct swnic_ep_peer, __reserved),
 };
 
 /*

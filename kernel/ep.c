@@ -504,6 +504,43 @@ int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg)
 	return swnic_service_ep_add_key(ep, k->auth_key, &k->index);
 }
 
+/* SWNIC_IOCTL_EP_PEER */
+int swnic_ep_ioctl_peer(struct swnic_ep *ep, void *arg)
+{
+	struct swnic_ep_peer *p = arg;
+
+	if (p->flags & ~(SWNIC_EP_PEER_ONE | SWNIC_EP_PEER_NONE))
+		return -EOPNOTSUPP;
+	if (p->__reserved ||
+	    ((p->flags & SWNIC_EP_PEER_NONE) && (p->flags & SWNIC_EP_PEER_ONE)) ||
+	    (!(p->flags & SWNIC_EP_PEER_ONE) && (p->addr || p->port)))
+		return -EINVAL;
+	if (!swnic_domain_is_owner(ep->dom))
+		return -EPERM;
+	WRITE_ONCE(ep->peer, (u64)p->flags << 48 | (u64)p->port << 32 |
+			     p->addr);
+	return 0;
+}
+
+/**
+ * swnic_ep_takes_from() - does @ep take a send from @addr:@port?
+ * @ep: the target endpoint
+ * @addr: the sender's address (IPv4, or an IPv6 peer's name), as a CQE
+ * @port: the sender's port
+ *
+ * Return: true unless SWNIC_IOCTL_EP_PEER said otherwise.
+ */
+bool swnic_ep_takes_from(const struct swnic_ep *ep, __be32 addr, u16 port)
+{
+	u64 peer = READ_ONCE(ep->peer);
+
+	if (!peer)
+		return true;
+	if (peer >> 48 & SWNIC_EP_PEER_NONE)
+		return false;
+	return (u32)peer == (__force u32)addr && (u16)(peer >> 32) == port;
+}
+
 /**
  * swnic_ep_holds_key() - does @ep take traffic sent with @auth_key?
  * @ep: a target endpoint (referenced)

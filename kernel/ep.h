@@ -148,6 +148,12 @@ struct swnic_ep {
 	struct swnic_recv *rq_partial;
 	/* finishes the RQ for a wire round (swnic_recv_rq_defer()) */
 	struct delayed_work rq_work;
+	/*
+	 * Whom it takes sends from (SWNIC_IOCTL_EP_PEER), one word read
+	 * locklessly: 0 anyone; else SWNIC_EP_PEER_* << 48 | port << 32 |
+	 * addr.
+	 */
+	u64 peer;
 	struct swnic_fault_retry rq_retry;	/* rq_work's, across its runs */
 	bool dead;			/* fd closed or owner exited: refused */
 
@@ -202,6 +208,8 @@ int swnic_ep_ioctl_doorbell(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_peek(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg);
+int swnic_ep_ioctl_peer(struct swnic_ep *ep, void *arg);
+bool swnic_ep_takes_from(const struct swnic_ep *ep, __be32 addr, u16 port);
 bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key);
 u16 swnic_ep_key_index(const struct swnic_ep *ep, u32 auth_key);
 int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,

@@ -358,6 +358,9 @@ static int __swnic_recv_deliver(struct swnic_ep *dst,
 	lockdep_assert_held(&rx->rx_lock);
 	if (dst->dead || rx->dead)
 		return -ECONNREFUSED;
+	/* A connected endpoint's peer only (SWNIC_IOCTL_EP_PEER). */
+	if (!swnic_ep_takes_from(dst, src->addr, src->port))
+		return -ECONNREFUSED;
 	/* The key it came with (the transport checked @dst holds it). */
 	key_index = swnic_ep_key_index(dst, src->auth_key);
 	/* Receives posted without a doorbell (a broken RQ is its owner's). */

@@ -7,7 +7,9 @@
  * what the two share is in cm.h.
  *
  * A MSG endpoint's data path is a kernel endpoint like any other whose
- * sends all go to one peer. Connections are negotiated by the provider
+ * sends all go to one peer, and which, once connected, takes that peer's
+ * sends only (SWNIC_IOCTL_EP_PEER: set before the ACCEPT goes, and by
+ * the connector as it takes the ACCEPT). Connections are negotiated by the provider
  * over CM ports: kernel RDM endpoints of an internal domain, one per
  * listening passive endpoint (at its address) and one per fabric and
  * device that the process's connections share. Each port has a thread
@@ -423,6 +425,7 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 	conn->peer_id = msg->src_id;
 	conn->peer_cm = msg->cm;
 	ep->peer = msg->data;
+	swnic_ep_take_from_peer(ep);
 	swnic_cm_set_state(ep, SWNIC_CM_CONNECTED);
 	swnic_eq_report_cm(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL,
 			   msg->param, msg->paramlen);
@@ -1132,6 +1135,8 @@ static int swnic_ep_accept(struct fid_ep *ep_fid, const void *param,
 	ep->conn->peer_id = req->peer_id;
 	ep->conn->peer_cm = req->peer_cm;
 	ep->peer = req->peer;
+	/* Before the ACCEPT: the peer may send once it has it. */
+	swnic_ep_take_from_peer(ep);
 	swnic_cm_set_state(ep, SWNIC_CM_ACCEPTING);
 	ret = swnic_cm_send(ep->conn->port, &req->peer_cm, SWNIC_CM_MSG_ACCEPT,
 			    ep->conn->id, req->peer_id, &ep->addr, param,

@@ -561,6 +561,30 @@ int swnic_ep_enable(struct swnic_ep *ep)
 	return ret;
 }
 
+/*
+ * A connected MSG endpoint takes messages from its peer (ep->peer) only:
+ * another endpoint that learnt its address is refused by the kernel
+ * (ECONNREFUSED) and fills none of its receives. A kernel without
+ * SWNIC_FEAT_EP_PEER takes them from anyone, as before.
+ */
+void swnic_ep_take_from_peer(struct swnic_ep *ep)
+{
+	struct swnic_ep_peer p = {
+		.size = sizeof(p),
+		.flags = SWNIC_EP_PEER_ONE,
+		.addr = ep->peer.sin_addr.s_addr,
+		.port = ntohs(ep->peer.sin_port),
+	};
+
+	if (ep->fd < 0 ||
+	    !(ep->domain->dev.attr.features & SWNIC_FEAT_EP_PEER))
+		return;
+	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEER, &p))
+		SWNIC_WARN(FI_LOG_EP_CTRL,
+			   "cannot limit the endpoint to its peer: %s\n",
+			   strerror(errno));
+}
+
 static int swnic_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);

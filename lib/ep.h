@@ -155,6 +155,7 @@ extern struct fi_ops_cm swnic_ep_cm_ops;
 int swnic_cm_ep_init(struct swnic_ep *ep, const struct fi_info *info);
 void swnic_cm_ep_close(struct swnic_ep *ep);
 int swnic_ep_enable(struct swnic_ep *ep);
+void swnic_ep_take_from_peer(struct swnic_ep *ep);
 int swnic_ep_setname(fid_t fid, void *addr, size_t addrlen);
 int swnic_ep_getname(fid_t fid, void *addr, size_t *addrlen);
 

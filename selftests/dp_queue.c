@@ -2310,6 +2310,87 @@ TEST_F(dp, a_sender_leaves_claims_and_bad_rqes_to_the_owner)
 	EXPECT_STREQ("behind", dst);
 }
 
+static int ep_peer(int fd, uint32_t flags, uint32_t addr, uint16_t port)
+{
+	struct swnic_ep_peer p = {
+		.size = sizeof(p), .flags = flags, .addr = addr, .port = port,
+	};
+
+	return ioctl(fd, SWNIC_IOCTL_EP_PEER, &p) ? -errno : 0;
+}
+
+/* A one-byte send from @from to b; its completion's error (0: taken). */
+static uint32_t send_byte_to_b(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(dp) *self, struct t_ep *from,
+			       struct t_cq *cq, const char *byte, uint64_t ctx)
+{
+	struct swnic_sqe s = t_send(byte, 1, &self->b, ctx);
+	struct swnic_cqe c = { 0 };
+
+	EXPECT_EQ(0, t_ring_push(&from->sq, &s));
+	EXPECT_EQ(0, t_doorbell(from, NULL));
+	EXPECT_EQ(1, t_cq_pop(cq, &c));
+	EXPECT_EQ(ctx, c.context);
+	return c.flags & SWNIC_CQE_ERROR ? c.err : 0;
+}
+
+/*
+ * SWNIC_IOCTL_EP_PEER: with ONE, b takes sends from a only - another
+ * endpoint's (c) is ECONNREFUSED and takes none of b's receives; with
+ * NONE from no one; with neither from anyone again. Its arguments are
+ * checked, and it is the owner's.
+ */
+TEST_F(dp, ep_peer_takes_sends_from_one_peer)
+{
+	struct swnic_query_device q = { .size = sizeof(q) };
+	char got[2] = "";
+	struct swnic_rqe r = t_recv(got, 1, 50);
+	struct swnic_cqe c;
+	struct t_ep cep;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	ASSERT_TRUE(q.features & SWNIC_FEAT_EP_PEER);
+	ASSERT_EQ(0, t_ep_create(self->da, &self->ca, &self->ca,
+				 SWNIC_EP_F_DB_SYSCALL, 0, 8, &cep));
+	EXPECT_EQ(-EINVAL, ep_peer(self->b.fd, SWNIC_EP_PEER_ONE |
+				   SWNIC_EP_PEER_NONE, 0, 0));
+	EXPECT_EQ(-EINVAL, ep_peer(self->b.fd, 0, self->a.addr, 0));
+	EXPECT_EQ(-EINVAL, ep_peer(self->b.fd, 0, 0, self->a.port));
+	EXPECT_EQ(-EOPNOTSUPP, ep_peer(self->b.fd, 1U << 5, 0, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ep_peer(self->b.fd, SWNIC_EP_PEER_NONE, 0, 0) == -EPERM ?
+		      0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("another process set the owner's endpoint's peer");
+
+	ASSERT_EQ(0, ep_peer(self->b.fd, SWNIC_EP_PEER_ONE, self->a.addr,
+			     self->a.port));
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	EXPECT_EQ(ECONNREFUSED,
+		  send_byte_to_b(_metadata, self, &cep, &self->ca, "c", 51));
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c)) TH_LOG("c's byte was taken");
+	EXPECT_EQ(0, send_byte_to_b(_metadata, self, &self->a, &self->ca,
+				    "a", 52));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(50, c.context);
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ('a', got[0]);
+
+	ASSERT_EQ(0, ep_peer(self->b.fd, SWNIC_EP_PEER_NONE, 0, 0));
+	EXPECT_EQ(ECONNREFUSED,
+		  send_byte_to_b(_metadata, self, &self->a, &self->ca, "a", 53));
+	ASSERT_EQ(0, ep_peer(self->b.fd, 0, 0, 0));
+	EXPECT_EQ(0, send_byte_to_b(_metadata, self, &cep, &self->ca, "c",
+				    54));
+	t_ep_destroy(&cep);
+}
+
 /* Busy polling (SWNIC_DB_POLL) is of the wire only: the rings stay. */
 TEST_F(dp, busy_poll_abi)
 {

@@ -891,6 +891,16 @@ static void fill_ep_auth_key(struct fz *f, void *p, int dom)
 	k->index = fz_u32(&f->r);
 }
 
+static void fill_ep_peer(struct fz *f, void *p, int dom)
+{
+	struct swnic_ep_peer *e = p;
+
+	e->flags = pick_flags(f, SWNIC_EP_PEER_ONE | SWNIC_EP_PEER_NONE);
+	e->addr = fz_chance(&f->r, 70) ? htonl(INADDR_LOOPBACK) : fz_u32(&f->r);
+	e->port = pick_port(f);
+	e->__reserved = fz_chance(&f->r, 95) ? 0 : 1;
+}
+
 static void fill_cq_help(struct fz *f, void *p, int dom)
 {
 	struct swnic_cq_help *h = p;
@@ -939,6 +949,7 @@ static struct cmd cmds[] = {
 	CMD(PORT_BLOCK, K_DOM, swnic_port_block, fill_port_block),
 	CMD(ADDR6, K_DOM, swnic_addr6, fill_addr6),
 	CMD(CQ_HELP, K_CQ, swnic_cq_help, fill_cq_help),
+	CMD(EP_PEER, K_EP, swnic_ep_peer, fill_ep_peer),
 };
 
 static struct cmd *cmd_by_nr(unsigned int nr)
@@ -1008,6 +1019,7 @@ static void init_cmds(void)
 		FZ_ERRS(EPERM, EAFNOSUPPORT, ENETDOWN, EADDRNOTAVAIL, ENOSPC,
 			EDQUOT, ENOMEM, ENOENT);
 	cmd_by_nr(SWNIC_CMD_CQ_HELP)->errs = FZ_ERRS(EOPNOTSUPP, EPERM);
+	cmd_by_nr(SWNIC_CMD_EP_PEER)->errs = FZ_ERRS(EOPNOTSUPP, EPERM);
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		cmds[i].errs = fz_errs_or(cmds[i].errs, generic);
 }

@@ -396,6 +396,73 @@ TEST_F(cm, rma_over_the_connection)
 	fi_close(&mr->fid);
 }
 
+/*
+ * A connected endpoint takes messages from its peer only: an RDM endpoint
+ * that learnt the accepted endpoint's address (same user, same key) and
+ * sends to it is refused (FI_ECONNREFUSED) and fills none of its
+ * receives; the peer's message then takes the receive. Before, the
+ * stranger's message completed the receive as if the peer had sent it.
+ */
+TEST_F(cm, connected_endpoint_takes_its_peers_messages_only)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
+				      .size = 16 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	char rx[16] = "", tx[16] = "from the peer", bad[16] = "stranger";
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_msg_entry e;
+	struct sockaddr_in srv_name;
+	struct prov_ctx st = { 0 };
+	struct fid_cq *scq = NULL;
+	struct fid_av *av = NULL;
+	struct fid_ep *sep = NULL;
+	fi_addr_t to;
+	ssize_t n = -FI_EAGAIN;
+
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+	if (!prov_feature(self->domain, SWNIC_FEAT_EP_PEER))
+		SKIP(return, "the module has no SWNIC_FEAT_EP_PEER");
+	sockaddr_of(_metadata, self->srv.ep, &srv_name, false);
+	ASSERT_EQ(0, fi_recv(self->srv.ep, rx, sizeof(rx), NULL, 0, rx));
+
+	/* The stranger: an RDM endpoint of this process. */
+	ASSERT_EQ(0, prov_open(&st, NULL));
+	ASSERT_EQ(0, fi_cq_open(st.domain, &cq_attr, &scq, NULL));
+	ASSERT_EQ(0, fi_av_open(st.domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_endpoint(st.domain, st.info, &sep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(sep, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(sep, &scq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(sep));
+	ASSERT_EQ(1, fi_av_insert(av, &srv_name, 1, &to, 0, NULL));
+	ASSERT_EQ(0, fi_send(sep, bad, sizeof(bad), NULL, to, bad));
+	for (int i = 0; i < 5000 && n == -FI_EAGAIN; i++) {
+		n = fi_cq_read(scq, &e, 1);
+		if (n == -FI_EAGAIN)
+			usleep(1000);
+	}
+	EXPECT_EQ(-FI_EAVAIL, n) TH_LOG("the stranger's send: %zd", n);
+	if (n == -FI_EAVAIL) {
+		ASSERT_EQ(1, fi_cq_readerr(scq, &err, 0));
+		EXPECT_EQ((void *)bad, err.op_context);
+		EXPECT_EQ(FI_ECONNREFUSED, err.err);
+	}
+	/* Its receive still waits, for the peer. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->srv.cq, &e, 1));
+	EXPECT_STREQ("", rx);
+
+	ASSERT_EQ(0, fi_send(self->cli.ep, tx, sizeof(tx), NULL, 0, tx));
+	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
+	ASSERT_EQ(1, cq_wait(self->srv.cq, &e));
+	EXPECT_EQ((void *)rx, e.op_context);
+	EXPECT_STREQ("from the peer", rx);
+
+	fi_close(&sep->fid);
+	fi_close(&av->fid);
+	fi_close(&scq->fid);
+	prov_close(&st);
+}
+
 TEST_F(cm, eq_fd_wakes_without_reading)
 {
 	struct fi_eq_cm_entry entry;

@@ -65,6 +65,7 @@ enum {
 	SWNIC_CMD_ADDR6,		/* an IPv6 peer's name (WIRE_IPV6) */
 	SWNIC_CMD_TRIG_RECV,		/* swnic_queue.h (SWNIC_FEAT_TRIG_RECV) */
 	SWNIC_CMD_CQ_HELP,		/* swnic_queue.h, on a CQ fd (COPY_HELP) */
+	SWNIC_CMD_EP_PEER,		/* swnic_queue.h, on an endpoint fd */
 	/* new commands go here, never in between */
 	SWNIC_CMD_LAST,
 };
@@ -137,6 +138,8 @@ enum {
 #define SWNIC_FEAT_DB_SQ	(1ULL << 27)
 /* A counter's fd polls: read() and poll() (struct swnic_cntr_words) */
 #define SWNIC_FEAT_CNTR_POLL	(1ULL << 28)
+/* An endpoint takes sends from one peer only: SWNIC_IOCTL_EP_PEER */
+#define SWNIC_FEAT_EP_PEER	(1ULL << 29)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

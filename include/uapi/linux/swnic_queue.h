@@ -644,6 +644,33 @@ struct swnic_ep_auth_key {
 	__u32 index;			/* out: its key_index for SQEs */
 };
 
+/* struct swnic_ep_peer.flags: whom the endpoint takes sends from */
+#define SWNIC_EP_PEER_ANY	0		/* anyone (as created) */
+#define SWNIC_EP_PEER_ONE	(1U << 0)	/* @addr:@port only */
+#define SWNIC_EP_PEER_NONE	(1U << 1)	/* no one */
+
+/**
+ * struct swnic_ep_peer - SWNIC_IOCTL_EP_PEER on an endpoint fd
+ *
+ * Whom the endpoint takes SENDs and TSENDs from, on this host and over the
+ * wire (a connected FI_EP_MSG endpoint's peer): with ONE, only from the
+ * endpoint at @addr:@port (as a receive's CQE names its sender); with
+ * NONE, from no one; with neither, from anyone. A send it does not take
+ * completes at its sender with ECONNREFUSED and takes no receive. RMA
+ * and atomics go to memory regions, not endpoints: their keys say who
+ * may. Only the process that opened the domain may set it (EPERM).
+ *
+ * Errors, beyond the generic contract: EINVAL, ONE and NONE together, or
+ * an address or port without ONE.
+ */
+struct swnic_ep_peer {
+	__u32 size;			/* in: sizeof(struct swnic_ep_peer) */
+	__u32 flags;			/* in: SWNIC_EP_PEER_* */
+	__u32 addr;			/* in: the peer's IPv4 (or name) */
+	__u16 port;			/* in: the peer's port */
+	__u16 __reserved;		/* must be 0 */
+};
+
 /* struct swnic_cntr_update.flags */
 #define SWNIC_CNTR_UPD_SET	(1U << 0)	/* set, not add */
 #define SWNIC_CNTR_UPD_ERR	(1U << 1)	/* the err word, not value */
@@ -782,5 +809,6 @@ struct swnic_cq_help {
 #define SWNIC_IOCTL_TRIG_CANCEL		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_CANCEL)
 #define SWNIC_IOCTL_TRIG_RECV		_IO(SWNIC_TYPE, SWNIC_CMD_TRIG_RECV)
 #define SWNIC_IOCTL_CQ_HELP		_IO(SWNIC_TYPE, SWNIC_CMD_CQ_HELP)
+#define SWNIC_IOCTL_EP_PEER		_IO(SWNIC_TYPE, SWNIC_CMD_EP_PEER)
 
 #endif /* _UAPI_LINUX_SWNIC_QUEUE_H */
