@@ -644,6 +644,21 @@ static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 }
 
 /*
+ * May @t go again at a timeout? Our requests may, to anyone. Answers go
+ * again only to a peer that named us once (p->proven): a request that
+ * did not may come from a forged source, and answers sent again and
+ * again, with pings, until the peer timeout made each forged request of
+ * ~88 bytes some 17 packets at its victim. A real peer whose first
+ * answer was lost gets it again: it names us in its packets once our
+ * ACK or answer told it who we are, and probes us while it waits.
+ */
+static bool swnic_may_resend(const struct swnic_peer *p,
+			     const struct swnic_txpkt *t)
+{
+	return p->proven || t->req;
+}
+
+/*
  * Probe, retransmit what timed out, fail peers that stay silent; then arm
  * the timer for the earliest deadline left.
  */
@@ -698,7 +713,7 @@ void swnic_tick(struct swnic_wnet *wn)
 		 * heavy loss (one in 170 at 20 % each way): a live peer gets
 		 * more chances than that before it is failed.
 		 */
-		if (time_after(jiffies, p->heard + timeout / 4) &&
+		if (p->proven && time_after(jiffies, p->heard + timeout / 4) &&
 		    time_after(jiffies, p->ping_at + max(timeout / 8, 1UL)))
 			swnic_ping(wn, p);
 		swnic_peer_pump(wn, p);
@@ -713,6 +728,8 @@ void swnic_tick(struct swnic_wnet *wn)
 		if (!ktime_before(now, at)) {
 			wn->rto_fires++;
 			list_for_each_entry(t, &p->unacked, node) {
+				if (!swnic_may_resend(p, t))
+					continue;
 				swnic_retransmit(wn, p, t);
 				if (++burst >= SWNIC_RETX_BURST)
 					break;
@@ -737,8 +754,10 @@ void swnic_tick(struct swnic_wnet *wn)
 			continue;
 		}
 		t = list_last_entry(&p->unacked, struct swnic_txpkt, node);
-		swnic_retransmit(wn, p, t);
 		p->probed = true;
+		if (!swnic_may_resend(p, t))
+			continue;
+		swnic_retransmit(wn, p, t);
 		wn->probes++;
 	}
 	/* Buffers kept for reuse go after a second unused. */

@@ -216,6 +216,32 @@ else
 fi
 pingpong_ok "... and a transfer between the real peers completes" 27880 60
 
+# Forged sources, 8 of them (10.81.0.100-107), 32 zero-length SENDs to a
+# closed port, none naming the server: each is answered once, and not
+# again - answers go again only to a peer that named us once. Before,
+# each went again at every RTO, and the context was pinged, until the
+# peer timeout: some 17 packets at the forged source's victim for each
+# request.
+forged_retx()
+{
+	$A swnic -j peer show |
+		jq '[.[] | select(.peer | test("^10\\.81\\.0\\.10[0-7]:")) |
+		     .retx // 0] | [length, add // 0] | join(" ")' -r
+}
+read -r _ r0 <<< "$(forged_retx)"
+$B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -n 32 -k 8 \
+	-x spoof -r 10.81.0.0 $ADDR_A >/tmp/wfz.spoof 2>&1
+spoof_rc=$?
+sleep 2
+read -r n r1 <<< "$(forged_retx)"
+if [ $spoof_rc = 0 ] && [ "$n" -gt 0 ] && [ "$r1" = "$r0" ]; then
+	ok "answers to forged sources are not sent again ($n contexts)"
+else
+	not_ok "answers to forged sources are not sent again ($n contexts)" \
+		"wire_fuzz exit $spoof_rc: $(cat /tmp/wfz.spoof)" \
+		"their retransmissions: $r0 -> $r1"
+fi
+
 # A host forging sources (64 made-up ones in A's /24, each a context)
 # sends zero-length SENDs to a closed port, not naming the server: each
 # is refused, and the answer goes nowhere, never ACKed. Those answers
