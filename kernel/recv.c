@@ -225,6 +225,13 @@ struct swnic_unexp *swnic_recv_match_unexp(struct swnic_ep *ep,
 
 	lockdep_assert_held(&ep->rx_lock);
 	list_for_each_entry(u, &ep->unexp, node) {
+		/*
+		 * Buffered before its endpoint was given its one peer
+		 * (SWNIC_IOCTL_EP_PEER): another's stays unseen until the
+		 * close, as if it had been refused.
+		 */
+		if (!swnic_ep_takes_from(u->ep, u->src_addr, u->src_port))
+			continue;
 		/* A claimed message goes only to the receive naming it. */
 		if (u->claimed || claim) {
 			if (u->claimed && claim && u->claim == rqe->tag)

@@ -8,8 +8,9 @@
  *
  * A MSG endpoint's data path is a kernel endpoint like any other whose
  * sends all go to one peer, and which, once connected, takes that peer's
- * sends only (SWNIC_IOCTL_EP_PEER: set before the ACCEPT goes, and by
- * the connector as it takes the ACCEPT). Connections are negotiated by the provider
+ * sends only when the peer is on this host (SWNIC_IOCTL_EP_PEER: set
+ * before the ACCEPT goes, and by the connector as it takes the ACCEPT;
+ * swnic_ep_take_from_peer() says why not across the wire). Connections are negotiated by the provider
  * over CM ports: kernel RDM endpoints of an internal domain, one per
  * listening passive endpoint (at its address) and one per fabric and
  * device that the process's connections share. Each port has a thread

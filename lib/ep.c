@@ -566,6 +566,12 @@ int swnic_ep_enable(struct swnic_ep *ep)
  * another endpoint that learnt its address is refused by the kernel
  * (ECONNREFUSED) and fills none of its receives. A kernel without
  * SWNIC_FEAT_EP_PEER takes them from anyone, as before.
+ *
+ * Only for a peer at our own address (this host, this device): the
+ * address a peer across the wire gives in the CM message is its device's,
+ * while its packets come from the address its route picks, which a host
+ * with several may choose otherwise - the connection would refuse its
+ * own peer. Such peers are not limited yet (fi_swnic(7)).
  */
 void swnic_ep_take_from_peer(struct swnic_ep *ep)
 {
@@ -577,7 +583,8 @@ void swnic_ep_take_from_peer(struct swnic_ep *ep)
 	};
 
 	if (ep->fd < 0 ||
-	    !(ep->domain->dev.attr.features & SWNIC_FEAT_EP_PEER))
+	    !(ep->domain->dev.attr.features & SWNIC_FEAT_EP_PEER) ||
+	    ep->peer.sin_addr.s_addr != ep->addr.sin_addr.s_addr)
 		return;
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEER, &p))
 		SWNIC_WARN(FI_LOG_EP_CTRL,

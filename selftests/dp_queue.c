@@ -2336,9 +2336,9 @@ static uint32_t send_byte_to_b(struct __test_metadata *_metadata,
 
 /*
  * SWNIC_IOCTL_EP_PEER: with ONE, b takes sends from a only - another
- * endpoint's (c) is ECONNREFUSED and takes none of b's receives; with
- * NONE from no one; with neither from anyone again. Its arguments are
- * checked, and it is the owner's.
+ * endpoint's (c) is ECONNREFUSED and takes none of b's receives, nor
+ * does one c sent before (buffered); with NONE from no one; with neither
+ * from anyone again. Its arguments are checked, and it is the owner's.
  */
 TEST_F(dp, ep_peer_takes_sends_from_one_peer)
 {
@@ -2368,6 +2368,9 @@ TEST_F(dp, ep_peer_takes_sends_from_one_peer)
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("another process set the owner's endpoint's peer");
 
+	/* c's byte, buffered before b has its peer. */
+	EXPECT_EQ(0, send_byte_to_b(_metadata, self, &cep, &self->ca, "C",
+				    49));
 	ASSERT_EQ(0, ep_peer(self->b.fd, SWNIC_EP_PEER_ONE, self->a.addr,
 			     self->a.port));
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));

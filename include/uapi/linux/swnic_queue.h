@@ -656,7 +656,9 @@ struct swnic_ep_auth_key {
  * wire (a connected FI_EP_MSG endpoint's peer): with ONE, only from the
  * endpoint at @addr:@port (as a receive's CQE names its sender); with
  * NONE, from no one; with neither, from anyone. A send it does not take
- * completes at its sender with ECONNREFUSED and takes no receive. RMA
+ * completes at its sender with ECONNREFUSED and takes no receive; one
+ * buffered before the setting is taken by no receive either (it goes at
+ * the close: ECONNABORTED to a sender that waits for delivery). RMA
  * and atomics go to memory regions, not endpoints: their keys say who
  * may. Only the process that opened the domain may set it (EPERM).
  *
