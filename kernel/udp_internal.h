@@ -106,6 +106,8 @@ extern bool swnic_tx_splice;
 #define SWNIC_RCVBUF		(16 << 20) /* each socket's queue for the worker */
 #define SWNIC_POLL_FALLBACK_US	400	/* busy polling: the worker's turn */
 #define SWNIC_RTO_INIT_US	20000
+/* Answers to a peer that never named us go again this often at most. */
+#define SWNIC_UNPROVEN_RESENDS	2
 #define SWNIC_RTO_MIN_US	10000	/* 4 ms fired spuriously: wire.rst */
 #define SWNIC_RTO_MAX_US	1000000
 #define SWNIC_RETX_BURST	64	/* timeout retransmissions per tick */
@@ -309,6 +311,7 @@ struct swnic_txpkt {
 	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
 	u8 tos;				/* its IP TOS: DSCP << 2 */
+	u8 resends;			/* times sent again (saturates) */
 	u16 poff;			/* payload offset, if @pcsum is its sum */
 	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;

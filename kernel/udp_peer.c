@@ -376,6 +376,22 @@ static void swnic_peer_unheard_end(struct swnic_wnet *wn,
 /* A packet naming us came from @p: it lives, and its maker's count drops. */
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p)
 {
+	struct swnic_txpkt *t;
+
+	/*
+	 * Proven now: answers held back (swnic_may_resend()) go again at
+	 * this round's tick, not after an RTO that backed off meanwhile.
+	 */
+	if (!p->proven) {
+		list_for_each_entry(t, &p->unacked, node) {
+			if (t->req || t->resends < SWNIC_UNPROVEN_RESENDS)
+				continue;
+			p->rto_us = SWNIC_RTO_INIT_US;
+			p->rto_mark = ktime_sub_us(ktime_get(),
+						   SWNIC_RTO_INIT_US);
+			break;
+		}
+	}
 	p->heard = jiffies;
 	p->proven = true;
 	swnic_peer_unheard_end(wn, p);
@@ -644,18 +660,19 @@ static ktime_t swnic_keepalive(struct swnic_wnet *wn, struct swnic_peer *p,
 }
 
 /*
- * May @t go again at a timeout? Our requests may, to anyone. Answers go
- * again only to a peer that named us once (p->proven): a request that
- * did not may come from a forged source, and answers sent again and
+ * May @t go again at a timeout? Our requests may, to anyone. Answers to a
+ * peer that never named us (!p->proven) go again twice at most: such a
+ * request may come from a forged source, and answers sent again and
  * again, with pings, until the peer timeout made each forged request of
- * ~88 bytes some 17 packets at its victim. A real peer whose first
- * answer was lost gets it again: it names us in its packets once our
- * ACK or answer told it who we are, and probes us while it waits.
+ * ~88 bytes some 17 packets at its victim. A real peer names us once an
+ * answer, or our ACK of its request sent again, told it who we are: from
+ * then on its answers go again as any (swnic_peer_heard() restarts the
+ * RTO), and it probes us while it waits for them.
  */
 static bool swnic_may_resend(const struct swnic_peer *p,
 			     const struct swnic_txpkt *t)
 {
-	return p->proven || t->req;
+	return p->proven || t->req || t->resends < SWNIC_UNPROVEN_RESENDS;
 }
 
 /*

@@ -381,6 +381,8 @@ void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	t->retx = true;
 	t->stamp = ktime_get();
+	if (t->resends < U8_MAX)
+		t->resends++;
 	p->retx++;
 	wn->retx_pkts++;
 	/*

@@ -217,11 +217,10 @@ fi
 pingpong_ok "... and a transfer between the real peers completes" 27880 60
 
 # Forged sources, 8 of them (10.81.0.100-107), 32 zero-length SENDs to a
-# closed port, none naming the server: each is answered once, and not
-# again - answers go again only to a peer that named us once. Before,
-# each went again at every RTO, and the context was pinged, until the
-# peer timeout: some 17 packets at the forged source's victim for each
-# request.
+# closed port, none naming the server: each answer goes again twice at
+# most - more only to a peer that named us once. Before, each went again
+# at every RTO, and the context was pinged, until the peer timeout: some
+# 17 packets at the forged source's victim for each request.
 forged_retx()
 {
 	$A swnic -j peer show |
@@ -234,10 +233,10 @@ $B timeout 60 selftests/wire/out/wire_fuzz -s "$SEED" -n 32 -k 8 \
 spoof_rc=$?
 sleep 2
 read -r n r1 <<< "$(forged_retx)"
-if [ $spoof_rc = 0 ] && [ "$n" -gt 0 ] && [ "$r1" = "$r0" ]; then
-	ok "answers to forged sources are not sent again ($n contexts)"
+if [ $spoof_rc = 0 ] && [ "$n" -gt 0 ] && [ $((r1 - r0)) -le 64 ]; then
+	ok "answers to forged sources go again twice at most ($n contexts, $((r1 - r0)))"
 else
-	not_ok "answers to forged sources are not sent again ($n contexts)" \
+	not_ok "answers to forged sources go again twice at most ($n contexts)" \
 		"wire_fuzz exit $spoof_rc: $(cat /tmp/wfz.spoof)" \
 		"their retransmissions: $r0 -> $r1"
 fi
