@@ -376,6 +376,7 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 	}
 	while (done < avail) {
 		if (ep->rq_partial) {
+			rqe = ep->rq_partial->rqe;	/* for an error's CQE */
 			ret = swnic_recv_post(ep, NULL, NULL, &ep->rq_partial,
 					      hard, fault);
 		} else {
@@ -388,8 +389,9 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 						      &ep->rq_partial, hard,
 						      fault);
 		}
+		/* Dead: its process exited (swnic_recv_take_unexp()). */
 		if (ret == -EAGAIN || ret == -SWNIC_EFAULTIN ||
-		    (sender && ret == -ENOMEM))
+		    (sender && ret == -ENOMEM) || ep->dead)
 			break;
 		if (ret) {
 			struct swnic_ep *to = swnic_recv_err_ep(ep);
