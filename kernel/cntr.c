@@ -118,7 +118,7 @@ static __poll_t swnic_cntr_poll(struct file *file, poll_table *wait)
 	struct swnic_cntr *cntr = file->private_data;
 
 	/* The owner's, as its read(): see swnic_cq_poll(). */
-	if (!swnic_domain_is_owner(cntr->dom))
+	if (current->mm && !swnic_domain_is_owner(cntr->dom))
 		return EPOLLERR;
 	poll_wait(file, &cntr->wq, wait);
 	/* Queued before the look: pairs with swnic_cntr_changed()'s. */

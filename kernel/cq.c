@@ -158,9 +158,11 @@ static __poll_t swnic_cq_poll(struct file *file, poll_table *wait)
 	/*
 	 * Its completions are the owner's, as its mapping: another holder
 	 * of the file (a forked child) may not watch them come, nor make
-	 * every completion pay for its wakeup.
+	 * every completion pay for its wakeup. A kernel thread polls for
+	 * the one that queued it (AIO's poll completes in a worker): the
+	 * first poll, in the caller's context, decided that.
 	 */
-	if (!swnic_domain_is_owner(cq->dom))
+	if (current->mm && !swnic_domain_is_owner(cq->dom))
 		return EPOLLERR;
 	poll_wait(file, &cq->wq, wait);
 	/* Queued before the look at the ring: pairs with wq_has_sleeper(). */
