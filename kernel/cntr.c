@@ -137,6 +137,7 @@ static int swnic_cntr_file_release(struct inode *inode, struct file *file)
 	xa_erase(&dom->cntrs, cntr->id);
 	/* What waits on it is cancelled (struct swnic_sqe_trigger). */
 	swnic_trig_cntr_closed(cntr);
+	atomic_dec(&dom->files);
 	swnic_cntr_put(cntr);
 	return 0;
 }
@@ -215,6 +216,7 @@ int swnic_cntr_create(struct swnic_domain *dom, void *arg)
 		goto err_xa;
 	}
 	swnic_xa_publish(&dom->cntrs, cntr->id, cntr);
+	atomic_inc(&dom->files);
 	c->fd = fd;
 	c->cntr_id = cntr->id;
 	c->mmap_size = PAGE_SIZE;

@@ -192,6 +192,7 @@ static int swnic_cq_file_release(struct inode *inode, struct file *file)
 	 * and it counts until the last goes (swnic_cq_release()).
 	 */
 	xa_erase(&dom->cqs, cq->id);
+	atomic_dec(&dom->files);
 	swnic_cq_put(cq);
 	return 0;
 }
@@ -270,6 +271,7 @@ int swnic_cq_create(struct swnic_domain *dom, void *arg)
 		goto err_xa;
 	}
 	swnic_xa_publish(&dom->cqs, cq->id, cq);
+	atomic_inc(&dom->files);
 	c->fd = fd;
 	c->cq_id = cq->id;
 	swnic_ring_info(&cq->ring, 0, &c->ring);

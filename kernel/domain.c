@@ -106,12 +106,15 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 		goto err_unlock;
 	}
 	/*
-	 * A closed domain that objects still hold counts until it goes: or
-	 * a user would close domain after domain, keeping max_cq CQs and
-	 * the counters of each, with no bound.
+	 * A closed domain whose CQs, counters or endpoints are still open
+	 * counts: or a user would close domain after domain, keeping max_cq
+	 * CQs and the counters of each, with no bound. What others hold of
+	 * it (a deferred completion at a peer) does not count.
 	 */
 	spin_lock_irq(&sdev->closed_lock);
 	list_for_each_entry(d, &sdev->closed_domains, closed_node) {
+		if (!atomic_read(&d->files))
+			continue;
 		closed++;
 		mine += uid_eq(d->uid, dom->uid);
 	}

@@ -31,6 +31,12 @@ struct swnic_domain {
 	struct list_head dev_node;	/* on sdev->domains, sdev->lock */
 	/* closed, still referenced: on sdev->closed_domains, closed_lock */
 	struct list_head closed_node;
+	/*
+	 * Its CQ, counter and endpoint files open: while any is, a closed
+	 * domain counts against the domain limits (swnic_domain_open()).
+	 * References others hold (a peer's deferred completion) do not.
+	 */
+	atomic_t files;
 	u32 id;				/* immutable, unique while alive */
 
 	/* The process that opened the file: immutable. */

@@ -678,6 +678,7 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	/* It sends no more (engine and triggers are done with it). */
 	if (ep->block)
 		swnic_port_block_put(ep->block);
+	atomic_dec(&dom->files);
 	swnic_ep_put(ep);
 	return 0;
 }
@@ -970,6 +971,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	if (ep->srx)
 		swnic_ep_srx_enlist(ep);
 	swnic_obj_inc(SWNIC_OBJ_ENDPOINTS);
+	atomic_inc(&dom->files);
 
 	c->port = ep->port;
 	c->addr = (__force u32)ep->addr;
