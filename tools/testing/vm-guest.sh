@@ -85,7 +85,12 @@ vm_setup()
 # run. Held on from here, before any test, those keys never change again;
 # what holds them does nothing else: an empty cgroup with a quota of ten
 # CPUs and a memory controller, a ping of 127.0.0.1 once an hour, an
-# empty clsact on lo, an unused VXLAN device on lo (IPv4 and IPv6).
+# empty clsact on lo, an unused VXLAN device on lo (IPv4 and IPv6). The
+# kernel's one-time secrets (DO_ONCE: TCP sequence numbers, the inet and
+# UDP hash tables) flip a key at their first use, from a worker, while
+# other CPUs run that code (secure_tcp_seq_and_ts_off() running
+# test_wire.sh's first TCP connection): a TCP connection and a UDP
+# datagram to closed ports on lo use them first, here.
 vm_hold_static_keys()
 {
 	local cg=/run/swnic-cg
@@ -111,6 +116,11 @@ vm_hold_static_keys()
 		local ::1 dev lo &&
 	  ip link set swnic-hold6 up; } 2>/dev/null ||
 		echo "vm: cannot hold the UDP encapsulation keys (vxlan)"
+	{ : > /dev/tcp/127.0.0.1/9; } 2>/dev/null
+	{ : > /dev/tcp/::1/9; } 2>/dev/null
+	{ : > /dev/udp/127.0.0.1/9; } 2>/dev/null
+	{ : > /dev/udp/::1/9; } 2>/dev/null
+	sleep 0.2	# the keys are flipped by a worker
 }
 
 vm_load_module()
