@@ -67,9 +67,10 @@ struct swnic_device {
 	 */
 	u32 norphans;
 	/*
-	 * Domains whose file is closed but which objects still hold (CQs,
-	 * counters, endpoints): they count against the domain limits until
-	 * they go. Released in any context: a spinlock of their own.
+	 * Domains whose file is closed but which are still referenced; one
+	 * whose CQ, counter or endpoint files are open (swnic_domain.files)
+	 * counts against the domain limits. Released in any context: a
+	 * spinlock of their own.
 	 */
 	spinlock_t closed_lock;
 	struct list_head closed_domains;	/* swnic_domain.closed_node */

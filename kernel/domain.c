@@ -175,7 +175,7 @@ void swnic_domain_close(struct swnic_domain *dom)
 	list_del_init(&dom->dev_node);
 	sdev->ndomains--;
 	sdev->norphans -= dom->orphan;
-	/* Counted on until its last reference goes (swnic_domain_open()). */
+	/* Counted on while its own files are open (swnic_domain_open()). */
 	spin_lock_irq(&sdev->closed_lock);
 	list_add_tail(&dom->closed_node, &sdev->closed_domains);
 	spin_unlock_irq(&sdev->closed_lock);

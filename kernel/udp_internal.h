@@ -306,12 +306,11 @@ struct swnic_wnet {
 struct swnic_txpkt {
 	struct list_head node;		/* peer->unacked, PSN order */
 	u32 psn;
-	bool retx;			/* sent again: no RTT sample */
 	bool req;			/* a fragment of our request @req_id */
 	u32 req_id;
 	ktime_t stamp;			/* last (re)transmission */
 	u8 tos;				/* its IP TOS: DSCP << 2 */
-	u8 resends;			/* times sent again (saturates) */
+	u8 resends;			/* times sent again: no RTT sample */
 	u16 poff;			/* payload offset, if @pcsum is its sum */
 	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;

@@ -55,7 +55,7 @@ static void swnic_rx_implicit_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 	list_for_each_entry_safe(t, tmp, &p->unacked, node) {
 		if (!t->req || t->req_id != id)
 			continue;
-		if (!t->retx)
+		if (!t->resends)
 			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
 		swnic_pkt_acked(wn, p, t);
 		progress = true;
@@ -84,7 +84,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 
 		if (!psn_before(t->psn, cum) && !sacked)
 			continue;
-		if (!t->retx)
+		if (!t->resends)
 			swnic_rtt_sample(p, ktime_us_delta(now, t->stamp));
 		/*
 		 * The latest transmission known to have arrived (RACK). A
@@ -96,7 +96,7 @@ static void swnic_rx_ack(struct swnic_wnet *wn, struct swnic_peer *p,
 		 * the peer reports in @dups, and the window grows.
 		 */
 		if (ktime_after(t->stamp, rack) &&
-		    (!t->retx || ktime_us_delta(now, t->stamp) >=
+		    (!t->resends || ktime_us_delta(now, t->stamp) >=
 				 p->min_rtt_us)) {
 			rack = t->stamp;
 		}

@@ -379,7 +379,6 @@ void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	struct kvec iov;
 	u8 *buf;
 
-	t->retx = true;
 	t->stamp = ktime_get();
 	if (t->resends < U8_MAX)
 		t->resends++;
