@@ -462,6 +462,14 @@ static void swnic_cm_got_shutdown(const struct swnic_cm_msg *msg,
 	swnic_eq_report_cm(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid, NULL, NULL, 0);
 }
 
+/* Are @len bytes at @msg a whole CM message, its data included? */
+static bool swnic_cm_msg_whole(const struct swnic_cm_msg *msg, size_t len)
+{
+	return len >= SWNIC_CM_HDR_LEN && msg->magic == SWNIC_CM_MAGIC &&
+	       msg->paramlen <= SWNIC_CM_DATA_MAX &&
+	       len >= SWNIC_CM_HDR_LEN + msg->paramlen;
+}
+
 /*
  * A message at @port. Its IPv6 addresses are named (swnic_cm_decode6(),
  * a kernel name each) only once it is known to be for us: a REQ at a
@@ -472,9 +480,7 @@ static void swnic_cm_recv(struct swnic_cm_port *port,
 {
 	struct swnic_cm_conn *conn;
 
-	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
-	    msg->paramlen > SWNIC_CM_DATA_MAX ||
-	    len < SWNIC_CM_HDR_LEN + msg->paramlen) {
+	if (!swnic_cm_msg_whole(msg, len)) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
 		return;
 	}
@@ -550,10 +556,7 @@ static void swnic_cm_sent(const struct swnic_cm_msg *msg, int err)
 static void swnic_cm_refuse(struct swnic_cm_port *port,
 			    struct swnic_cm_msg *msg, size_t len)
 {
-	if (len < SWNIC_CM_HDR_LEN || msg->magic != SWNIC_CM_MAGIC ||
-	    msg->type != SWNIC_CM_MSG_REQ ||
-	    msg->paramlen > SWNIC_CM_DATA_MAX ||
-	    len < SWNIC_CM_HDR_LEN + msg->paramlen)
+	if (!swnic_cm_msg_whole(msg, len) || msg->type != SWNIC_CM_MSG_REQ)
 		return;
 	/* An IPv6 sender is named only for a listener (swnic_cm_got_req()). */
 	if (!port->listener && msg->cm.sin_family == AF_INET6)
