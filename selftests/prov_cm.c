@@ -864,19 +864,65 @@ static int fd_count(void)
 	return n;
 }
 
-struct listen_race {
+/* One of two threads running @fn(@arg) at once (race_two()). */
+struct race {
 	pthread_barrier_t *go;
-	struct fid_pep *pep;
+	int (*fn)(void *arg);
+	void *arg;
 	int ret;
 };
 
-static void *listen_racer(void *arg)
+static void *racer(void *arg)
 {
-	struct listen_race *r = arg;
+	struct race *r = arg;
 
 	pthread_barrier_wait(r->go);
-	r->ret = prov_peer_run(listen_fn, r->pep);
+	r->ret = r->fn(r->arg);
 	return NULL;
+}
+
+/*
+ * @fn(@arg) on two threads at once. Return: how many of them got 0 (-1
+ * if a thread could not start); the other's answer must be @busy.
+ */
+static int race_two(struct __test_metadata *_metadata, int (*fn)(void *),
+		    void *arg, int busy)
+{
+	struct race r[2];
+	pthread_barrier_t go;
+	pthread_t t[2];
+	int n, ok = 0;
+
+	if (pthread_barrier_init(&go, NULL, 2))
+		return -1;
+	for (n = 0; n < 2; n++) {
+		r[n] = (struct race){ .go = &go, .fn = fn, .arg = arg };
+		if (pthread_create(&t[n], NULL, racer, &r[n]))
+			break;
+	}
+	if (n < 2) {
+		/* One started alone waits at the barrier for ever. */
+		if (n) {
+			pthread_cancel(t[0]);
+			pthread_join(t[0], NULL);
+		}
+		pthread_barrier_destroy(&go);
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		if (!r[i].ret)
+			ok++;
+		else
+			EXPECT_EQ(busy, r[i].ret);
+	}
+	pthread_barrier_destroy(&go);
+	return ok;
+}
+
+static int peer_listen_fn(void *pep)
+{
+	return prov_peer_run(listen_fn, pep);
 }
 
 /*
@@ -889,32 +935,16 @@ static void *listen_racer(void *arg)
 TEST_F(cm, concurrent_listens_open_one_port)
 {
 	for (int round = 0; round < 4; round++) {
-		struct listen_race r[2];
-		pthread_barrier_t go;
-		pthread_t t[2];
 		struct fid_pep *pep;
-		int before, ok = 0;
+		int before;
 
 		before = fd_count();
 		ASSERT_LT(0, before);
 		ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info,
 					   &pep, NULL));
 		ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
-		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
-		for (int i = 0; i < 2; i++) {
-			r[i] = (struct listen_race){ .go = &go, .pep = pep };
-			ASSERT_EQ(0, pthread_create(&t[i], NULL, listen_racer,
-						    &r[i]));
-		}
-		for (int i = 0; i < 2; i++) {
-			pthread_join(t[i], NULL);
-			if (!r[i].ret)
-				ok++;
-			else
-				EXPECT_EQ(-FI_EBUSY, r[i].ret);
-		}
-		pthread_barrier_destroy(&go);
-		EXPECT_LE(1, ok);
+		EXPECT_LE(1, race_two(_metadata, peer_listen_fn, pep,
+				      -FI_EBUSY));
 		ASSERT_EQ(0, fi_close(&pep->fid));
 		EXPECT_EQ(before, fd_count());
 	}
@@ -1096,20 +1126,16 @@ TEST_F(cm, backlog_bounds_pending_requests)
 	fi_close(&pep->fid);
 }
 
-struct connect_race {
-	pthread_barrier_t *go;
+struct connect_args {
 	struct fid_ep *ep;
 	struct sockaddr_in *addr;
-	int ret;
 };
 
-static void *connect_racer(void *arg)
+static int connect_fn(void *arg)
 {
-	struct connect_race *r = arg;
+	struct connect_args *c = arg;
 
-	pthread_barrier_wait(r->go);
-	r->ret = fi_connect(r->ep, r->addr, NULL, 0);
-	return NULL;
+	return fi_connect(c->ep, c->addr, NULL, 0);
 }
 
 /*
@@ -1135,32 +1161,16 @@ TEST_F(cm, concurrent_connects_enable_once)
 	ASSERT_EQ(0, fi_domain_bind(dom, &eq->fid, 0));
 	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &cq, NULL));
 	for (int round = 0; round < 20; round++) {
-		struct connect_race r[2];
-		pthread_barrier_t go;
-		pthread_t t[2];
+		struct connect_args c;
 		struct fid_ep *ep;
-		int ok = 0;
 
 		before = fd_count();
 		ASSERT_LT(0, before);
 		ASSERT_EQ(0, fi_endpoint(dom, self->info, &ep, NULL));
 		ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
-		for (int i = 0; i < 2; i++) {
-			r[i] = (struct connect_race){ .go = &go, .ep = ep,
-						      .addr = &self->pep_addr };
-			ASSERT_EQ(0, pthread_create(&t[i], NULL, connect_racer,
-						    &r[i]));
-		}
-		for (int i = 0; i < 2; i++) {
-			pthread_join(t[i], NULL);
-			if (!r[i].ret)
-				ok++;
-			else
-				EXPECT_EQ(-FI_EALREADY, r[i].ret);
-		}
-		pthread_barrier_destroy(&go);
-		EXPECT_EQ(1, ok);
+		c = (struct connect_args){ .ep = ep, .addr = &self->pep_addr };
+		EXPECT_EQ(1, race_two(_metadata, connect_fn, &c,
+				      -FI_EALREADY));
 		/* One request; refused, so that it leaves the backlog. */
 		ASSERT_EQ(sizeof(ev.entry), eq_wait(self->peq, &event, &ev,
 						    sizeof(ev)));
