@@ -1244,11 +1244,9 @@ TEST_F(dp, directed_receive_filters_source)
 TEST_F(dp, multi_recv_buffer)
 {
 	char buf[64], m[3][20];
-	struct swnic_rqe r = t_recv(buf, sizeof(buf), 9);
+	struct swnic_rqe r = t_recv_multi(buf, sizeof(buf), 9, 20);
 	struct swnic_cqe c;
 
-	r.flags = SWNIC_RQE_MULTI_RECV;
-	r.min_free = 20;
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
 	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
 	for (int i = 0; i < 3; i++) {
@@ -1322,9 +1320,7 @@ TEST_F(dp, multi_recv_stopped_by_a_full_cq_keeps_the_order)
 	send_fill(_metadata, self, &rx, src, 200, 'b', 3);
 
 	/* The multi-receive takes 'a' into the last slot; 'b' must wait. */
-	r = t_recv(mbuf, sizeof(mbuf), 9);
-	r.flags = SWNIC_RQE_MULTI_RECV;
-	r.min_free = 16;
+	r = t_recv_multi(mbuf, sizeof(mbuf), 9, 16);
 	ASSERT_EQ(0, t_ring_push(&rx.rq, &r));
 	ASSERT_EQ(0, t_doorbell(&rx, NULL));
 	ASSERT_EQ(1, t_cq_pop(&cq, &c));
@@ -1363,9 +1359,7 @@ TEST_F(dp, multi_recv_stopped_by_a_fault_takes_the_rest)
 	send_fill(_metadata, self, &self->b, src, 100, 'a', 2);
 	send_fill(_metadata, self, &self->b, src, 8000, 'b', 3);
 
-	r = t_recv(mbuf, 4 * 4096, 9);
-	r.flags = SWNIC_RQE_MULTI_RECV;
-	r.min_free = 16;
+	r = t_recv_multi(mbuf, 4 * 4096, 9, 16);
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
 	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
 	expect_piece(_metadata, &self->cb, mbuf, 100, 'a');
@@ -1390,9 +1384,7 @@ TEST_F(dp, multi_recv_freed_by_a_fault_says_so)
 	mbuf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, mbuf);
-	r = t_recv(mbuf, 2 * 4096, 9);
-	r.flags = SWNIC_RQE_MULTI_RECV;
-	r.min_free = 16;
+	r = t_recv_multi(mbuf, 2 * 4096, 9, 16);
 	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
 	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
 	ASSERT_EQ(0, mprotect(mbuf + 4096, 4096, PROT_READ));

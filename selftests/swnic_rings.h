@@ -214,4 +214,15 @@ static inline struct swnic_rqe t_recv(void *buf, uint64_t len, uint64_t ctx)
 	return r;
 }
 
+/* A multi-receive: released once fewer than @min_free bytes are left. */
+static inline struct swnic_rqe t_recv_multi(void *buf, uint64_t len,
+					    uint64_t ctx, uint64_t min_free)
+{
+	struct swnic_rqe r = t_recv(buf, len, ctx);
+
+	r.flags = SWNIC_RQE_MULTI_RECV;
+	r.min_free = min_free;
+	return r;
+}
+
 #endif /* SWNIC_TEST_RINGS_H */
