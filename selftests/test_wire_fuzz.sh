@@ -474,54 +474,49 @@ else
 	not_ok "spoofed sources made peer contexts, capped" "$after_fz"
 fi
 
+# dropped_each REASON WHAT CMD...: CMD (wire_fuzz in B, $BAD packets) exits
+# 0, drop_REASON at A rises by $BAD and no peer context is made.
+dropped_each()
+{
+	local reason=$1 what=$2 w0 w1 rc want
+	shift 2
+
+	w0=$(wire_counters swnicfa)
+	"$@" >/tmp/wfz.bad 2>&1
+	rc=$?
+	want=$(( $(printf '%s' "$w0" | jq .drop_$reason) + BAD ))
+	for _ in $(seq 50); do
+		[ "$(wire_counters swnicfa | jq .drop_$reason)" -ge $want ] &&
+			break
+		sleep 0.2
+	done
+	w1=$(wire_counters swnicfa)
+	if [ $rc = 0 ] &&
+	   [ "$(printf '%s' "$w1" | jq .drop_$reason)" = $want ] &&
+	   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
+		ok "$BAD $what dropped as drop_$reason, no peer made"
+	else
+		not_ok "$BAD $what dropped as drop_$reason, no peer made" \
+			"wire_fuzz exit $rc: $(cat /tmp/wfz.bad)" \
+			"before: $w0" "after:  $w1"
+	fi
+}
+
 # Packets no peer can send, each a well-formed request (wire_fuzz -x):
 # from 0.0.0.0/8 (IPv6 names) to the limited broadcast, from the subnet to
 # the limited broadcast, to the all-hosts group, to the subnet's broadcast
 # address. Each is dropped as drop_addr, and makes no peer context.
 BAD=40
 for kind in zero lbcast mcast bcast; do
-	w0=$(wire_counters swnicfa)
-	$B selftests/wire/out/wire_fuzz -s "$SEED" -n $BAD -x $kind -i swfb \
-		$ADDR_A >/tmp/wfz.bad 2>&1
-	bad_rc=$?
-	want=$(( $(printf '%s' "$w0" | jq .drop_addr) + BAD ))
-	for _ in $(seq 50); do
-		[ "$(wire_counters swnicfa | jq .drop_addr)" -ge $want ] && break
-		sleep 0.2
-	done
-	w1=$(wire_counters swnicfa)
-	if [ $bad_rc = 0 ] &&
-	   [ "$(printf '%s' "$w1" | jq .drop_addr)" = $want ] &&
-	   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
-		ok "$BAD packets ($kind) dropped as drop_addr, no peer made"
-	else
-		not_ok "$BAD packets ($kind) dropped as drop_addr, no peer made" \
-			"wire_fuzz exit $bad_rc: $(cat /tmp/wfz.bad)" \
-			"before: $w0" "after:  $w1"
-	fi
+	dropped_each addr "packets ($kind)" $B selftests/wire/out/wire_fuzz \
+		-s "$SEED" -n $BAD -x $kind -i swfb $ADDR_A
 done
 
 # Empty datagrams, from any socket: each is dropped as drop_short, and
 # counts against a round's batch as a packet would (before: neither, and
 # a flood of them kept one round going under the wire's lock).
-w0=$(wire_counters swnicfa)
-$B selftests/wire/out/wire_fuzz -n $BAD -x empty $ADDR_A >/tmp/wfz.bad 2>&1
-bad_rc=$?
-want=$(( $(printf '%s' "$w0" | jq .drop_short) + BAD ))
-for _ in $(seq 50); do
-	[ "$(wire_counters swnicfa | jq .drop_short)" -ge $want ] && break
-	sleep 0.2
-done
-w1=$(wire_counters swnicfa)
-if [ $bad_rc = 0 ] &&
-   [ "$(printf '%s' "$w1" | jq .drop_short)" = $want ] &&
-   [ "$(printf '%s' "$w1" | jq .peers)" = "$(printf '%s' "$w0" | jq .peers)" ]; then
-	ok "$BAD empty datagrams dropped as drop_short, no peer made"
-else
-	not_ok "$BAD empty datagrams dropped as drop_short, no peer made" \
-		"wire_fuzz exit $bad_rc: $(cat /tmp/wfz.bad)" \
-		"before: $w0" "after:  $w1"
-fi
+dropped_each short "empty datagrams" $B selftests/wire/out/wire_fuzz \
+	-n $BAD -x empty $ADDR_A
 
 # The fuzzer's contexts fall silent: their half-received messages go.
 rx_mem_released "half-received messages released after the peer timeout"
