@@ -444,10 +444,19 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 	 * an ODP walk reaches first and then holds at once, so a round that
 	 * finds them out of reach leaves the atomic whole to a later round,
 	 * never half applied. A REG_IOV MR's walk stays in one segment: an
-	 * atomic over two is two walks (an element straddling them is
-	 * refused), so in a round all its pages are reached first; a page
-	 * dropped again between the walks is a fault.
+	 * atomic over two is two walks, so in a round all its pages are
+	 * reached first; a page dropped again between the walks is a fault.
+	 * An element straddling two segments is refused before any is
+	 * applied: an ERANGE that had changed the first elements (a lock
+	 * word taken) and lost their old values lied to the initiator.
 	 */
+	for (pos = 0; pos < len; pos += n) {
+		n = min_t(u64, len - pos, swnic_mr_ref_span(&ref, pos, &va));
+		if (n < len - pos && n % a->size) {
+			ret = -ERANGE;
+			goto out;
+		}
+	}
 	if (a->round) {
 		ref.round = true;
 		ref.last_try = a->last_try;
@@ -462,10 +471,6 @@ int swnic_atomic_apply(struct swnic_domain *dom, struct swnic_mr_target *t,
 	for (pos = 0; pos < len && !ret; pos += n) {
 		span = swnic_mr_ref_span(&ref, pos, &va);
 		n = min_t(u64, len - pos, span);
-		if (n < len - pos && n % a->size) {
-			ret = -ERANGE;
-			break;
-		}
 		ret = swnic_mr_ref_walk(&ref, pos, n, swnic_atomic_page, &w);
 		w.part_len = 0;
 	}

@@ -261,7 +261,8 @@ TEST_F(iov, out_of_bounds_fails)
 TEST_F(iov, atomics_across_ranges)
 {
 	uint64_t ones[4] = { 1, 1, 1, 1 }, v[4] = { 10, 20, 30, 40 }, r;
-	struct iovec odd[2];
+	uint64_t old[2], base;
+	struct iovec odd[2], odd3[3];
 	struct fid_mr *mr;
 	uint8_t *p;
 
@@ -311,6 +312,35 @@ TEST_F(iov, atomics_across_ranges)
 			       fi_mr_key(mr), FI_UINT32, FI_SUM, NULL));
 	EXPECT_EQ(0, cq_wait(self->a.cq));
 	EXPECT_EQ(1, p[8]);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+
+	/*
+	 * Element 0 fits range 0 (8 bytes), element 1 straddles ranges 1
+	 * (4) and 2: refused before anything is applied, the fetched old
+	 * values too. Before, element 0 was added to, then ERANGE.
+	 */
+	memset(p, 0, 96);
+	odd3[0] = (struct iovec){ p, 8 };
+	odd3[1] = (struct iovec){ p + 32, 4 };
+	odd3[2] = (struct iovec){ p + 64, 20 };
+	ASSERT_EQ(0, fi_mr_regv(self->peer.domain, odd3, 3,
+				FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+				&mr, NULL));
+	base = self->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uintptr_t)p : 0;
+	ASSERT_EQ(0, fi_atomic(self->a.ep, ones, 2, NULL, self->a.peer, base,
+			       fi_mr_key(mr), FI_UINT64, FI_SUM, NULL));
+	EXPECT_EQ(-ERANGE, cq_wait(self->a.cq));
+	memcpy(&r, p, 8);
+	EXPECT_EQ(0, r);
+	old[0] = old[1] = 77;
+	ASSERT_EQ(0, fi_fetch_atomic(self->a.ep, ones, 2, NULL, old, NULL,
+				     self->a.peer, base, fi_mr_key(mr),
+				     FI_UINT64, FI_SUM, NULL));
+	EXPECT_EQ(-ERANGE, cq_wait(self->a.cq));
+	memcpy(&r, p, 8);
+	EXPECT_EQ(0, r);
+	EXPECT_EQ(0, p[32]);
 	EXPECT_EQ(0, fi_close(&mr->fid));
 }
 
