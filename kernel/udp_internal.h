@@ -55,6 +55,15 @@
 #include "udp.h"
 #include "wire.h"
 
+/* Take a reference to @memcg, if any (mem_cgroup_put() gives it back). */
+static inline void swnic_memcg_get(struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	if (memcg)
+		css_get(&memcg->css);
+#endif
+}
+
 /* Module parameters (udp.c has their descriptions). */
 extern unsigned int swnic_udp_port, swnic_peer_timeout_ms, swnic_peer_idle_ms;
 extern bool swnic_udp_any_sport;
@@ -62,6 +71,14 @@ extern unsigned int swnic_rx_mem_mb, swnic_rx_keep_kb;
 extern bool swnic_tx_splice;
 
 #define SWNIC_WIN		256	/* PSNs in flight to a peer, oldest to next */
+/*
+ * ... to a peer no packet naming us came from yet: TCP's initial window,
+ * about. Until it answers, nobody knows it is there: 256 unanswered
+ * contexts a user may make (SWNIC_PEERS_UNHEARD) kept a full window each
+ * until the peer timeout, 96 MiB at MTU 1500, 590 MiB at 9000. Its first
+ * ACK opens the window, an RTT later.
+ */
+#define SWNIC_WIN_UNPROVEN	16
 #define SWNIC_RX_WIN		1024	/* PSNs tracked past the cumulative ACK */
 #define SWNIC_REO_MIN_US	250	/* RACK reordering window, at least */
 #define SWNIC_REO_MULT_MAX	16	/* ... grown to at most 16 times that */
@@ -315,6 +332,8 @@ struct swnic_txpkt {
 	__wsum pcsum;			/* the payload's, summed as it was copied */
 	u32 len;
 	u8 *buf;			/* swnic_txbuf_get() */
+	/* A request's: its poster's, charged @buf and this (referenced) */
+	struct mem_cgroup *memcg;
 };
 
 enum swnic_txkind {
@@ -340,6 +359,8 @@ struct swnic_txmsg {
 	bool inline_src;
 	/* REQ: the poster and its completion */
 	struct swnic_ep *ep;
+	/* REQ: the poster's memory cgroup, charged the packets (referenced) */
+	struct mem_cgroup *memcg;
 	struct swnic_deferred done;
 	bool last;			/* its last packet is made */
 	u8 tos;				/* its packets' IP TOS */

@@ -200,6 +200,8 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 			return ret;
 		}
 	}
+	/* Its packets are charged to the poster's cgroup (swnic_txpkt). */
+	tm->memcg = get_mem_cgroup_from_mm(src->dom->mm);
 
 	mutex_lock(&wn->lock);
 	ret = -ENETDOWN;

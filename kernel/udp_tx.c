@@ -9,26 +9,28 @@
 #include "udp_internal.h"
 
 /* Pages of a packet's own (@len bytes), or NULL. */
-static void *swnic_txbuf_own(size_t len)
+static void *swnic_txbuf_own(size_t len, gfp_t gfp)
 {
-	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN,
-					get_order(len));
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN |
+					gfp, get_order(len));
 
 	return page ? page_address(page) : NULL;
 }
 
 /*
  * A buffer of @len bytes for a packet (wn->lock held), or NULL, for
- * swnic_txbuf_put().
+ * swnic_txbuf_put(). @gfp: __GFP_ACCOUNT to charge a page it allocates
+ * to the active memory cgroup (a page of the ring is charged once, to the
+ * packet that needed it, and holds later packets of anyone's).
  */
-static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len)
+static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len, gfp_t gfp)
 {
 	struct page *page = wn->txpages[wn->txpage_cur];
 	unsigned int i, n;
 	void *buf;
 
 	if (len > SWNIC_TXPAGE_SIZE)
-		return swnic_txbuf_own(len);
+		return swnic_txbuf_own(len, gfp);
 	if (!page || wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
 		/* The next free page of the ring ... */
 		for (n = 1; n < SWNIC_TXPAGES; n++) {
@@ -46,11 +48,11 @@ static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len)
 				wn->ntxpages--;
 			}
 			page = alloc_pages(GFP_KERNEL | __GFP_COMP |
-					   __GFP_NOWARN | __GFP_NORETRY,
+					   __GFP_NOWARN | __GFP_NORETRY | gfp,
 					   SWNIC_TXPAGE_ORDER);
 			wn->txpages[i] = page;
 			if (!page)	/* no 32 KiB in a row: its own */
-				return swnic_txbuf_own(len);
+				return swnic_txbuf_own(len, gfp);
 			wn->ntxpages++;
 			wn->txpage_allocs++;
 		}
@@ -85,26 +87,57 @@ void swnic_txpages_free(struct swnic_wnet *wn)
 	wn->txpage_off = 0;
 }
 
-/* A packet of @len bytes. */
-static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
-					     size_t len)
+/*
+ * A buffer of @len bytes for a packet of @memcg's (see swnic_txpkt), or
+ * NULL: charged to it, whichever task makes it - the poster, another
+ * poster to the same peer, the worker at an ACK.
+ */
+static void *swnic_txbuf_charged(struct swnic_wnet *wn, size_t len,
+				 struct mem_cgroup *memcg)
 {
-	struct swnic_txpkt *t = kmalloc(sizeof(*t), GFP_KERNEL);
+	struct mem_cgroup *old;
+	void *buf;
 
+	if (!memcg)
+		return swnic_txbuf_get(wn, len, 0);
+	old = set_active_memcg(memcg);
+	buf = swnic_txbuf_get(wn, len, __GFP_ACCOUNT);
+	set_active_memcg(old);
+	return buf;
+}
+
+/*
+ * A packet of @len bytes; @memcg: a request's poster's, charged the
+ * packet for as long as it is kept for retransmission - which a peer that
+ * stops answering makes the peer timeout.
+ */
+static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
+					     size_t len,
+					     struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *old = memcg ? set_active_memcg(memcg) : NULL;
+	struct swnic_txpkt *t;
+
+	t = kmalloc(sizeof(*t), memcg ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (memcg)
+		set_active_memcg(old);
 	if (!t)
 		return NULL;
 	*t = (struct swnic_txpkt) { .len = len };
-	t->buf = swnic_txbuf_get(wn, len);
+	t->buf = swnic_txbuf_charged(wn, len, memcg);
 	if (!t->buf) {
 		kfree(t);
 		return NULL;
 	}
+	swnic_memcg_get(memcg);
+	t->memcg = memcg;
 	return t;
 }
 
 void swnic_txpkt_free(struct swnic_wnet *wn, struct swnic_txpkt *t)
 {
 	swnic_txbuf_put(t->buf);
+	mem_cgroup_put(t->memcg);
 	kfree(t);
 }
 
@@ -336,7 +369,8 @@ void swnic_arm_exact(struct swnic_wnet *wn, ktime_t at)
  * past a lost one leave the count, and a count would let the PSNs run
  * beyond what an ACK's bitmap speaks of - RACK would not see their loss,
  * the RTO alone would, and the receiver drops what lies past its window.
- * Under heavy loss a message then crawled from RTO to RTO.
+ * Under heavy loss a message then crawled from RTO to RTO. A peer that
+ * never named us gets SWNIC_WIN_UNPROVEN.
  */
 static bool swnic_wnd_open(const struct swnic_peer *p)
 {
@@ -345,7 +379,8 @@ static bool swnic_wnd_open(const struct swnic_peer *p)
 	if (list_empty(&p->unacked))
 		return true;
 	t = list_first_entry(&p->unacked, struct swnic_txpkt, node);
-	return p->snd_nxt - t->psn < SWNIC_WIN;
+	return p->snd_nxt - t->psn <
+	       (p->proven ? SWNIC_WIN : SWNIC_WIN_UNPROVEN);
 }
 
 static_assert(SWNIC_WIN <= SWNIC_SACK_BITS && SWNIC_WIN <= SWNIC_RX_WIN);
@@ -390,7 +425,7 @@ void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * never in place. No memory for the copy: this send is lost, as
 	 * one the stack dropped, and loss recovery tries again.
 	 */
-	buf = swnic_txbuf_get(wn, t->len);
+	buf = swnic_txbuf_charged(wn, t->len, t->memcg);
 	if (!buf) {
 		wn->tx_errors++;
 		return;
@@ -462,6 +497,7 @@ void swnic_txmsg_free(struct swnic_txmsg *tm)
 		swnic_ep_put(tm->ep);
 	if (tm->dst)
 		swnic_ep_put(tm->dst);
+	mem_cgroup_put(tm->memcg);
 	kfree(tm->abuf);
 	kfree(tm);
 }
@@ -552,7 +588,8 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_wnet *wn,
 	if (tm->kind == SWNIC_TX_STATUS ||
 	    (tm->kind == SWNIC_TX_REQ && tm->m.opcode == SWNIC_OP_READ))
 		n = 0;
-	t = swnic_txpkt_alloc(wn, hlen + n);
+	t = swnic_txpkt_alloc(wn, hlen + n,
+			      tm->kind == SWNIC_TX_REQ ? tm->memcg : NULL);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	t->tos = tm->tos;

@@ -152,6 +152,63 @@ else
 fi
 $A ip route del 10.99.0.0/16
 
+# A host that never answered gets an initial window (16 packets), not the
+# full one (256): before, the 256 contexts a user may make held 256 packets
+# each until the peer timeout (96 MiB at MTU 1500).
+$A ip route add 10.98.0.0/16 via $ADDR_B
+echo 600000 > $PARAMS/peer_timeout_ms
+$A timeout 60 selftests/wire/out/wire_spray -n 4 -l 1048576 -s 4 10.98.0.1 \
+	>/tmp/wfz.spray3 2>&1 &
+spray=$!
+for _ in $(seq 100); do
+	grep -q posted /tmp/wfz.spray3 && break
+	sleep 0.2
+done
+sleep 1
+inflight=$($A swnic -j peer show |
+	jq -c '[.[] | select(.peer | startswith("10.98.")) | .inflight]')
+wait $spray
+spray_rc=$?
+echo 10000 > $PARAMS/peer_timeout_ms
+$A ip route del 10.98.0.0/16
+diag "1 MiB sends to 4 silent hosts: packets in flight $inflight"
+if [ $spray_rc = 0 ] && grep -q "posted 4 of 4" /tmp/wfz.spray3 &&
+   echo "$inflight" | jq -e 'length == 4 and min > 0 and max <= 16' >/dev/null; then
+	ok "a host that never answered gets 16 packets in flight, not 256"
+else
+	not_ok "a host that never answered gets 16 packets in flight, not 256" \
+		"exit $spray_rc, $(cat /tmp/wfz.spray3), in flight $inflight"
+fi
+
+# The packets kept for retransmission are charged to the poster's memory
+# cgroup, whoever makes them, for as long as they are kept: here a peer
+# that answered once (a send to a port with no endpoint: refused), then
+# goes silent (netem drops all A sends), holding a full window of a
+# 4 MiB send (256 packets, about 400 KiB at MTU 1500). Before, the cgroup
+# was charged none of it, only the send's few KiB.
+CG=/sys/fs/cgroup
+[ -e $CG/cgroup.controllers ] || mount -t cgroup2 none $CG
+echo +memory > $CG/cgroup.subtree_control
+rmdir $CG/swnicwfz 2>/dev/null
+mkdir $CG/swnicwfz
+$A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 $ADDR_B \
+	>/tmp/wfz.spray4 2>&1
+$A tc qdisc replace dev swfa root netem loss 100%
+$A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
+	exec timeout 60 selftests/wire/out/wire_spray -n 1 -l 4194304 -s 2 -m $ADDR_B" \
+	>/tmp/wfz.spray5 2>&1
+spray_rc=$?
+$A tc qdisc del dev swfa root
+grew=$(sed -n 's/^wire_spray: cgroup grew \(-\?[0-9]*\) KiB$/\1/p' /tmp/wfz.spray5)
+diag "a full window to a silent peer: the poster's cgroup grew ${grew:-?} KiB"
+if [ $spray_rc = 0 ] && [ -n "$grew" ] && [ "$grew" -ge 300 ]; then
+	ok "packets kept for retransmission are charged to the poster's cgroup"
+else
+	not_ok "packets kept for retransmission are charged to the poster's cgroup" \
+		"exit $spray_rc: $(cat /tmp/wfz.spray4 /tmp/wfz.spray5)"
+fi
+rmdir $CG/swnicwfz 2>/dev/null
+
 echo Y > $PARAMS/udp_any_sport
 
 # Check, as $1, that the server's rx_mem_bytes, and of it

@@ -8,17 +8,24 @@
  * SECONDS while those sends wait for answers that never come. It prints
  * "wire_spray: posted N of COUNT" once it stopped posting.
  *
- *   wire_spray [-n COUNT] [-s SECONDS] FIRST_IP
+ *   wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] FIRST_IP
+ *
+ * -l: each send is LEN bytes (8 by default). -m: a second after posting,
+ * it prints "wire_spray: cgroup grew N KiB", the growth of its memory
+ * cgroup's memory.current (cgroup2) since just before the first post -
+ * the kernel memory its sends hold, charged to it.
  *
  * Exit status 0, or 2 if the endpoint could not be opened.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -26,6 +33,34 @@
 #include <rdma/fi_errno.h>
 
 #include "wire_util.h"
+
+/* Its memory cgroup's memory.current (bytes), or -1. */
+static long long cgroup_current(void)
+{
+	char line[512], path[600];
+	long long v = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3))
+			break;
+	fclose(f);
+	if (strncmp(line, "0::", 3))
+		return -1;
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current",
+		 line + 3);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
 
 int main(int argc, char **argv)
 {
@@ -38,14 +73,24 @@ int main(int argc, char **argv)
 	struct fid_ep *ep;
 	struct fid_cq *cq;
 	struct fid_av *av;
-	static char buf[8] = "spray";
+	static char small[8] = "spray";
+	size_t len = sizeof(small);
+	long long mem0 = -1, mem1;
+	bool measure = false;
+	char *buf = small;
 	uint32_t first;
 	fi_addr_t to;
 	ssize_t ret;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:l:m")) != -1) {
 		switch (opt) {
+		case 'l':
+			len = strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			measure = true;
+			break;
 		case 'n':
 			count = strtoul(optarg, NULL, 0);
 			break;
@@ -60,6 +105,13 @@ int main(int argc, char **argv)
 					    &sin.sin_addr) != 1)
 		goto usage;
 	first = ntohl(sin.sin_addr.s_addr);
+	if (len > sizeof(small)) {
+		buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (buf == MAP_FAILED)
+			die("mmap", -FI_ENOMEM);
+		memset(buf, 'x', len);
+	}
 
 	info = wire_getinfo(wire_hints(FI_MSG), NULL);
 	wire_domain_open(info, &fabric, &domain);
@@ -68,11 +120,13 @@ int main(int argc, char **argv)
 	if (ret)
 		die("endpoint", (int)ret);
 	sin.sin_port = htons(1);
+	if (measure && (mem0 = cgroup_current()) < 0)
+		die("memory.current", -FI_ENOSYS);
 	for (i = 0; i < count; i++) {
 		sin.sin_addr.s_addr = htonl(first + (uint32_t)i);
 		if (fi_av_insert(av, &sin, 1, &to, 0, NULL) != 1)
 			die("fi_av_insert", -FI_EINVAL);
-		ret = fi_send(ep, buf, sizeof(buf), NULL, to, NULL);
+		ret = fi_send(ep, buf, len, NULL, to, NULL);
 		/* Completions of earlier ones (errors), and room. */
 		while (fi_cq_read(cq, &e, 1) == 1)
 			;
@@ -82,6 +136,15 @@ int main(int argc, char **argv)
 	}
 	printf("wire_spray: posted %lu of %lu\n", posted, count);
 	fflush(stdout);
+	if (measure) {
+		sleep(1);
+		mem1 = cgroup_current();
+		printf("wire_spray: cgroup grew %lld KiB\n",
+		       (mem1 - mem0) / 1024);
+		fflush(stdout);
+		if (seconds)
+			seconds--;
+	}
 	sleep((unsigned int)seconds);
 	/* Closed with sends in flight: they go, as the process's do. */
 	fi_close(&ep->fid);
@@ -93,6 +156,7 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: wire_spray [-n COUNT] [-s SECONDS] FIRST_IP\n");
+	fprintf(stderr,
+		"usage: wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] FIRST_IP\n");
 	return 2;
 }
