@@ -225,6 +225,11 @@ struct swnic_mr_ref {
 	 */
 	bool round;
 	bool last_try;
+	/*
+	 * Jiffies its ODP windows slept for pages or an mmap lock another
+	 * process keeps: SWNIC_ODP_TIMEOUT_MS for the whole access.
+	 */
+	unsigned long stalled;
 };
 
 /*

@@ -262,6 +262,15 @@ static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
 	return 0;
 }
 
+/* An ODP window's wait: a tick asleep, counted against @ref's access. */
+static void swnic_odp_nap(struct swnic_mr_ref *ref)
+{
+	unsigned long j = jiffies;
+
+	schedule_timeout_uninterruptible(1);
+	ref->stalled += max(jiffies - j, 1UL);
+}
+
 /*
  * One ODP window: fault in the @npages pages of @mr from @start, then call
  * @fn on the pieces of [@pgoff, @pgoff + @len) of them with mr->lock held
@@ -281,13 +290,17 @@ static int swnic_mr_walk_pinned(struct swnic_mr_ref *ref, u64 off, u64 len,
  * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY)
  * or of a page that does not come in, or of an mmap lock its owner keeps
  * (-EFAULT: only the caller's own, in its own call, is waited for), and
- * on a fatal signal (-EINTR).
+ * on a fatal signal (-EINTR). The time asleep counts for the whole
+ * access (@ref's stalled): an owner that let its lock go just before each
+ * window's second ran out kept a 1 GiB write of another's asleep for
+ * hours, 64 KiB a second.
  */
 static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			       unsigned int npages, unsigned int pgoff,
 			       u64 len, swnic_mr_page_fn fn, void *ctx)
 {
-	unsigned long timeout = jiffies + msecs_to_jiffies(SWNIC_ODP_TIMEOUT_MS);
+	unsigned long budget = msecs_to_jiffies(SWNIC_ODP_TIMEOUT_MS);
+	unsigned long timeout = jiffies + budget;
 	struct page *dirty[SWNIC_ODP_WINDOW];
 	struct swnic_mr *mr = ref->mr;
 	struct mm_struct *mm = mr->mrd->mm;
@@ -319,7 +332,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			ret = later;
 			break;
 		}
-		if (time_after(jiffies, timeout)) {
+		if (time_after(jiffies, timeout) || ref->stalled > budget) {
 			ret = waiting ? -EFAULT : -EBUSY;
 			break;
 		}
@@ -332,7 +345,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			/* Another's lock, kept as long as it likes: not ours. */
 			if (!swnic_may_wait_mm(mm)) {
 				waiting = true;
-				schedule_timeout_uninterruptible(1);
+				swnic_odp_nap(ref);
 				continue;
 			}
 			if (mmap_read_lock_killable(mm)) {
@@ -365,7 +378,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			if (ret == -EAGAIN) {
 				/* Its mmap lock taken: looked at again. */
 				waiting = true;
-				schedule_timeout_uninterruptible(1);
+				swnic_odp_nap(ref);
 				continue;
 			}
 			if (ret) {
@@ -374,7 +387,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			}
 			/* Looked at again: at once, then a tick apart. */
 			if (waiting && !ref->round)
-				schedule_timeout_uninterruptible(1);
+				swnic_odp_nap(ref);
 			else
 				cond_resched();
 			waiting = true;

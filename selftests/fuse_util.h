@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A FUSE server that never answers a read of one of its files: "f" and
- * "g", FUSE_STALL_SIZE bytes each; a read of "g" is answered (zeroes), a
- * read of "f" never is, so its pages can be mapped but never come in.
+ * A FUSE server that never answers a read of one of its files: "f", "g"
+ * and "d", FUSE_STALL_SIZE bytes each; a read of "g" is answered (zeroes),
+ * one of "d" too but only after delay_ms, a read of "f" never is, so its
+ * pages can be mapped but never come in.
  * What a hostile user builds to hold back a kernel that waits for its
  * memory's I/O. Spoken straight to /dev/fuse (no libfuse); the mount needs
  * CAP_SYS_ADMIN. fuse_stall_stop() unmounts and closes the connection,
@@ -29,16 +30,20 @@
 #define FUSE_STALL_SIZE		(1 << 20)
 #define FUSE_STALL_INO		2	/* "f" */
 #define FUSE_ANSWER_INO		3	/* "g" */
+#define FUSE_DELAY_INO		4	/* "d" */
 
 struct fuse_stall {
 	int fd;				/* /dev/fuse */
 	char dir[64];			/* the mount point */
 	char path[80];			/* "f" */
 	char path_ok[80];		/* "g" */
+	char path_delay[80];		/* "d" */
 	pthread_t thread;
 	atomic_int stop;
 	atomic_int reads;		/* reads of "f", left unanswered */
 	atomic_int reads_ok;		/* reads of "g", answered */
+	atomic_int reads_delayed;	/* reads of "d", as they came */
+	atomic_int delay_ms;		/* ... and answered this late */
 	atomic_int inited;
 };
 
@@ -97,7 +102,8 @@ static void fuse_stall_serve(struct fuse_stall *s,
 	case FUSE_LOOKUP: {
 		struct fuse_entry_out e = {
 			.nodeid = !strcmp(arg, "f") ? FUSE_STALL_INO :
-				  !strcmp(arg, "g") ? FUSE_ANSWER_INO : 0,
+				  !strcmp(arg, "g") ? FUSE_ANSWER_INO :
+				  !strcmp(arg, "d") ? FUSE_DELAY_INO : 0,
 			.generation = 1,
 		};
 
@@ -126,8 +132,14 @@ static void fuse_stall_serve(struct fuse_stall *s,
 		const struct fuse_read_in *r = arg;
 		static const char zeroes[1 << 17];
 
-		if (in->nodeid == FUSE_ANSWER_INO) {
+		if (in->nodeid == FUSE_DELAY_INO) {
+			atomic_fetch_add(&s->reads_delayed, 1);
+			usleep(atomic_load(&s->delay_ms) * 1000);
+		} else if (in->nodeid == FUSE_ANSWER_INO) {
 			atomic_fetch_add(&s->reads_ok, 1);
+		}
+		if (in->nodeid == FUSE_ANSWER_INO ||
+		    in->nodeid == FUSE_DELAY_INO) {
 			fuse_stall_reply(s, in->unique, 0, zeroes,
 					 r->size < sizeof(zeroes) ?
 					 r->size : sizeof(zeroes));
@@ -199,6 +211,7 @@ static int fuse_stall_start(struct fuse_stall *s)
 	}
 	snprintf(s->path, sizeof(s->path), "%s/f", s->dir);
 	snprintf(s->path_ok, sizeof(s->path_ok), "%s/g", s->dir);
+	snprintf(s->path_delay, sizeof(s->path_delay), "%s/d", s->dir);
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other",
 		 s->fd);

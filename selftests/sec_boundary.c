@@ -2810,6 +2810,177 @@ TEST_F_TIMEOUT(sec, engine_parks_an_endpoint_whose_owner_is_gone, 120)
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
 }
 
+/*
+ * A process that keeps its mmap lock most of the time, letting it go only
+ * briefly now and then (each of its reads of its own memory waits half a
+ * second for a FUSE server, a mapping queued behind it): an RMA into its
+ * on-demand MR waits a second for that lock in all, not a second per
+ * window of 16 pages. Before, each window waited until a brief release
+ * and moved its 64 KiB: a 16 MiB write took as many half seconds as the
+ * releases it needed and then succeeded, and a 1 GiB one slept for hours
+ * in the initiator's call, uninterruptibly.
+ */
+#define TOGGLE_LEN	(16 << 20)
+#define TOGGLE_HOLD_MS	500
+
+struct toggler_msg {
+	uint32_t addr;
+	uint16_t port;
+	uint64_t odp_addr, odp_key;
+	int reads;			/* at the end: holds it made */
+};
+
+struct toggle_map {
+	struct fuse_stall *fs;
+	atomic_int stop;
+};
+
+/* Queue for the lock to write behind each read the server holds. */
+static void *toggle_mapper(void *arg)
+{
+	struct toggle_map *t = arg;
+	int seen = 0;
+	void *p;
+
+	while (!atomic_load(&t->stop)) {
+		if (atomic_load(&t->fs->reads_delayed) == seen) {
+			usleep(2000);
+			continue;
+		}
+		/* The server has the read: the reader holds the lock. */
+		seen = atomic_load(&t->fs->reads_delayed);
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	}
+	return NULL;
+}
+
+static void mmap_lock_toggler(int in, int out)
+{
+	int d = open(DEV_PATH, O_RDWR | O_CLOEXEC), memfd, fdd;
+	struct toggler_msg m = { 0 };
+	struct toggle_map t = { 0 };
+	struct fuse_stall fs;
+	struct t_cq cq = { 0 };
+	struct t_ep v = { 0 };
+	pthread_t mapper;
+	char *odp, *dmap, c;
+	int i;
+
+	odp = mmap(NULL, TOGGLE_LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d < 0 || odp == MAP_FAILED || t_cq_create(d, 16, &cq) ||
+	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16, &v) ||
+	    mr_reg(d, odp, TOGGLE_LEN, SWNIC_MR_ACCESS_REMOTE_WRITE,
+		   SWNIC_MR_REG_ODP | SWNIC_MR_REG_VIRT_ADDR, &m.odp_key, NULL))
+		_exit(2);
+	if (fuse_stall_start(&fs))
+		_exit(4);
+	atomic_store(&fs.delay_ms, TOGGLE_HOLD_MS);
+	fdd = open(fs.path_delay, O_RDONLY | O_CLOEXEC);
+	memfd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	dmap = fdd < 0 ? MAP_FAILED :
+	       mmap(NULL, FUSE_STALL_SIZE, PROT_READ, MAP_SHARED, fdd, 0);
+	/* One page a read, no read-ahead: each read waits for the server. */
+	if (memfd < 0 || dmap == MAP_FAILED ||
+	    madvise(dmap, FUSE_STALL_SIZE, MADV_RANDOM))
+		_exit(3);
+	t.fs = &fs;
+	if (pthread_create(&mapper, NULL, toggle_mapper, &t))
+		_exit(3);
+	m.addr = v.addr;
+	m.port = v.port;
+	m.odp_addr = (uintptr_t)odp;
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1)
+		_exit(3);
+	fcntl(in, F_SETFL, O_NONBLOCK);
+	/* Keep the lock, let it go for 20 ms, keep it again: till told. */
+	for (i = 0; i < FUSE_STALL_SIZE / PAGE && read(in, &c, 1) != 1; i++) {
+		if (pread(memfd, &c, 1, (off_t)(uintptr_t)(dmap + i * PAGE)) != 1)
+			_exit(3);
+		usleep(20000);
+	}
+	atomic_store(&t.stop, 1);
+	pthread_join(mapper, NULL);
+	m.reads = atomic_load(&fs.reads_delayed);
+	fuse_stall_stop(&fs);
+	if (write(out, &m, sizeof(m)) != sizeof(m))
+		_exit(3);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(sec, mmap_lock_toggler_bounds_an_rma_in_all, 300)
+{
+	int to[2], from[2], fd, st;
+	struct toggler_msg m = { 0 };
+	struct t_cq cq = { 0 };
+	struct t_ep a = { 0 }, v = { 0 };
+	struct swnic_cqe e = { 0 };
+	struct pollfd pf;
+	struct swnic_sqe s;
+	pid_t pid;
+	char *buf;
+
+	ASSERT_EQ(0, pipe(to));
+	ASSERT_EQ(0, pipe(from));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		mmap_lock_toggler(to[0], from[1]);
+	pf = (struct pollfd) { .fd = from[0], .events = POLLIN };
+	if (poll(&pf, 1, 20000) != 1 ||
+	    read(from[0], &m, sizeof(m)) != sizeof(m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(return, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the toggler failed: %#x", st);
+	}
+	v.addr = m.addr;
+	v.port = m.port;
+	buf = malloc(TOGGLE_LEN);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 's', TOGGLE_LEN);
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, t_cq_create(fd, 16, &cq));
+	ASSERT_EQ(0, t_ep_create(fd, &cq, &cq, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &a));
+	/* It starts keeping its lock. */
+	ASSERT_EQ(1, write(to[1], "g", 1));
+	usleep(200000);
+	s = t_send(buf, TOGGLE_LEN, &v, 1);
+	s.opcode = SWNIC_OP_WRITE;
+	s.raddr = m.odp_addr;
+	s.rkey = m.odp_key;
+	EXPECT_EQ(0, t_ring_push(&a.sq, &s));
+	EXPECT_EQ(0, t_doorbell(&a, NULL));
+	EXPECT_EQ(0, t_cq_wait(&cq, &e, 200000));
+	/* Let it go, whatever happened. */
+	EXPECT_EQ(1, write(to[1], "x", 1));
+	memset(&m, 0, sizeof(m));
+	if (poll(&pf, 1, 60000) != 1 ||
+	    read(from[0], &m, sizeof(m)) != sizeof(m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	TH_LOG("the toggler kept its lock %d times", m.reads);
+	EXPECT_LE(2, m.reads) TH_LOG("the lock was not kept");
+	EXPECT_EQ(1, e.context);
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR)
+		TH_LOG("the write waited out every release and succeeded");
+	EXPECT_EQ(EFAULT, e.err);
+	t_ep_destroy(&a);
+	t_cq_destroy(&cq);
+	close(fd);
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+	free(buf);
+}
+
 /* ---- 9: doorbells parked in their own faults make no lookup long ----- */
 
 /* More doorbells than the inline sections' table lists (256 x 4). */
