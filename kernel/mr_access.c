@@ -323,7 +323,13 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 	if (!mmget_not_zero(mm))
 		return -EFAULT;
 	for (;;) {
-		if (fatal_signal_pending(current)) {
+		/*
+		 * Not in a round: it may run in any task that passed by (a
+		 * poster to the same peer, an inline section), and a peer's
+		 * read failed EINTR for another user's death. A round never
+		 * sleeps here, and looks twice at most.
+		 */
+		if (!ref->round && fatal_signal_pending(current)) {
 			ret = -EINTR;
 			break;
 		}
@@ -380,6 +386,10 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 				waiting = true;
 				swnic_odp_nap(ref);
 				continue;
+			}
+			if (ret == -EINTR && ref->round) {
+				ret = later;	/* a passer-by's signal */
+				break;
 			}
 			if (ret) {
 				ret = ret == -EINTR ? ret : -EFAULT;
