@@ -195,7 +195,7 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 
 		if (!ep->enabled)
 			continue;
-		sq_left = ep->tx_cq == cq &&
+		sq_left = ep->sq_cq == cq &&
 			  ep->sq.local != atomic_load(ep->sq.head);
 		rq_left = ep->rx_cq == cq &&
 			  ep->rq.local != atomic_load(ep->rq.head);
@@ -303,7 +303,7 @@ int swnic_cq_wait_fd(struct swnic_cq *cq)
 	swnic_list_for_each(pos, &cq->eps) {
 		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
 
-		if (ep->enabled && ep->tx_cq == cq && swnic_ep_sq_waits(ep))
+		if (ep->enabled && ep->sq_cq == cq && swnic_ep_sq_waits(ep))
 			fd = -FI_EAGAIN;
 	}
 	swnic_lock_release(&cq->lock);

@@ -59,6 +59,12 @@ struct swnic_ep {
 	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on the tx CQ */
 	bool rx_selective;
 	struct swnic_cq *own_cq;	/* counters only: tx and rx, discarding */
+	/*
+	 * The CQ the kernel completes its sends on, from fi_enable: tx_cq,
+	 * else (bound FI_RECV only) rx_cq, else own_cq. Where the SQ
+	 * entries the kernel leaves are retried from.
+	 */
+	struct swnic_cq *sq_cq;
 	/* the CQs its counters progress (swnic_cntr_add_cq), from fi_enable */
 	struct swnic_cq *cntr_cq[2];
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];

@@ -325,7 +325,7 @@ bool swnic_ep_sq_waits(struct swnic_ep *ep)
 void swnic_ep_sq_retry(struct swnic_ep *ep)
 {
 	if (swnic_ep_sq_waits(ep))
-		swnic_cq_stir(ep->tx_cq);
+		swnic_cq_stir(ep->sq_cq);
 }
 
 /* One post: an op from @pool if @tmpl, the entry, the doorbell. */

@@ -284,6 +284,69 @@ TEST_F(robust, small_tx_cq_never_overruns)
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 }
 
+/*
+ * An endpoint with a receive CQ only and a send counter: the kernel puts
+ * its sends' completions on the receive CQ (it needs one for each
+ * direction), which only counts them. Sends the kernel left in the SQ
+ * while that CQ was full (FI_RM_ENABLED) must be retried from there too:
+ * a counter that waits for all of them gets them all, none is reported.
+ */
+TEST_F(robust, recv_only_cq_send_counter_takes_every_send)
+{
+	static uint8_t msg[2 * TX_SIZE][MSG_LEN], rbuf[2 * TX_SIZE][MSG_LEN];
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = TX_SIZE,
+	};
+	struct fi_cntr_attr cntr_attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fi_info *ainfo = fi_dupinfo(self->info);
+	struct fi_info *binfo = fi_dupinfo(self->info);
+	struct fi_context ctx[2 * TX_SIZE], rctx[2 * TX_SIZE];
+	struct fi_cq_data_entry e;
+	struct fid_cntr *cntr;
+	int i;
+
+	ASSERT_NE(NULL, ainfo);
+	ASSERT_NE(NULL, binfo);
+	ainfo->tx_attr->size = 2 * TX_SIZE;
+	binfo->rx_attr->size = 2 * TX_SIZE;
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, ainfo, &self->a.ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->a.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain,
+				&(struct fi_av_attr){ .type = FI_AV_TABLE },
+				&self->a.av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &self->a.cq->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &self->a.av->fid, 0));
+	ASSERT_EQ(0, fi_enable(self->a.ep));
+	ASSERT_EQ(0, side_open(self->domain, binfo, &self->b, 4 * MAX_POSTS));
+	ASSERT_EQ(0, connect_to(&self->a, &self->b));
+	for (i = 0; i < 2 * TX_SIZE; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, rbuf[i], MSG_LEN, NULL,
+				     FI_ADDR_UNSPEC, &rctx[i]));
+	for (i = 0; i < 2 * TX_SIZE; i++) {
+		fill(msg[i], MSG_LEN, i);
+		ASSERT_EQ(0, fi_send(self->a.ep, msg[i], MSG_LEN, NULL,
+				     self->a.peer, &ctx[i]));
+	}
+	EXPECT_EQ(0, fi_cntr_wait(cntr, 2 * TX_SIZE, 2000));
+	EXPECT_EQ(2 * TX_SIZE, fi_cntr_read(cntr));
+	EXPECT_EQ(0, fi_cntr_readerr(cntr));
+	for (i = 0; i < 2 * TX_SIZE; i++) {
+		ASSERT_EQ(1, cq_get(self->b.cq, &e));
+		ASSERT_EQ(&rctx[i], e.op_context);
+		ASSERT_TRUE(has_pattern(rbuf[i], MSG_LEN, i));
+	}
+	/* Sends have no CQ: none is reported on the receive CQ. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	side_close(&self->a);
+	fi_close(&cntr->fid);
+	fi_freeinfo(ainfo);
+	fi_freeinfo(binfo);
+}
+
 /* The same for receives: posted until -FI_EAGAIN, each completes once. */
 TEST_F(robust, rx_full_eagain_then_each_completion_once)
 {
