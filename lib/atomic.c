@@ -310,6 +310,7 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	if ((r->flags & SWNIC_OP_NO_COMPLETION) &&
 	    (sqe.flags & SWNIC_SQE_INLINE)) {
 		sqe.flags &= ~SWNIC_SQE_COMPLETION;
+		sqe.context = swnic_inject_handle(ep, true);
 		return swnic_post_sq(ep, &sqe, NULL);
 	}
 	if (trig) {

@@ -11,7 +11,8 @@
  * struct swnic_op in its context; the kernel answers each with a CQE, so
  * the provider learns when an operation is done and frees its op, wakes
  * counter waiters and applies selective completion itself. An inject
- * holds nothing: the kernel reports it only if it fails (context 0).
+ * holds nothing: the kernel reports it only if it fails (its context
+ * then names the endpoint, swnic_inject_handle()).
  * Reading a completion is a ring read in the CQ's progress function: no
  * syscall.
  */

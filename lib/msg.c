@@ -196,11 +196,13 @@ ssize_t swnic_ep_post_send_trig(struct swnic_ep *ep, uint8_t opcode,
 	/*
 	 * An inject carrying its payload needs no op: nothing is held until
 	 * it completes and fi_inject(3) reports no completion, so the kernel
-	 * is asked for a CQE only if it fails (context 0). Else injects would
-	 * stall once tx_attr->size of them waited for an unread CQ.
+	 * is asked for a CQE only if it fails (swnic_inject_handle()). Else
+	 * injects would stall once tx_attr->size of them waited for an
+	 * unread CQ.
 	 */
 	if ((flags & SWNIC_OP_NO_COMPLETION) && (sqe.flags & SWNIC_SQE_INLINE)) {
 		sqe.flags &= ~SWNIC_SQE_COMPLETION;
+		sqe.context = swnic_inject_handle(ep, false);
 		return swnic_post_sq(ep, &sqe, NULL);
 	}
 

@@ -185,6 +185,13 @@ struct swnic_op *swnic_op_of_handle(__u64 handle)
 	return op;
 }
 
+/* The context of an inline inject of @ep (post.h). */
+__u64 swnic_inject_handle(struct swnic_ep *ep, bool atomic)
+{
+	return swnic_op_handle(&ep->tx_pool.ops[0]) | SWNIC_INJECT_HANDLE |
+	       (atomic ? SWNIC_INJECT_ATOMIC : 0);
+}
+
 /* Caller holds ep->lock. NULL when every op is in flight. */
 struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
 {

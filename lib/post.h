@@ -90,6 +90,24 @@ static inline __u64 swnic_op_handle(const struct swnic_op *op)
 
 struct swnic_op *swnic_op_of_handle(__u64 handle);
 
+/*
+ * An inline inject holds no op, yet the completion the kernel writes if
+ * it fails must find its endpoint (its TX CQ, its counter): its SQE
+ * carries the handle of the first op of the endpoint's TX pool - whose
+ * generation says whether the endpoint closed since - with
+ * SWNIC_INJECT_HANDLE set (an op's address is never odd), and
+ * SWNIC_INJECT_ATOMIC for an atomic's (the kernel reports those as RMA
+ * writes).
+ */
+#define SWNIC_INJECT_HANDLE	1ULL
+#define SWNIC_INJECT_ATOMIC	2ULL
+#define SWNIC_INJECT_BITS	(SWNIC_INJECT_HANDLE | SWNIC_INJECT_ATOMIC)
+
+_Static_assert(_Alignof(struct swnic_op) > SWNIC_INJECT_BITS,
+	       "an op's handle has no room for the inject bits");
+
+__u64 swnic_inject_handle(struct swnic_ep *ep, bool atomic);
+
 int swnic_uring_map(struct swnic_uring *r, int fd,
 		    const struct swnic_ring_info *info);
 void swnic_uring_unmap(struct swnic_uring *r);
@@ -107,9 +125,9 @@ int swnic_ep_doorbell(struct swnic_ep *ep);
  * Post one work request: @op (a template: context, flags, kind, bounce,
  * receive buffers) is copied into an op of the endpoint's pool whose
  * address becomes the entry's context; NULL posts the entry alone (an
- * inline inject: context 0). Takes ep->lock. The post owns @op->bounce:
- * it is freed if the post fails. Return: 0 or -FI_EAGAIN (no op, or the
- * ring is full).
+ * inline inject, whose context is swnic_inject_handle()'s). Takes
+ * ep->lock. The post owns @op->bounce: it is freed if the post fails.
+ * Return: 0 or -FI_EAGAIN (no op, or the ring is full).
  */
 int swnic_post_sq(struct swnic_ep *ep, struct swnic_sqe *sqe,
 		  const struct swnic_op *op);

@@ -40,9 +40,40 @@ static uint64_t swnic_cqe_fi_flags(const struct swnic_op *op,
 /* The fi_cq flags of an op-less inject's (error) completion. */
 static uint64_t swnic_cqe_inject_flags(const struct swnic_cqe *kc)
 {
+	if (kc->context & SWNIC_INJECT_ATOMIC)
+		return FI_ATOMIC | FI_WRITE;
 	if (kc->flags & SWNIC_CQE_RMA_WRITE)
 		return FI_RMA | FI_WRITE;
 	return FI_SEND | (kc->flags & SWNIC_CQE_TAGGED ? FI_TAGGED : FI_MSG);
+}
+
+/*
+ * An inline inject that failed (msg.c and atomic.c post them without an
+ * op): the kernel counted it; it is reported on its endpoint's TX CQ,
+ * and on no other - one bound FI_RECV only gets the endpoint's transmit
+ * completions because the kernel needs a CQ for them, and its reader
+ * posted nothing there. Of an endpoint closed since: discarded.
+ */
+static void swnic_cqe_inject_failed(struct swnic_cq *cq,
+				    const struct swnic_cqe *kc)
+{
+	struct swnic_op *op = swnic_op_of_handle(kc->context &
+						 ~SWNIC_INJECT_BITS);
+	struct swnic_ep *ep;
+	int kind;
+
+	if (!op)
+		return;
+	ep = op->ep;
+	if (ep->tx_cq == cq)
+		swnic_cq_report_err(cq, NULL, swnic_cqe_inject_flags(kc), 0,
+				    NULL, 0, 0, 0, swnic_errno_to_fi(kc->err),
+				    kc->err);
+	/* The kernel counted it: wake the counter's waiters. */
+	kind = kc->flags & SWNIC_CQE_RMA_WRITE ? SWNIC_CNTR_WRITE :
+						 SWNIC_CNTR_SEND;
+	if (ep->cntr[kind])
+		swnic_cntr_signal(ep->cntr[kind]);
 }
 
 static void swnic_op_scatter(struct swnic_op *op, const char *p, size_t len)
@@ -110,11 +141,8 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 				FI_ADDR_NOTAVAIL);
 		return;
 	}
-	if (!kc->context) {
-		/* An inject that failed (msg.c posts them without an op). */
-		swnic_cq_report_err(cq, NULL, swnic_cqe_inject_flags(kc), 0,
-				    NULL, 0, 0, 0, swnic_errno_to_fi(kc->err),
-				    kc->err);
+	if (kc->context & SWNIC_INJECT_HANDLE) {
+		swnic_cqe_inject_failed(cq, kc);
 		return;
 	}
 	/*

@@ -693,6 +693,118 @@ TEST_F_TIMEOUT(cq, bound_twice_recv_then_transmit, 30)
 	bound_twice(_metadata, self, FI_RECV, FI_TRANSMIT);
 }
 
+/* The name of an endpoint of @domain that was enabled and is closed. */
+static void dead_name(struct __test_metadata *_metadata,
+		      struct fid_domain *domain, struct fi_info *info,
+		      char *name, size_t *len)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+
+	ASSERT_EQ(0, fi_endpoint(domain, info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	ASSERT_EQ(0, fi_getname(&ep->fid, name, len));
+	ASSERT_EQ(0, fi_close(&ep->fid));
+	ASSERT_EQ(0, fi_close(&av->fid));
+	ASSERT_EQ(0, fi_close(&cq->fid));
+}
+
+/*
+ * fi_inject(3) reports no completion; one that fails is counted as an
+ * error, and reported on its endpoint's transmit CQ only. An endpoint
+ * with a CQ bound FI_RECV alone has its sends completed on that CQ (the
+ * kernel needs one for each direction): its reader, who posted nothing
+ * there, gets no error entry - the send counter's error count says it.
+ * Bound FI_TRANSMIT, the error is reported with the operation's flags:
+ * FI_ATOMIC | FI_WRITE for fi_inject_atomic.
+ */
+TEST_F_TIMEOUT(cq, failed_inject_reported_on_its_tx_cq_only, 30)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct loop *l = &self->loop;
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *cntr;
+	struct fid_ep *ep2;
+	struct fid_cq *cq2;
+	fi_addr_t dead;
+	uint64_t v = 1;
+	char name[64];
+	size_t len = sizeof(name);
+	ssize_t n = -FI_EAGAIN;
+	int i;
+
+	dead_name(_metadata, self->ctx.domain, self->ctx.info, name, &len);
+	ASSERT_EQ(0, open_cq(self, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0));
+	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &l->ep,
+				 NULL));
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &l->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &self->cq->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(l->ep, &l->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(l->ep));
+	ASSERT_EQ(1, fi_av_insert(l->av, name, 1, &dead, 0, NULL));
+
+	ASSERT_EQ(0, fi_inject(l->ep, &v, sizeof(v), dead));
+	for (i = 0; i < 2000 && fi_cntr_readerr(cntr) < 1; i++) {
+		n = fi_cq_read(self->cq, &e, 1);
+		if (n != -FI_EAGAIN)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(-FI_EAGAIN, n);
+	EXPECT_EQ(1, fi_cntr_readerr(cntr));
+	EXPECT_EQ(0, fi_cntr_read(cntr));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+
+	/* Its own transmit CQ reports them, each with its flags. */
+	if (!(self->ctx.info->caps & FI_ATOMIC))
+		SKIP(goto out, "no FI_ATOMIC in the domain's caps");
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &ep2,
+				 NULL));
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &cq_attr, &cq2, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &cq2->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &l->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep2));
+	ASSERT_EQ(0, fi_inject(ep2, &v, sizeof(v), dead));
+	ASSERT_EQ(0, fi_inject_atomic(ep2, &v, 1, dead, 0, 0, FI_UINT64,
+				      FI_SUM));
+	for (int k = 0; k < 2; k++) {
+		static const uint64_t flags[2] = {
+			FI_SEND | FI_MSG, FI_ATOMIC | FI_WRITE,
+		};
+
+		for (i = 0; i < 2000; i++) {
+			n = fi_cq_read(cq2, &e, 1);
+			if (n != -FI_EAGAIN)
+				break;
+			usleep(1000);
+		}
+		ASSERT_EQ(-FI_EAVAIL, n);
+		memset(&err, 0, sizeof(err));
+		ASSERT_EQ(1, fi_cq_readerr(cq2, &err, 0));
+		EXPECT_EQ(NULL, err.op_context);
+		EXPECT_EQ(flags[k], err.flags);
+		EXPECT_NE(0, err.err);
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq2, &e, 1));
+	EXPECT_EQ(0, fi_close(&ep2->fid));
+	EXPECT_EQ(0, fi_close(&cq2->fid));
+out:
+	loop_close(l);
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
 TEST_F(cq, wait_fd_poll_and_trywait)
 {
 	struct fi_cq_tagged_entry e = entry(0);
