@@ -751,22 +751,42 @@ static int swnic_ep_setopt(fid_t fid, int level, int optname,
 	return 0;
 }
 
+/*
+ * fi_endpoint(3): a lower bound of the posts that will not fail with
+ * -FI_EAGAIN. A post needs an op of the pool (twice the ring: an op is
+ * also held by a completion not read yet) and a slot of the ring, which
+ * the kernel frees as it takes entries: the least of the two, read under
+ * the data lock that posts hold.
+ */
+static ssize_t swnic_ep_size_left(struct swnic_ep *ep,
+				  struct swnic_op_pool *pool,
+				  struct swnic_uring *r)
+{
+	size_t ops, slots;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	swnic_lock_acquire(&ep->lock);
+	ops = pool->size - pool->used;
+	slots = r->entries - (r->local -
+			      atomic_load_explicit(r->head,
+						   memory_order_acquire));
+	swnic_lock_release(&ep->lock);
+	return (ssize_t)(ops < slots ? ops : slots);
+}
+
 static ssize_t swnic_ep_rx_size_left(struct fid_ep *ep_fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(&ep_fid->fid);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	return (ssize_t)(ep->rx_pool.size - ep->rx_pool.used);
+	return swnic_ep_size_left(ep, &ep->rx_pool, &ep->rq);
 }
 
 static ssize_t swnic_ep_tx_size_left(struct fid_ep *ep_fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(&ep_fid->fid);
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	return (ssize_t)(ep->tx_pool.size - ep->tx_pool.used);
+	return swnic_ep_size_left(ep, &ep->tx_pool, &ep->sq);
 }
 
 static struct fi_ops_ep swnic_ep_ops = {

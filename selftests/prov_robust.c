@@ -183,12 +183,27 @@ static bool has_pattern(const void *p, size_t len, unsigned int i)
 
 /* ---- full queues -------------------------------------------------------- */
 
+/* fi_endpoint(3)'s size_left calls: deprecated, still offered and used. */
+SWNIC_DEPRECATED_BEGIN
+static ssize_t tx_left(struct fid_ep *ep)
+{
+	return fi_tx_size_left(ep);
+}
+
+static ssize_t rx_left(struct fid_ep *ep)
+{
+	return fi_rx_size_left(ep);
+}
+SWNIC_DEPRECATED_END
+
 #define MAX_POSTS	(16 * TX_SIZE)
 #define SMALL_CQ	4
 
 /*
  * Sends posted without reading the CQ fill the transmit side: at least
- * tx_attr->size are taken, then -FI_EAGAIN (no overrun); each taken send
+ * tx_attr->size are taken, then -FI_EAGAIN (no overrun), and
+ * fi_tx_size_left (fi_endpoint(3): a lower bound of the posts that will
+ * not fail with -FI_EAGAIN) is 0 then; each taken send
  * completes exactly once, and after the CQ is read posting works again.
  */
 TEST_F(robust, tx_full_eagain_then_each_completion_once)
@@ -201,6 +216,8 @@ TEST_F(robust, tx_full_eagain_then_each_completion_once)
 	int n, i;
 
 	open_pair(_metadata, self, 4 * MAX_POSTS, 4 * MAX_POSTS);
+	/* fi_tx_size_left: a lower bound of the posts taken, 0 when full. */
+	ASSERT_LE(TX_SIZE, tx_left(self->a.ep));
 	for (n = 0; n < MAX_POSTS; n++) {
 		fill(msg[n], MSG_LEN, n);
 		ret = fi_send(self->a.ep, msg[n], MSG_LEN, NULL, self->a.peer,
@@ -211,6 +228,7 @@ TEST_F(robust, tx_full_eagain_then_each_completion_once)
 	ASSERT_EQ(-FI_EAGAIN, ret);
 	ASSERT_LE(TX_SIZE, n);
 	TH_LOG("%d sends taken with tx size %d", n, TX_SIZE);
+	EXPECT_EQ(0, tx_left(self->a.ep));
 
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(1, cq_get(self->a.cq, &e));
@@ -246,8 +264,9 @@ TEST_F(robust, tx_full_eagain_then_each_completion_once)
 /*
  * The sender's own CQ is smaller than its queue and not read: the kernel
  * stops taking sends when the CQ is full, the queue fills, posts get
- * -FI_EAGAIN; reading the CQ brings every completion exactly once, in
- * order, and nothing is lost.
+ * -FI_EAGAIN (and fi_tx_size_left is 0, though the endpoint has ops
+ * left); reading the CQ brings every completion exactly once, in order,
+ * and nothing is lost.
  */
 TEST_F(robust, small_tx_cq_never_overruns)
 {
@@ -269,6 +288,8 @@ TEST_F(robust, small_tx_cq_never_overruns)
 	ASSERT_LE(TX_SIZE, n);
 	TH_LOG("%d sends taken with a %d-entry CQ and tx size %d", n,
 	       SMALL_CQ, TX_SIZE);
+	/* The SQ is full (ops are left): no post would be taken. */
+	EXPECT_EQ(0, tx_left(self->a.ep));
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(1, cq_get(self->a.cq, &e));
 		ASSERT_EQ(&ctx[i], e.op_context);
@@ -347,7 +368,10 @@ TEST_F(robust, recv_only_cq_send_counter_takes_every_send)
 	fi_freeinfo(binfo);
 }
 
-/* The same for receives: posted until -FI_EAGAIN, each completes once. */
+/*
+ * The same for receives: posted until -FI_EAGAIN (fi_rx_size_left 0
+ * then), each completes once.
+ */
 TEST_F(robust, rx_full_eagain_then_each_completion_once)
 {
 	static uint8_t rbuf[MAX_POSTS + 1][MSG_LEN], msg[MSG_LEN];
@@ -358,6 +382,7 @@ TEST_F(robust, rx_full_eagain_then_each_completion_once)
 	int n, i;
 
 	open_pair(_metadata, self, 4 * MAX_POSTS, 4 * MAX_POSTS);
+	ASSERT_LE(RX_SIZE, rx_left(self->b.ep));
 	for (n = 0; n < MAX_POSTS; n++) {
 		ret = fi_recv(self->b.ep, rbuf[n], MSG_LEN, NULL,
 			      FI_ADDR_UNSPEC, &ctx[n]);
@@ -367,6 +392,7 @@ TEST_F(robust, rx_full_eagain_then_each_completion_once)
 	ASSERT_EQ(-FI_EAGAIN, ret);
 	ASSERT_LE(RX_SIZE, n);
 	TH_LOG("%d receives taken with rx size %d", n, RX_SIZE);
+	EXPECT_EQ(0, rx_left(self->b.ep));
 
 	for (i = 0; i < n; i++) {
 		fill(msg, MSG_LEN, i);
