@@ -757,6 +757,31 @@ void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep)
 	atomic_fetch_sub(&cq->binds, 1);
 }
 
+/*
+ * Does a receive of @srx that did not ask for a completion (FI_COMPLETION)
+ * report one on @cq, where it completed? Not if the SRX's endpoints that
+ * complete receives there all bound it FI_RECV | FI_SELECTIVE_COMPLETION
+ * (fi_cq(3)); the kernel does not say at which of them the message
+ * arrived. With @cq's lock held (its list of endpoints).
+ */
+bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx)
+{
+	struct swnic_list *pos;
+	bool seen = false;
+
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (ep->srx != srx || swnic_ep_is_srx(ep))
+			continue;
+		if (ep->rx_cq != cq || !ep->rx_selective)
+			return true;
+		seen = true;
+	}
+	/* Its endpoints closed since: reported, as it was posted. */
+	return !seen;
+}
+
 /* From a posting path (lock not held): a completion, or an error one. */
 int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
 		   size_t len, uint64_t data, uint64_t tag, int err)

@@ -214,6 +214,7 @@ int swnic_cq_kernel_id(struct swnic_cq *cq, uint32_t *id);
 void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_retire_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
+bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx);
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
 		    fi_addr_t src);

@@ -128,7 +128,7 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 	bool error = kc->flags & SWNIC_CQE_ERROR;
 	bool rx = kc->flags & SWNIC_CQE_RECV;
 	struct swnic_op_pool *pool;
-	bool report;
+	bool report, srx;
 	struct swnic_op *op;
 	struct swnic_ep *ep;
 	uint64_t flags;
@@ -179,16 +179,19 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 	report = (rx ? ep->rx_cq : ep->tx_cq) == cq;
 	/*
 	 * A receive of a shared receive context completes on the CQ of the
-	 * endpoint its message arrived at, whichever that is.
+	 * endpoint its message arrived at, whichever that is, as that
+	 * endpoint's binding says (FI_SELECTIVE_COMPLETION).
 	 */
-	if (rx && swnic_ep_is_srx(ep))
+	srx = rx && swnic_ep_is_srx(ep);
+	if (srx)
 		report = true;
 	if (report && error) {
 		swnic_cq_report_err(cq, op->context, flags, kc->len, buf,
 				    kc->data, kc->tag, kc->olen,
 				    swnic_errno_to_fi(kc->err), kc->err);
 	} else if (report && ((op->flags & FI_COMPLETION) ||
-			      (kc->flags & SWNIC_CQE_MULTI_RECV))) {
+			      (kc->flags & SWNIC_CQE_MULTI_RECV) ||
+			      (srx && swnic_cq_srx_reports(cq, ep->srx)))) {
 		/*
 		 * A multi-receive buffer's release is reported even where
 		 * its other completions are not (fi_msg(3)).

@@ -482,6 +482,12 @@ int swnic_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	srx->h->srx = srx;
 	/* The kernel refuses ENGINE mode here: the lazy RQ needs none. */
 	srx->h->engine = false;
+	/*
+	 * Its receives carry FI_COMPLETION only if asked: whether one that
+	 * did not ask reports is for the CQ binding of the endpoint it
+	 * completes at (FI_SELECTIVE_COMPLETION, swnic_cq_srx_reports()).
+	 */
+	srx->h->rx_selective = true;
 	ret = swnic_srx_kernel(srx->h);
 	if (ret) {
 		srx->h->srx = NULL;

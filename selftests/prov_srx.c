@@ -505,6 +505,67 @@ TEST_F(srx, counts_on_the_arrival_endpoint)
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 }
 
+/*
+ * fi_cq(3) FI_SELECTIVE_COMPLETION: a receive of the SRX completes as the
+ * binding of the endpoint it arrived at says. A member whose CQ is bound
+ * FI_RECV | FI_SELECTIVE_COMPLETION reports only the receive that asked
+ * (FI_COMPLETION); its counter counts both. A member bound without it
+ * reports every one.
+ */
+TEST_F(srx, selective_completion_of_the_arrival_endpoint)
+{
+	struct fi_cntr_attr cattr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	uint64_t m[3] = { 1, 2, 3 }, buf[3] = { 0 };
+	struct iovec iov = { .iov_base = &buf[1], .iov_len = 8 };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.context = &buf[1],
+	};
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *cntr;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t addr;
+
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	cq = cq_open(_metadata, self->domain);
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV |
+				FI_SELECTIVE_COMPLETION));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cntr->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	addr = insert_name(_metadata, self->av, &ep->fid);
+	ASSERT_EQ(0, fi_recv(self->srx, &buf[0], 8, NULL, FI_ADDR_UNSPEC,
+			     &buf[0]));
+	ASSERT_EQ(0, fi_recvmsg(self->srx, &msg, FI_COMPLETION));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, fi_send(self->snd[0], &m[i], 8, NULL, addr,
+				     &m[i]));
+		ASSERT_EQ(1, cq_get(self->scq[0], &e, NULL));
+	}
+	EXPECT_EQ(0, fi_cntr_wait(cntr, 2, 5000));
+	ASSERT_EQ(1, cq_get(cq, &e, NULL));
+	EXPECT_EQ(&buf[1], e.op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+	EXPECT_EQ(m[0], buf[0]);
+	EXPECT_EQ(m[1], buf[1]);
+
+	/* Member 0's CQ is not selective: it reports what did not ask. */
+	ASSERT_EQ(0, fi_recv(self->srx, &buf[2], 8, NULL, FI_ADDR_UNSPEC,
+			     &buf[2]));
+	send_one(_metadata, self, 1, 0, &m[2], false, 0);
+	expect_recv(_metadata, self, 0, &buf[2], 1, FI_MSG);
+	EXPECT_EQ(m[2], buf[2]);
+	expect_none(_metadata, self);
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
 TEST_F(srx, close_while_bound_is_ebusy)
 {
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->srx->fid));
