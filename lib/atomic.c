@@ -266,6 +266,13 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	sqe.atomic_op = r->op;
 	sqe.datatype = r->dt;
 	sqe.len = len;
+	/* fi_endpoint(3) FI_FENCE: only with the capability (as msg.c). */
+	if (r->flags & FI_FENCE) {
+		if (!(ep->caps & FI_FENCE))
+			return -FI_EINVAL;
+		sqe.flags |= SWNIC_SQE_FENCE;
+		ep->fence_used = true;
+	}
 
 	if (!trig && !reading && !compare && !scatter &&
 	    len <= SWNIC_INLINE_MAX &&

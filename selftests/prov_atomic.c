@@ -475,6 +475,59 @@ TEST_F(atomic, iov_msg_and_inject_forms)
 	EXPECT_EQ(102, t[0]);
 }
 
+/*
+ * fi_endpoint(3) FI_FENCE, as for the other operations: refused
+ * (-FI_EINVAL) without the capability; with it, a fenced atomic waits
+ * for the completion of what was posted before it - a delivery-complete
+ * send its target holds, unreceived - and is applied after it.
+ */
+TEST_F(atomic, fence_needs_the_cap_and_fences)
+{
+	struct fi_info *info = fi_dupinfo(self->info);
+	uint64_t *t = (uint64_t *)(self->mem + 512);
+	uint64_t one = 1, v = 7, got = 0;
+	struct fi_ioc ioc = { .addr = &one, .count = 1 };
+	struct fi_rma_ioc rma = {
+		.addr = raddr(self, self->mem, t), .count = 1, .key = self->key,
+	};
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .iov_count = 1, .addr = self->a.peer,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = FI_UINT64,
+		.op = FI_SUM,
+	};
+	struct iovec siov = { .iov_base = &v, .iov_len = sizeof(v) };
+	struct fi_msg sm = { .msg_iov = &siov, .iov_count = 1 };
+	struct fi_cq_tagged_entry e;
+	struct side f = { 0 };
+
+	ASSERT_NE(NULL, info);
+	*t = 0;
+	EXPECT_EQ(-FI_EINVAL, fi_atomicmsg(self->a.ep, &msg,
+					   FI_COMPLETION | FI_FENCE));
+
+	info->caps |= FI_FENCE;
+	side_open(_metadata, self->domain, info, &f);
+	connect_to(_metadata, &f, &self->b);
+	msg.addr = sm.addr = f.peer;
+	ASSERT_EQ(0, fi_sendmsg(f.ep, &sm, FI_COMPLETION |
+				FI_DELIVERY_COMPLETE));
+	ASSERT_EQ(0, fi_atomicmsg(f.ep, &msg, FI_COMPLETION | FI_FENCE));
+	usleep(100000);
+	/* Reading progresses (a doorbell): the fence holds. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(f.cq, &e, 1));
+	usleep(100000);
+	EXPECT_EQ(0, __atomic_load_n(t, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &got, sizeof(got), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, at_wait(self->b.cq, NULL));
+	EXPECT_EQ(7, got);
+	ASSERT_EQ(0, at_wait(f.cq, NULL));
+	ASSERT_EQ(0, at_wait(f.cq, NULL));
+	EXPECT_EQ(1, *t);
+	side_close(&f);
+	fi_freeinfo(info);
+}
+
 /* An element across a page boundary is applied as one. */
 TEST_F(atomic, elements_straddling_a_page)
 {
