@@ -232,9 +232,12 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	}
 	/*
 	 * A triggered SQE holds its condition where an inline operand would
-	 * be: an FI_INJECT operand is copied to a buffer the op owns.
+	 * be, and a compare's values never ride in it: an FI_INJECT operand
+	 * that is not inline is copied to a buffer the op owns. FI_INJECT
+	 * frees the buffers sent, not the results (fi_atomic(3)): a fetching
+	 * atomic takes it too, as the endpoint's default flags may give it.
 	 */
-	copy = trig && (r->flags & FI_INJECT) && !reading;
+	copy = (r->flags & FI_INJECT) && !reading;
 	ret = swnic_atomic_count(ep->domain, r->opcode, r->dt, r->op, NULL);
 	if (ret)
 		return ret;
@@ -255,8 +258,7 @@ static ssize_t swnic_atomic_post(struct swnic_ep *ep,
 	    (r->rma_count && r->rma_count != n))
 		return -FI_EINVAL;
 	len = n * size;
-	if ((r->flags & FI_INJECT) &&
-	    (len > ep->info->tx_attr->inject_size || fetch))
+	if ((r->flags & FI_INJECT) && len > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	ret = swnic_ep_dest(ep, r->dest, &sin, &sqe.key_index);
 	if (ret)

@@ -476,6 +476,46 @@ TEST_F(atomic, iov_msg_and_inject_forms)
 }
 
 /*
+ * FI_INJECT frees the buffers an atomic sends, not its results
+ * (fi_atomic(3)): in the endpoint's default flags (tx_attr->op_flags) it
+ * leaves fi_fetch_atomic and fi_compare_atomic working, their operand and
+ * compare values free at once, their results written at completion.
+ */
+TEST_F(atomic, default_inject_takes_fetch_and_compare)
+{
+	struct fi_info *info = fi_dupinfo(self->info);
+	uint64_t *t = (uint64_t *)(self->mem + 256);
+	uint64_t addr = raddr(self, self->mem, t);
+	uint64_t opnd = 5, cmp = 15, res = 0, flags = 0;
+	struct side d = { 0 };
+
+	ASSERT_NE(NULL, info);
+	info->tx_attr->op_flags |= FI_INJECT;
+	side_open(_metadata, self->domain, info, &d);
+	connect_to(_metadata, &d, &self->b);
+	*t = 10;
+	ASSERT_EQ(0, fi_fetch_atomic(d.ep, &opnd, 1, NULL, &res, NULL, d.peer,
+				     addr, self->key, FI_UINT64, FI_SUM,
+				     &res));
+	opnd = 1000;
+	ASSERT_EQ(0, at_wait(d.cq, &flags));
+	EXPECT_EQ(FI_ATOMIC | FI_READ, flags);
+	EXPECT_EQ(10, res);
+	EXPECT_EQ(15, *t);
+	opnd = 99;
+	ASSERT_EQ(0, fi_compare_atomic(d.ep, &opnd, 1, NULL, &cmp, NULL, &res,
+				       NULL, d.peer, addr, self->key,
+				       FI_UINT64, FI_CSWAP, &res));
+	opnd = cmp = 1000;
+	ASSERT_EQ(0, at_wait(d.cq, &flags));
+	EXPECT_EQ(FI_ATOMIC | FI_READ, flags);
+	EXPECT_EQ(15, res);
+	EXPECT_EQ(99, *t);
+	side_close(&d);
+	fi_freeinfo(info);
+}
+
+/*
  * fi_endpoint(3) FI_FENCE, as for the other operations: refused
  * (-FI_EINVAL) without the capability; with it, a fenced atomic waits
  * for the completion of what was posted before it - a delivery-complete
