@@ -275,7 +275,12 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 		p.flags |= SWNIC_PEEK_CLAIM;
 	if (flags & FI_DISCARD)
 		p.flags |= SWNIC_PEEK_DISCARD;
-	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+	/*
+	 * An SRX of connected endpoints only names no source, as for its
+	 * receives (swnic_ep_recv_src()).
+	 */
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
+	    !(srx && !ep->av && swnic_srx_msg_only(ep))) {
 		uint32_t rx_index;
 
 		if (ep->av)

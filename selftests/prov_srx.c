@@ -566,6 +566,51 @@ TEST_F(srx, selective_completion_of_the_arrival_endpoint)
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 }
 
+/*
+ * fi_msg(3): a connected endpoint ignores a receive's address. An SRX of
+ * connected endpoints only (no AV; the SRX itself offers FI_TAGGED and
+ * FI_DIRECTED_RECV) ignores an FI_PEEK's too, as it does its receives':
+ * answered on the member's CQ (nothing there: FI_ENOMSG), not refused
+ * for the lack of an AV.
+ */
+TEST_F(srx, peek_on_an_srx_of_connected_endpoints_ignores_the_source)
+{
+	struct fi_info *hints = prov_hints(), *info = NULL;
+	uint64_t buf = 0;
+	struct iovec iov = { .iov_base = &buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged t = {
+		.msg_iov = &iov, .iov_count = 1, .addr = 0,
+		.tag = 0x42, .context = &buf,
+	};
+	struct fi_cq_err_entry err;
+	struct fid_ep *srx, *ep;
+	struct fid_cq *cq;
+
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->addr_format = FI_SOCKADDR_IN;
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, info, &ep, NULL));
+	cq = cq_open(_metadata, self->domain);
+	ASSERT_NE(NULL, cq);
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+
+	ASSERT_EQ(0, fi_trecvmsg(srx, &t, FI_PEEK));
+	ASSERT_EQ(1, cq_get_err(cq, &err));
+	EXPECT_EQ(FI_ENOMSG, err.err);
+	EXPECT_EQ(&buf, err.op_context);
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	fi_freeinfo(info);
+}
+
 TEST_F(srx, close_while_bound_is_ebusy)
 {
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->srx->fid));
