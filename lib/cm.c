@@ -8,11 +8,10 @@
  *
  * A MSG endpoint's data path is a kernel endpoint like any other whose
  * sends all go to one peer, and which, once connected, takes that peer's
- * sends only when the peer is on this host (SWNIC_IOCTL_EP_PEER: set
- * before the ACCEPT goes, and by the connector as it takes the ACCEPT;
- * swnic_ep_take_from_peer() says why not across the wire). Connections are negotiated by the provider
- * over CM ports: kernel RDM endpoints of an internal domain, one per
- * listening passive endpoint (at its address) and one per fabric and
+ * sends only (SWNIC_IOCTL_EP_PEER: set before the ACCEPT goes, and by the
+ * connector as it takes the ACCEPT). Connections are negotiated by the
+ * provider over CM ports: kernel RDM endpoints of an internal domain, one
+ * per listening passive endpoint (at its address) and one per fabric and
  * device that the process's connections share. Each port has a thread
  * that reads the port's CQ and queues events on the EQs, so connection
  * events arrive while the application does not read anything (control
@@ -28,6 +27,15 @@
  *             receipt.
  *   REJECT    -> connecting port: fi_reject, or no listener took it
  *   SHUTDOWN  either way: fi_shutdown or fi_close of a connected endpoint
+ *
+ * The peer is where its CM message came from, as the kernel saw it (the
+ * CQE's source: an IPv4 address, or an IPv6 peer's name in our own
+ * namespace), at the ports the message names. A host's CM ports and data
+ * endpoints share its namespace's wire socket and route, so that is the
+ * source its data packets carry too, and the one address its kernel
+ * answers from - not always the device's address the message gives: a
+ * host with several addresses sends from the one its route picks
+ * (swnic_cm_sender()).
  *
  * A message names its receiver by connection id. Ids are random 64-bit
  * values, fresh for each connection (only the peer learns one), so a late
@@ -63,7 +71,12 @@ enum swnic_cm_type {
 	SWNIC_CM_MSG_SHUTDOWN,
 };
 
-/* What CM ports send each other (all of one host: native byte order). */
+/*
+ * What CM ports send each other (all of one host: native byte order). Of
+ * @cm and @data a receiver takes only the data endpoint's port: the
+ * sender's address and CM port are what the kernel saw it send from
+ * (swnic_cm_sender()).
+ */
 struct swnic_cm_msg {
 	uint32_t magic;
 	uint8_t type;			/* enum swnic_cm_type */
@@ -92,7 +105,6 @@ struct swnic_cm_port {
 	struct swnic_fabric *fabric;
 	char dev[SWNIC_NAME_MAX];
 	struct swnic_pep *pep;		/* the passive endpoint's, or NULL */
-	bool listener;			/* opened for a passive endpoint */
 	unsigned int refs;		/* shared: connections using it */
 	struct fid_domain *domain;	/* internal, FI_THREAD_SAFE */
 	struct fid_cq *cq;
@@ -231,8 +243,9 @@ static struct swnic_pep *swnic_cm_pep_find(const struct fid *fid)
  * puts its IPv6 address in the message instead, in the two sockaddr_ins
  * (its CM port and its data endpoint are of one device, one address):
  * both sin_family AF_INET6, address bytes 0-3 in cm.sin_addr, 4-11 in
- * cm.sin_zero, 12-15 in data.sin_addr, the ports where they are. The
- * receiver names the address in its own namespace (and scope).
+ * cm.sin_zero, 12-15 in data.sin_addr, the ports where they are. This
+ * provider's receiver reads none of it (swnic_cm_sender()); an older
+ * one named the address in its own namespace.
  */
 static void swnic_cm_encode6(struct swnic_cm_msg *m)
 {
@@ -249,29 +262,30 @@ static void swnic_cm_encode6(struct swnic_cm_msg *m)
 	memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
 }
 
-/* Undo swnic_cm_encode6() at the receiver. Return: 0, or -FI_EINVAL. */
-static int swnic_cm_decode6(struct swnic_cm_msg *m)
+/*
+ * At the receiver: @m's sender is where the kernel saw it come from
+ * (@from, swnic_cq_read_from(): its address, and the CM port it sent
+ * from), its data endpoint that address at the port @m names - put in
+ * @m->cm and @m->data, for the rest of the CM to read. Not the
+ * address in @m: that is the sender's device's, while its packets - the
+ * CM port's and the data endpoint's alike - carry the source its route
+ * picks, which on a host with several addresses may be another, and its
+ * kernel answers our packets from that one only (a peer addressed at
+ * the other would be refused its own data, or be unreachable). For an
+ * IPv6 sender the kernel's name of its address in our namespace: made
+ * when its first packet came, so naming it costs nothing more.
+ */
+static void swnic_cm_sender(struct swnic_cm_msg *m,
+			    const struct sockaddr_in *from)
 {
-	struct in6_addr a;
-	struct in_addr name;
+	in_port_t data_port = m->data.sin_port;
 
-	if (m->cm.sin_family != AF_INET6)
-		return 0;
-	memcpy(&a.s6_addr[0], &m->cm.sin_addr, 4);
-	memcpy(&a.s6_addr[4], m->cm.sin_zero, 8);
-	memcpy(&a.s6_addr[12], &m->data.sin_addr, 4);
-	if (swnic_addr6_name(-1, &a, 0, &name))
-		return -FI_EINVAL;
-	m->cm.sin_family = AF_INET;
-	m->data.sin_family = AF_INET;
-	m->cm.sin_addr = name;
-	m->data.sin_addr = name;
-	memset(m->cm.sin_zero, 0, sizeof(m->cm.sin_zero));
-	memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
-	return 0;
+	m->cm = *from;
+	m->data = *from;
+	m->data.sin_port = data_port;
 }
 
-/* Does @m come from @peer's host (@port: and from that very CM port)? */
+/* Does @m come from @peer's address (@port: and from that very CM port)? */
 static bool swnic_cm_from(const struct swnic_cm_msg *m,
 			  const struct sockaddr_in *peer, bool port)
 {
@@ -347,16 +361,6 @@ static void swnic_cm_got_req(struct swnic_cm_port *port,
 	struct fi_info *info = NULL;
 	int ret = -FI_ECONNREFUSED;
 
-	/*
-	 * Only a listener's port names an IPv6 sender (a kernel name each,
-	 * never reclaimed): a REQ elsewhere is not answered then.
-	 */
-	if ((!pep || !pep->eq) && msg->cm.sin_family == AF_INET6)
-		return;
-	if (swnic_cm_decode6(msg)) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed REQ\n");
-		return;
-	}
 	if (!pep || !pep->eq)
 		goto reject;
 	/* A listener's backlog: a flood of REQs is refused, not queued. */
@@ -418,9 +422,9 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 	}
 	/*
 	 * Its id, random and sent only to the listener, says it is the
-	 * answer: the address in its header is what the acceptor says it is
-	 * (its device's), not always the one dialled (127.0.0.1, another
-	 * address of the host), so it is not checked.
+	 * answer: the address it came from is the acceptor's as its packets
+	 * carry it (swnic_cm_sender()), not always the one dialled
+	 * (127.0.0.1, another address of the host), so it is not checked.
 	 */
 	ep = conn->ep;
 	conn->peer_id = msg->src_id;
@@ -470,13 +474,10 @@ static bool swnic_cm_msg_whole(const struct swnic_cm_msg *msg, size_t len)
 	       len >= SWNIC_CM_HDR_LEN + msg->paramlen;
 }
 
-/*
- * A message at @port. Its IPv6 addresses are named (swnic_cm_decode6(),
- * a kernel name each) only once it is known to be for us: a REQ at a
- * listener, or an answer naming a live connection.
- */
+/* A message at @port, from @from (swnic_cm_sender()). */
 static void swnic_cm_recv(struct swnic_cm_port *port,
-			  struct swnic_cm_msg *msg, size_t len)
+			  struct swnic_cm_msg *msg, size_t len,
+			  const struct sockaddr_in *from)
 {
 	struct swnic_cm_conn *conn;
 
@@ -484,6 +485,7 @@ static void swnic_cm_recv(struct swnic_cm_port *port,
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
 		return;
 	}
+	swnic_cm_sender(msg, from);
 	switch (msg->type) {
 	case SWNIC_CM_MSG_REQ:
 		swnic_cm_got_req(port, msg);
@@ -498,14 +500,8 @@ static void swnic_cm_recv(struct swnic_cm_port *port,
 		return;
 	}
 	conn = swnic_cm_conn_find(msg->dst_id);
-	/* A late ACCEPT of an IPv6 peer is not answered: nothing to name. */
-	if (!conn && (msg->type != SWNIC_CM_MSG_ACCEPT ||
-		      msg->cm.sin_family == AF_INET6))
+	if (!conn && msg->type != SWNIC_CM_MSG_ACCEPT)
 		return;
-	if (swnic_cm_decode6(msg)) {
-		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: dropped a malformed message\n");
-		return;
-	}
 	if (msg->type == SWNIC_CM_MSG_ACCEPT)
 		swnic_cm_got_accept(port, msg, conn);
 	else if (msg->type == SWNIC_CM_MSG_REJECT)
@@ -554,15 +550,12 @@ static void swnic_cm_sent(const struct swnic_cm_msg *msg, int err)
  * messages (answers to connections of this port's) are dropped.
  */
 static void swnic_cm_refuse(struct swnic_cm_port *port,
-			    struct swnic_cm_msg *msg, size_t len)
+			    struct swnic_cm_msg *msg, size_t len,
+			    const struct sockaddr_in *from)
 {
 	if (!swnic_cm_msg_whole(msg, len) || msg->type != SWNIC_CM_MSG_REQ)
 		return;
-	/* An IPv6 sender is named only for a listener (swnic_cm_got_req()). */
-	if (!port->listener && msg->cm.sin_family == AF_INET6)
-		return;
-	if (swnic_cm_decode6(msg))
-		return;
+	swnic_cm_sender(msg, from);
 	swnic_cm_send(port, &msg->cm, SWNIC_CM_MSG_REJECT, 0, msg->src_id,
 		      NULL, NULL, 0);
 }
@@ -583,11 +576,12 @@ enum swnic_cm_mode {
 #define SWNIC_CM_REFUSE_MAX	(4 * SWNIC_CM_QUEUE)
 
 /*
- * One completion of @port's CQ, as @mode says. Holds swnic_cm_lock if
- * dispatching.
+ * One completion of @port's CQ, as @mode says (@from: a receive's sender,
+ * swnic_cq_read_from()). Holds swnic_cm_lock if dispatching.
  */
 static void swnic_cm_complete(struct swnic_cm_port *port,
 			      struct swnic_cm_buf *buf, size_t len, int err,
+			      const struct sockaddr_in *from,
 			      enum swnic_cm_mode mode)
 {
 	if (!buf)
@@ -602,9 +596,9 @@ static void swnic_cm_complete(struct swnic_cm_port *port,
 	if (mode == SWNIC_CM_RELEASE || err == FI_ECANCELED)
 		return;
 	if (!err && mode == SWNIC_CM_DISPATCH)
-		swnic_cm_recv(port, &buf->msg, len);
+		swnic_cm_recv(port, &buf->msg, len, from);
 	else if (!err)
-		swnic_cm_refuse(port, &buf->msg, len);
+		swnic_cm_refuse(port, &buf->msg, len, from);
 	if (fi_recv(port->ep, &buf->msg, sizeof(buf->msg), NULL,
 		    FI_ADDR_UNSPEC, buf))
 		SWNIC_WARN(FI_LOG_EP_CTRL, "CM: could not repost a receive\n");
@@ -615,16 +609,17 @@ static int swnic_cm_poll(struct swnic_cm_port *port, enum swnic_cm_mode mode)
 {
 	bool dispatch = mode == SWNIC_CM_DISPATCH;
 	struct fi_cq_msg_entry ent[8];
+	struct sockaddr_in from[SWNIC_ARRAY_SIZE(ent)];
 	struct fi_cq_err_entry err;
 	ssize_t n;
 
-	n = fi_cq_read(port->cq, ent, SWNIC_ARRAY_SIZE(ent));
+	n = swnic_cq_read_from(port->cq, ent, SWNIC_ARRAY_SIZE(ent), from);
 	if (n > 0) {
 		if (dispatch)
 			pthread_mutex_lock(&swnic_cm_lock);
 		for (ssize_t i = 0; i < n; i++)
 			swnic_cm_complete(port, ent[i].op_context, ent[i].len,
-					  0, mode);
+					  0, &from[i], mode);
 		if (dispatch)
 			pthread_mutex_unlock(&swnic_cm_lock);
 		return (int)n;
@@ -636,7 +631,7 @@ static int swnic_cm_poll(struct swnic_cm_port *port, enum swnic_cm_mode mode)
 		return 0;
 	if (dispatch)
 		pthread_mutex_lock(&swnic_cm_lock);
-	swnic_cm_complete(port, err.op_context, 0, err.err, mode);
+	swnic_cm_complete(port, err.op_context, 0, err.err, NULL, mode);
 	if (dispatch)
 		pthread_mutex_unlock(&swnic_cm_lock);
 	return 1;
@@ -782,7 +777,6 @@ int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
 	atomic_init(&port->stop, false);
 	port->fabric = fab;
 	port->pep = pep;
-	port->listener = pep != NULL;
 	snprintf(port->dev, sizeof(port->dev), "%s", dev);
 	swnic_list_init(&port->node);
 

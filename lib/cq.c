@@ -50,6 +50,9 @@ struct swnic_cq_entry {
 	uint64_t data;
 	uint64_t tag;
 	fi_addr_t src;
+	/* A receive's sender as the kernel saw it (CQE), else 0. */
+	uint32_t from_addr;
+	uint16_t from_port;
 };
 
 struct swnic_cq_err {
@@ -341,8 +344,10 @@ static bool swnic_cq_quiet(struct swnic_cq *cq)
 	return true;
 }
 
-static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
-				 size_t count, fi_addr_t *src_addr)
+/* fi_cq_readfrom, and into @from (if not NULL) swnic_cq_read_from()'s. */
+static ssize_t swnic_cq_read_common(struct fid_cq *cq_fid, void *buf,
+				    size_t count, fi_addr_t *src_addr,
+				    struct sockaddr_in *from)
 {
 	struct swnic_cq *cq = swnic_cq(cq_fid);
 	const struct swnic_cq_entry *e;
@@ -378,6 +383,12 @@ static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 		swnic_cq_format(cq, e, (char *)buf + i * cq->entry_size);
 		if (src_addr)
 			src_addr[i] = e->src;
+		if (from) {
+			memset(&from[i], 0, sizeof(from[i]));
+			from[i].sin_family = AF_INET;
+			from[i].sin_addr.s_addr = e->from_addr;
+			from[i].sin_port = htons(e->from_port);
+		}
 	}
 	cq->head += n;
 	swnic_cq_update_wait(cq);
@@ -389,9 +400,35 @@ out:
 	return ret;
 }
 
+static ssize_t swnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src_addr)
+{
+	return swnic_cq_read_common(cq_fid, buf, count, src_addr, NULL);
+}
+
 static ssize_t swnic_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
-	return swnic_cq_readfrom(cq_fid, buf, count, NULL);
+	return swnic_cq_read_common(cq_fid, buf, count, NULL, NULL);
+}
+
+/**
+ * swnic_cq_read_from() - fi_cq_read, with whom each message came from
+ * @cq_fid: a CQ of this provider's
+ * @buf: as fi_cq_read's
+ * @count: as fi_cq_read's
+ * @from: @count entries, out: for each completion read, a received
+ *	message's sender as the kernel saw it, in the provider's own form
+ *	(addr.c: an IPv4 address, or an IPv6 peer's name in the namespace
+ *	of the CQ's device; the sending endpoint's port), all 0 but
+ *	sin_family for other completions
+ *
+ * For the provider's own endpoints (the CM ports, cm.c): FI_SOURCE gives
+ * an AV entry, which a sender it never heard of has none of.
+ */
+ssize_t swnic_cq_read_from(struct fid_cq *cq_fid, void *buf, size_t count,
+			   struct sockaddr_in *from)
+{
+	return swnic_cq_read_common(cq_fid, buf, count, NULL, from);
 }
 
 static ssize_t swnic_cq_readerr(struct fid_cq *cq_fid,
@@ -802,7 +839,7 @@ int swnic_cq_write_locked(struct swnic_cq *cq, void *context, uint64_t flags,
 		return swnic_cq_report_err(cq, context, flags, len, NULL, data,
 					   tag, 0, err, err);
 	return swnic_cq_report(cq, context, flags, len, NULL, data, tag,
-			       FI_ADDR_NOTAVAIL);
+			       FI_ADDR_NOTAVAIL, NULL);
 }
 
 /*
@@ -826,15 +863,23 @@ void swnic_cq_unlock(struct swnic_cq *cq)
 	swnic_lock_release(&cq->lock);
 }
 
-/* From progress (lock held): a successful completion. */
+/*
+ * From progress (lock held): a successful completion; @from: a receive's
+ * sender as the kernel saw it (swnic_cq_read_from()), or NULL.
+ */
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
-		    fi_addr_t src)
+		    fi_addr_t src, const struct sockaddr_in *from)
 {
 	struct swnic_cq_entry e = {
 		.op_context = context, .flags = flags, .len = len, .buf = buf,
 		.data = data, .tag = tag, .src = src,
 	};
+
+	if (from) {
+		e.from_addr = from->sin_addr.s_addr;
+		e.from_port = ntohs(from->sin_port);
+	}
 
 	return (int)swnic_cq_push_locked(cq, &e);
 }
@@ -869,6 +914,8 @@ static ssize_t swnic_cq_ext_write(struct fid_cq *cq_fid,
 	e.data = entry->data;
 	e.tag = entry->tag;
 	e.src = src_addr;
+	e.from_addr = 0;
+	e.from_port = 0;
 	return swnic_cq_push(cq, &e);
 }
 

@@ -568,11 +568,10 @@ int swnic_ep_enable(struct swnic_ep *ep)
  * (ECONNREFUSED) and fills none of its receives. A kernel without
  * SWNIC_FEAT_EP_PEER takes them from anyone, as before.
  *
- * Only for a peer at our own address (this host, this device): the
- * address a peer across the wire gives in the CM message is its device's,
- * while its packets come from the address its route picks, which a host
- * with several may choose otherwise - the connection would refuse its
- * own peer. Such peers are not limited yet (fi_swnic(7)).
+ * On this host or across the wire alike: ep->peer is the address the
+ * peer's CM message came from as our kernel saw it (swnic_cm_sender()),
+ * which its data packets carry too - not the device's address the
+ * message gives, which a host with several addresses may not send from.
  */
 void swnic_ep_take_from_peer(struct swnic_ep *ep)
 {
@@ -584,8 +583,7 @@ void swnic_ep_take_from_peer(struct swnic_ep *ep)
 	};
 
 	if (ep->fd < 0 ||
-	    !(ep->domain->dev.attr.features & SWNIC_FEAT_EP_PEER) ||
-	    ep->peer.sin_addr.s_addr != ep->addr.sin_addr.s_addr)
+	    !(ep->domain->dev.attr.features & SWNIC_FEAT_EP_PEER))
 		return;
 	if (ioctl(ep->fd, SWNIC_IOCTL_EP_PEER, &p))
 		SWNIC_WARN(FI_LOG_EP_CTRL,

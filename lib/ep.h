@@ -217,7 +217,7 @@ void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx);
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
-		    fi_addr_t src);
+		    fi_addr_t src, const struct sockaddr_in *from);
 int swnic_cq_write(struct swnic_cq *cq, void *context, uint64_t flags,
 		   size_t len, uint64_t data, uint64_t tag, int err);
 int swnic_cq_write_locked(struct swnic_cq *cq, void *context, uint64_t flags,

@@ -100,7 +100,8 @@ static void swnic_op_scatter(struct swnic_op *op, const char *p, size_t len)
 	}
 }
 
-static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc)
+/* A receive's sender as the kernel saw it (the provider's own form). */
+static struct sockaddr_in swnic_cqe_from(const struct swnic_cqe *kc)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -108,10 +109,16 @@ static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc)
 		.sin_addr.s_addr = kc->src_addr,
 	};
 
+	return sin;
+}
+
+static fi_addr_t swnic_cqe_src(struct swnic_ep *ep, const struct swnic_cqe *kc,
+			       const struct sockaddr_in *from)
+{
 	if (!ep->av || !(kc->flags & SWNIC_CQE_RECV))
 		return FI_ADDR_NOTAVAIL;
 	/* FI_AV_AUTH_KEY: the entry of the address and the key it came with. */
-	return swnic_av_reverse(ep->av, &sin,
+	return swnic_av_reverse(ep->av, from,
 				swnic_ep_src_kslot(ep, kc->key_index));
 }
 
@@ -138,7 +145,7 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 		/* A peer's RMA write with remote CQ data. */
 		swnic_cq_report(cq, NULL, FI_RMA | FI_REMOTE_WRITE |
 				FI_REMOTE_CQ_DATA, kc->len, NULL, kc->data, 0,
-				FI_ADDR_NOTAVAIL);
+				FI_ADDR_NOTAVAIL, NULL);
 		return;
 	}
 	if (kc->context & SWNIC_INJECT_HANDLE) {
@@ -192,6 +199,8 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 	} else if (report && ((op->flags & FI_COMPLETION) ||
 			      (kc->flags & SWNIC_CQE_MULTI_RECV) ||
 			      (srx && swnic_cq_srx_reports(cq, ep->srx)))) {
+		struct sockaddr_in from = swnic_cqe_from(kc);
+
 		/*
 		 * A multi-receive buffer's release is reported even where
 		 * its other completions are not (fi_msg(3)).
@@ -199,7 +208,8 @@ void swnic_cqe_complete(struct swnic_cq *cq, const struct swnic_cqe *kc,
 		swnic_cq_report(cq, op->context, flags, kc->len,
 				(flags & FI_MULTI_RECV) || op->multi_recv ?
 				buf : NULL, kc->data, kc->tag,
-				swnic_cqe_src(ep, kc));
+				swnic_cqe_src(ep, kc, &from),
+				rx ? &from : NULL);
 	}
 	/* The kernel counted it: wake the counter's waiters. */
 	if (ep->cntr[op->kind])

@@ -222,6 +222,9 @@ int swnic_pollset_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 int swnic_eq_trywait(struct fid *fid);
 int swnic_cq_trywait(struct fid *fid);
 int swnic_cntr_trywait(struct fid *fid);
+/* fi_cq_read, and whom each received message came from (cq.c) */
+ssize_t swnic_cq_read_from(struct fid_cq *cq_fid, void *buf, size_t count,
+			   struct sockaddr_in *from);
 
 static inline unsigned int swnic_wait_seq(struct swnic_wait *w)
 {
