@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <rdma/fi_rma.h>
@@ -288,26 +289,60 @@ static void sockaddr_of(struct __test_metadata *_metadata, struct fid_ep *ep,
 	ASSERT_EQ(sizeof(*sin), len);
 }
 
+/*
+ * The address this host's packets to @to carry, as the peer's kernel sees
+ * them: in-host the sender's own (@own); across, the source address the
+ * route to @to picks - not the device's when the host has several
+ * (test_prov_wire.sh makes one so).
+ */
+static void source_to(struct __test_metadata *_metadata,
+		      const struct sockaddr_in *to,
+		      const struct sockaddr_in *own, struct in_addr *src)
+{
+	struct sockaddr_in sin = *to, me;
+	socklen_t len = sizeof(me);
+	int fd;
+
+	if (!prov_across()) {
+		*src = own->sin_addr;
+		return;
+	}
+	sin.sin_port = htons(9);	/* any: a UDP connect sends nothing */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, connect(fd, (struct sockaddr *)&sin, sizeof(sin)));
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&me, &len));
+	close(fd);
+	*src = me.sin_addr;
+}
+
 TEST_F(cm, connect_accept_with_data_then_transfer)
 {
 	struct sockaddr_in a, b, cli_name;
 	struct sockaddr_in *dest;
+	struct in_addr src;
 
 	connect_req(_metadata, self, "hello from the client");
-	/* The request names the connecting endpoint. */
+	/*
+	 * The request names the connecting endpoint: its port, at the
+	 * address its packets come from.
+	 */
 	sockaddr_of(_metadata, self->cli.ep, &cli_name, false);
+	source_to(_metadata, &self->pep_addr, &cli_name, &src);
 	dest = self->req->dest_addr;
 	ASSERT_NE(NULL, dest);
 	ASSERT_EQ(cli_name.sin_port, dest->sin_port);
-	ASSERT_EQ(cli_name.sin_addr.s_addr, dest->sin_addr.s_addr);
+	ASSERT_EQ(src.s_addr, dest->sin_addr.s_addr);
 	accept_req(_metadata, self, "welcome");
 
-	/* Each side's peer is the other's name. */
+	/* Each side's peer is the other's name, as its packets carry it. */
 	sockaddr_of(_metadata, self->cli.ep, &a, true);
 	sockaddr_of(_metadata, self->srv.ep, &b, false);
 	ASSERT_EQ(b.sin_port, a.sin_port);
+	ASSERT_EQ(b.sin_addr.s_addr, a.sin_addr.s_addr);
 	sockaddr_of(_metadata, self->srv.ep, &a, true);
 	ASSERT_EQ(cli_name.sin_port, a.sin_port);
+	ASSERT_EQ(src.s_addr, a.sin_addr.s_addr);
 	/* The accepted endpoint has an address of its own. */
 	ASSERT_NE(self->pep_addr.sin_port, b.sin_port);
 
@@ -396,74 +431,133 @@ TEST_F(cm, rma_over_the_connection)
 	fi_close(&mr->fid);
 }
 
-/*
- * A connected endpoint takes messages from its peer on this host only: an
- * RDM endpoint
- * that learnt the accepted endpoint's address (same user, same key) and
- * sends to it is refused (FI_ECONNREFUSED) and fills none of its
- * receives; the peer's message then takes the receive. Before, the
- * stranger's message completed the receive as if the peer had sent it.
- */
-TEST_F(cm, connected_endpoint_takes_its_peers_messages_only)
+struct stranger {
+	struct prov_ctx ctx;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+};
+
+static int stranger_open_fn(void *arg)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
 				      .size = 16 };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	char rx[16] = "", tx[16] = "from the peer", bad[16] = "stranger";
+	struct stranger *st = arg;
+	int ret;
+
+	ret = prov_open(&st->ctx, NULL);
+	if (!ret)
+		ret = fi_cq_open(st->ctx.domain, &cq_attr, &st->cq, NULL);
+	if (!ret)
+		ret = fi_av_open(st->ctx.domain, &av_attr, &st->av, NULL);
+	if (!ret)
+		ret = fi_endpoint(st->ctx.domain, st->ctx.info, &st->ep, NULL);
+	if (!ret)
+		ret = fi_ep_bind(st->ep, &st->av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(st->ep, &st->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_enable(st->ep);
+	return ret;
+}
+
+static void stranger_close(struct stranger *st)
+{
+	if (st->ep)
+		fi_close(&st->ep->fid);
+	if (st->av)
+		fi_close(&st->av->fid);
+	if (st->cq)
+		fi_close(&st->cq->fid);
+	prov_close(&st->ctx);
+}
+
+/*
+ * A stranger - an RDM endpoint of a domain of its own, same user and key,
+ * on the listener's host (@far) or on the connector's - learnt the
+ * address of @to as its host knows it (@peer's fi_getpeer: where its
+ * packets come from) and sends it @msg: refused (FI_ECONNREFUSED), and
+ * the receive @to has posted (into @rx) stays empty.
+ */
+static void stranger_is_refused(struct __test_metadata *_metadata,
+				struct conn_side *to, struct conn_side *peer,
+				bool far, char *msg, const char *rx)
+{
 	struct fi_cq_err_entry err = { 0 };
+	struct stranger st = { 0 };
 	struct fi_cq_msg_entry e;
-	struct sockaddr_in srv_name;
-	struct prov_ctx st = { 0 };
-	struct fid_cq *scq = NULL;
-	struct fid_av *av = NULL;
-	struct fid_ep *sep = NULL;
-	fi_addr_t to;
+	struct sockaddr_in name;
 	ssize_t n = -FI_EAGAIN;
+	fi_addr_t dest;
 
-	connect_req(_metadata, self, NULL);
-	accept_req(_metadata, self, NULL);
-	if (!prov_feature(self->domain, SWNIC_FEAT_EP_PEER))
-		SKIP(return, "the module has no SWNIC_FEAT_EP_PEER");
-	if (prov_across())
-		SKIP(return, "a peer across the wire is not limited yet (fi_swnic(7))");
-	sockaddr_of(_metadata, self->srv.ep, &srv_name, false);
-	ASSERT_EQ(0, fi_recv(self->srv.ep, rx, sizeof(rx), NULL, 0, rx));
-
-	/* The stranger: an RDM endpoint of this process. */
-	ASSERT_EQ(0, prov_open(&st, NULL));
-	ASSERT_EQ(0, fi_cq_open(st.domain, &cq_attr, &scq, NULL));
-	ASSERT_EQ(0, fi_av_open(st.domain, &av_attr, &av, NULL));
-	ASSERT_EQ(0, fi_endpoint(st.domain, st.info, &sep, NULL));
-	ASSERT_EQ(0, fi_ep_bind(sep, &av->fid, 0));
-	ASSERT_EQ(0, fi_ep_bind(sep, &scq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_enable(sep));
-	ASSERT_EQ(1, fi_av_insert(av, &srv_name, 1, &to, 0, NULL));
-	ASSERT_EQ(0, fi_send(sep, bad, sizeof(bad), NULL, to, bad));
-	for (int i = 0; i < 5000 && n == -FI_EAGAIN; i++) {
-		n = fi_cq_read(scq, &e, 1);
+	sockaddr_of(_metadata, peer->ep, &name, true);
+	ASSERT_EQ(0, far ? prov_peer_run(stranger_open_fn, &st) :
+			   stranger_open_fn(&st));
+	ASSERT_EQ(1, fi_av_insert(st.av, &name, 1, &dest, 0, NULL));
+	ASSERT_EQ(0, fi_send(st.ep, msg, strlen(msg) + 1, NULL, dest, msg));
+	/* Across, the refusal comes back over the wire: bounded, 10 s. */
+	for (int i = 0; i < 10000 && n == -FI_EAGAIN; i++) {
+		n = fi_cq_read(st.cq, &e, 1);
 		if (n == -FI_EAGAIN)
 			usleep(1000);
 	}
 	EXPECT_EQ(-FI_EAVAIL, n) TH_LOG("the stranger's send: %zd", n);
 	if (n == -FI_EAVAIL) {
-		ASSERT_EQ(1, fi_cq_readerr(scq, &err, 0));
-		EXPECT_EQ((void *)bad, err.op_context);
+		ASSERT_EQ(1, fi_cq_readerr(st.cq, &err, 0));
+		EXPECT_EQ((void *)msg, err.op_context);
 		EXPECT_EQ(FI_ECONNREFUSED, err.err);
 	}
 	/* Its receive still waits, for the peer. */
-	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->srv.cq, &e, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(to->cq, &e, 1));
 	EXPECT_STREQ("", rx);
+	stranger_close(&st);
+}
 
-	ASSERT_EQ(0, fi_send(self->cli.ep, tx, sizeof(tx), NULL, 0, tx));
+/*
+ * A connected endpoint takes messages from its peer only, on one host
+ * and across the wire, on either side of the connection: a stranger
+ * that learnt the accepted endpoint's address (on the connector's host),
+ * or the connector's (on the listener's host), and sends to it is
+ * refused (FI_ECONNREFUSED) and fills none of its receives; the peer's
+ * message then takes the receive. Before, the stranger's message
+ * completed the receive as if the peer had sent it - across the wire
+ * always: a peer there was not limited, its packets' source address
+ * not known.
+ */
+TEST_F(cm, connected_endpoint_takes_its_peers_messages_only)
+{
+	char srv_rx[32] = "", cli_rx[32] = "";
+	char to_srv[32] = "from the peer", to_cli[32] = "from the acceptor";
+	char bad[32] = "stranger", bad2[32] = "stranger too";
+	struct fi_cq_msg_entry e;
+
+	connect_req(_metadata, self, NULL);
+	accept_req(_metadata, self, NULL);
+	if (!prov_feature(self->domain, SWNIC_FEAT_EP_PEER))
+		SKIP(return, "the module has no SWNIC_FEAT_EP_PEER");
+	ASSERT_EQ(0, fi_recv(self->srv.ep, srv_rx, sizeof(srv_rx), NULL, 0,
+			     srv_rx));
+	ASSERT_EQ(0, fi_recv(self->cli.ep, cli_rx, sizeof(cli_rx), NULL, 0,
+			     cli_rx));
+
+	stranger_is_refused(_metadata, &self->srv, &self->cli, false, bad,
+			    srv_rx);
+	stranger_is_refused(_metadata, &self->cli, &self->srv, true, bad2,
+			    cli_rx);
+
+	ASSERT_EQ(0, fi_send(self->cli.ep, to_srv, sizeof(to_srv), NULL, 0,
+			     to_srv));
 	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
 	ASSERT_EQ(1, cq_wait(self->srv.cq, &e));
-	EXPECT_EQ((void *)rx, e.op_context);
-	EXPECT_STREQ("from the peer", rx);
-
-	fi_close(&sep->fid);
-	fi_close(&av->fid);
-	fi_close(&scq->fid);
-	prov_close(&st);
+	EXPECT_EQ((void *)srv_rx, e.op_context);
+	EXPECT_STREQ("from the peer", srv_rx);
+	ASSERT_EQ(0, fi_send(self->srv.ep, to_cli, sizeof(to_cli), NULL, 0,
+			     to_cli));
+	ASSERT_EQ(1, cq_wait(self->srv.cq, &e));
+	ASSERT_EQ(1, cq_wait(self->cli.cq, &e));
+	EXPECT_EQ((void *)cli_rx, e.op_context);
+	EXPECT_STREQ("from the acceptor", cli_rx);
 }
 
 TEST_F(cm, eq_fd_wakes_without_reading)

@@ -13,8 +13,9 @@
 # gives no result fails a line of its own. Then: the wire carried the
 # traffic (the namespace's packet counters rose), the data-path programs
 # again with 5 % netem loss on the veth (GSO off on the senders, so that
-# netem drops single packets), and at the end every object is released
-# (the module's counters). Tests that have no second side (raw ioctls on
+# netem drops single packets), prov_cm again with the first namespace
+# sending from a second address (not its device's), and at the end every
+# object is released (the module's counters). Tests that have no second side (raw ioctls on
 # /dev/swnic0) skip across (PROV_ONE_HOST); they run in-host.
 #
 # SWNIC_PROV_WIRE: the programs to run (default: all converted ones);
@@ -125,6 +126,38 @@ if wire_impair loss 5%; then
 else
 	not_ok "netem loss 5% on the veth" "tc qdisc failed"
 fi
+
+# A connecting host whose packets do not carry its device's address: A
+# gets a second address, and its route to B picks that one as the source
+# (the device keeps the first, which its CM messages give). The listener's
+# host must take A's address from where the messages came from: at the
+# other it would refuse A's own data, and A's kernel answers from the
+# route's source only (the connection would not even come up). All of
+# prov_cm again: connections work both ways, a stranger is refused.
+# Last: B's wire then knows A under two addresses (two peer contexts for
+# one host), and the loss runs, when they came after it, timed out.
+ADDR_A2=${ADDR_A%.*}.11
+if $A ip addr add "$ADDR_A2/24" dev swpa &&
+	$A ip route replace "${ADDR_A%.*}.0/24" dev swpa proto kernel \
+		scope link src "$ADDR_A2" &&
+	src=$($A ip -j route get "$ADDR_B" | jq -r '.[0].prefsrc') &&
+	[ "$src" = "$ADDR_A2" ]; then
+	across prov_cm "[two addresses]"
+	# It was that address B's wire heard A from.
+	if $B swnic -j peer show | jq -e --arg a "$ADDR_A2:" \
+		'any(.[]; .peer | startswith($a))' >/dev/null; then
+		ok "B's wire heard A from its second address ($ADDR_A2)"
+	else
+		not_ok "B's wire heard A from its second address ($ADDR_A2)" \
+			"$($B swnic peer show)"
+	fi
+else
+	not_ok "A sends from a second address" "route source: ${src:-?}" \
+		"$($A ip addr show dev swpa)" "$($A ip route)"
+fi
+$A ip route replace "${ADDR_A%.*}.0/24" dev swpa proto kernel scope link \
+	src "$ADDR_A"
+$A ip addr del "$ADDR_A2/24" dev swpa 2>/dev/null
 
 $A swnic dev del swnicpa force >/dev/null 2>&1
 $B swnic dev del swnicpb force >/dev/null 2>&1
