@@ -40,6 +40,7 @@ static void swnic_domain_release(struct kref *ref)
 	WARN_ON(!xa_empty(&dom->cntrs));
 	xa_destroy(&dom->cntrs);
 	mmdrop(dom->mm);
+	mem_cgroup_put(dom->memcg);
 	put_pid(dom->pid);
 	swnic_device_put(dom->sdev);
 	mutex_destroy(&dom->lock);
@@ -88,6 +89,7 @@ int swnic_domain_open(struct swnic_device *sdev, const struct cred *cred,
 	get_task_comm(dom->comm, current);
 	dom->mm = current->mm;
 	mmgrab(dom->mm);
+	dom->memcg = get_mem_cgroup_from_mm(current->mm);
 	dom->sdev = sdev;
 	swnic_device_get(sdev);
 	ret = swnic_mr_domain_init(dom);

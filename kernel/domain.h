@@ -5,6 +5,7 @@
 #include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
@@ -44,6 +45,12 @@ struct swnic_domain {
 	kuid_t uid;
 	char comm[TASK_COMM_LEN];
 	struct mm_struct *mm;		/* mmgrab'ed: owner of registrations */
+	/*
+	 * Its memory cgroup (referenced), charged what the kernel keeps for
+	 * the domain wherever it runs - as a socket's, its creator's, even
+	 * once that process is gone and its mm has no owner.
+	 */
+	struct mem_cgroup *memcg;
 
 	struct mutex lock;		/* serialises control operations */
 	/*
@@ -120,6 +127,22 @@ static inline void swnic_xa_publish(struct xarray *xa, u32 index, void *entry)
 static inline bool swnic_domain_is_owner(const struct swnic_domain *dom)
 {
 	return current->mm == dom->mm;
+}
+
+/* Take a reference to @memcg, if any (mem_cgroup_put() gives it back). */
+static inline void swnic_memcg_get(struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	if (memcg)
+		css_get(&memcg->css);
+#endif
+}
+
+/* @dom's memory cgroup, referenced (mem_cgroup_put()), or NULL. */
+static inline struct mem_cgroup *swnic_domain_memcg(struct swnic_domain *dom)
+{
+	swnic_memcg_get(dom->memcg);
+	return dom->memcg;
 }
 
 #endif /* _SWNIC_DOMAIN_H */

@@ -211,7 +211,7 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
 	}
 	/* What user space released before a doorbell, this round sees. */
 	swnic_ring_take_kick(&ep->sq);
-	memcg = get_mem_cgroup_from_mm(mm);
+	memcg = swnic_domain_memcg(ep->dom);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
 	ret = swnic_ep_process(ep, NULL);

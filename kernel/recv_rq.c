@@ -371,7 +371,7 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 	if (avail <= 0)
 		return avail;
 	if (current->mm != ep->dom->mm) {
-		memcg = get_mem_cgroup_from_mm(ep->dom->mm);
+		memcg = swnic_domain_memcg(ep->dom);
 		old_memcg = set_active_memcg(memcg);
 	}
 	while (done < avail) {

@@ -619,7 +619,7 @@ static int swnic_trig_run_xfer(struct swnic_trig *t)
 		last = true;
 		swnic_fault_give_up(&t->fault);
 	}
-	memcg = get_mem_cgroup_from_mm(mm);
+	memcg = swnic_domain_memcg(ep->dom);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
 	ret = swnic_trig_run_op(t, 0, last);

@@ -569,7 +569,7 @@ bool swnic_rx_exec(struct swnic_wnet *wn, struct swnic_device *sdev,
 	 * section's or a busy poller's, another user's maybe - nor to none
 	 * (the worker's).
 	 */
-	memcg = get_mem_cgroup_from_mm(dst->dom->mm);
+	memcg = swnic_domain_memcg(dst->dom);
 	old_memcg = set_active_memcg(memcg);
 	switch (m->opcode) {
 	case SWNIC_OP_SEND:

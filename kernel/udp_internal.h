@@ -55,15 +55,6 @@
 #include "udp.h"
 #include "wire.h"
 
-/* Take a reference to @memcg, if any (mem_cgroup_put() gives it back). */
-static inline void swnic_memcg_get(struct mem_cgroup *memcg)
-{
-#ifdef CONFIG_MEMCG
-	if (memcg)
-		css_get(&memcg->css);
-#endif
-}
-
 /* Module parameters (udp.c has their descriptions). */
 extern unsigned int swnic_udp_port, swnic_peer_timeout_ms, swnic_peer_idle_ms;
 extern bool swnic_udp_any_sport;
@@ -359,7 +350,7 @@ struct swnic_txmsg {
 	bool inline_src;
 	/* REQ: the poster and its completion */
 	struct swnic_ep *ep;
-	/* REQ: the poster's memory cgroup, charged the packets (referenced) */
+	/* REQ: the poster's domain's cgroup, charged the packets (ref'd) */
 	struct mem_cgroup *memcg;
 	struct swnic_deferred done;
 	bool last;			/* its last packet is made */

@@ -201,7 +201,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		}
 	}
 	/* Its packets are charged to the poster's cgroup (swnic_txpkt). */
-	tm->memcg = get_mem_cgroup_from_mm(src->dom->mm);
+	tm->memcg = swnic_domain_memcg(src->dom);
 
 	mutex_lock(&wn->lock);
 	ret = -ENETDOWN;
