@@ -280,6 +280,8 @@ struct swnic_wnet {
 	u64 fault_waits;		/* rounds that left one out of reach */
 	/* Pages for packets' buffers, kept (swnic_txbuf_get()) */
 	struct page *txpages[SWNIC_TXPAGES];
+	/* ... the cgroup each is charged to and holds packets of (ref'd) */
+	struct mem_cgroup *txpage_memcg[SWNIC_TXPAGES];
 	unsigned int txpage_cur, txpage_off;
 	u32 ntxpages;
 	u64 txpage_allocs;		/* pages allocated for it (not reused) */

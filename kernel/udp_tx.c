@@ -8,51 +8,76 @@
 
 #include "udp_internal.h"
 
+/*
+ * The allocation flags of a packet's memory: charged to @memcg (set
+ * active by the caller), it never waits - no reclaim, no throttling, no
+ * OOM killer in a user's cgroup while the namespace's wire is held: a
+ * charge that fails is "no memory" for now, and the tick tries again.
+ */
+static gfp_t swnic_tx_gfp(const struct mem_cgroup *memcg)
+{
+	return memcg ? GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT :
+		       GFP_KERNEL | __GFP_NOWARN;
+}
+
 /* Pages of a packet's own (@len bytes), or NULL. */
 static void *swnic_txbuf_own(size_t len, gfp_t gfp)
 {
-	struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN |
-					gfp, get_order(len));
+	struct page *page = alloc_pages(gfp | __GFP_COMP, get_order(len));
 
 	return page ? page_address(page) : NULL;
 }
 
-/*
- * A buffer of @len bytes for a packet (wn->lock held), or NULL, for
- * swnic_txbuf_put(). @gfp: __GFP_ACCOUNT to charge a page it allocates
- * to the active memory cgroup (a page of the ring is charged once, to the
- * packet that needed it, and holds later packets of anyone's).
- */
-static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len, gfp_t gfp)
+/* Let go of ring slot @i's page (those in use live on while used). */
+static void swnic_txpage_drop(struct swnic_wnet *wn, unsigned int i)
 {
-	struct page *page = wn->txpages[wn->txpage_cur];
-	unsigned int i, n;
+	if (wn->txpages[i]) {
+		put_page(wn->txpages[i]);
+		wn->ntxpages--;
+	}
+	wn->txpages[i] = NULL;
+	mem_cgroup_put(wn->txpage_memcg[i]);
+	wn->txpage_memcg[i] = NULL;
+}
+
+/*
+ * A buffer of @len bytes for a packet of @memcg's (wn->lock held, @memcg
+ * active), or NULL, for swnic_txbuf_put(). A page of the ring holds the
+ * packets of one cgroup only, the one it is charged to (NULL: answers,
+ * charged to none): a user's packets kept in another's page made the
+ * other pay for them.
+ */
+static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
+			     struct mem_cgroup *memcg)
+{
+	unsigned int i = wn->txpage_cur, n;
+	struct page *page = wn->txpages[i];
+	gfp_t gfp = swnic_tx_gfp(memcg);
 	void *buf;
 
 	if (len > SWNIC_TXPAGE_SIZE)
 		return swnic_txbuf_own(len, gfp);
-	if (!page || wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
-		/* The next free page of the ring ... */
+	if (!page || wn->txpage_memcg[i] != memcg ||
+	    wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
+		/* The next free page of the ring that is @memcg's ... */
 		for (n = 1; n < SWNIC_TXPAGES; n++) {
 			i = (wn->txpage_cur + n) % SWNIC_TXPAGES;
 			page = wn->txpages[i];
-			if (page && page_ref_count(page) == 1)
+			if (page && page_ref_count(page) == 1 &&
+			    wn->txpage_memcg[i] == memcg)
 				break;
 		}
 		/* ... else a fresh one in the next slot. */
 		if (n == SWNIC_TXPAGES) {
 			i = (wn->txpage_cur + 1) % SWNIC_TXPAGES;
-			if (wn->txpages[i]) {
-				/* freed by its last user */
-				put_page(wn->txpages[i]);
-				wn->ntxpages--;
-			}
-			page = alloc_pages(GFP_KERNEL | __GFP_COMP |
-					   __GFP_NOWARN | __GFP_NORETRY | gfp,
+			swnic_txpage_drop(wn, i);	/* freed by its last user */
+			page = alloc_pages(gfp | __GFP_COMP | __GFP_NORETRY,
 					   SWNIC_TXPAGE_ORDER);
-			wn->txpages[i] = page;
 			if (!page)	/* no 32 KiB in a row: its own */
 				return swnic_txbuf_own(len, gfp);
+			wn->txpages[i] = page;
+			swnic_memcg_get(memcg);
+			wn->txpage_memcg[i] = memcg;
 			wn->ntxpages++;
 			wn->txpage_allocs++;
 		}
@@ -78,12 +103,8 @@ void swnic_txpages_free(struct swnic_wnet *wn)
 {
 	unsigned int i;
 
-	for (i = 0; i < SWNIC_TXPAGES; i++) {
-		if (wn->txpages[i])
-			put_page(wn->txpages[i]);
-		wn->txpages[i] = NULL;
-	}
-	wn->ntxpages = 0;
+	for (i = 0; i < SWNIC_TXPAGES; i++)
+		swnic_txpage_drop(wn, i);
 	wn->txpage_off = 0;
 }
 
@@ -99,17 +120,17 @@ static void *swnic_txbuf_charged(struct swnic_wnet *wn, size_t len,
 	void *buf;
 
 	if (!memcg)
-		return swnic_txbuf_get(wn, len, 0);
+		return swnic_txbuf_get(wn, len, NULL);
 	old = set_active_memcg(memcg);
-	buf = swnic_txbuf_get(wn, len, __GFP_ACCOUNT);
+	buf = swnic_txbuf_get(wn, len, memcg);
 	set_active_memcg(old);
 	return buf;
 }
 
 /*
- * A packet of @len bytes; @memcg: a request's poster's, charged the
- * packet for as long as it is kept for retransmission - which a peer that
- * stops answering makes the peer timeout.
+ * A packet of @len bytes; @memcg: a request's poster's domain's, charged
+ * the packet for as long as it is kept for retransmission - which a peer
+ * that stops answering makes the peer timeout.
  */
 static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 					     size_t len,
@@ -118,7 +139,7 @@ static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 	struct mem_cgroup *old = memcg ? set_active_memcg(memcg) : NULL;
 	struct swnic_txpkt *t;
 
-	t = kmalloc(sizeof(*t), memcg ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	t = kmalloc(sizeof(*t), swnic_tx_gfp(memcg));
 	if (memcg)
 		set_active_memcg(old);
 	if (!t)

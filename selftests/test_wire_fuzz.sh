@@ -209,6 +209,44 @@ else
 fi
 rmdir $CG/swnicwfz 2>/dev/null
 
+# ... and charged without waiting: a poster whose cgroup is at its limit
+# has its packets wait for room (the tick tries again), it is not OOM
+# killed, and the wire it holds meanwhile does not reclaim for it. Here
+# memory.max leaves 128 KiB above what the poster has when it posts 4 MiB
+# to the silent peer; then the limit goes and the peer fails the sends
+# (peer timeout). Before, the charge reclaimed and then OOM-killed the
+# poster, under the namespace's wire lock.
+mkdir $CG/swnicwfz
+rm -f /tmp/wfz.go
+$A tc qdisc replace dev swfa root netem loss 100%
+echo 3000 > $PARAMS/peer_timeout_ms
+$A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
+	exec timeout 60 selftests/wire/out/wire_spray -n 1 -l 4194304 -s 2 -w /tmp/wfz.go $ADDR_B" \
+	>/tmp/wfz.spray6 2>&1 &
+spray=$!
+for _ in $(seq 200); do
+	grep -q ready /tmp/wfz.spray6 && break
+	sleep 0.1
+done
+echo $(( $(cat $CG/swnicwfz/memory.current) + 131072 )) > $CG/swnicwfz/memory.max
+touch /tmp/wfz.go
+wait $spray
+spray_rc=$?
+oom=$(awk '$1 == "oom_kill" { print $2 }' $CG/swnicwfz/memory.events)
+echo max > $CG/swnicwfz/memory.max
+$A tc qdisc del dev swfa root
+echo 10000 > $PARAMS/peer_timeout_ms
+diag "a poster at its cgroup's limit: exit $spray_rc, oom_kill ${oom:-?}"
+if [ $spray_rc = 0 ] && [ "$oom" = 0 ] &&
+   grep -q "posted 1 of 1" /tmp/wfz.spray6; then
+	ok "a poster at its cgroup's limit waits for room, not killed"
+else
+	not_ok "a poster at its cgroup's limit waits for room, not killed" \
+		"exit $spray_rc, oom_kill ${oom:-?}: $(cat /tmp/wfz.spray6)"
+fi
+rmdir $CG/swnicwfz 2>/dev/null
+rm -f /tmp/wfz.go
+
 echo Y > $PARAMS/udp_any_sport
 
 # Check, as $1, that the server's rx_mem_bytes, and of it

@@ -8,9 +8,11 @@
  * SECONDS while those sends wait for answers that never come. It prints
  * "wire_spray: posted N of COUNT" once it stopped posting.
  *
- *   wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] FIRST_IP
+ *   wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] [-w FILE] FIRST_IP
  *
- * -l: each send is LEN bytes (8 by default). -m: a second after posting,
+ * -l: each send is LEN bytes (8 by default). -w: print "wire_spray:
+ * ready" once the endpoint is open and the buffer touched, and post only
+ * once FILE exists (at most a minute later). -m: a second after posting,
  * it prints "wire_spray: cgroup grew N KiB", the growth of its memory
  * cgroup's memory.current (cgroup2) since just before the first post -
  * the kernel memory its sends hold, charged to it.
@@ -77,14 +79,18 @@ int main(int argc, char **argv)
 	size_t len = sizeof(small);
 	long long mem0 = -1, mem1;
 	bool measure = false;
+	const char *wait_for = NULL;
 	char *buf = small;
 	uint32_t first;
 	fi_addr_t to;
 	ssize_t ret;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:l:m")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:l:mw:")) != -1) {
 		switch (opt) {
+		case 'w':
+			wait_for = optarg;
+			break;
 		case 'l':
 			len = strtoul(optarg, NULL, 0);
 			break;
@@ -120,6 +126,12 @@ int main(int argc, char **argv)
 	if (ret)
 		die("endpoint", (int)ret);
 	sin.sin_port = htons(1);
+	if (wait_for) {
+		printf("wire_spray: ready\n");
+		fflush(stdout);
+		for (i = 0; i < 600 && access(wait_for, F_OK); i++)
+			usleep(100000);
+	}
 	if (measure && (mem0 = cgroup_current()) < 0)
 		die("memory.current", -FI_ENOSYS);
 	for (i = 0; i < count; i++) {
@@ -157,6 +169,6 @@ int main(int argc, char **argv)
 
 usage:
 	fprintf(stderr,
-		"usage: wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] FIRST_IP\n");
+		"usage: wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] [-w FILE] FIRST_IP\n");
 	return 2;
 }
