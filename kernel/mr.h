@@ -227,7 +227,8 @@ struct swnic_mr_ref {
 	bool last_try;
 	/*
 	 * Jiffies its ODP windows slept for pages or an mmap lock another
-	 * process keeps: SWNIC_ODP_TIMEOUT_MS for the whole access.
+	 * process keeps, or spent on looks an invalidation undid:
+	 * SWNIC_ODP_TIMEOUT_MS for the whole access.
 	 */
 	unsigned long stalled;
 };

@@ -290,17 +290,17 @@ static void swnic_odp_nap(struct swnic_mr_ref *ref)
  * Bounded: gives up after SWNIC_ODP_TIMEOUT_MS of invalidations (-EBUSY)
  * or of a page that does not come in, or of an mmap lock its owner keeps
  * (-EFAULT: only the caller's own, in its own call, is waited for), and
- * on a fatal signal (-EINTR). The time asleep counts for the whole
- * access (@ref's stalled): an owner that let its lock go just before each
- * window's second ran out kept a 1 GiB write of another's asleep for
- * hours, 64 KiB a second.
+ * on a fatal signal (-EINTR). The time asleep, and that of looks an
+ * invalidation undid, counts for the whole access (@ref's stalled): an
+ * owner that let its lock go just before each window's second ran out
+ * kept a 1 GiB write of another's asleep for hours, 64 KiB a second.
  */
 static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			       unsigned int npages, unsigned int pgoff,
 			       u64 len, swnic_mr_page_fn fn, void *ctx)
 {
 	unsigned long budget = msecs_to_jiffies(SWNIC_ODP_TIMEOUT_MS);
-	unsigned long timeout = jiffies + budget;
+	unsigned long timeout = jiffies + budget, pass_at;
 	struct page *dirty[SWNIC_ODP_WINDOW];
 	struct swnic_mr *mr = ref->mr;
 	struct mm_struct *mm = mr->mrd->mm;
@@ -342,6 +342,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 			ret = waiting ? -EFAULT : -EBUSY;
 			break;
 		}
+		pass_at = jiffies;
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
 		if (!mmap_read_trylock(mm)) {
 			if (ref->round) {
@@ -362,6 +363,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY) {
+			/* Invalidated meanwhile: that time counts too. */
+			ref->stalled += jiffies - pass_at;
 			cond_resched();
 			continue;
 		}
@@ -388,7 +391,8 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 				continue;
 			}
 			if (ret == -EINTR && ref->round) {
-				ret = later;	/* a passer-by's signal */
+				/* A passer-by's signal: never the peer's fault. */
+				ret = -SWNIC_EFAULTLATER;
 				break;
 			}
 			if (ret) {
@@ -414,6 +418,7 @@ static int swnic_mr_odp_window(struct swnic_mr_ref *ref, unsigned long start,
 		if (mmu_interval_read_retry(&mr->notifier,
 					    range.notifier_seq)) {
 			spin_unlock_bh(&mr->lock);
+			ref->stalled += jiffies - pass_at;
 			cond_resched();
 			continue;
 		}

@@ -2817,8 +2817,8 @@ TEST_F_TIMEOUT(sec, engine_parks_an_endpoint_whose_owner_is_gone, 120)
  * on-demand MR waits a second for that lock in all, not a second per
  * window of 16 pages. Before, each window waited until a brief release
  * and moved its 64 KiB: a 16 MiB write took as many half seconds as the
- * releases it needed and then succeeded, and a 1 GiB one slept for hours
- * in the initiator's call, uninterruptibly.
+ * releases it needed (9 holds here) and then succeeded, and a 1 GiB one
+ * slept for hours in the initiator's call, uninterruptibly.
  */
 #define TOGGLE_LEN	(16 << 20)
 #define TOGGLE_HOLD_MS	500
@@ -2966,11 +2966,18 @@ TEST_F_TIMEOUT(sec, mmap_lock_toggler_bounds_an_rma_in_all, 300)
 	waitpid(pid, &st, 0);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
 	TH_LOG("the toggler kept its lock %d times", m.reads);
-	EXPECT_LE(2, m.reads) TH_LOG("the lock was not kept");
+	EXPECT_LE(1, m.reads) TH_LOG("the lock was not kept");
+	/*
+	 * Done, one way or the other, within the second it may wait: by the
+	 * third hold (and the one under way as it was told), not after as
+	 * many as the write needed releases. A faster host may finish in
+	 * fewer; a slow one fails it, EFAULT.
+	 */
+	EXPECT_GE(4, m.reads)
+		TH_LOG("the write waited out every release");
 	EXPECT_EQ(1, e.context);
-	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR)
-		TH_LOG("the write waited out every release and succeeded");
-	EXPECT_EQ(EFAULT, e.err);
+	if (e.flags & SWNIC_CQE_ERROR)
+		EXPECT_EQ(EFAULT, e.err);
 	t_ep_destroy(&a);
 	t_cq_destroy(&cq);
 	close(fd);
