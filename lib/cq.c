@@ -808,10 +808,13 @@ bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx)
 
 	swnic_list_for_each(pos, &cq->eps) {
 		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+		/* Where the kernel completes its receives (swnic_ep_enable). */
+		struct swnic_cq *rcq = ep->rx_cq ? ep->rx_cq : ep->tx_cq;
 
-		if (ep->srx != srx || swnic_ep_is_srx(ep))
+		/* A member bound here to transmit only receives elsewhere. */
+		if (ep->srx != srx || swnic_ep_is_srx(ep) || rcq != cq)
 			continue;
-		if (ep->rx_cq != cq || !ep->rx_selective)
+		if (!ep->rx_cq || !ep->rx_selective)
 			return true;
 		seen = true;
 	}

@@ -525,8 +525,8 @@ TEST_F(srx, selective_completion_of_the_arrival_endpoint)
 	};
 	struct fi_cq_tagged_entry e;
 	struct fid_cntr *cntr;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct fid_cq *cq, *cq2;
+	struct fid_ep *ep, *ep2;
 	fi_addr_t addr;
 
 	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &cntr, NULL));
@@ -538,6 +538,17 @@ TEST_F(srx, selective_completion_of_the_arrival_endpoint)
 	ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(ep, &self->srx->fid, 0));
 	ASSERT_EQ(0, fi_enable(ep));
+	/*
+	 * A member bound to that CQ to transmit only receives on another:
+	 * it has no say there. Before, it made the CQ report them.
+	 */
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep2, NULL));
+	cq2 = cq_open(_metadata, self->domain);
+	ASSERT_EQ(0, fi_ep_bind(ep2, &cq->fid, FI_TRANSMIT));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &cq2->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep2, &self->srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep2));
 	addr = insert_name(_metadata, self->av, &ep->fid);
 	ASSERT_EQ(0, fi_recv(self->srx, &buf[0], 8, NULL, FI_ADDR_UNSPEC,
 			     &buf[0]));
@@ -561,7 +572,10 @@ TEST_F(srx, selective_completion_of_the_arrival_endpoint)
 	expect_recv(_metadata, self, 0, &buf[2], 1, FI_MSG);
 	EXPECT_EQ(m[2], buf[2]);
 	expect_none(_metadata, self);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq2, &e, 1));
+	EXPECT_EQ(0, fi_close(&ep2->fid));
 	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&cq2->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 }
