@@ -50,6 +50,7 @@
  * thread joined) without it.
  */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,22 @@ static void swnic_cm_encode6(struct swnic_cm_msg *m)
 	memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
 }
 
+/* Is @a one of this network namespace's IPv4 addresses? */
+static bool swnic_cm_addr_is_ours(struct in_addr a)
+{
+	struct ifaddrs *ifa, *i;
+	bool ours = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !ours; i = i->ifa_next)
+		ours = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		       ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr ==
+		       a.s_addr;
+	freeifaddrs(ifa);
+	return ours;
+}
+
 /*
  * At the receiver: @m's sender is where the kernel saw it come from
  * (@from, swnic_cq_read_from(): its address, and the CM port it sent
@@ -278,11 +295,22 @@ static void swnic_cm_encode6(struct swnic_cm_msg *m)
 static void swnic_cm_sender(struct swnic_cm_msg *m,
 			    const struct sockaddr_in *from)
 {
-	in_port_t data_port = m->data.sin_port;
+	struct sockaddr_in data = m->data;
 
 	m->cm = *from;
 	m->data = *from;
-	m->data.sin_port = data_port;
+	m->data.sin_port = data.sin_port;
+	/*
+	 * On this host (an address of our namespace's): the data endpoint's
+	 * own address, as the message gives it - local delivery names a
+	 * sender by the address its kernel endpoint took at creation, and
+	 * the shared CM port may be older than a device's new address.
+	 */
+	if (data.sin_family == AF_INET &&
+	    swnic_cm_addr_is_ours(data.sin_addr)) {
+		m->data.sin_addr = data.sin_addr;
+		memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
+	}
 }
 
 /* Does @m come from @peer's address (@port: and from that very CM port)? */
