@@ -45,12 +45,14 @@ static void swnic_txpage_drop(struct swnic_wnet *wn, unsigned int i)
  * active), or NULL, for swnic_txbuf_put(). A page of the ring holds the
  * packets of one cgroup only, the one it is charged to (NULL: answers,
  * charged to none): a user's packets kept in another's page made the
- * other pay for them.
+ * other pay for them. Requests and answers fill a page each at a time
+ * (cursor 1 and 0): taking turns, as a peer's requests and our answers
+ * do, they would leave a page half used at every turn.
  */
 static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
 			     struct mem_cgroup *memcg)
 {
-	unsigned int i = wn->txpage_cur, n;
+	unsigned int k = !!memcg, i = wn->txpage_cur[k], n;
 	struct page *page = wn->txpages[i];
 	gfp_t gfp = swnic_tx_gfp(memcg);
 	void *buf;
@@ -58,10 +60,10 @@ static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
 	if (len > SWNIC_TXPAGE_SIZE)
 		return swnic_txbuf_own(len, gfp);
 	if (!page || wn->txpage_memcg[i] != memcg ||
-	    wn->txpage_off + len > SWNIC_TXPAGE_SIZE) {
+	    wn->txpage_off[k] + len > SWNIC_TXPAGE_SIZE) {
 		/* The next free page of the ring that is @memcg's ... */
 		for (n = 1; n < SWNIC_TXPAGES; n++) {
-			i = (wn->txpage_cur + n) % SWNIC_TXPAGES;
+			i = (wn->txpage_cur[k] + n) % SWNIC_TXPAGES;
 			page = wn->txpages[i];
 			if (page && page_ref_count(page) == 1 &&
 			    wn->txpage_memcg[i] == memcg)
@@ -69,7 +71,7 @@ static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
 		}
 		/* ... else a fresh one in the next slot. */
 		if (n == SWNIC_TXPAGES) {
-			i = (wn->txpage_cur + 1) % SWNIC_TXPAGES;
+			i = (wn->txpage_cur[k] + 1) % SWNIC_TXPAGES;
 			swnic_txpage_drop(wn, i);	/* freed by its last user */
 			page = alloc_pages(gfp | __GFP_COMP | __GFP_NORETRY,
 					   SWNIC_TXPAGE_ORDER);
@@ -81,13 +83,13 @@ static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
 			wn->ntxpages++;
 			wn->txpage_allocs++;
 		}
-		wn->txpage_cur = i;
-		wn->txpage_off = 0;
+		wn->txpage_cur[k] = i;
+		wn->txpage_off[k] = 0;
 	}
 	get_page(page);
-	buf = page_address(page) + wn->txpage_off;
+	buf = page_address(page) + wn->txpage_off[k];
 	/* Packets of a send, all as long, in a row (MTU - 28 is 4n). */
-	wn->txpage_off = ALIGN(wn->txpage_off + len, 4);
+	wn->txpage_off[k] = ALIGN(wn->txpage_off[k] + len, 4);
 	wn->spare_at = jiffies;
 	return buf;
 }
@@ -105,7 +107,7 @@ void swnic_txpages_free(struct swnic_wnet *wn)
 
 	for (i = 0; i < SWNIC_TXPAGES; i++)
 		swnic_txpage_drop(wn, i);
-	wn->txpage_off = 0;
+	memset(wn->txpage_off, 0, sizeof(wn->txpage_off));
 }
 
 /*
