@@ -282,35 +282,40 @@ static bool swnic_cm_addr_is_ours(struct in_addr a)
 /*
  * At the receiver: @m's sender is where the kernel saw it come from
  * (@from, swnic_cq_read_from(): its address, and the CM port it sent
- * from), its data endpoint that address at the port @m names - put in
- * @m->cm and @m->data, for the rest of the CM to read. Not the
- * address in @m: that is the sender's device's, while its packets - the
- * CM port's and the data endpoint's alike - carry the source its route
- * picks, which on a host with several addresses may be another, and its
- * kernel answers our packets from that one only (a peer addressed at
- * the other would be refused its own data, or be unreachable). For an
- * IPv6 sender the kernel's name of its address in our namespace: made
- * when its first packet came, so naming it costs nothing more.
+ * from) - put in @m->cm, for the rest of the CM to read; its data
+ * endpoint is swnic_cm_peer_data()'s. Not the address in @m: that is the
+ * sender's device's, while its packets - the CM port's and the data
+ * endpoint's alike - carry the source its route picks, which on a host
+ * with several addresses may be another, and its kernel answers our
+ * packets from that one only (a peer addressed at the other would be
+ * refused its own data, or be unreachable). For an IPv6 sender the
+ * kernel's name of its address in our namespace: made when its first
+ * packet came, so naming it costs nothing more.
  */
 static void swnic_cm_sender(struct swnic_cm_msg *m,
 			    const struct sockaddr_in *from)
 {
-	struct sockaddr_in data = m->data;
-
 	m->cm = *from;
-	m->data = *from;
-	m->data.sin_port = data.sin_port;
-	/*
-	 * On this host (an address of our namespace's): the data endpoint's
-	 * own address, as the message gives it - local delivery names a
-	 * sender by the address its kernel endpoint took at creation, and
-	 * the shared CM port may be older than a device's new address.
-	 */
-	if (data.sin_family == AF_INET &&
-	    swnic_cm_addr_is_ours(data.sin_addr)) {
-		m->data.sin_addr = data.sin_addr;
-		memset(m->data.sin_zero, 0, sizeof(m->data.sin_zero));
-	}
+}
+
+/*
+ * The data endpoint of @m's sender (swnic_cm_sender() done): the address
+ * it came from, at the port @m names. On this host (an address of our
+ * namespace's), the data endpoint's own address, as @m gives it - local
+ * delivery names a sender by the address its kernel endpoint took at
+ * creation, and the shared CM port may be older than a device's new
+ * address. Only for a REQ taken and an ACCEPT awaited: the address
+ * lookup is not made for every message any host sends.
+ */
+static struct sockaddr_in swnic_cm_peer_data(const struct swnic_cm_msg *m)
+{
+	struct sockaddr_in data = m->cm;
+
+	data.sin_port = m->data.sin_port;
+	if (m->data.sin_family == AF_INET &&
+	    swnic_cm_addr_is_ours(m->data.sin_addr))
+		data.sin_addr = m->data.sin_addr;
+	return data;
 }
 
 /* Does @m come from @peer's address (@port: and from that very CM port)? */
@@ -406,7 +411,7 @@ static void swnic_cm_got_req(struct swnic_cm_port *port,
 	req->pep = pep;
 	req->peer_cm = msg->cm;
 	req->peer_id = msg->src_id;
-	req->peer = msg->data;
+	req->peer = swnic_cm_peer_data(msg);
 	/* The accepting endpoint gets an address of its own. */
 	free(info->src_addr);
 	info->src_addr = NULL;
@@ -457,7 +462,7 @@ static void swnic_cm_got_accept(struct swnic_cm_port *port,
 	ep = conn->ep;
 	conn->peer_id = msg->src_id;
 	conn->peer_cm = msg->cm;
-	ep->peer = msg->data;
+	ep->peer = swnic_cm_peer_data(msg);
 	swnic_ep_take_from_peer(ep);
 	swnic_cm_set_state(ep, SWNIC_CM_CONNECTED);
 	swnic_eq_report_cm(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL,
