@@ -118,13 +118,9 @@ void swnic_txpages_free(struct swnic_wnet *wn)
 static void *swnic_txbuf_charged(struct swnic_wnet *wn, size_t len,
 				 struct mem_cgroup *memcg)
 {
-	struct mem_cgroup *old;
-	void *buf;
+	struct mem_cgroup *old = set_active_memcg(memcg);
+	void *buf = swnic_txbuf_get(wn, len, memcg);
 
-	if (!memcg)
-		return swnic_txbuf_get(wn, len, NULL);
-	old = set_active_memcg(memcg);
-	buf = swnic_txbuf_get(wn, len, memcg);
 	set_active_memcg(old);
 	return buf;
 }
@@ -138,22 +134,20 @@ static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 					     size_t len,
 					     struct mem_cgroup *memcg)
 {
-	struct mem_cgroup *old = memcg ? set_active_memcg(memcg) : NULL;
-	struct swnic_txpkt *t;
+	struct mem_cgroup *old = set_active_memcg(memcg);
+	struct swnic_txpkt *t = kmalloc(sizeof(*t), swnic_tx_gfp(memcg));
 
-	t = kmalloc(sizeof(*t), swnic_tx_gfp(memcg));
-	if (memcg)
-		set_active_memcg(old);
-	if (!t)
-		return NULL;
-	*t = (struct swnic_txpkt) { .len = len };
-	t->buf = swnic_txbuf_charged(wn, len, memcg);
-	if (!t->buf) {
-		kfree(t);
-		return NULL;
+	if (t) {
+		*t = (struct swnic_txpkt) { .len = len, .memcg = memcg };
+		t->buf = swnic_txbuf_get(wn, len, memcg);
+		if (t->buf) {
+			swnic_memcg_get(memcg);
+		} else {
+			kfree(t);
+			t = NULL;
+		}
 	}
-	swnic_memcg_get(memcg);
-	t->memcg = memcg;
+	set_active_memcg(old);
 	return t;
 }
 
