@@ -218,6 +218,18 @@ wait_listen()
 	return 1
 }
 
+# wait_for_line PATTERN FILE: wait (up to 20 s) until FILE has a line
+# PATTERN matches (a program in the background said it got that far). 1
+# if it did not.
+wait_for_line()
+{
+	for _ in $(seq 200); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 wire_ctrl_del()
 {
 	$A ip link del "sw${_wp_t}ca" 2>/dev/null

@@ -109,10 +109,7 @@ capped0=$(wire_counters swnicfa | jq .peers_capped)
 $A setpriv --reuid=1000 --regid=1000 --clear-groups timeout 120 \
 	selftests/wire/out/wire_spray -n 300 -s 4 10.99.0.1 >/tmp/wfz.spray 2>&1 &
 spray=$!
-for _ in $(seq 100); do
-	grep -q posted /tmp/wfz.spray && break
-	sleep 0.2
-done
+wait_for_line posted /tmp/wfz.spray
 n_user=$(spray_peers)
 capped1=$(wire_counters swnicfa | jq .peers_capped)
 $A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 10.99.2.1 \
@@ -160,10 +157,7 @@ echo 600000 > $PARAMS/peer_timeout_ms
 $A timeout 60 selftests/wire/out/wire_spray -n 4 -l 1048576 -s 4 10.98.0.1 \
 	>/tmp/wfz.spray3 2>&1 &
 spray=$!
-for _ in $(seq 100); do
-	grep -q posted /tmp/wfz.spray3 && break
-	sleep 0.2
-done
+wait_for_line posted /tmp/wfz.spray3
 sleep 1
 inflight=$($A swnic -j peer show |
 	jq -c '[.[] | select(.peer | startswith("10.98.")) | .inflight]')
@@ -230,10 +224,7 @@ $A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
 	exec timeout 60 selftests/wire/out/wire_spray -n 1 -l 4194304 -s 2 -w /tmp/wfz.go $ADDR_B" \
 	>/tmp/wfz.spray6 2>&1 &
 spray=$!
-for _ in $(seq 200); do
-	grep -q ready /tmp/wfz.spray6 && break
-	sleep 0.1
-done
+wait_for_line ready /tmp/wfz.spray6
 echo $(( $(cat $CG/swnicwfz/memory.current) + 131072 )) > $CG/swnicwfz/memory.max
 touch /tmp/wfz.go
 wait $spray
