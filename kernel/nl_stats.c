@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <net/genetlink.h>
+#include <net/ipv6.h>
 #include <net/netlink.h>
 #include <net/sock.h>
 
@@ -232,6 +233,19 @@ static int swnic_nl_fill_wire(struct sk_buff *skb, struct net *net,
 	return 0;
 }
 
+/* Our address in a peer's context, if it has one yet. */
+static int swnic_nl_put_peer_local(struct sk_buff *skb,
+				   const struct swnic_peer_info *info)
+{
+	if (ipv6_addr_any(&info->local))
+		return 0;
+	if (info->v6)
+		return nla_put_in6_addr(skb, SWNIC_A_PEER_LOCAL_ADDR,
+					&info->local);
+	return nla_put_in_addr(skb, SWNIC_A_PEER_LOCAL_ADDR,
+			       info->local.s6_addr32[3]);
+}
+
 /* A peer's message (under the wire's lock). */
 static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 {
@@ -251,6 +265,7 @@ static int swnic_nl_fill_peer(void *arg, const struct swnic_peer_info *info)
 					 &info->addr6) :
 	     nla_put_in_addr(skb, SWNIC_A_PEER_ADDR, info->ip)) ||
 	    nla_put_u32(skb, SWNIC_A_PEER_PORT, info->port) ||
+	    swnic_nl_put_peer_local(skb, info) ||
 	    (a->incs &&
 	     (nla_put_u32(skb, SWNIC_A_PEER_LOCAL_INC, info->my_inc) ||
 	      nla_put_u32(skb, SWNIC_A_PEER_REMOTE_INC, info->their_inc))) ||

@@ -59,6 +59,7 @@ struct swnic_peer_info {
 	__be32 ip;			/* IPv4, or @addr6's name */
 	bool v6;
 	struct in6_addr addr6;
+	struct in6_addr local;		/* ours: as swnic_peer's */
 	u16 port;
 	u32 my_inc, their_inc;
 	u32 srtt_us, rttvar_us, rto_us;

@@ -252,8 +252,9 @@ struct swnic_wnet {
 	struct list_head peers;
 	/*
 	 * The same peers by address and port, for each packet to find its
-	 * own (swnic_peer_find()). The seed is random, so that sources
-	 * chosen by a flood do not share one bucket.
+	 * own (swnic_peer_find(): the contexts of one remote address, one
+	 * per address of ours it talks with, share a bucket). The seed is
+	 * random, so that sources chosen by a flood do not share one bucket.
 	 */
 	DECLARE_HASHTABLE(peer_hash, SWNIC_PEER_HASH_BITS);
 	u32 peer_seed;
@@ -456,6 +457,18 @@ struct swnic_peer {
 	struct in6_addr addr6;
 	int scope;			/* link-local: the netdev's ifindex */
 	int ifindex;			/* where its requests come in */
+	/*
+	 * Our address in this context (IPv4 as v4-mapped; any: not known
+	 * yet): a context is a pair of addresses, (@local, @ip), not a
+	 * remote address alone. A multi-homed host seen at two of its
+	 * addresses, or sending from another than the one we send to, has
+	 * a context per pair, as it has one per pair for us: one context
+	 * for both would see two incarnations of it, taking turns. Every
+	 * packet of the context goes from @local (IP_PKTINFO), so the peer
+	 * sees one pair too. swnic_peer_get_posted() explains @dialled.
+	 */
+	struct in6_addr local;
+	bool dialled;			/* the one posts to @ip/@port use */
 	u32 my_inc, their_inc;
 	/*
 	 * The peer's incarnations @their_inc was before, latest first (0:
@@ -628,7 +641,8 @@ int swnic_addr6_scope(const struct in6_addr *addr, int ifindex);
 void swnic_peer_free(struct swnic_wnet *wn, struct swnic_peer *p);
 bool swnic_peer_room(struct swnic_wnet *wn);
 struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
-				  __be16 port, bool create, bool remote);
+				  __be16 port, const struct in6_addr *local,
+				  bool create, bool remote);
 struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 					 __be16 port, kuid_t uid);
 bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,

@@ -327,20 +327,93 @@ static u32 swnic_peer_hash(struct swnic_wnet *wn, __be32 ip, __be16 port)
 }
 
 /*
- * Each packet's peer, by a lookup in a hash table: a walk of the list of
- * up to SWNIC_MAX_PEERS contexts was one per packet, in the worker every
- * peer of the namespace shares.
+ * The context of @ip/@port with our address @local - each packet's, by
+ * a lookup in a hash table: a walk of the list of up to SWNIC_MAX_PEERS
+ * contexts was one per packet, in the worker every peer of the
+ * namespace shares.
  */
 static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
-					  __be16 port)
+					  __be16 port,
+					  const struct in6_addr *local)
 {
 	struct swnic_peer *p;
 
 	hash_for_each_possible(wn->peer_hash, p, hnode,
 			       swnic_peer_hash(wn, ip, port))
-		if (p->ip == ip && p->port == port)
+		if (p->ip == ip && p->port == port &&
+		    ipv6_addr_equal(&p->local, local))
 			return p;
 	return NULL;
+}
+
+/* The dialled context of @ip/@port (swnic_peer_get_posted()), or NULL. */
+static struct swnic_peer *swnic_peer_find_dialled(struct swnic_wnet *wn,
+						  __be32 ip, __be16 port)
+{
+	struct swnic_peer *p;
+
+	hash_for_each_possible(wn->peer_hash, p, hnode,
+			       swnic_peer_hash(wn, ip, port))
+		if (p->ip == ip && p->port == port && p->dialled)
+			return p;
+	return NULL;
+}
+
+/*
+ * The address our packets to @ip go from, as the namespace's routes pick
+ * it (an IPv6 name's address and scope looked up): into @local, left
+ * any if there is no route (yet).
+ */
+static void swnic_route_source(struct swnic_wnet *wn, __be32 ip,
+			       __be16 port, struct in6_addr *local)
+{
+	*local = in6addr_any;
+	if (swnic_addr_is_name6((__force u32)ip)) {
+		struct flowi6 fl6 = {
+			.flowi6_proto = IPPROTO_UDP,
+			.fl6_dport = port,
+			.fl6_sport = htons(swnic_udp_port),
+		};
+		struct dst_entry *dst;
+
+		if (!wn->sock6 ||
+		    !swnic_name6_addr(wn, ip, &fl6.daddr, &fl6.flowi6_oif) ||
+		    ip6_dst_lookup(wn->net, wn->sock6->sk, &dst, &fl6))
+			return;
+		dst_release(dst);
+		*local = fl6.saddr;
+	} else {
+		struct flowi4 fl4 = {
+			.daddr = ip,
+			.flowi4_proto = IPPROTO_UDP,
+			.fl4_dport = port,
+			.fl4_sport = htons(swnic_udp_port),
+		};
+		struct rtable *rt = ip_route_output_key(wn->net, &fl4);
+
+		if (IS_ERR(rt))
+			return;
+		ip_rt_put(rt);
+		ipv6_addr_set_v4mapped(fl4.saddr, local);
+	}
+}
+
+/*
+ * The context posts to @ip/@port go through: the dialled one, else the
+ * one of our address the route picks (@local: that address), or NULL if
+ * there is none yet.
+ */
+static struct swnic_peer *swnic_peer_for_post(struct swnic_wnet *wn,
+					      __be32 ip, __be16 port,
+					      struct in6_addr *local)
+{
+	struct swnic_peer *p = swnic_peer_find_dialled(wn, ip, port);
+
+	*local = in6addr_any;
+	if (p)
+		return p;
+	swnic_route_source(wn, ip, port, local);
+	return swnic_peer_find(wn, ip, port, local);
 }
 
 /* ---- contexts a user's posts made, not heard from ------------------------ */
@@ -414,10 +487,13 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 					 __be16 port, kuid_t uid)
 {
 	unsigned long key = from_kuid(&init_user_ns, uid), n;
-	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+	struct in6_addr local;
+	struct swnic_peer *p = swnic_peer_for_post(wn, ip, port, &local);
 
-	if (p && (p->unheard || p->their_inc))
+	if (p && (p->unheard || p->their_inc)) {
+		p->dialled = true;
 		return p;
+	}
 	n = swnic_unheard_count(wn, key);
 	if (n >= SWNIC_PEERS_UNHEARD) {
 		wn->peers_capped++;
@@ -427,13 +503,14 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 			       GFP_KERNEL)))
 		return NULL;
 	if (!p)
-		p = swnic_peer_get(wn, ip, port, true, false);
+		p = swnic_peer_get(wn, ip, port, &local, true, false);
 	if (!p) {
 		swnic_unheard_put(wn, key);
 		return NULL;
 	}
 	p->unheard = true;
 	p->maker = uid;
+	p->dialled = true;
 	return p;
 }
 
@@ -449,9 +526,11 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid)
 {
-	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+	struct in6_addr local;
+	struct swnic_peer *p;
 
 	lockdep_assert_held(&wn->lock);
+	p = swnic_peer_for_post(wn, ip, port, &local);
 	if (p && p->nmsgs >= SWNIC_MAX_MSGS)
 		return true;
 	if (p && (p->unheard || p->their_inc))
@@ -516,17 +595,29 @@ bool swnic_peer_room(struct swnic_wnet *wn)
 }
 
 /*
- * The peer context for @ip/@port; made if @create (capped, reusing an
- * idle one at the cap; and when @remote, made by a packet, rate-limited
- * too).
+ * The peer context for @ip/@port with our address @local; made if
+ * @create (capped, reusing an idle one at the cap; and when @remote, made
+ * by a packet, rate-limited too). A dialled context whose route had no
+ * source when it was made (@local any) takes the address its peer's
+ * first packet came to.
  */
 struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
-				  __be16 port, bool create, bool remote)
+				  __be16 port, const struct in6_addr *local,
+				  bool create, bool remote)
 {
-	struct swnic_peer *p = swnic_peer_find(wn, ip, port);
+	struct swnic_peer *p = swnic_peer_find(wn, ip, port, local);
 
-	if (p || !create)
+	if (p)
 		return p;
+	if (!ipv6_addr_any(local)) {
+		p = swnic_peer_find(wn, ip, port, &in6addr_any);
+		if (p) {
+			p->local = *local;
+			return p;
+		}
+	}
+	if (!create)
+		return NULL;
 	/* Rate-limited when made by packets, not by posters; capped. */
 	if (remote && !__ratelimit(&wn->peer_limit))
 		return NULL;
@@ -551,6 +642,7 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 	}
 	p->ip = ip;
 	p->port = port;
+	p->local = *local;
 	p->my_inc = swnic_new_inc();
 	p->rto_us = SWNIC_RTO_INIT_US;
 	p->reo_mult = 1;
@@ -598,6 +690,8 @@ static void swnic_peer_fail(struct swnic_wnet *wn, struct swnic_peer *p)
 	p->their_inc = 0;
 	/* Its maker's posts may go elsewhere (the next post pays again). */
 	swnic_peer_unheard_end(wn, p);
+	/* ... and from the address the route picks then. */
+	p->dialled = false;
 }
 
 /*
@@ -917,6 +1011,7 @@ int swnic_udp_peers(struct net *net, unsigned long *pos, unsigned int *gen,
 			.ip = p->ip,
 			.v6 = p->v6,
 			.addr6 = p->addr6,
+			.local = p->local,
 			.port = ntohs(p->port),
 			.my_inc = p->my_inc,
 			.their_inc = p->their_inc,

@@ -669,6 +669,7 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	bool v6 = skb->protocol == htons(ETH_P_IPV6);
 	struct swnic_wire_hdr h;
 	struct swnic_peer *p;
+	struct in6_addr daddr;
 	u32 src_inc, dst_inc, psn;
 	__be32 saddr = v6 ? 0 : ip_hdr(skb)->saddr;
 	__be16 sport = udp_hdr(skb)->source;
@@ -730,8 +731,17 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		swnic_drop(wn, SWNIC_DROP_ADDR);
 		return;
 	}
-	/* A new IPv6 name was rate-limited already: not twice. */
-	p = swnic_peer_get(wn, saddr, sport, create, !limited);
+	/*
+	 * Its context is that of the address pair: the address it came to
+	 * is the one it knows us by, and every packet of ours in that
+	 * context goes from there. A new IPv6 name was rate-limited
+	 * already: not twice.
+	 */
+	if (v6)
+		daddr = ipv6_hdr(skb)->daddr;
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &daddr);
+	p = swnic_peer_get(wn, saddr, sport, &daddr, create, !limited);
 	if (!p) {
 		swnic_drop(wn, SWNIC_DROP_PEERS);
 		return;

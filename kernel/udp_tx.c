@@ -199,8 +199,8 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 			   struct kvec *iov, unsigned int n, size_t len,
 			   u16 gso, u8 tos, bool splice)
 {
-	u8 ctl[CMSG_SPACE(sizeof(u16)) + CMSG_SPACE(sizeof(int))]
-		__aligned(8) = {};
+	u8 ctl[CMSG_SPACE(sizeof(u16)) + CMSG_SPACE(sizeof(int)) +
+	       CMSG_SPACE(sizeof(struct in6_pktinfo))] __aligned(8) = {};
 	struct cmsghdr *cm = (void *)ctl;
 	size_t clen = 0;
 	struct sockaddr_in sin = {
@@ -242,6 +242,29 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		*(int *)CMSG_DATA(cm) = tos;
 		clen += CMSG_SPACE(sizeof(int));
+		cm = (void *)(ctl + clen);
+	}
+	/*
+	 * From the context's address (struct swnic_peer's @local), where
+	 * the route would pick another; the stack refuses it (EINVAL) once
+	 * it is no longer ours, and the peer times out.
+	 */
+	if (p->v6 && !ipv6_addr_any(&p->local)) {
+		struct in6_pktinfo *pi = (void *)CMSG_DATA(cm);
+
+		cm->cmsg_level = SOL_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(*pi));
+		pi->ipi6_addr = p->local;
+		clen += CMSG_SPACE(sizeof(*pi));
+	} else if (!p->v6 && ipv6_addr_v4mapped(&p->local)) {
+		struct in_pktinfo *pi = (void *)CMSG_DATA(cm);
+
+		cm->cmsg_level = SOL_IP;
+		cm->cmsg_type = IP_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(*pi));
+		pi->ipi_spec_dst.s_addr = p->local.s6_addr32[3];
+		clen += CMSG_SPACE(sizeof(*pi));
 	}
 	if (clen) {
 		msg.msg_control = ctl;

@@ -135,9 +135,10 @@ fi
 # other it would refuse A's own data, and A's kernel answers from the
 # route's source only (the connection would not even come up). All of
 # prov_cm again: connections work both ways, a stranger is refused.
-# Last: B's wire then knows A under two addresses (two peer contexts for
-# one host), and the loss runs, when they came after it, timed out - so
-# nothing runs across after it. Only if prov_cm is one of the programs.
+# B's wire then has a context for each of A's two addresses, and A one
+# for each of its own (test_wire_multihome.sh); with one context per
+# remote address, the runs after it timed out, so it came last. Only if
+# prov_cm is one of the programs.
 ADDR_A2=${ADDR_A%.*}.11
 case " $(echo $PROGS) " in
 *" prov_cm "*) two_addr=1 ;;

@@ -71,6 +71,7 @@ static const char *const attr_names[SWNIC_A_MAX + 1] = {
 	[SWNIC_A_PEER_HELD] = "peer-held",
 	[SWNIC_A_PEER_HELD_WAITING] = "peer-held-waiting",
 	[SWNIC_A_PEER_ANSWERS] = "peer-answers",
+	[SWNIC_A_PEER_LOCAL_ADDR] = "peer-local-addr",
 };
 
 const char *nl_attr_name(unsigned int type)

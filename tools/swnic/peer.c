@@ -68,20 +68,29 @@ static uint64_t peer_drops(const struct nlattr *stats)
 	return sum;
 }
 
+/* The text of an address attribute (4 or 16 bytes; "?" if neither). */
+static void peer_addr(const struct nlattr *addr, char *ip, size_t size)
+{
+	uint16_t len = mnl_attr_get_payload_len(addr);
+
+	snprintf(ip, size, "?");
+	if (len == 4)
+		inet_ntop(AF_INET, mnl_attr_get_payload(addr), ip, size);
+	else if (len == 16)
+		inet_ntop(AF_INET6, mnl_attr_get_payload(addr), ip, size);
+}
+
 /* "a.b.c.d:port" of a PEER_ADDR (4 or 16 bytes) and PEER_PORT. */
 static void peer_name(const struct sw_attrs *a, char *buf, size_t size)
 {
 	const struct nlattr *addr = a->tb[SWNIC_A_PEER_ADDR];
-	char ip[INET6_ADDRSTRLEN] = "?";
+	char ip[INET6_ADDRSTRLEN];
 	uint32_t port = 0;
-	uint16_t len = mnl_attr_get_payload_len(addr);
 
-	if (len == 4)
-		inet_ntop(AF_INET, mnl_attr_get_payload(addr), ip, sizeof(ip));
-	else if (len == 16)
-		inet_ntop(AF_INET6, mnl_attr_get_payload(addr), ip, sizeof(ip));
+	peer_addr(addr, ip, sizeof(ip));
 	attr_u32(a->tb[SWNIC_A_PEER_PORT], &port);
-	snprintf(buf, size, len == 16 ? "[%s]:%u" : "%s:%u", ip, port);
+	snprintf(buf, size, mnl_attr_get_payload_len(addr) == 16 ?
+		 "[%s]:%u" : "%s:%u", ip, port);
 }
 
 static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
@@ -131,6 +140,12 @@ static int peer_show_cb(const struct nlmsghdr *nlh, void *data)
 	pr_row_begin();
 	peer_name(&a, name, sizeof(name));
 	pr_str("peer", name);
+	/* Ours in the context: "-" until a packet told it (no route). */
+	if (a.tb[SWNIC_A_PEER_LOCAL_ADDR])
+		peer_addr(a.tb[SWNIC_A_PEER_LOCAL_ADDR], name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "-");
+	pr_str("local", name);
 	if (attr_u32(a.tb[SWNIC_A_PEER_LOCAL_INC], &v))
 		pr_hex64("local_inc", v);
 	if (attr_u32(a.tb[SWNIC_A_PEER_REMOTE_INC], &v))

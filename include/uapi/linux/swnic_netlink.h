@@ -161,6 +161,11 @@ enum swnic_nl_attr {
 	SWNIC_A_PEER_HELD,		/* u32: its sends we hold for a receive */
 	SWNIC_A_PEER_HELD_WAITING,	/* u32: our sends it holds */
 	SWNIC_A_PEER_ANSWERS,		/* u32: our answers to it not sent yet */
+	/*
+	 * binary: our address in the context (as PEER_ADDR), where it is
+	 * known yet: a context is a pair of addresses
+	 */
+	SWNIC_A_PEER_LOCAL_ADDR,
 	__SWNIC_A_MAX,
 	SWNIC_A_MAX = __SWNIC_A_MAX - 1
 };

@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_wire_multihome.sh - the wire between hosts with more than one
+# address. Two network namespaces joined by a veth pair (as test_wire.sh),
+# host A with a second address that its route to B picks as the source,
+# while its swnic device - and so its endpoints' addresses, which B is
+# given - keeps the first. B reaches A at the first address, A's packets
+# to B come from the second: each host talks with the other at two
+# address pairs. A peer context is a pair of addresses, so each host has
+# two contexts for the other, and each context's packets go from its own
+# address (IP_PKTINFO). Before, a context was the remote address alone: B
+# had two contexts for A, talking to A's one context for B, which saw two
+# incarnations of B take turns and reset itself at each.
+#
+# Checks, over IPv4 and then IPv6: fi_pingpong both ways (server in A,
+# client in B, and back; rdm, 64 B and 64 KiB, data checked); each host
+# has a context for each pair, `swnic peer show` naming our address in
+# it ("local"); the two ends of each pair name each other's incarnation;
+# no packet was dropped as stale (an incarnation thrash drops them); and
+# at the end every object is released.
+#
+# swnic-timeout: 600
+
+. "$(dirname "$0")/lib.sh"
+
+require_cmd fi_pingpong ip ss swnic jq
+TMP=$(mktemp -d /tmp/swnic-multihome.XXXXXX)
+cleanup()
+{
+	wire_pair_del
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+before=$(objects)
+
+port=27950
+# pingpong AT DESC OPTIONS...: fi_pingpong, the server in namespace
+# swnicx$AT (given its address SADDR, set by the caller), the client in
+# the other; PP_FAMILY=-6 for an IPv6 SADDR.
+pingpong()
+{
+	local at=$1 desc=$2 sns cns srv cli_rc srv_rc o=$TMP/pp
+	shift 2
+	sns=swnicx$at cns=swnicxb
+	[ "$at" = b ] && cns=swnicxa
+	port=$((port + 1))
+	# shellcheck disable=SC2086 # PP_FAMILY: none or -6
+	ip netns exec "$sns" timeout 120 fi_pingpong $PP_FAMILY -p swnic "$@" \
+		-B "$port" >$o.srv 2>&1 &
+	srv=$!
+	wait_listen "$sns" "$port"
+	# shellcheck disable=SC2086
+	ip netns exec "$cns" timeout 120 fi_pingpong $PP_FAMILY -p swnic "$@" \
+		-P "$port" "$SADDR" >$o.cli 2>&1
+	cli_rc=$?
+	wait "$srv"
+	srv_rc=$?
+	if [ $cli_rc = 0 ] && [ $srv_rc = 0 ]; then
+		ok "$desc"
+		return
+	fi
+	not_ok "$desc" "client exit $cli_rc, server exit $srv_rc (124: timed out)" \
+		"client: $(tail -3 $o.cli)" "server: $(tail -3 $o.srv)"
+}
+
+# contexts NS PEER: "LOCAL LOCAL_INC REMOTE_INC" of each of NS's contexts
+# whose peer address is PEER (as `swnic peer show` writes it, no port).
+contexts()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq -r --arg p "$2" '.[] | select(.peer != "*") |
+			select(.peer | sub(":[0-9]+$"; "") |
+				ltrimstr("[") | rtrimstr("]") == $p) |
+			"\(.local) \(.local_inc) \(.remote_inc)"' | sort
+}
+
+# pairs FAMILY A1 A2 B: A's contexts for B are at A1 and A2, B's for A at
+# A1 and A2 (each at B), and each pair's ends name each other: B's
+# context for Ax has A's incarnations in its context at Ax, crossed.
+pairs()
+{
+	local fam=$1 a1=$2 a2=$3 b=$4 ctx_a ctx_b want_a want_b bad=
+	local al ai ar bl bi br x
+
+	ctx_a=$(contexts swnicxa "$b")
+	want_a=$(printf '%s\n%s\n' "$a1" "$a2" | sort)
+	if [ "$(printf '%s\n' "$ctx_a" | cut -d' ' -f1)" != "$want_a" ]; then
+		not_ok "$fam: A has a context for B at each of its addresses" \
+			"A's contexts for $b (local local_inc remote_inc):" \
+			"$ctx_a" "$(ip netns exec swnicxa swnic peer show)"
+		return
+	fi
+	ok "$fam: A has a context for B at each of its addresses ($a1, $a2)"
+	for x in "$a1" "$a2"; do
+		ctx_b=$(contexts swnicxb "$x")
+		read -r al ai ar <<<"$(printf '%s\n' "$ctx_a" | grep "^$x ")"
+		read -r bl bi br <<<"$ctx_b"
+		if [ "$(printf '%s\n' "$ctx_b" | wc -l)" != 1 ] ||
+		   [ "$bl" != "$b" ] || [ "$bi" != "$ar" ] ||
+		   [ "$br" != "$ai" ] || [ "$ai" = 0 ] || [ "$bi" = 0 ]; then
+			bad="$bad A at $x: A ($al $ai $ar), B: ($ctx_b);"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		ok "$fam: B has one context for each, at $b, naming A's incarnations"
+	else
+		not_ok "$fam: B has one context for each, at $b, naming A's incarnations" \
+			"$bad" "$(ip netns exec swnicxb swnic peer show)"
+	fi
+}
+
+# stale NS: the packets NS's wire dropped as from an incarnation retired.
+stale()
+{
+	wire_counters "$1" | jq '.drop_stale // 0'
+}
+
+# multihome FAMILY A1 A2 B: the checks, with A at A1 (its device's) and
+# A2 (its route's source to B), B at B; the addresses are set up.
+multihome()
+{
+	local fam=$1 sa0 sb0
+	SADDR=$2
+	sa0=$(stale swnicxa) sb0=$(stale swnicxb)
+	pingpong a "$fam: A's second address its source: server in A (rdm 64 B, data checked)" \
+		-e rdm -c -I 50 -S 64
+	pingpong a "$fam: A's second address its source: server in A (rdm 64 KiB, data checked)" \
+		-e rdm -c -I 20 -S 65536
+	SADDR=$4
+	pingpong b "$fam: A's second address its source: client in A (rdm 64 KiB, data checked)" \
+		-e rdm -c -I 20 -S 65536
+	pairs "$fam" "$2" "$3" "$4"
+	if [ "$(stale swnicxa)" = "$sa0" ] && [ "$(stale swnicxb)" = "$sb0" ]; then
+		ok "$fam: no packet dropped as from a retired incarnation"
+	else
+		not_ok "$fam: no packet dropped as from a retired incarnation" \
+			"drop_stale: A $sa0 -> $(stale swnicxa), B $sb0 -> $(stale swnicxb)"
+	fi
+}
+
+wire_pair x 10.84.0
+ADDR_A2=10.84.0.11
+if $A ip addr add "$ADDR_A2/24" dev swxa &&
+   $A ip route replace 10.84.0.0/24 dev swxa proto kernel scope link \
+	src "$ADDR_A2" &&
+   [ "$($A ip -j route get "$ADDR_B" | jq -r '.[0].prefsrc')" = "$ADDR_A2" ]; then
+	ok "IPv4: A's route to B picks its second address ($ADDR_A2)"
+	multihome IPv4 "$ADDR_A" "$ADDR_A2" "$ADDR_B"
+else
+	not_ok "IPv4: A's route to B picks its second address ($ADDR_A2)" \
+		"$($A ip route get "$ADDR_B")"
+fi
+
+# IPv6: the same, on a second veth pair with IPv6 addresses only that
+# the devices are bound to. A's device takes one of A's two addresses
+# (the first on the netdev's list), the route to B is given the other.
+A6=fd00:84::1 A62=fd00:84::11 B6=fd00:84::2
+dev6()
+{
+	$A fi_info -p swnic -d swnicxa -t FI_EP_RDM -v 2>&1 |
+		sed -n 's/.*src_addr: fi_sockaddr_in6:\/\/\[\(.*\)\]:.*/\1/p' |
+		head -1
+}
+if ip link add swxa6 type veth peer name swxb6 &&
+   ip link set swxa6 netns swnicxa && ip link set swxb6 netns swnicxb &&
+   $A ip -6 addr add $A6/64 dev swxa6 nodad &&
+   $A ip -6 addr add $A62/64 dev swxa6 nodad &&
+   $B ip -6 addr add $B6/64 dev swxb6 nodad &&
+   $A ip link set swxa6 up && $B ip link set swxb6 up &&
+   $A swnic dev del swnicxa >/dev/null && $B swnic dev del swnicxb >/dev/null &&
+   $A swnic dev add swnicxa netdev swxa6 && $B swnic dev add swnicxb netdev swxb6 &&
+   d6=$(dev6) && { [ "$d6" = $A6 ] || [ "$d6" = $A62 ]; }; then
+	o6=$A6
+	[ "$d6" = $A6 ] && o6=$A62
+	if $A ip -6 route replace fd00:84::/64 dev swxa6 proto kernel metric 256 \
+		src "$o6" &&
+	   [ "$($A ip -j -6 route get $B6 | jq -r '.[0].prefsrc')" = "$o6" ] &&
+	   [ "$(dev6)" = "$d6" ]; then
+		ok "IPv6: A's device at $d6, its route to B picks $o6"
+		PP_FAMILY=-6 multihome IPv6 "$d6" "$o6" $B6
+	else
+		not_ok "IPv6: A's device at $d6, its route to B picks $o6" \
+			"$($A ip -6 route get $B6 2>&1)" "device: $(dev6)"
+	fi
+else
+	not_ok "IPv6: a veth pair with two addresses at A, a device on it" \
+		"$($A ip -6 addr show dev swxa6 2>&1)" "device: $(dev6)"
+fi
+
+wire_pair_del
+for _ in $(seq 50); do
+	[ "$(objects)" = "$before" ] && break
+	sleep 0.2
+done
+after=$(objects)
+if [ "$after" = "$before" ]; then
+	ok "every object made was released (module counters)"
+else
+	not_ok "every object made was released (module counters)" \
+		"before: $before" "after:  $after"
+fi
+
+tap_done
