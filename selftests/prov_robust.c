@@ -490,6 +490,90 @@ TEST_F(robust, full_receive_cq_makes_sends_wait)
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 }
 
+/*
+ * An endpoint bound to a CQ for FI_TRANSMIT only, its receives counted:
+ * the kernel completes its receives on that CQ (it needs one for each
+ * direction), which only counts them. Receives posted while the messages
+ * for them wait buffered take them until that CQ is full; the engine
+ * leaves the rest in the RQ and, parked, looks at it again only when the
+ * provider rings once it freed slots - of the CQ the receives complete
+ * on: a receive counter that waits for all of them gets them all, none
+ * is reported. The engine's doorbell mode is read once per process: each
+ * harness test runs in one of its own.
+ */
+TEST(engine_transmit_only_cq_receives_every_buffered_message)
+{
+	static uint8_t msg[2 * RX_SIZE][MSG_LEN], rbuf[2 * RX_SIZE][MSG_LEN];
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = RX_SIZE,
+	};
+	struct fi_cntr_attr cntr_attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_context sctx, rctx[2 * RX_SIZE];
+	struct fi_info *hints, *info, *ainfo;
+	struct side a = {}, b = {};
+	struct fi_cq_data_entry e;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_cntr *cntr;
+	int i;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", "1", 1));
+	hints = robust_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
+	ainfo = fi_dupinfo(info);
+	ASSERT_NE(NULL, ainfo);
+	ainfo->rx_attr->size = 2 * RX_SIZE;
+	ASSERT_EQ(0, fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(dom, ainfo, &a.ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &cntr->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
+	ASSERT_EQ(0, fi_enable(a.ep));
+	ASSERT_EQ(0, side_open(dom, info, &b, 4 * MAX_POSTS));
+	ASSERT_EQ(0, connect_to(&b, &a));
+
+	/* Each buffered at A (transmit complete) before the next. */
+	for (i = 0; i < 2 * RX_SIZE; i++) {
+		fill(msg[i], MSG_LEN, i);
+		ASSERT_EQ(0, fi_send(b.ep, msg[i], MSG_LEN, NULL, b.peer,
+				     &sctx));
+		ASSERT_EQ(1, cq_get(b.cq, &e));
+		ASSERT_EQ(&sctx, e.op_context);
+	}
+	for (i = 0; i < 2 * RX_SIZE; i++)
+		ASSERT_EQ(0, fi_recv(a.ep, rbuf[i], MSG_LEN, NULL,
+				     FI_ADDR_UNSPEC, &rctx[i]));
+	/* The engine takes RX_SIZE of them, leaves the rest, and parks. */
+	usleep(500 * 1000);
+	EXPECT_EQ(0, fi_cntr_wait(cntr, 2 * RX_SIZE, 2000));
+	EXPECT_EQ(2 * RX_SIZE, fi_cntr_read(cntr));
+	EXPECT_EQ(0, fi_cntr_readerr(cntr));
+	for (i = 0; i < 2 * RX_SIZE; i++) {
+		EXPECT_TRUE(has_pattern(rbuf[i], MSG_LEN, i)) {
+			TH_LOG("receive %d", i);
+		}
+	}
+	/* Receives have no CQ: none is reported on the transmit CQ. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
+	side_close(&a);
+	side_close(&b);
+	fi_close(&cntr->fid);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(ainfo);
+	fi_freeinfo(info);
+}
+
 /* ---- RMA errors --------------------------------------------------------- */
 
 /*
