@@ -200,7 +200,7 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 			continue;
 		sq_left = ep->sq_cq == cq &&
 			  ep->sq.local != atomic_load(ep->sq.head);
-		rq_left = ep->rx_cq == cq &&
+		rq_left = ep->rq_cq == cq &&
 			  ep->rq.local != atomic_load(ep->rq.head);
 		/* A fenced SQE waits for completions like these. */
 		if (((ep->rm_enabled || ep->fence_used) && sq_left) ||

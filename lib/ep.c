@@ -532,6 +532,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	ep->addr.sin_port = htons(c.port);
 	ep->addr.sin_addr.s_addr = c.addr;
 	ep->sq_cq = tx;
+	ep->rq_cq = rx;
 	/* Counters progress the CQs their completions arrive on. */
 	ep->cntr_cq[0] = tx;
 	ep->cntr_cq[1] = rx;

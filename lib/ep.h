@@ -66,6 +66,12 @@ struct swnic_ep {
 	 * entries the kernel leaves are retried from.
 	 */
 	struct swnic_cq *sq_cq;
+	/*
+	 * The same for its receives: rx_cq, else (bound FI_TRANSMIT only)
+	 * tx_cq, else own_cq. Freeing its slots wakes the engine for the
+	 * RQ entries it left (cq.c's progress).
+	 */
+	struct swnic_cq *rq_cq;
 	/* the CQs its counters progress (swnic_cntr_add_cq), from fi_enable */
 	struct swnic_cq *cntr_cq[2];
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
