@@ -491,17 +491,20 @@ TEST_F(robust, full_receive_cq_makes_sends_wait)
 }
 
 /*
- * An endpoint bound to a CQ for FI_TRANSMIT only, its receives counted:
- * the kernel completes its receives on that CQ (it needs one for each
- * direction), which only counts them. Receives posted while the messages
- * for them wait buffered take them until that CQ is full; the engine
- * leaves the rest in the RQ and, parked, looks at it again only when the
- * provider rings once it freed slots - of the CQ the receives complete
- * on: a receive counter that waits for all of them gets them all, none
- * is reported. The engine's doorbell mode is read once per process: each
- * harness test runs in one of its own.
+ * Sixteen messages wait buffered at A, whose receive CQ has eight entries;
+ * then sixteen receives are posted. The kernel takes eight of them, the
+ * CQ's size, and leaves the rest in the RQ (-EAGAIN): it looks at them
+ * again only at a doorbell, which no post or message brings now - the
+ * one cq.c's progress rings once it freed slots of the CQ the receives
+ * complete on. @engine: FI_SWNIC_DOORBELL_ENGINE, read once per process
+ * (each harness test runs in one of its own). @transmit_only: A's CQ is
+ * bound for FI_TRANSMIT only, its receives counted: the kernel completes
+ * them on that CQ (it needs one for each direction), which only counts
+ * them; else the CQ reports each, in order.
  */
-TEST(engine_transmit_only_cq_receives_every_buffered_message)
+static void receive_buffered_behind_full_cq(struct __test_metadata *_metadata,
+					    const char *engine,
+					    bool transmit_only)
 {
 	static uint8_t msg[2 * RX_SIZE][MSG_LEN], rbuf[2 * RX_SIZE][MSG_LEN];
 	struct fi_cq_attr cq_attr = {
@@ -520,8 +523,7 @@ TEST(engine_transmit_only_cq_receives_every_buffered_message)
 	struct fid_cntr *cntr;
 	int i;
 
-	PROV_REQUIRE_DEVICE();
-	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", "1", 1));
+	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", engine, 1));
 	hints = robust_hints();
 	ASSERT_NE(NULL, hints);
 	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
@@ -535,7 +537,8 @@ TEST(engine_transmit_only_cq_receives_every_buffered_message)
 	ASSERT_EQ(0, fi_endpoint(dom, ainfo, &a.ep, NULL));
 	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
 	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, transmit_only ?
+				FI_TRANSMIT : FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(a.ep, &cntr->fid, FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
 	ASSERT_EQ(0, fi_enable(a.ep));
@@ -553,9 +556,19 @@ TEST(engine_transmit_only_cq_receives_every_buffered_message)
 	for (i = 0; i < 2 * RX_SIZE; i++)
 		ASSERT_EQ(0, fi_recv(a.ep, rbuf[i], MSG_LEN, NULL,
 				     FI_ADDR_UNSPEC, &rctx[i]));
-	/* The engine takes RX_SIZE of them, leaves the rest, and parks. */
+	/* The kernel takes RX_SIZE of them and leaves the rest. */
 	usleep(500 * 1000);
-	EXPECT_EQ(0, fi_cntr_wait(cntr, 2 * RX_SIZE, 2000));
+	if (transmit_only) {
+		EXPECT_EQ(0, fi_cntr_wait(cntr, 2 * RX_SIZE, 2000));
+	} else {
+		for (i = 0; i < 2 * RX_SIZE; i++) {
+			ASSERT_EQ(1, cq_get(a.cq, &e)) {
+				TH_LOG("completion %d of %d", i, 2 * RX_SIZE);
+			}
+			EXPECT_EQ(&rctx[i], e.op_context);
+			EXPECT_EQ(MSG_LEN, e.len);
+		}
+	}
 	EXPECT_EQ(2 * RX_SIZE, fi_cntr_read(cntr));
 	EXPECT_EQ(0, fi_cntr_readerr(cntr));
 	for (i = 0; i < 2 * RX_SIZE; i++) {
@@ -563,7 +576,7 @@ TEST(engine_transmit_only_cq_receives_every_buffered_message)
 			TH_LOG("receive %d", i);
 		}
 	}
-	/* Receives have no CQ: none is reported on the transmit CQ. */
+	/* Each reported once, or (transmit only) none. */
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
 	side_close(&a);
 	side_close(&b);
@@ -572,6 +585,29 @@ TEST(engine_transmit_only_cq_receives_every_buffered_message)
 	fi_close(&fab->fid);
 	fi_freeinfo(ainfo);
 	fi_freeinfo(info);
+}
+
+TEST(engine_transmit_only_cq_receives_every_buffered_message)
+{
+	PROV_REQUIRE_DEVICE();
+	receive_buffered_behind_full_cq(_metadata, "1", true);
+}
+
+/*
+ * SYSCALL doorbells (the default): each fi_recv rang while messages
+ * waited, and the kernel left the receives it had no CQ room for; reading
+ * the CQ, or waiting on the counter, must ring again for them.
+ */
+TEST(syscall_receives_every_buffered_message_behind_full_cq)
+{
+	PROV_REQUIRE_DEVICE();
+	receive_buffered_behind_full_cq(_metadata, "0", false);
+}
+
+TEST(syscall_transmit_only_cq_receives_every_buffered_message)
+{
+	PROV_REQUIRE_DEVICE();
+	receive_buffered_behind_full_cq(_metadata, "0", true);
 }
 
 /* ---- RMA errors --------------------------------------------------------- */
