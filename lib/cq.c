@@ -162,10 +162,19 @@ static void swnic_cq_update_wait(struct swnic_cq *cq)
  * Progress, with the data lock held: move the kernel's completions into
  * this CQ (as long as it has room: the kernel ring keeps the rest), and
  * ring the doorbell of endpoints whose rings the kernel left entries in:
- * RM_ENABLED ones (a peer was out of resources), so they are retried, and
- * ENGINE ones once slots of their CQ were freed. The engine does not poll
- * entries it could not complete (it would spin): it waits for this
- * doorbell to say their CQ has room again.
+ * RM_ENABLED ones (a peer was out of resources), so they are retried,
+ * ENGINE ones once slots of their CQ were freed, and in either mode
+ * receives left behind buffered messages once slots of their CQ were
+ * freed. The engine does not poll entries it could not complete (it
+ * would spin): it waits for this doorbell to say their CQ has room again.
+ *
+ * Receives: the RQ is lazy, its receives otherwise wait for the next
+ * sender with no doorbell; but a sender only takes them, it matches no
+ * buffered message to them - that takes a doorbell, and the kernel asks
+ * for one with the RQ's NEED_WAKEUP while such messages wait. A receive
+ * still in the RQ then is one the doorbell left (no CQ room while it
+ * took them, recv_rq.c: -EAGAIN), and nothing but this rings for it
+ * again; without NEED_WAKEUP (a ping-pong) no syscall is added.
  */
 static void swnic_cq_progress(struct swnic_cq *cq)
 {
@@ -194,7 +203,7 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 	}
 	swnic_list_for_each(pos, &cq->eps) {
 		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
-		bool sq_left, rq_left;
+		bool sq_left, rq_left, rq_waits;
 
 		if (!ep->enabled)
 			continue;
@@ -202,9 +211,14 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 			  ep->sq.local != atomic_load(ep->sq.head);
 		rq_left = ep->rq_cq == cq &&
 			  ep->rq.local != atomic_load(ep->rq.head);
+		rq_waits = rq_left &&
+			   (atomic_load_explicit(ep->rq.flags,
+						 memory_order_relaxed) &
+			    SWNIC_RING_F_NEED_WAKEUP);
 		/* A fenced SQE waits for completions like these. */
 		if (((ep->rm_enabled || ep->fence_used) && sq_left) ||
-		    (ep->engine && freed && (sq_left || rq_left)))
+		    (ep->engine && freed && (sq_left || rq_left)) ||
+		    (freed && rq_waits))
 			swnic_ep_doorbell(ep);
 		/* What the doorbell left keeps this CQ's reads coming here. */
 		if (sq_left)
