@@ -398,10 +398,15 @@ static void swnic_route_source(struct swnic_wnet *wn, __be32 ip,
 	}
 }
 
+static bool swnic_peer_quiet(const struct swnic_peer *p);
+
 /*
- * The context posts to @ip/@port go through: the dialled one, else the
- * one of our address the route picks (@local: that address), or NULL if
- * there is none yet.
+ * The context posts to @ip/@port go through: the dialled one while
+ * anything is in flight to or from it (so that messages stay in order);
+ * else the one of our address the route picks now (@local: that
+ * address), or NULL if there is none yet. A route that picks another
+ * source from then on (an address added, or renumbered) is followed at
+ * the first post that finds the dialled context quiet.
  */
 static struct swnic_peer *swnic_peer_for_post(struct swnic_wnet *wn,
 					      __be32 ip, __be16 port,
@@ -410,10 +415,26 @@ static struct swnic_peer *swnic_peer_for_post(struct swnic_wnet *wn,
 	struct swnic_peer *p = swnic_peer_find_dialled(wn, ip, port);
 
 	*local = in6addr_any;
-	if (p)
+	if (p && !swnic_peer_quiet(p))
 		return p;
 	swnic_route_source(wn, ip, port, local);
+	if (p && (ipv6_addr_any(local) || ipv6_addr_equal(&p->local, local)))
+		return p;
 	return swnic_peer_find(wn, ip, port, local);
+}
+
+/* @p is the context posts to its remote address go through, alone. */
+static void swnic_peer_dial(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct swnic_peer *q;
+
+	if (p->dialled)
+		return;
+	hash_for_each_possible(wn->peer_hash, q, hnode,
+			       swnic_peer_hash(wn, p->ip, p->port))
+		if (q->ip == p->ip && q->port == p->port)
+			q->dialled = false;
+	p->dialled = true;
 }
 
 /* ---- contexts a user's posts made, not heard from ------------------------ */
@@ -491,7 +512,7 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 	struct swnic_peer *p = swnic_peer_for_post(wn, ip, port, &local);
 
 	if (p && (p->unheard || p->their_inc)) {
-		p->dialled = true;
+		swnic_peer_dial(wn, p);
 		return p;
 	}
 	n = swnic_unheard_count(wn, key);
@@ -510,7 +531,7 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 	}
 	p->unheard = true;
 	p->maker = uid;
-	p->dialled = true;
+	swnic_peer_dial(wn, p);
 	return p;
 }
 
