@@ -283,8 +283,10 @@ struct swnic_wnet {
 	struct page *txpages[SWNIC_TXPAGES];
 	/* ... the cgroup each is charged to and holds packets of (ref'd) */
 	struct mem_cgroup *txpage_memcg[SWNIC_TXPAGES];
-	/* The page being filled, and where: [0] answers, [1] requests */
-	unsigned int txpage_cur[2], txpage_off[2];
+	/* Where each page's next packet goes (swnic_txbuf_get()) */
+	unsigned int txpage_off[SWNIC_TXPAGES];
+	/* The page being filled: [0] answers, [1] requests */
+	unsigned int txpage_cur[2];
 	u32 ntxpages;
 	u64 txpage_allocs;		/* pages allocated for it (not reused) */
 	bool dead;

@@ -45,51 +45,54 @@ static void swnic_txpage_drop(struct swnic_wnet *wn, unsigned int i)
  * active), or NULL, for swnic_txbuf_put(). A page of the ring holds the
  * packets of one cgroup only, the one it is charged to (NULL: answers,
  * charged to none): a user's packets kept in another's page made the
- * other pay for them. Requests and answers fill a page each at a time
- * (cursor 1 and 0): taking turns, as a peer's requests and our answers
- * do, they would leave a page half used at every turn.
+ * other pay for them. Each page is filled on from where its last packet
+ * ended (from its start once its packets are gone), so that users, or
+ * requests and answers, taking turns - as a peer's requests and our
+ * answers do, or two users' posts to one peer - each go on in a page of
+ * theirs rather than take a fresh page at every turn. A cursor per kind
+ * ([1] requests, [0] answers) is where the search starts.
  */
 static void *swnic_txbuf_get(struct swnic_wnet *wn, size_t len,
-			     struct mem_cgroup *memcg)
+			     struct mem_cgroup *memcg, gfp_t more)
 {
-	unsigned int k = !!memcg, i = wn->txpage_cur[k], n;
-	struct page *page = wn->txpages[i];
-	gfp_t gfp = swnic_tx_gfp(memcg);
+	unsigned int k = !!memcg, i = 0, n;
+	gfp_t gfp = swnic_tx_gfp(memcg) | more;
+	struct page *page = NULL;
 	void *buf;
 
 	if (len > SWNIC_TXPAGE_SIZE)
 		return swnic_txbuf_own(len, gfp);
-	if (!page || wn->txpage_memcg[i] != memcg ||
-	    wn->txpage_off[k] + len > SWNIC_TXPAGE_SIZE) {
-		/* The next free page of the ring that is @memcg's ... */
-		for (n = 1; n < SWNIC_TXPAGES; n++) {
-			i = (wn->txpage_cur[k] + n) % SWNIC_TXPAGES;
-			page = wn->txpages[i];
-			if (page && page_ref_count(page) == 1 &&
-			    wn->txpage_memcg[i] == memcg)
-				break;
-		}
-		/* ... else a fresh one in the next slot. */
-		if (n == SWNIC_TXPAGES) {
-			i = (wn->txpage_cur[k] + 1) % SWNIC_TXPAGES;
-			swnic_txpage_drop(wn, i);	/* freed by its last user */
-			page = alloc_pages(gfp | __GFP_COMP | __GFP_NORETRY,
-					   SWNIC_TXPAGE_ORDER);
-			if (!page)	/* no 32 KiB in a row: its own */
-				return swnic_txbuf_own(len, gfp);
-			wn->txpages[i] = page;
-			swnic_memcg_get(memcg);
-			wn->txpage_memcg[i] = memcg;
-			wn->ntxpages++;
-			wn->txpage_allocs++;
-		}
-		wn->txpage_cur[k] = i;
-		wn->txpage_off[k] = 0;
+	/* A page of @memcg's with room, from the cursor on ... */
+	for (n = 0; n < SWNIC_TXPAGES; n++) {
+		i = (wn->txpage_cur[k] + n) % SWNIC_TXPAGES;
+		page = wn->txpages[i];
+		if (!page || wn->txpage_memcg[i] != memcg)
+			continue;
+		if (page_ref_count(page) == 1)	/* its packets are gone */
+			wn->txpage_off[i] = 0;
+		if (wn->txpage_off[i] + len <= SWNIC_TXPAGE_SIZE)
+			break;
 	}
+	/* ... else a fresh one in the slot after the cursor. */
+	if (n == SWNIC_TXPAGES) {
+		i = (wn->txpage_cur[k] + 1) % SWNIC_TXPAGES;
+		swnic_txpage_drop(wn, i);	/* freed by its last user */
+		page = alloc_pages(gfp | __GFP_COMP | __GFP_NORETRY,
+				   SWNIC_TXPAGE_ORDER);
+		if (!page)	/* no 32 KiB in a row: its own */
+			return swnic_txbuf_own(len, gfp);
+		wn->txpages[i] = page;
+		swnic_memcg_get(memcg);
+		wn->txpage_memcg[i] = memcg;
+		wn->txpage_off[i] = 0;
+		wn->ntxpages++;
+		wn->txpage_allocs++;
+	}
+	wn->txpage_cur[k] = i;
 	get_page(page);
-	buf = page_address(page) + wn->txpage_off[k];
+	buf = page_address(page) + wn->txpage_off[i];
 	/* Packets of a send, all as long, in a row (MTU - 28 is 4n). */
-	wn->txpage_off[k] = ALIGN(wn->txpage_off[k] + len, 4);
+	wn->txpage_off[i] = ALIGN(wn->txpage_off[i] + len, 4);
 	wn->spare_at = jiffies;
 	return buf;
 }
@@ -113,13 +116,14 @@ void swnic_txpages_free(struct swnic_wnet *wn)
 /*
  * A buffer of @len bytes for a packet of @memcg's (see swnic_txpkt), or
  * NULL: charged to it, whichever task makes it - the poster, another
- * poster to the same peer, the worker at an ACK.
+ * poster to the same peer, the worker at an ACK. @more: allocation flags
+ * added to swnic_tx_gfp()'s.
  */
 static void *swnic_txbuf_charged(struct swnic_wnet *wn, size_t len,
-				 struct mem_cgroup *memcg)
+				 struct mem_cgroup *memcg, gfp_t more)
 {
 	struct mem_cgroup *old = set_active_memcg(memcg);
-	void *buf = swnic_txbuf_get(wn, len, memcg);
+	void *buf = swnic_txbuf_get(wn, len, memcg, more);
 
 	set_active_memcg(old);
 	return buf;
@@ -139,7 +143,7 @@ static struct swnic_txpkt *swnic_txpkt_alloc(struct swnic_wnet *wn,
 
 	if (t) {
 		*t = (struct swnic_txpkt) { .len = len, .memcg = memcg };
-		t->buf = swnic_txbuf_get(wn, len, memcg);
+		t->buf = swnic_txbuf_get(wn, len, memcg, 0);
 		if (t->buf) {
 			swnic_memcg_get(memcg);
 		} else {
