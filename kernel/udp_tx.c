@@ -413,18 +413,34 @@ void swnic_arm_exact(struct swnic_wnet *wn, ktime_t at)
  * past a lost one leave the count, and a count would let the PSNs run
  * beyond what an ACK's bitmap speaks of - RACK would not see their loss,
  * the RTO alone would, and the receiver drops what lies past its window.
- * Under heavy loss a message then crawled from RTO to RTO. A peer that
- * never named us gets SWNIC_WIN_UNPROVEN.
+ * Under heavy loss a message then crawled from RTO to RTO.
+ *
+ * To a peer that never named us, packets of our requests count too: at
+ * most SWNIC_WIN_UNPROVEN of them in flight. Our answers to its requests
+ * do not: a host that forges a peer's address (a new one's, or one that
+ * failed since) with 16 requests would otherwise shut the window with
+ * their answers - which the peer, knowing nothing of them, never
+ * acknowledges - and a user's posts to the real peer would wait behind
+ * them until the peer timeout, which the forger could start again at
+ * will. Our requests go, and the real peer's RESET (they name the
+ * forged incarnation) resets the context.
  */
 static bool swnic_wnd_open(const struct swnic_peer *p)
 {
 	const struct swnic_txpkt *t;
+	unsigned int reqs = 0;
 
 	if (list_empty(&p->unacked))
 		return true;
 	t = list_first_entry(&p->unacked, struct swnic_txpkt, node);
-	return p->snd_nxt - t->psn <
-	       (p->proven ? SWNIC_WIN : SWNIC_WIN_UNPROVEN);
+	if (p->snd_nxt - t->psn >= SWNIC_WIN)
+		return false;
+	if (p->proven)
+		return true;
+	list_for_each_entry(t, &p->unacked, node)
+		if (t->req && ++reqs >= SWNIC_WIN_UNPROVEN)
+			return false;
+	return true;
 }
 
 static_assert(SWNIC_WIN <= SWNIC_SACK_BITS && SWNIC_WIN <= SWNIC_RX_WIN);
@@ -469,7 +485,7 @@ void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	 * never in place. No memory for the copy: this send is lost, as
 	 * one the stack dropped, and loss recovery tries again.
 	 */
-	buf = swnic_txbuf_charged(wn, t->len, t->memcg);
+	buf = swnic_txbuf_charged(wn, t->len, t->memcg, 0);
 	if (!buf) {
 		wn->tx_errors++;
 		return;

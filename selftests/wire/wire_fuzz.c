@@ -5,7 +5,7 @@
  * IP:PORT (default 4793).
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
- *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] IP
+ *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] [-o SPORT] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -51,7 +51,9 @@
  * on its queue, up to its cap (8192). It
  * prints the socket's port: the target's `swnic peer show` names us by
  * it. -d paces as above. -x plain does the same but names no one, for a
- * target that answers nothing (a socket's port it refuses).
+ * target that answers nothing (a socket's port it refuses), or for one
+ * that must take us for a new host: with -o 4793 (the wire's port, in a
+ * namespace whose wire is not open) it forges that host's kernel.
  *
  * -x claim (no -i) sends, from one ordinary socket, the first fragment
  * of a message that claims COUNT MiB, as a new peer's first packet (it
@@ -196,6 +198,7 @@ static struct {
 	unsigned long sent, raw_sent, answers, resps;
 	const char *bad_kind;	/* -x: only packets from or to bad addresses */
 	int wide;		/* -W: IPv6 spoofed sources from 65535 addresses */
+	uint16_t sport;		/* -o: -x noack/plain's source port */
 } g;
 
 static uint32_t nz32(void)
@@ -748,7 +751,15 @@ static int noack(unsigned long count, unsigned long delay,
 	unsigned long i;
 
 	s.fd = socket(dst->sa_family, SOCK_DGRAM, 0);
-	if (s.fd < 0 || connect(s.fd, dst, dst_len) ||
+	memset(&me, 0, sizeof(me));
+	me.sin6_family = dst->sa_family;
+	me.sin6_port = htons(g.sport);	/* at sin_port too */
+	if (s.fd < 0 ||
+	    (g.sport && bind(s.fd, (struct sockaddr *)&me,
+			     dst->sa_family == AF_INET6 ?
+			     sizeof(struct sockaddr_in6) :
+			     sizeof(struct sockaddr_in))) ||
+	    connect(s.fd, dst, dst_len) ||
 	    getsockname(s.fd, (struct sockaddr *)&me, &me_len)) {
 		perror("wire_fuzz: socket");
 		return 1;
@@ -1140,7 +1151,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
-		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] IP\n");
+		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] "
+		"[-o SPORT] IP\n");
 	exit(2);
 }
 
@@ -1156,7 +1168,7 @@ int main(int argc, char **argv)
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:W")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1187,6 +1199,9 @@ int main(int argc, char **argv)
 			break;
 		case 'W':
 			g.wide = 1;
+			break;
+		case 'o':
+			g.sport = (uint16_t)atoi(optarg);
 			break;
 		default:
 			usage();
