@@ -482,10 +482,14 @@ void swnic_retransmit(struct swnic_wnet *wn, struct swnic_peer *p,
 	/*
 	 * Sent, a packet's bytes may be an skb's still (spliced: a queue,
 	 * a receiver on this host keeping it): changed in a copy of them,
-	 * never in place. No memory for the copy: this send is lost, as
-	 * one the stack dropped, and loss recovery tries again.
+	 * never in place. The copy replaces a buffer charged already, which
+	 * goes right after: charged past the poster's limit if need be
+	 * (__GFP_HIGH), or a poster at its limit would never resend a lost
+	 * packet, and the window - everyone's to the peer - would stay shut
+	 * behind it. No memory at all: this send is lost, as one the stack
+	 * dropped, and loss recovery tries again.
 	 */
-	buf = swnic_txbuf_charged(wn, t->len, t->memcg, 0);
+	buf = swnic_txbuf_charged(wn, t->len, t->memcg, __GFP_HIGH);
 	if (!buf) {
 		wn->tx_errors++;
 		return;
@@ -909,7 +913,16 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p))
 			ret = swnic_txmsg_send(wn, p, tm);
-		if (ret == -SWNIC_EFAULTLATER)
+		/*
+		 * A request whose poster's cgroup has no room for its next
+		 * packet waits for it (the tick tries again), as one whose
+		 * memory is out of reach does, and the requests after it -
+		 * other users' too - go on meanwhile: one user at its limit
+		 * would otherwise stop everyone's traffic to the peer, for
+		 * as long as it stays there.
+		 */
+		if (ret == -SWNIC_EFAULTLATER ||
+		    (ret == -ENOMEM && tm->kind == SWNIC_TX_REQ && tm->memcg))
 			continue;
 		if (!tm->last)		/* the window is shut, or no memory */
 			break;

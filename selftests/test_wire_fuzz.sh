@@ -244,20 +244,6 @@ fi
 rmdir $CG/swnicwfz 2>/dev/null
 rm -f /tmp/wfz.go
 
-echo Y > $PARAMS/udp_any_sport
-
-# Check, as $1, that the server's rx_mem_bytes, and of it
-# rx_unproven_bytes, come back to 0 (40 s).
-rx_mem_released()
-{
-	for _ in $(seq 200); do
-		[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
-		sleep 0.2
-	done
-	check "$1" sh -c \
-		"[ \"\$($A swnic -j peer show | jq '.[0].counters | .rx_mem_bytes + .rx_unproven_bytes')\" = 0 ]"
-}
-
 # pingpong_ok NAME PORT TIMEOUT: fi_pingpong (server in A, client in B),
 # 20 rounds of 4 KiB, data checked, completes within TIMEOUT s. One check.
 pingpong_ok()
@@ -277,6 +263,69 @@ pingpong_ok()
 		not_ok "$1" "client exit $_pp_cli: $(tail -3 /tmp/wfz.pcli)" \
 			"server exit $_pp_srv: $(tail -3 /tmp/wfz.psrv)"
 	fi
+}
+
+# One user at its cgroup's limit does not stop the others' traffic to
+# the same peer. Its 4 MiB send to B, posted with its cgroup full
+# (memory.max at memory.current: the per-CPU charge batch left, well
+# under a window at MTU 9000), has packets that never arrive (a tc filter
+# drops DATA packets of 4 MiB messages on A's way out, but the first
+# send's, which tell B of the message), so what it holds stays charged,
+# and its next packet waits for room that never comes.
+# Then fi_pingpong (server in A, in no such cgroup) sends to B through the
+# same peer context. Before, the context's queue stopped at the first
+# message with no memory: the ping-pong waited behind it until the peer
+# timeout (60 s here).
+$A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 $ADDR_B \
+	>/tmp/wfz.spray7 2>&1		# B answers: its window is the full one
+mkdir $CG/swnicwfz
+rm -f /tmp/wfz.go
+echo 60000 > $PARAMS/peer_timeout_ms
+$A ip link set swfa mtu 9000 && $B ip link set swfb mtu 9000
+$A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
+	exec timeout 60 selftests/wire/out/wire_spray -n 1 -l 4194304 -s 20 -w /tmp/wfz.go $ADDR_B" \
+	>/tmp/wfz.spray8 2>&1 &
+spray=$!
+if wait_for_line ready /tmp/wfz.spray8 &&
+   $A tc qdisc add dev swfa clsact &&
+   $A tc filter add dev swfa egress pref 6 protocol ip u32 \
+	match ip protocol 17 0xff match u8 1 0xff at 29 \
+	match u32 0x00400000 0xffffffff at 72 \
+	match u32 0 0xffffffff at 80 action ok &&
+   $A tc filter add dev swfa egress pref 7 protocol ip u32 \
+	match ip protocol 17 0xff match u8 1 0xff at 29 \
+	match u32 0x00400000 0xffffffff at 72 action drop; then
+	cat $CG/swnicwfz/memory.current > $CG/swnicwfz/memory.max
+	touch /tmp/wfz.go
+	wait_for_line posted /tmp/wfz.spray8
+	sleep 1
+	pingpong_ok "a user at its cgroup's limit: another's ping-pong to the same peer goes on" 27399 30
+else
+	not_ok "a user at its cgroup's limit: another's ping-pong to the same peer goes on" \
+		"setup: $(cat /tmp/wfz.spray8)"
+fi
+diag "the full user's: $(grep -E 'max|high' $CG/swnicwfz/memory.events | tr '\n' ' ')," \
+	"$(wire_counters swnicfa | jq -c '{tx_errors, tx_page_allocs}')"
+$A tc qdisc del dev swfa clsact 2>/dev/null
+echo max > $CG/swnicwfz/memory.max
+wait $spray
+$A ip link set swfa mtu 1500 && $B ip link set swfb mtu 1500
+echo 10000 > $PARAMS/peer_timeout_ms
+rmdir $CG/swnicwfz 2>/dev/null
+rm -f /tmp/wfz.go
+
+echo Y > $PARAMS/udp_any_sport
+
+# Check, as $1, that the server's rx_mem_bytes, and of it
+# rx_unproven_bytes, come back to 0 (40 s).
+rx_mem_released()
+{
+	for _ in $(seq 200); do
+		[ "$(wire_counters swnicfa | jq .rx_mem_bytes)" = 0 ] && break
+		sleep 0.2
+	done
+	check "$1" sh -c \
+		"[ \"\$($A swnic -j peer show | jq '.[0].counters | .rx_mem_bytes + .rx_unproven_bytes')\" = 0 ]"
 }
 
 # A peer restarts (incarnation A, then B); a packet of A's still on its
