@@ -710,6 +710,55 @@ static ssize_t swnic_ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
+/* Is @op (any address) one of @pool's ops? */
+static bool swnic_op_pool_has(const struct swnic_op_pool *pool,
+			      const struct swnic_op *op)
+{
+	uintptr_t base = (uintptr_t)pool->ops, at = (uintptr_t)op;
+
+	return pool->ops && at >= base &&
+	       at < (uintptr_t)(pool->ops + pool->size) &&
+	       (at - base) % sizeof(*op) == 0;
+}
+
+/*
+ * Cancel the operation of @ref - that op of @ep, if it is still in the
+ * use @ref names - as fi_cancel would, but that one only: deferred work
+ * (FI_CANCEL_WORK) whose context other operations may share. @ref may be
+ * anything the application left in its work: it is checked against the
+ * endpoint's own pools before it is followed. Return: 0, -FI_ENOENT (done
+ * already, or no such op) or the kernel's error.
+ */
+int swnic_ep_cancel_op(struct swnic_ep *ep, const struct swnic_op_ref *ref)
+{
+	struct swnic_ep_cancel c = {
+		.size = sizeof(c),
+		.context = ref->handle,
+	};
+	struct swnic_op *op = (struct swnic_op *)(uintptr_t)
+		(ref->handle & ((1ULL << SWNIC_OP_GEN_SHIFT) - 1));
+	int ret = -FI_ENOENT;
+
+	if (!ep->enabled || !ref->handle)
+		return -FI_ENOENT;
+	/* As swnic_ep_cancel: the op can be neither put back nor reused. */
+	swnic_lock_acquire(&ep->lock);
+	if (swnic_op_pool_has(&ep->tx_pool, op))
+		c.flags = SWNIC_CANCEL_SEND;
+	else if (!swnic_op_pool_has(&ep->rx_pool, op))
+		goto out;
+	if (op->free || op->use != ref->use ||
+	    swnic_op_handle(op) != ref->handle)
+		goto out;
+	if (!ioctl(ep->fd, SWNIC_IOCTL_EP_CANCEL, &c))
+		ret = 0;
+	else if (errno != ENOENT)
+		ret = -errno;
+out:
+	swnic_lock_release(&ep->lock);
+	return ret;
+}
+
 static int swnic_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			   size_t *optlen)
 {

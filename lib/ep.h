@@ -236,6 +236,7 @@ int swnic_cq_report_err(struct swnic_cq *cq, void *context, uint64_t flags,
 struct swnic_cntr *swnic_cntr_of(struct fid *fid);
 struct swnic_ep *swnic_ep_of_fid(struct fid *fid);
 struct swnic_ep *swnic_ep_or_ctx_of_fid(struct fid *fid);
+int swnic_ep_cancel_op(struct swnic_ep *ep, const struct swnic_op_ref *ref);
 /* sep.c: the handle of a scalable endpoint, or NULL */
 struct swnic_ep *swnic_sep_handle_of_fid(struct fid *fid);
 void swnic_cntr_signal(struct swnic_cntr *cntr);

@@ -172,6 +172,8 @@ void swnic_op_pool_fini(struct swnic_op_pool *pool)
 	pool->ops = NULL;
 }
 
+_Thread_local struct swnic_op_ref swnic_post_last;
+
 /* The op a kernel completion names, or NULL if its endpoint closed since. */
 struct swnic_op *swnic_op_of_handle(__u64 handle)
 {
@@ -201,6 +203,7 @@ struct swnic_op *swnic_op_get(struct swnic_ep *ep, struct swnic_op_pool *pool)
 		return NULL;
 	pool->free = op->next;
 	pool->used++;
+	op->use++;
 	op->free = false;
 	op->bounce = NULL;
 	op->iov_count = 0;
@@ -358,6 +361,9 @@ static int swnic_post(struct swnic_ep *ep, struct swnic_uring *r,
 	ret = swnic_ring_produce(ep, r, entry, force);
 	if (ret && op)
 		swnic_op_put(pool, op);
+	else if (op)
+		swnic_post_last = (struct swnic_op_ref){ *entry_context,
+							  op->use };
 	swnic_lock_release(&ep->lock);
 	return ret;
 }
@@ -411,6 +417,9 @@ int swnic_post_rq_trig(struct swnic_ep *ep, struct swnic_rqe *rqe,
 		      err == ENOSPC || err == EAGAIN ? -FI_EAGAIN : -err;
 		/* The op owns the bounce buffer now. */
 		swnic_op_put(&ep->rx_pool, op);
+	} else {
+		swnic_post_last = (struct swnic_op_ref){ rqe->context,
+							  op->use };
 	}
 	swnic_lock_release(&ep->lock);
 	return ret;

@@ -68,6 +68,7 @@ struct swnic_op {
 	size_t iov_count;
 	struct swnic_hmem hmem;		/* scatter through the HMEM override */
 	void *buf;			/* recv: the (first) buffer */
+	uint64_t use;			/* how often the pool handed it out */
 	struct swnic_op *next;		/* free list */
 };
 
@@ -89,6 +90,19 @@ static inline __u64 swnic_op_handle(const struct swnic_op *op)
 }
 
 struct swnic_op *swnic_op_of_handle(__u64 handle);
+
+/*
+ * One use of an op: its handle and the use it was handed out for. Deferred
+ * work (trigger.c) is named by the op its post took, not by its context,
+ * which other operations may share (and an op is reused once done).
+ */
+struct swnic_op_ref {
+	__u64 handle;			/* 0: none */
+	uint64_t use;
+};
+
+/* The op the calling thread's last post of an op took. */
+extern _Thread_local struct swnic_op_ref swnic_post_last;
 
 /*
  * An inline inject holds no op, yet the completion the kernel writes if

@@ -203,9 +203,9 @@ static int swnic_trig_work_op(const struct fi_deferred_work *work,
 	}
 }
 
-/* A deferred data transfer: posted as a triggered SQE (or receive). */
-static int swnic_trig_queue_xfer(struct swnic_domain *dom,
-				 const struct fi_deferred_work *work)
+/* Post deferred data transfer @work: a triggered SQE (or receive). */
+static int swnic_trig_post_xfer(struct swnic_domain *dom,
+				const struct fi_deferred_work *work)
 {
 	struct swnic_sqe_trigger trig = {
 		.threshold = work->threshold,
@@ -293,8 +293,31 @@ static int swnic_trig_queue_xfer(struct swnic_domain *dom,
 	}
 }
 
+_Static_assert(sizeof(struct swnic_op_ref) <=
+	       sizeof(((struct fi_deferred_work *)0)->context),
+	       "a deferred work's context holds its op");
+
+/*
+ * FI_QUEUE_WORK of a data transfer. The op its post took is kept in the
+ * work's context, the provider's (fi_context2): FI_CANCEL_WORK cancels
+ * that op, whatever other operations share the transfer's context.
+ */
+static int swnic_trig_queue_xfer(struct swnic_domain *dom,
+				 struct fi_deferred_work *work)
+{
+	int ret;
+
+	memset(&work->context, 0, sizeof(work->context));
+	swnic_post_last = (struct swnic_op_ref){ 0 };
+	ret = swnic_trig_post_xfer(dom, work);
+	if (!ret)
+		memcpy(&work->context, &swnic_post_last,
+		       sizeof(swnic_post_last));
+	return ret;
+}
+
 static int swnic_trig_queue_work(struct swnic_domain *dom,
-				 const struct fi_deferred_work *work)
+				 struct fi_deferred_work *work)
 {
 	if (!work)
 		return -FI_EINVAL;
@@ -318,7 +341,9 @@ static int swnic_trig_cancel_work(struct swnic_domain *dom,
 		.flags = SWNIC_TRIG_CANCEL_COOKIE,
 		.cookie = (uintptr_t)work,
 	};
-	struct fid_ep *ep;
+	struct swnic_op_ref ref;
+	struct swnic_ep *ep;
+	struct fid_ep *fid;
 	uint64_t flags;
 	void *context;
 	int ret;
@@ -332,13 +357,15 @@ static int swnic_trig_cancel_work(struct swnic_domain *dom,
 			return errno == ENOENT ? -FI_ENOENT : -errno;
 		return 0;
 	}
-	ret = swnic_trig_work_op(work, &ep, &flags, &context);
+	ret = swnic_trig_work_op(work, &fid, &flags, &context);
 	if (ret)
 		return ret;
-	if (!swnic_trig_ep(dom, ep))
+	ep = swnic_trig_ep(dom, fid);
+	if (!ep)
 		return -FI_EINVAL;
-	/* As fi_cancel: it completes with FI_ECANCELED. */
-	return (int)fi_cancel(&ep->fid, context);
+	/* As fi_cancel, it completes with FI_ECANCELED. */
+	memcpy(&ref, &work->context, sizeof(ref));
+	return swnic_ep_cancel_op(ep, &ref);
 }
 
 /* FI_FLUSH_WORK: all of it (NULL), or what waits on work->triggering_cntr. */

@@ -712,6 +712,70 @@ TEST_F(trig, deferred_work_errors_cancel_flush)
 	fi_close(&tgt->fid);
 }
 
+/*
+ * FI_CANCEL_WORK cancels the deferred work's own operation, not another
+ * one with the same context (NULL here, which fi_trigger(3) allows): a
+ * receive posted with it before stays posted, and work that already ran
+ * cancels nothing.
+ */
+TEST_F(trig, cancel_work_is_the_works_own)
+{
+	struct fi_deferred_work ws = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = "x", .iov_len = 2 };
+	char in[8] = "", in2[8] = "", peer_in[8] = "";
+
+	ASSERT_EQ(0, fi_recv(self->a.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	opm.ep = self->a.ep;
+	opm.msg.msg_iov = &iov;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = self->a.peer;
+	opm.msg.context = NULL;
+	ws.threshold = 10;
+	ws.triggering_cntr = self->c;
+	ws.op_type = FI_OP_SEND;
+	ws.op.msg = &opm;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &ws));
+	EXPECT_EQ(0, fi_control(&self->domain->fid, FI_CANCEL_WORK, &ws));
+	/* The send is cancelled, not the receive. */
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	EXPECT_NE(0, err.flags & FI_SEND);
+	EXPECT_EQ(0, err.flags & FI_RECV);
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &ws));
+	/* The receive still waits: b's message lands in it. */
+	ASSERT_EQ(0, fi_send(self->b.ep, "y", 2, NULL, self->b.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_NE(0, e.flags & FI_RECV);
+	EXPECT_STREQ("y", in);
+
+	/* Work that ran: cancelling it leaves a receive of its context. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, peer_in, sizeof(peer_in), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_recv(self->a.ep, in2, sizeof(in2), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ws.threshold = 1;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &ws));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_STREQ("x", peer_in);
+	/* Its own completion is not reported (no FI_COMPLETION). */
+	EXPECT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &ws));
+	ASSERT_EQ(0, fi_send(self->b.ep, "z", 2, NULL, self->b.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_NE(0, e.flags & FI_RECV);
+	EXPECT_STREQ("z", in2);
+}
+
 /* Post a triggered (tagged) receive of @len bytes at @buf. */
 static ssize_t trig_recv(struct fid_ep *ep, void *buf, size_t len, bool tagged,
 			 uint64_t tag, struct fi_triggered_context *t)
