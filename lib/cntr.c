@@ -57,16 +57,19 @@ struct swnic_cntr {
 	 * reports every operation as a CQE). Set at fi_enable.
 	 */
 	pthread_mutex_t cq_lock;
-	struct swnic_cq *cqs[SWNIC_CNTR_MAX_CQS];
-	unsigned int refs[SWNIC_CNTR_MAX_CQS];	/* endpoints' adds of each */
+	struct swnic_cntr_cq {
+		struct swnic_cq *cq;
+		unsigned int refs;	/* endpoints' adds of it */
+	} *cqs;				/* grows: as many as are bound */
 	unsigned int ncqs;
+	unsigned int cqs_cap;
 };
 
 static void swnic_cntr_progress(struct swnic_cntr *cntr)
 {
 	pthread_mutex_lock(&cntr->cq_lock);
 	for (unsigned int i = 0; i < cntr->ncqs; i++)
-		swnic_cq_progress_all(cntr->cqs[i]);
+		swnic_cq_progress_all(cntr->cqs[i].cq);
 	pthread_mutex_unlock(&cntr->cq_lock);
 }
 
@@ -216,6 +219,9 @@ static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
  */
 #define SWNIC_CNTR_SLEEP_MS	50
 
+/* CQ fds swnic_cntr_sleep() polls without allocating. */
+#define SWNIC_CNTR_POLL_CQS	16
+
 /*
  * Sleep until the counter may have changed, up to @left ms (-1: no bound),
  * its fd armed by a read() just before the caller looked: on the wait
@@ -227,17 +233,24 @@ static int swnic_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
  */
 static void swnic_cntr_sleep(struct swnic_cntr *cntr, int left)
 {
-	struct pollfd p[1 + SWNIC_CNTR_MAX_CQS];
+	struct pollfd fds[1 + SWNIC_CNTR_POLL_CQS], *p = fds;
 	int slice = SWNIC_CNTR_SLEEP_MS;
-	nfds_t n = 1;
+	nfds_t n = 1, max = 1 + SWNIC_CNTR_POLL_CQS;
 
-	p[0] = (struct pollfd){ .fd = cntr->wait.epfd, .events = POLLIN };
 	pthread_mutex_lock(&cntr->cq_lock);
+	if (cntr->ncqs > SWNIC_CNTR_POLL_CQS) {
+		p = malloc((1 + cntr->ncqs) * sizeof(*p));
+		if (p)
+			max = 1 + cntr->ncqs;
+		else
+			p = fds;
+	}
+	p[0] = (struct pollfd){ .fd = cntr->wait.epfd, .events = POLLIN };
 	for (unsigned int i = 0; i < cntr->ncqs; i++) {
-		int fd = swnic_cq_wait_fd(cntr->cqs[i]);
+		int fd = swnic_cq_wait_fd(cntr->cqs[i].cq);
 
-		if (fd == -FI_EAGAIN)
-			slice = 1;
+		if (fd == -FI_EAGAIN || (fd >= 0 && n == max))
+			slice = 1;	/* no room: look again soon */
 		else if (fd >= 0)
 			p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
@@ -246,6 +259,8 @@ static void swnic_cntr_sleep(struct swnic_cntr *cntr, int left)
 	    errno != EINTR)
 		SWNIC_WARN(FI_LOG_CNTR, "counter wait: poll: %s\n",
 			   strerror(errno));
+	if (p != fds)
+		free(p);
 }
 
 /*
@@ -425,24 +440,34 @@ void swnic_cntr_bind(struct swnic_cntr *cntr, int delta)
 		atomic_fetch_sub(&cntr->binds, 1);
 }
 
-/* Reading @cntr must progress @cq (an endpoint counting into it uses it). */
+/*
+ * Reading @cntr must progress @cq (an endpoint counting into it uses it),
+ * however many CQs it has. Return: 0 or -FI_ENOMEM.
+ */
 int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
 {
+	struct swnic_cntr_cq *cqs;
+	unsigned int cap;
 	int ret = 0;
 
 	pthread_mutex_lock(&cntr->cq_lock);
 	for (unsigned int i = 0; i < cntr->ncqs; i++) {
-		if (cntr->cqs[i] == cq) {
-			cntr->refs[i]++;
+		if (cntr->cqs[i].cq == cq) {
+			cntr->cqs[i].refs++;
 			goto out;
 		}
 	}
-	if (cntr->ncqs == SWNIC_CNTR_MAX_CQS) {
-		ret = -FI_ENOSPC;
-	} else {
-		cntr->refs[cntr->ncqs] = 1;
-		cntr->cqs[cntr->ncqs++] = cq;
+	if (cntr->ncqs == cntr->cqs_cap) {
+		cap = cntr->cqs_cap ? 2 * cntr->cqs_cap : 4;
+		cqs = realloc(cntr->cqs, cap * sizeof(*cqs));
+		if (!cqs) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		cntr->cqs = cqs;
+		cntr->cqs_cap = cap;
 	}
+	cntr->cqs[cntr->ncqs++] = (struct swnic_cntr_cq){ .cq = cq, .refs = 1 };
 out:
 	pthread_mutex_unlock(&cntr->cq_lock);
 	return ret;
@@ -457,13 +482,11 @@ void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq)
 {
 	pthread_mutex_lock(&cntr->cq_lock);
 	for (unsigned int i = 0; i < cntr->ncqs; i++) {
-		if (cntr->cqs[i] != cq)
+		if (cntr->cqs[i].cq != cq)
 			continue;
-		if (--cntr->refs[i])
+		if (--cntr->cqs[i].refs)
 			break;
-		cntr->ncqs--;
-		cntr->cqs[i] = cntr->cqs[cntr->ncqs];
-		cntr->refs[i] = cntr->refs[cntr->ncqs];
+		cntr->cqs[i] = cntr->cqs[--cntr->ncqs];
 		break;
 	}
 	pthread_mutex_unlock(&cntr->cq_lock);
@@ -484,6 +507,7 @@ static int swnic_cntr_close(struct fid *fid)
 	if (cntr->kfd >= 0)
 		close(cntr->kfd);
 	pthread_mutex_destroy(&cntr->cq_lock);
+	free(cntr->cqs);
 	munmap((void *)cntr->words, cntr->map_len);
 	swnic_domain_child(cntr->domain, SWNIC_CHILD_CNTR, -1);
 	free(cntr);

@@ -184,6 +184,44 @@ struct swnic_ep *swnic_ep_checked(struct fid *fid)
 	return swnic_ep_of(fid);
 }
 
+_Static_assert(2 * SWNIC_CNTR_MAX <= 32, "cntr_cq_added has a bit for each");
+
+/* Take back the CQs swnic_ep_add_cntr_cqs() gave @ep's counters. */
+static void swnic_ep_del_cntr_cqs(struct swnic_ep *ep)
+{
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++)
+		for (int j = 0; j < 2; j++)
+			if (ep->cntr_cq_added & (1U << (2 * i + j)))
+				swnic_cntr_del_cq(ep->cntr[i], ep->cntr_cq[j]);
+	ep->cntr_cq_added = 0;
+}
+
+/*
+ * Counters progress the CQs their completions arrive on: @ep's counters
+ * progress @tx and @rx from now on. Each add that took is recorded, so
+ * that only those are taken back (one refused must not take another
+ * endpoint's reference at close). Return: 0, or -FI_ENOMEM and none.
+ */
+static int swnic_ep_add_cntr_cqs(struct swnic_ep *ep, struct swnic_cq *tx,
+				 struct swnic_cq *rx)
+{
+	int ret;
+
+	ep->cntr_cq[0] = tx;
+	ep->cntr_cq[1] = rx;
+	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
+		for (int j = 0; j < 2 && ep->cntr[i]; j++) {
+			ret = swnic_cntr_add_cq(ep->cntr[i], ep->cntr_cq[j]);
+			if (ret) {
+				swnic_ep_del_cntr_cqs(ep);
+				return ret;
+			}
+			ep->cntr_cq_added |= 1U << (2 * i + j);
+		}
+	}
+	return 0;
+}
+
 static int swnic_ep_close(struct fid *fid)
 {
 	struct swnic_ep *ep = swnic_ep_of(fid);
@@ -221,11 +259,7 @@ static int swnic_ep_close(struct fid *fid)
 	 * Its counters stop progressing its CQs, which may close after it
 	 * (before the counters) - or, its own, now.
 	 */
-	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
-		for (int j = 0; j < 2 && ep->cntr[i]; j++)
-			if (ep->cntr_cq[j])
-				swnic_cntr_del_cq(ep->cntr[i], ep->cntr_cq[j]);
-	}
+	swnic_ep_del_cntr_cqs(ep);
 	if (ep->own_cq)
 		swnic_cq_close_discard(ep->own_cq);
 	swnic_op_pool_fini(&ep->tx_pool);
@@ -521,6 +555,8 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 		ret = swnic_uring_map(&ep->rq, c.fd, &c.rq);
 	if (!ret && ep->domain->av_auth_key && ep->av)
 		ret = swnic_ep_take_av_keys(ep);
+	if (!ret)
+		ret = swnic_ep_add_cntr_cqs(ep, tx, rx);
 	if (ret) {
 		swnic_uring_unmap(&ep->sq);
 		swnic_uring_unmap(&ep->rq);
@@ -533,17 +569,6 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	ep->addr.sin_addr.s_addr = c.addr;
 	ep->sq_cq = tx;
 	ep->rq_cq = rx;
-	/* Counters progress the CQs their completions arrive on. */
-	ep->cntr_cq[0] = tx;
-	ep->cntr_cq[1] = rx;
-	for (int i = 0; i < SWNIC_CNTR_MAX; i++) {
-		if (!ep->cntr[i])
-			continue;
-		if (swnic_cntr_add_cq(ep->cntr[i], tx) ||
-		    swnic_cntr_add_cq(ep->cntr[i], rx))
-			SWNIC_WARN(FI_LOG_EP_CTRL,
-				   "counter bound to too many CQs: it may not progress\n");
-	}
 	ep->enabled = true;
 	return 0;
 }

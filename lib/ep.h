@@ -74,6 +74,7 @@ struct swnic_ep {
 	struct swnic_cq *rq_cq;
 	/* the CQs its counters progress (swnic_cntr_add_cq), from fi_enable */
 	struct swnic_cq *cntr_cq[2];
+	uint32_t cntr_cq_added;		/* bit 2 * counter + j: cntr_cq[j] added */
 	struct swnic_cntr *cntr[SWNIC_CNTR_MAX];
 	struct swnic_av *av;
 	/* a context of this scalable endpoint (sep.c), or NULL */
@@ -255,9 +256,6 @@ int swnic_cq_wait_fd(struct swnic_cq *cq);
 void swnic_cq_stir(struct swnic_cq *cq);
 bool swnic_ep_sq_waits(struct swnic_ep *ep);
 void swnic_ep_sq_retry(struct swnic_ep *ep);
-
-/* CQs one counter progresses (each endpoint adds its one or two). */
-#define SWNIC_CNTR_MAX_CQS	16
 struct swnic_av *swnic_av_of(struct fid *fid);
 struct swnic_domain *swnic_av_domain(const struct swnic_av *av);
 int swnic_av_addr(struct swnic_av *av, fi_addr_t fi_addr,

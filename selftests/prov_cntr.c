@@ -604,6 +604,88 @@ TEST_F(cntr, fd_readable_on_writes_to_a_bound_mr)
 	bound_mr_close(&b);
 }
 
+/*
+ * A counter progresses every CQ its endpoints' completions arrive on, be
+ * they more than 16: here 17 endpoints with a small CQ each count their
+ * sends into it, the 17th's without completions (FI_SELECTIVE_
+ * COMPLETION), which only the counter's progress moves on.
+ */
+TEST_F(cntr, progresses_the_cqs_of_17_endpoints)
+{
+	enum { N = 17, SENDS = 16 };
+	struct fi_cq_attr small = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4 };
+	struct fi_cq_attr big = { .format = FI_CQ_FORMAT_CONTEXT, .size = 64 };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *ep[N] = { 0 }, *rx;
+	struct fid_cq *cq[N] = { 0 }, *rxcq;
+	struct fi_cq_entry e;
+	struct fid_av *av;
+	char bufs[SENDS][8];
+	char name[64];
+	size_t len = sizeof(name);
+	fi_addr_t dest;
+	ssize_t ret = 0;
+	int i, got = 0;
+
+	ASSERT_EQ(0, open_cntr(self, FI_WAIT_UNSPEC));
+	ASSERT_EQ(0, fi_av_open(self->ctx.domain, &av_attr, &av, NULL));
+	/* The receiver, not counted. */
+	ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &big, &rxcq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info, &rx, NULL));
+	ASSERT_EQ(0, fi_ep_bind(rx, &rxcq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(rx, &av->fid, 0));
+	ASSERT_EQ(0, fi_enable(rx));
+	for (i = 0; i < SENDS; i++)
+		ASSERT_EQ(0, fi_recv(rx, bufs[i], sizeof(bufs[i]), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_getname(&rx->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &dest, 0, NULL));
+
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, fi_cq_open(self->ctx.domain, &small, &cq[i],
+					NULL));
+		ASSERT_EQ(0, fi_endpoint(self->ctx.domain, self->ctx.info,
+					 &ep[i], NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep[i], &cq[i]->fid,
+					FI_TRANSMIT | FI_RECV |
+					FI_SELECTIVE_COMPLETION));
+		ASSERT_EQ(0, fi_ep_bind(ep[i], &av->fid, 0));
+		ASSERT_EQ(0, fi_ep_bind(ep[i], &self->cntr->fid, FI_SEND));
+		ASSERT_EQ(0, fi_enable(ep[i]));
+	}
+	/* An application that only looks at its counter. */
+	for (i = 0; i < SENDS; i++) {
+		for (int tries = 0; tries < 5000; tries++) {
+			ret = fi_send(ep[N - 1], "x", 2, NULL, dest, NULL);
+			if (ret != -FI_EAGAIN)
+				break;
+			fi_cntr_read(self->cntr);
+			usleep(1000);
+		}
+		ASSERT_EQ(0, ret) TH_LOG("send %d", i);
+	}
+	EXPECT_EQ(0, fi_cntr_wait(self->cntr, SENDS, 5000));
+	EXPECT_EQ(SENDS, fi_cntr_read(self->cntr));
+	for (int tries = 0; got < SENDS && tries < 5000; tries++) {
+		if (fi_cq_read(rxcq, &e, 1) == 1)
+			got++;
+		else
+			usleep(1000);
+	}
+	EXPECT_EQ(SENDS, got);
+
+	for (i = 0; i < N; i++) {
+		EXPECT_EQ(0, fi_close(&ep[i]->fid));
+		EXPECT_EQ(0, fi_close(&cq[i]->fid));
+	}
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&rxcq->fid));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	/* No CQ closed above is left to the counter. */
+	EXPECT_EQ(SENDS, fi_cntr_read(self->cntr));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(self->cntr, SENDS + 1, 50));
+}
+
 TEST_HARNESS_MAIN
 
 /*
