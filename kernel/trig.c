@@ -470,9 +470,21 @@ static bool swnic_trig_match_rqe(struct swnic_trig *t, const void *arg)
 	return t->ep == m->ep && t->recv && t->rqe.context == m->context;
 }
 
-static bool swnic_trig_match_cookie(struct swnic_trig *t, const void *arg)
+struct swnic_trig_cancel_match {
+	u32 flags;			/* SWNIC_TRIG_CANCEL_COOKIE, _SUM */
+	u64 cookie;
+};
+
+/* What SWNIC_IOCTL_TRIG_CANCEL's flags pick. */
+static bool swnic_trig_match_cancel(struct swnic_trig *t, const void *arg)
 {
-	return !t->ep && t->cookie == *(const u64 *)arg;
+	const struct swnic_trig_cancel_match *m = arg;
+
+	if ((m->flags & SWNIC_TRIG_CANCEL_COOKIE) &&
+	    (t->ep || t->cookie != m->cookie))
+		return false;
+	return !(m->flags & SWNIC_TRIG_CANCEL_SUM) ||
+	       (t->tflags & SWNIC_TRIG_F_SUM);
 }
 
 /* SWNIC_IOCTL_EP_CANCEL of a triggered SQE. Return: 0 or -ENOENT. */
@@ -834,10 +846,15 @@ int swnic_trig_ioctl_recv(struct swnic_ep *ep, void *arg)
 int swnic_trig_ioctl_cancel(struct swnic_domain *dom, void *arg)
 {
 	struct swnic_trig_cancel *c = arg;
+	struct swnic_trig_cancel_match m = {
+		.flags = c->flags &
+			 (SWNIC_TRIG_CANCEL_COOKIE | SWNIC_TRIG_CANCEL_SUM),
+		.cookie = c->cookie,
+	};
 	struct swnic_cntr *only = NULL;
-	u64 cookie = c->cookie;
 
-	if (c->flags & ~(SWNIC_TRIG_CANCEL_CNTR | SWNIC_TRIG_CANCEL_COOKIE))
+	if (c->flags & ~(SWNIC_TRIG_CANCEL_CNTR | SWNIC_TRIG_CANCEL_COOKIE |
+			 SWNIC_TRIG_CANCEL_SUM))
 		return -EOPNOTSUPP;
 	if (!swnic_domain_is_owner(dom))
 		return -EPERM;
@@ -847,10 +864,8 @@ int swnic_trig_ioctl_cancel(struct swnic_domain *dom, void *arg)
 			return -ENOENT;
 	}
 	c->count = swnic_trig_cancel(dom, only,
-				     (c->flags & SWNIC_TRIG_CANCEL_COOKIE) ?
-				     swnic_trig_match_cookie : NULL,
-				     &cookie,
-				     c->flags & SWNIC_TRIG_CANCEL_COOKIE);
+				     m.flags ? swnic_trig_match_cancel : NULL,
+				     &m, c->flags & SWNIC_TRIG_CANCEL_COOKIE);
 	if (only)
 		swnic_cntr_put(only);
 	if ((c->flags & SWNIC_TRIG_CANCEL_COOKIE) && !c->count)

@@ -368,7 +368,10 @@ static int swnic_trig_cancel_work(struct swnic_domain *dom,
 	return swnic_ep_cancel_op(ep, &ref);
 }
 
-/* FI_FLUSH_WORK: all of it (NULL), or what waits on work->triggering_cntr. */
+/*
+ * FI_FLUSH_WORK: all deferred work of the domain (NULL), or what waits on
+ * work->triggering_cntr.
+ */
 static int swnic_trig_flush_work(struct swnic_domain *dom,
 				 const struct fi_deferred_work *work)
 {
@@ -384,6 +387,12 @@ static int swnic_trig_flush_work(struct swnic_domain *dom,
 			return ret;
 		c.flags = SWNIC_TRIG_CANCEL_CNTR;
 	}
+	/*
+	 * Deferred work only, not FI_TRIGGER operations (fi_trigger(3)). An
+	 * older module cancels them all: it cannot tell them apart.
+	 */
+	if (dom->dev.attr.features & SWNIC_FEAT_TRIG_CANCEL_SUM)
+		c.flags |= SWNIC_TRIG_CANCEL_SUM;
 	if (ioctl(dom->fd, SWNIC_IOCTL_TRIG_CANCEL, &c))
 		return swnic_trig_errno(errno);
 	return 0;

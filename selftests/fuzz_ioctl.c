@@ -810,7 +810,8 @@ static void fill_trig_cancel(struct fz *f, void *p, int dom)
 	struct swnic_trig_cancel *c = p;
 
 	c->flags = pick_flags(f, SWNIC_TRIG_CANCEL_CNTR |
-			      SWNIC_TRIG_CANCEL_COOKIE);
+			      SWNIC_TRIG_CANCEL_COOKIE |
+			      SWNIC_TRIG_CANCEL_SUM);
 	c->cntr_id = pick_cntr_id(f, dom);
 	c->cookie = fz_below(&f->r, 8);
 }

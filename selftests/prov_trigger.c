@@ -713,6 +713,53 @@ TEST_F(trig, deferred_work_errors_cancel_flush)
 }
 
 /*
+ * FI_FLUSH_WORK cancels deferred work only (fi_trigger(3)): an FI_TRIGGER
+ * send waiting on the same counter stays, whether the flush names no
+ * counter or that one, and runs at its threshold.
+ */
+TEST_F(trig, flush_work_leaves_triggered_ops)
+{
+	struct fi_deferred_work ws = { 0 }, wf = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_triggered_context t;
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = "w", .iov_len = 2 };
+	void *ctx = NULL;
+	char in[8] = "";
+
+	ASSERT_EQ(0, fi_recv(self->b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	tctx_init(&t, self->c, 5);
+	ASSERT_EQ(0, trig_send(self->a.ep, "t", 2, self->a.peer, &t, 0));
+	opm.ep = self->a.ep;
+	opm.msg.msg_iov = &iov;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = self->a.peer;
+	opm.msg.context = &ws;
+	ws.threshold = 5;
+	ws.triggering_cntr = self->c;
+	ws.op_type = FI_OP_SEND;
+	ws.op.msg = &opm;
+	wf.triggering_cntr = self->c;
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK,
+					&ws));
+		EXPECT_EQ(0, fi_control(&self->domain->fid, FI_FLUSH_WORK,
+					i ? &wf : NULL));
+		ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+		EXPECT_EQ(FI_ECANCELED, cq_err(self->a.cq, &ctx));
+		EXPECT_EQ(&ws, ctx) TH_LOG("flush %d", i);
+		EXPECT_TRUE(cq_quiet(self->a.cq, 50)) TH_LOG("flush %d", i);
+	}
+	/* The triggered send runs at its threshold. */
+	ASSERT_EQ(0, fi_cntr_set(self->c, 5));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&t, e.op_context);
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	EXPECT_STREQ("t", in);
+}
+
+/*
  * FI_CANCEL_WORK cancels the deferred work's own operation, not another
  * one with the same context (NULL here, which fi_trigger(3) allows): a
  * receive posted with it before stays posted, and work that already ran

@@ -140,6 +140,8 @@ enum {
 #define SWNIC_FEAT_CNTR_POLL	(1ULL << 28)
 /* An endpoint takes sends from one peer only: SWNIC_IOCTL_EP_PEER */
 #define SWNIC_FEAT_EP_PEER	(1ULL << 29)
+/* SWNIC_IOCTL_TRIG_CANCEL takes SWNIC_TRIG_CANCEL_SUM (swnic_queue.h) */
+#define SWNIC_FEAT_TRIG_CANCEL_SUM (1ULL << 30)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

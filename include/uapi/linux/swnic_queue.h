@@ -717,13 +717,17 @@ struct swnic_trig_cntr {
 /* struct swnic_trig_cancel.flags: which waiting work to cancel */
 #define SWNIC_TRIG_CANCEL_CNTR	(1U << 0)	/* triggered by @cntr_id only */
 #define SWNIC_TRIG_CANCEL_COOKIE (1U << 1)	/* counter work with @cookie */
+/* Work whose condition has SWNIC_TRIG_F_SUM only (SWNIC_FEAT_TRIG_CANCEL_SUM) */
+#define SWNIC_TRIG_CANCEL_SUM	(1U << 2)
 
 /**
  * struct swnic_trig_cancel - SWNIC_IOCTL_TRIG_CANCEL on a domain fd
  *
  * Cancels the domain's triggered work that waits for its threshold: all
  * of it, that of one triggering counter (CANCEL_CNTR), or the counter
- * work named @cookie (CANCEL_COOKIE). Cancelled SQEs complete with
+ * work named @cookie (CANCEL_COOKIE); with CANCEL_SUM, of those only the
+ * work whose condition has SWNIC_TRIG_F_SUM (libfabric's deferred work,
+ * not its FI_TRIGGER operations). Cancelled SQEs complete with
  * ECANCELED (struct swnic_sqe_trigger), triggered receives too (struct
  * swnic_trig_recv); counter work is dropped.
  * @count: out, how many were cancelled; ENOENT if COOKIE found none.
