@@ -360,6 +360,13 @@ struct swnic_txmsg {
 	struct mem_cgroup *memcg;
 	struct swnic_deferred done;
 	bool last;			/* its last packet is made */
+	/*
+	 * REQ: @msg_id given, at its first packet (swnic_txmsg_make()): a
+	 * request that cannot make that packet yet (no room in its
+	 * poster's cgroup) takes no id, so the target, which runs a
+	 * peer's requests in id order, is not left waiting for it.
+	 */
+	bool id_set;
 	u8 tos;				/* its packets' IP TOS */
 	u64 got;			/* READ: bytes placed */
 	int err;			/* READ: placement failed */

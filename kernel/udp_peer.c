@@ -105,7 +105,7 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 			list_del(&tm->node);
 			swnic_answer_free(wn, p, tm);
 		} else if (retry && !tm->held &&
-			   (!p->acked_any ||
+			   (!tm->id_set || !p->acked_any ||
 			    psn_before(p->acked_req, tm->msg_id))) {
 			list_move_tail(&tm->node, &again);
 		} else {
@@ -128,8 +128,7 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 	p->reo_clean = 0;
 	p->dups_seen = 0;
 	list_for_each_entry(tm, &again, node) {
-		tm->msg_id = p->next_msg_id++;
-		tm->m.msg_id = cpu_to_be32(tm->msg_id);
+		tm->id_set = false;	/* numbered again as they go */
 		tm->pos = 0;
 		tm->last = false;	/* every packet is made again */
 		tm->got = 0;

@@ -226,8 +226,6 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	kref_get(&src->ref);
 	tm->ep = src;
 	swnic_deferred_hold(&tm->done, src, sqe);
-	tm->msg_id = p->next_msg_id++;
-	tm->m.msg_id = cpu_to_be32(tm->msg_id);
 	if (list_empty(&p->unacked) && list_empty(&p->waiting))
 		p->heard = jiffies;	/* the silence starts now */
 	list_add_tail(&tm->node, &p->txq);

@@ -526,7 +526,7 @@ static void swnic_rx_resp(struct swnic_wnet *wn, struct swnic_peer *p,
 			floor = tm->msg_id;
 	}
 	list_for_each_entry(tm, &p->txq, node) {
-		if (tm->kind != SWNIC_TX_REQ)
+		if (tm->kind != SWNIC_TX_REQ || !tm->id_set)
 			continue;
 		if (tm->msg_id == id) {
 			/*

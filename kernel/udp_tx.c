@@ -664,6 +664,11 @@ static struct swnic_txpkt *swnic_txmsg_make(struct swnic_wnet *wn,
 
 		h->type = tm->m.opcode == SWNIC_OP_READ ? SWNIC_PKT_READ_REQ :
 							  SWNIC_PKT_DATA;
+		if (!tm->id_set) {
+			tm->msg_id = p->next_msg_id++;
+			tm->m.msg_id = cpu_to_be32(tm->msg_id);
+			tm->id_set = true;
+		}
 		t->req = true;
 		t->req_id = tm->msg_id;
 		*m = tm->m;
@@ -900,15 +905,31 @@ void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_txmsg_free(tm);
 }
 
+/* Cgroups out of room that one swnic_peer_pump() passes, at most */
+#define SWNIC_PUMP_FULL_MAX	8
+
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
+	struct mem_cgroup *full[SWNIC_PUMP_FULL_MAX];
 	struct swnic_txmsg *tm, *tmp;
+	unsigned int nfull = 0, i;
 	int ret;
 
 	lockdep_assert_held(&wn->lock);
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
 		if (swnic_fault_waits(&tm->fault) &&
 		    time_before(jiffies, tm->fault_next))
+			continue;
+		/*
+		 * After a request of a cgroup with no room, none of that
+		 * cgroup's goes this round: a later one (smaller) could
+		 * otherwise take its place, and its number, and overtake
+		 * it - same endpoints, same cgroup.
+		 */
+		for (i = 0; i < nfull; i++)
+			if (tm->kind == SWNIC_TX_REQ && tm->memcg == full[i])
+				break;
+		if (i < nfull)
 			continue;
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p))
@@ -921,9 +942,13 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		 * would otherwise stop everyone's traffic to the peer, for
 		 * as long as it stays there.
 		 */
-		if (ret == -SWNIC_EFAULTLATER ||
-		    (ret == -ENOMEM && tm->kind == SWNIC_TX_REQ && tm->memcg))
+		if (ret == -SWNIC_EFAULTLATER)
 			continue;
+		if (ret == -ENOMEM && tm->kind == SWNIC_TX_REQ && tm->memcg &&
+		    nfull < SWNIC_PUMP_FULL_MAX) {
+			full[nfull++] = tm->memcg;
+			continue;
+		}
 		if (!tm->last)		/* the window is shut, or no memory */
 			break;
 		list_del(&tm->node);

@@ -266,16 +266,19 @@ pingpong_ok()
 }
 
 # One user at its cgroup's limit does not stop the others' traffic to
-# the same peer. Its 4 MiB send to B, posted with its cgroup full
+# the same peer. Its two 4 MiB sends to B, posted with its cgroup full
 # (memory.max at memory.current: the per-CPU charge batch left, well
-# under a window at MTU 9000), has packets that never arrive (a tc filter
-# drops DATA packets of 4 MiB messages on A's way out, but the first
-# send's, which tell B of the message), so what it holds stays charged,
-# and its next packet waits for room that never comes.
-# Then fi_pingpong (server in A, in no such cgroup) sends to B through the
-# same peer context. Before, the context's queue stopped at the first
-# message with no memory: the ping-pong waited behind it until the peer
-# timeout (60 s here).
+# under a window at MTU 9000), have packets that never arrive (a tc
+# filter drops DATA packets of 4 MiB messages on A's way out, but a
+# message's first send, which tells B of it), so what the first holds
+# stays charged, its next packet waits for room that never comes, and
+# the second cannot make its first packet. Then fi_pingpong (server in
+# A, in no such cgroup) sends to B through the same peer context.
+# Before, the context's queue stopped at the first message with no
+# memory: the ping-pong waited behind it until the peer timeout (60 s
+# here). And a message that cannot make its first packet takes no
+# message id: with one, B - which runs a peer's requests in id order,
+# knowing nothing of that one - ran nothing after it.
 $A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 $ADDR_B \
 	>/tmp/wfz.spray7 2>&1		# B answers: its window is the full one
 mkdir $CG/swnicwfz
@@ -283,7 +286,7 @@ rm -f /tmp/wfz.go
 echo 60000 > $PARAMS/peer_timeout_ms
 $A ip link set swfa mtu 9000 && $B ip link set swfb mtu 9000
 $A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
-	exec timeout 60 selftests/wire/out/wire_spray -n 1 -l 4194304 -s 20 -w /tmp/wfz.go $ADDR_B" \
+	exec timeout 60 selftests/wire/out/wire_spray -n 1 -c 2 -l 4194304 -s 20 -w /tmp/wfz.go $ADDR_B" \
 	>/tmp/wfz.spray8 2>&1 &
 spray=$!
 if wait_for_line ready /tmp/wfz.spray8 &&

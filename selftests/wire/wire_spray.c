@@ -8,8 +8,10 @@
  * SECONDS while those sends wait for answers that never come. It prints
  * "wire_spray: posted N of COUNT" once it stopped posting.
  *
- *   wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] [-w FILE] FIRST_IP
+ *   wire_spray [-n COUNT] [-c EACH] [-s SECONDS] [-l LEN] [-m] [-w FILE]
+ *              FIRST_IP
  *
+ * -c: EACH sends to each address, one after the other (1 by default).
  * -l: each send is LEN bytes (8 by default). -w: print "wire_spray:
  * ready" once the endpoint is open and the buffer touched, and post only
  * once FILE exists (at most a minute later). -m: a second after posting,
@@ -66,7 +68,7 @@ static long long cgroup_current(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long count = 300, seconds = 3, i, posted = 0;
+	unsigned long count = 300, seconds = 3, i, posted = 0, each = 1, j;
 	struct fi_cq_tagged_entry e;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -86,8 +88,11 @@ int main(int argc, char **argv)
 	ssize_t ret;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:l:mw:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:l:mw:c:")) != -1) {
 		switch (opt) {
+		case 'c':
+			each = strtoul(optarg, NULL, 0);
+			break;
 		case 'w':
 			wait_for = optarg;
 			break;
@@ -134,19 +139,21 @@ int main(int argc, char **argv)
 	}
 	if (measure && (mem0 = cgroup_current()) < 0)
 		die("memory.current", -FI_ENOSYS);
-	for (i = 0; i < count; i++) {
+	for (i = 0, ret = 0; i < count && !ret; i++) {
 		sin.sin_addr.s_addr = htonl(first + (uint32_t)i);
 		if (fi_av_insert(av, &sin, 1, &to, 0, NULL) != 1)
 			die("fi_av_insert", -FI_EINVAL);
-		ret = fi_send(ep, buf, len, NULL, to, NULL);
-		/* Completions of earlier ones (errors), and room. */
-		while (fi_cq_read(cq, &e, 1) == 1)
-			;
-		if (ret)
-			break;
-		posted++;
+		for (j = 0; j < each; j++) {
+			ret = fi_send(ep, buf, len, NULL, to, NULL);
+			/* Completions of earlier ones (errors), and room. */
+			while (fi_cq_read(cq, &e, 1) == 1)
+				;
+			if (ret)
+				break;
+			posted++;
+		}
 	}
-	printf("wire_spray: posted %lu of %lu\n", posted, count);
+	printf("wire_spray: posted %lu of %lu\n", posted, count * each);
 	fflush(stdout);
 	if (measure) {
 		sleep(1);
@@ -169,6 +176,6 @@ int main(int argc, char **argv)
 
 usage:
 	fprintf(stderr,
-		"usage: wire_spray [-n COUNT] [-s SECONDS] [-l LEN] [-m] [-w FILE] FIRST_IP\n");
+		"usage: wire_spray [-n COUNT] [-c EACH] [-s SECONDS] [-l LEN] [-m] [-w FILE] FIRST_IP\n");
 	return 2;
 }
