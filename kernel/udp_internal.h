@@ -495,6 +495,7 @@ struct swnic_peer {
 	u32 snd_nxt, snd_una;
 	struct list_head unacked;	/* swnic_txpkt */
 	u32 inflight;
+	u32 inflight_req;		/* ... of them, of our requests */
 	struct list_head txq;		/* swnic_txmsg with packets to make */
 	struct list_head waiting;	/* our requests awaiting their answer */
 	u32 nmsgs;			/* on txq and waiting */

@@ -98,6 +98,7 @@ void swnic_peer_reset_tx(struct swnic_wnet *wn, struct swnic_peer *p,
 		swnic_txpkt_free(wn, t);
 	}
 	p->inflight = 0;
+	p->inflight_req = 0;
 	/* Oldest first: the waiting requests were made before the queued. */
 	list_splice_tail_init(&p->txq, &p->waiting);
 	list_for_each_entry_safe(tm, ttmp, &p->waiting, node) {

@@ -35,6 +35,7 @@ static void swnic_pkt_acked(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	list_del(&t->node);
 	p->inflight--;
+	p->inflight_req -= t->req;
 	swnic_txpkt_free(wn, t);
 }
 

@@ -415,32 +415,30 @@ void swnic_arm_exact(struct swnic_wnet *wn, ktime_t at)
  * the RTO alone would, and the receiver drops what lies past its window.
  * Under heavy loss a message then crawled from RTO to RTO.
  *
- * To a peer that never named us, packets of our requests count too: at
- * most SWNIC_WIN_UNPROVEN of them in flight. Our answers to its requests
- * do not: a host that forges a peer's address (a new one's, or one that
- * failed since) with 16 requests would otherwise shut the window with
- * their answers - which the peer, knowing nothing of them, never
- * acknowledges - and a user's posts to the real peer would wait behind
- * them until the peer timeout, which the forger could start again at
- * will. Our requests go, and the real peer's RESET (they name the
- * forged incarnation) resets the context.
+ * To a peer that never named us, packets in flight count too: at most
+ * SWNIC_WIN_UNPROVEN of our requests' (@req), and as many of our answers'
+ * to its requests (@req false), each kind apart. Counted together, a
+ * host that forges a peer's address (a new one's, or one that failed
+ * since) with 16 requests shut the window with their answers - which the
+ * peer, knowing nothing of them, never acknowledges - and a user's posts
+ * to the real peer waited behind them until the peer timeout, which the
+ * forger could start again at will. Our requests go, and the real
+ * peer's RESET (they name the forged incarnation) resets the context.
+ * Not counted at all, a forger's requests drew a full window of answers,
+ * kept until the peer timeout.
  */
-static bool swnic_wnd_open(const struct swnic_peer *p)
+static bool swnic_wnd_open(const struct swnic_peer *p, bool req)
 {
 	const struct swnic_txpkt *t;
-	unsigned int reqs = 0;
 
 	if (list_empty(&p->unacked))
 		return true;
 	t = list_first_entry(&p->unacked, struct swnic_txpkt, node);
 	if (p->snd_nxt - t->psn >= SWNIC_WIN)
 		return false;
-	if (p->proven)
-		return true;
-	list_for_each_entry(t, &p->unacked, node)
-		if (t->req && ++reqs >= SWNIC_WIN_UNPROVEN)
-			return false;
-	return true;
+	return p->proven ||
+	       (req ? p->inflight_req : p->inflight - p->inflight_req) <
+	       SWNIC_WIN_UNPROVEN;
 }
 
 static_assert(SWNIC_WIN <= SWNIC_SACK_BITS && SWNIC_WIN <= SWNIC_RX_WIN);
@@ -464,6 +462,7 @@ static void swnic_track(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	list_add_tail(&t->node, &p->unacked);
 	p->inflight++;
+	p->inflight_req += t->req;
 	p->tx_bytes += t->len;
 }
 
@@ -808,7 +807,8 @@ static int swnic_txmsg_send(struct swnic_wnet *wn, struct swnic_peer *p,
 	int ok = 0;
 	int ret;
 
-	while (n < max && !tm->last && swnic_wnd_open(p)) {
+	while (n < max && !tm->last &&
+	       swnic_wnd_open(p, tm->kind == SWNIC_TX_REQ)) {
 		/* Spliced, the next packet's pages must fit, at worst. */
 		if (splice && n && frags + 1 +
 		    DIV_ROUND_UP(iov[0].iov_len, PAGE_SIZE) > SWNIC_SPLICE_FRAGS)
@@ -932,7 +932,8 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		if (i < nfull)
 			continue;
 		ret = 0;
-		while (!ret && !tm->last && swnic_wnd_open(p))
+		while (!ret && !tm->last &&
+		       swnic_wnd_open(p, tm->kind == SWNIC_TX_REQ))
 			ret = swnic_txmsg_send(wn, p, tm);
 		/*
 		 * A request whose poster's cgroup has no room for its next
@@ -949,7 +950,14 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 			full[nfull++] = tm->memcg;
 			continue;
 		}
-		if (!tm->last)		/* the window is shut, or no memory */
+		/*
+		 * The window is shut, or no memory. To a peer that never
+		 * named us, a kind's share may be full but not the other's.
+		 */
+		if (!tm->last && !p->proven && ret != -ENOMEM &&
+		    swnic_wnd_open(p, tm->kind != SWNIC_TX_REQ))
+			continue;
+		if (!tm->last)
 			break;
 		list_del(&tm->node);
 		if (tm->kind == SWNIC_TX_REQ) {

@@ -4,10 +4,11 @@
 # test_wire_spoof.sh - a host that forges a peer's packets before the peer
 # ever spoke. Two network namespaces A and C joined by a veth pair; while
 # C has no swnic device yet (its wire's UDP port is free), a program in C
-# sends 16 requests from C's address and the wire's port (wire_fuzz -x
+# sends 32 requests from C's address and the wire's port (wire_fuzz -x
 # plain -o 4793), as C's kernel would, under an incarnation of its own,
-# naming no one. A makes a context for C and answers each: 16 answers
-# that nobody acknowledges (C's kernel never sent those requests). Then C
+# naming no one. A makes a context for C and answers: 16 answers in
+# flight (the most to a peer that never named us), which nobody
+# acknowledges (C's kernel never sent those requests). Then C
 # gets its device, and fi_pingpong runs with its client in A - A sends
 # first - and its server in C, whose kernel answers A's first packet (it
 # names the forged incarnation) with a RESET, which resets A's context.
@@ -15,10 +16,10 @@
 # Before, the 16 answers filled the initial window of a peer that never
 # named us (16 packets), A's requests waited behind them, and the client
 # failed at the peer timeout (ETIMEDOUT); a forger could do it again at
-# will. Now our requests to such a peer count against that window, our
-# answers do not. Checks: the forged requests made a context and were
-# answered; the ping-pong completes (64 B and 64 KiB, data checked); A's
-# context names B's real incarnation; every object is released.
+# will. Now our requests and our answers to such a peer have 16 each.
+# Checks: the forged requests made a context and 16 answers are in
+# flight; the ping-pong completes (64 B and 64 KiB, data checked); A's
+# context names C's real incarnation; every object is released.
 #
 # swnic-timeout: 300
 
@@ -71,16 +72,20 @@ peer_of()
 		jq -c --arg p "$2:4793" '.[] | select(.peer == $p)'
 }
 
-$C timeout 30 selftests/wire/out/wire_fuzz -s 1 -n 16 -x plain -o 4793 \
+$C timeout 30 selftests/wire/out/wire_fuzz -s 1 -n 32 -x plain -o 4793 \
 	10.85.1.1 >/tmp/wspoof.fuzz 2>&1
 fuzz_rc=$?
+sleep 0.5
 forged=$(peer_of swnicga $ADDR_C)
+# Its answers in flight: 16, the share of answers to a peer that never
+# named us (not the full window of 256: a forger's requests would draw
+# that many packets, kept until the peer timeout) - and they fill it.
 if [ $fuzz_rc = 0 ] && [ -n "$forged" ] &&
-   printf '%s' "$forged" | jq -e '.remote_inc != "0x0" and .remote_inc != 0' \
-	>/dev/null; then
-	ok "16 requests forged from C's wire make a context at A"
+   printf '%s' "$forged" | jq -e '.remote_inc != "0x0" and .remote_inc != 0 and
+				  .inflight == 16' >/dev/null; then
+	ok "32 requests forged from C's wire: a context at A, 16 answers in flight"
 else
-	not_ok "16 requests forged from C's wire make a context at A" \
+	not_ok "32 requests forged from C's wire: a context at A, 16 answers in flight" \
 		"wire_fuzz exit $fuzz_rc: $(cat /tmp/wspoof.fuzz)" \
 		"A's context for C: $forged"
 fi
