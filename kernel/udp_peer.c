@@ -618,9 +618,11 @@ bool swnic_peer_room(struct swnic_wnet *wn)
 /*
  * The peer context for @ip/@port with our address @local; made if
  * @create (capped, reusing an idle one at the cap; and when @remote, made
- * by a packet, rate-limited too). A dialled context whose route had no
- * source when it was made (@local any) takes the address its peer's
- * first packet came to.
+ * by a packet, rate-limited too). Else a dialled context of @ip/@port
+ * whose route had no source when it was made (its @local any): it takes
+ * the address a packet came to once one naming us is taken
+ * (swnic_rx_packet()) - not before, or any forged packet to another
+ * address of ours would move it there.
  */
 struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 				  __be16 port, const struct in6_addr *local,
@@ -632,10 +634,8 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 		return p;
 	if (!ipv6_addr_any(local)) {
 		p = swnic_peer_find(wn, ip, port, &in6addr_any);
-		if (p) {
-			p->local = *local;
+		if (p)
 			return p;
-		}
 	}
 	if (!create)
 		return NULL;
