@@ -658,6 +658,7 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
+u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p);
 void swnic_peer_retire(struct swnic_peer *p, u32 inc);
 bool swnic_peer_retired(const struct swnic_peer *p, u32 inc);
 void swnic_tick(struct swnic_wnet *wn);

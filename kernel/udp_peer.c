@@ -346,6 +346,23 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 	return NULL;
 }
 
+/*
+ * What the messages of @p's host hold of the receive budget: those of all
+ * its contexts (one per address of ours it talks to), each host's share
+ * its own however many of our addresses it sends to.
+ */
+u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p)
+{
+	struct swnic_peer *q;
+	u64 sum = 0;
+
+	hash_for_each_possible(wn->peer_hash, q, hnode,
+			       swnic_peer_hash(wn, p->ip, p->port))
+		if (q->ip == p->ip && q->port == p->port)
+			sum += q->rx_mem;
+	return sum;
+}
+
 /* The dialled context of @ip/@port (swnic_peer_get_posted()), or NULL. */
 static struct swnic_peer *swnic_peer_find_dialled(struct swnic_wnet *wn,
 						  __be32 ip, __be16 port)

@@ -225,7 +225,7 @@ static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
 	struct swnic_txmsg *tm;
 
 	if (wn->rx_mem + sizeof(*rm) + sizeof(*tm) > budget ||
-	    p->rx_mem + sizeof(*rm) > peer_share ||
+	    swnic_peer_host_rx_mem(wn, p) + sizeof(*rm) > peer_share ||
 	    p->nanswers >= SWNIC_MAX_ANSWERS) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
@@ -265,7 +265,7 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
-	u64 table, need, budget, share, peer_share;
+	u64 table, need, budget, share, peer_share, host_mem;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep, fresh = false;
@@ -356,12 +356,13 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		return swnic_rx_refuse(wn, p, m, skb, budget, peer_share);
 	if (wn->rx_mem + wn->spare_mem + need > budget)
 		swnic_kept_free(wn, false);
+	host_mem = swnic_peer_host_rx_mem(wn, p);
 	if (wn->rx_mem + len + sizeof(*rm) > budget ||
-	    p->rx_mem + len + sizeof(*rm) > peer_share) {
+	    host_mem + len + sizeof(*rm) > peer_share) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
 	}
-	if (wn->rx_mem + need > budget || p->rx_mem + need > peer_share ||
+	if (wn->rx_mem + need > budget || host_mem + need > peer_share ||
 	    (!proven && wn->rx_unproven + need > share))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
