@@ -656,6 +656,62 @@ TEST_F(srx, closed_endpoint_takes_its_waiting_messages)
 	EXPECT_EQ(m1, buf);
 }
 
+/*
+ * Sixteen messages wait at the SRX, arrived at a member whose CQ has eight
+ * entries; then sixteen receives are posted to the SRX. Each fi_recv
+ * rings (the SRX's RQ asks for it while messages wait), and the kernel
+ * takes eight of them, the CQ's size, and leaves the rest in the SRX's
+ * RQ (recv_rq.c: -EAGAIN). Nothing posts or arrives any more: reading the
+ * member's CQ must ring the SRX again once it freed slots, though the
+ * SRX is on no CQ's list of endpoints.
+ */
+TEST_F(srx, receives_behind_a_full_member_cq_all_complete)
+{
+	enum { CQ_SIZE = 8, N = 2 * CQ_SIZE };
+	struct fi_cq_attr attr = {
+		.format = FI_CQ_FORMAT_TAGGED, .size = CQ_SIZE,
+	};
+	uint64_t msg[N], buf[N] = { 0 };
+	struct fi_cq_tagged_entry e;
+	fi_addr_t addr, src;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	int i;
+
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->srx->fid, 0));
+	ASSERT_EQ(0, fi_enable(ep));
+	addr = insert_name(_metadata, self->av, &ep->fid);
+
+	/* Each buffered at the SRX (transmit complete) before the next. */
+	for (i = 0; i < N; i++) {
+		msg[i] = 1000 + i;
+		ASSERT_EQ(0, fi_send(self->snd[0], &msg[i], sizeof(msg[i]),
+				     NULL, addr, &msg[i]));
+		ASSERT_EQ(1, cq_get(self->scq[0], &e, NULL));
+		ASSERT_EQ(&msg[i], e.op_context);
+	}
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, fi_recv(self->srx, &buf[i], sizeof(buf[i]), NULL,
+				     FI_ADDR_UNSPEC, &buf[i]));
+	for (i = 0; i < N; i++) {
+		src = FI_ADDR_NOTAVAIL;
+		ASSERT_EQ(1, cq_get(cq, &e, &src)) {
+			TH_LOG("completion %d of %d", i, N);
+		}
+		EXPECT_EQ(&buf[i], e.op_context);
+		EXPECT_EQ(self->snd_addr[0], src);
+		EXPECT_EQ(msg[i], buf[i]);
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+	expect_none(_metadata, self);
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
 TEST_F(srx, error_paths)
 {
 	struct fi_info *plain = fi_dupinfo(self->info);
