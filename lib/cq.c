@@ -174,8 +174,15 @@ static void swnic_cq_update_wait(struct swnic_cq *cq)
  * for one with the RQ's NEED_WAKEUP while such messages wait. A receive
  * still in the RQ then is one the doorbell left (no CQ room while it
  * took them, recv_rq.c: -EAGAIN), and nothing but this rings for it
- * again; without NEED_WAKEUP (a ping-pong) no syscall is added.
+ * again; without NEED_WAKEUP (a ping-pong) no syscall is added. A
+ * member of a shared receive context posts none of its own: the SRX's
+ * RQ holds them, the SRX is on no CQ's list, and its members complete
+ * them on theirs - the SRX is rung, on the same condition, once for all
+ * its members of this CQ.
  */
+static bool swnic_cq_srx_rung(struct swnic_cq *cq, struct swnic_list *upto,
+			      const struct swnic_srx *srx);
+
 static void swnic_cq_progress(struct swnic_cq *cq)
 {
 	struct swnic_uring *r = &cq->kring;
@@ -220,10 +227,35 @@ static void swnic_cq_progress(struct swnic_cq *cq)
 		    (ep->engine && freed && (sq_left || rq_left)) ||
 		    (freed && rq_waits))
 			swnic_ep_doorbell(ep);
+		/* ep->srx: cleared under this lock (swnic_cq_srx_leave()). */
+		if (freed && ep->rq_cq == cq && ep->srx &&
+		    !swnic_ep_is_srx(ep) && swnic_srx_rq_waits(ep->srx) &&
+		    !swnic_cq_srx_rung(cq, pos, ep->srx))
+			swnic_srx_doorbell(ep->srx);
 		/* What the doorbell left keeps this CQ's reads coming here. */
 		if (sq_left)
 			swnic_ep_sq_retry(ep);
 	}
+}
+
+/*
+ * Did this progress look at @srx already, for a member ahead of @upto
+ * (and ring it if it had to)?
+ */
+static bool swnic_cq_srx_rung(struct swnic_cq *cq, struct swnic_list *upto,
+			      const struct swnic_srx *srx)
+{
+	struct swnic_list *pos;
+
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (pos == upto)
+			break;
+		if (ep->enabled && ep->rq_cq == cq && ep->srx == srx)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -834,6 +866,22 @@ bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx)
 	}
 	/* Its endpoints closed since: reported, as it was posted. */
 	return !seen;
+}
+
+/*
+ * @ep leaves its SRX (swnic_srx_unbind()): from now on no progress of
+ * @cq, the CQ its receives complete on (NULL: never enabled), rings the
+ * SRX through it, which may close once @ep has left.
+ */
+void swnic_cq_srx_leave(struct swnic_cq *cq, struct swnic_ep *ep)
+{
+	if (!cq) {
+		ep->srx = NULL;
+		return;
+	}
+	swnic_lock_acquire(&cq->lock);
+	ep->srx = NULL;
+	swnic_lock_release(&cq->lock);
 }
 
 /* From a posting path (lock not held): a completion, or an error one. */

@@ -83,7 +83,8 @@ struct swnic_ep {
 	struct swnic_stx *stx;		/* bound shared transmit context */
 	/*
 	 * The shared receive context it is bound to (srx.c), or NULL; an
-	 * SRX's own handle (fclass FI_CLASS_SRX_CTX): the SRX itself.
+	 * SRX's own handle (fclass FI_CLASS_SRX_CTX): the SRX itself. A
+	 * member's is cleared under its rq_cq's lock (swnic_cq_srx_leave()).
 	 */
 	struct swnic_srx *srx;
 	struct swnic_list srx_node;	/* on its SRX's members, srx->lock */
@@ -222,6 +223,7 @@ void swnic_cq_add_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_retire_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 void swnic_cq_del_ep(struct swnic_cq *cq, struct swnic_ep *ep);
 bool swnic_cq_srx_reports(struct swnic_cq *cq, const struct swnic_srx *srx);
+void swnic_cq_srx_leave(struct swnic_cq *cq, struct swnic_ep *ep);
 int swnic_cq_report(struct swnic_cq *cq, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
 		    fi_addr_t src, const struct sockaddr_in *from);
@@ -292,6 +294,8 @@ bool swnic_ep_is_srx(const struct swnic_ep *ep);
 struct swnic_srx *swnic_srx_of(struct fid *fid);
 int swnic_srx_bind(struct swnic_ep *ep, struct swnic_srx *srx);
 void swnic_srx_unbind(struct swnic_ep *ep);
+bool swnic_srx_rq_waits(const struct swnic_srx *srx);
+void swnic_srx_doorbell(struct swnic_srx *srx);
 int swnic_srx_ep_enable(struct swnic_ep *ep, struct swnic_cq *rx_cq,
 			int *srx_fd);
 void swnic_srx_forget_cq(struct swnic_cq *cq);

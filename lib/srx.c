@@ -120,16 +120,44 @@ int swnic_srx_bind(struct swnic_ep *ep, struct swnic_srx *srx)
 	return 0;
 }
 
-/* The endpoint closes: it leaves its SRX. */
+/*
+ * The endpoint closes: it leaves its SRX - first for the progress of the
+ * CQ its receives complete on, which rings the SRX through it
+ * (swnic_cq_progress()): the SRX may close once it has left.
+ */
 void swnic_srx_unbind(struct swnic_ep *ep)
 {
 	struct swnic_srx *srx = ep->srx;
 
+	swnic_cq_srx_leave(ep->rq_cq, ep);
 	pthread_mutex_lock(&srx->lock);
 	swnic_list_del(&ep->srx_node);
 	srx->nmembers--;
 	pthread_mutex_unlock(&srx->lock);
-	ep->srx = NULL;
+}
+
+/*
+ * Has @srx receives in its RQ that wait for a doorbell? Those the kernel
+ * left (no room in the CQ of the member a buffered message arrived at,
+ * recv_rq.c: -EAGAIN) while messages wait buffered - its NEED_WAKEUP -
+ * and nothing but a doorbell matches them. For the progress of a CQ a
+ * member completes its receives on, with that CQ's lock held (the member
+ * is bound, its SRX open: swnic_srx_unbind()).
+ */
+bool swnic_srx_rq_waits(const struct swnic_srx *srx)
+{
+	const struct swnic_uring *r = &srx->h->rq;
+
+	return atomic_load_explicit(r->tail, memory_order_relaxed) !=
+	       atomic_load_explicit(r->head, memory_order_relaxed) &&
+	       (atomic_load_explicit(r->flags, memory_order_relaxed) &
+		SWNIC_RING_F_NEED_WAKEUP);
+}
+
+/* Ring @srx's doorbell (as for swnic_srx_rq_waits()). */
+void swnic_srx_doorbell(struct swnic_srx *srx)
+{
+	swnic_ep_doorbell(srx->h);
 }
 
 /* Would @av be a second AV among the SRX's connectionless endpoints? */
