@@ -923,6 +923,89 @@ TEST(recv_registrations_give_way_under_memlock)
 	prov_close(&ctx);
 }
 
+/*
+ * A receive buffer posted twice is registered by the cache (every local
+ * right, no remote one); the application's own fi_mr_reg of it must find
+ * that registration, not pin the pages a second time - in a domain with
+ * FI_MR_VIRT_ADDR too, which says how peers address remote-access MRs
+ * and changes nothing for a local one (the owner's accesses are by
+ * virtual address either way).
+ */
+static void recv_buffer_then_app_registration(struct __test_metadata *_metadata,
+					      uint64_t mr_mode)
+{
+	size_t rlen = 128 * 1024;
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_swnic_stats st = { .size = sizeof(st) }, st2;
+	struct fi_swnic_ops_domain *ops;
+	struct small_ep a, b;
+	unsigned char *rbuf;
+	struct prov_ctx ctx;
+	struct fi_info *hints;
+	struct fid_av *av;
+	struct fid_mr *mr;
+
+	PROV_REQUIRE_DEVICE();
+	hints = prov_hints();
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	ASSERT_EQ(0, prov_open(&ctx, hints));
+	fi_freeinfo(hints);
+	/* fi_getinfo keeps only FI_MR_ALLOCATED: the domain asks for more. */
+	ASSERT_EQ(0, fi_close(&ctx.domain->fid));
+	ctx.info->domain_attr->mr_mode = (int)mr_mode;
+	ASSERT_EQ(0, fi_domain(ctx.fabric, ctx.info, &ctx.domain, NULL));
+	if (!prov_feature(ctx.domain, SWNIC_FEAT_RECV_MR))
+		SKIP(return, "the kernel has no SWNIC_FEAT_RECV_MR");
+	ops = prov_ext(ctx.domain);
+	ASSERT_NE(NULL, ops);
+	ASSERT_EQ(0, fi_av_open(ctx.domain, &av_attr, &av, NULL));
+	small_ep_open(_metadata, &ctx, av, &a);
+	small_ep_open(_metadata, &ctx, av, &b);
+	rbuf = map(rlen);
+	ASSERT_NE(NULL, rbuf);
+
+	/* Posted twice: registered by the cache, kept when done. */
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 1);
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 2);
+	ASSERT_EQ(0, ops->query_stats(ctx.domain, &st));
+	if (!st.cache_entries)
+		SKIP(goto out, "registration cache disabled");
+	EXPECT_EQ(1, st.cache_entries);
+	EXPECT_EQ(rlen, st.domain.pinned_bytes);
+
+	ASSERT_EQ(0, fi_mr_reg(ctx.domain, rbuf, rlen, FI_RECV, 0, 0, 0, &mr,
+			       NULL));
+	st2 = st;
+	ASSERT_EQ(0, ops->query_stats(ctx.domain, &st2));
+	EXPECT_EQ(st.cache_hits + 1, st2.cache_hits);
+	EXPECT_EQ(st.cache_misses, st2.cache_misses);
+	EXPECT_EQ(1, st2.cache_entries);
+	EXPECT_EQ(st.domain.mrs, st2.domain.mrs);
+	EXPECT_EQ(rlen, st2.domain.pinned_bytes);
+	/* Received into through it, as through the cache's. */
+	small_transfer(_metadata, &a, &b, rbuf, rlen, 3);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+out:
+	small_ep_close(&a);
+	small_ep_close(&b);
+	fi_close(&av->fid);
+	munmap(rbuf, rlen);
+	prov_close(&ctx);
+}
+
+TEST(app_registration_finds_a_recv_buffer_cached)
+{
+	recv_buffer_then_app_registration(_metadata,
+					  FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+}
+
+TEST(virt_addr_app_registration_finds_a_recv_buffer_cached)
+{
+	recv_buffer_then_app_registration(_metadata, FI_MR_ALLOCATED |
+					  FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+}
+
 TEST_F(mr, stats_follow_registrations)
 {
 	struct fi_swnic_stats st;
