@@ -224,10 +224,27 @@ static inline void swnic_mr_cache_sync(struct swnic_domain *dom)
 		swnic_mr_cache_sync_slow(dom, gen);
 }
 
+/*
+ * Registration flags two MRs of local rights only must share to share a
+ * registration. SWNIC_MR_REG_VIRT_ADDR says how peers address an MR; the
+ * owner's accesses name a virtual address with it or without it
+ * (kernel/mr_access.c swnic_mr_target_offset()), and a peer's need a
+ * remote right: the receive buffers the cache registers (flags 0) serve
+ * the application's FI_MR_VIRT_ADDR MRs of them, and the other way round.
+ */
+static uint32_t swnic_mr_cache_flags(uint32_t reg_flags, uint32_t access)
+{
+	if (!(access & (SWNIC_MR_ACCESS_REMOTE_READ |
+			SWNIC_MR_ACCESS_REMOTE_WRITE)))
+		reg_flags &= ~SWNIC_MR_REG_VIRT_ADDR;
+	return reg_flags;
+}
+
 /* A cached registration that covers @mr's range with its rights, or NULL. */
 static struct swnic_kmr *swnic_mr_cache_find(struct swnic_mr_cache *cache,
 					     const struct swnic_mr *mr)
 {
+	uint32_t flags = swnic_mr_cache_flags(mr->reg_flags, mr->access);
 	struct swnic_list *pos;
 	struct swnic_kmr *kmr;
 
@@ -236,7 +253,8 @@ static struct swnic_kmr *swnic_mr_cache_find(struct swnic_mr_cache *cache,
 		if (swnic_range_within(mr->addr, mr->length, kmr->addr,
 				       kmr->length) &&
 		    (kmr->access & mr->access) == mr->access &&
-		    kmr->reg_flags == mr->reg_flags &&
+		    swnic_mr_cache_flags(kmr->reg_flags, kmr->access) ==
+		    flags &&
 		    kmr->auth_key == mr->auth_key)
 			return kmr;
 	}
