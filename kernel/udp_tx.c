@@ -907,16 +907,36 @@ void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
 
 /* Cgroups out of room that one swnic_peer_pump() passes, at most */
 #define SWNIC_PUMP_FULL_MAX	8
+/*
+ * Messages it goes past without sending any (their cgroup out of room,
+ * their kind's share full to a peer that never named us), at most: the
+ * walk stops there, so that a queue of thousands - one user may have
+ * SWNIC_MAX_MSGS to each of its peers - costs no more each round. What
+ * waits behind that many goes at a later round.
+ */
+#define SWNIC_PUMP_PASS_MAX	64
 
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
+	unsigned int nfull = 0, i, passed = 0, answers = p->nanswers;
 	struct mem_cgroup *full[SWNIC_PUMP_FULL_MAX];
 	struct swnic_txmsg *tm, *tmp;
-	unsigned int nfull = 0, i;
+	bool shut[2] = {};	/* to an unproven peer: [1] requests, [0] not */
 	int ret;
 
 	lockdep_assert_held(&wn->lock);
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
+		bool req = tm->kind == SWNIC_TX_REQ;
+
+		if (!req && answers)
+			answers--;	/* answers left behind this one */
+		if (shut[req]) {
+			/* Nothing of the other kind left that may go: done. */
+			if (shut[!req] || (req && !answers) ||
+			    ++passed > SWNIC_PUMP_PASS_MAX)
+				break;
+			continue;
+		}
 		if (swnic_fault_waits(&tm->fault) &&
 		    time_before(jiffies, tm->fault_next))
 			continue;
@@ -927,13 +947,15 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		 * it - same endpoints, same cgroup.
 		 */
 		for (i = 0; i < nfull; i++)
-			if (tm->kind == SWNIC_TX_REQ && tm->memcg == full[i])
+			if (req && tm->memcg == full[i])
 				break;
-		if (i < nfull)
+		if (i < nfull) {
+			if (++passed > SWNIC_PUMP_PASS_MAX)
+				break;
 			continue;
+		}
 		ret = 0;
-		while (!ret && !tm->last &&
-		       swnic_wnd_open(p, tm->kind == SWNIC_TX_REQ))
+		while (!ret && !tm->last && swnic_wnd_open(p, req))
 			ret = swnic_txmsg_send(wn, p, tm);
 		/*
 		 * A request whose poster's cgroup has no room for its next
@@ -945,7 +967,7 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		 */
 		if (ret == -SWNIC_EFAULTLATER)
 			continue;
-		if (ret == -ENOMEM && tm->kind == SWNIC_TX_REQ && tm->memcg &&
+		if (ret == -ENOMEM && req && tm->memcg &&
 		    nfull < SWNIC_PUMP_FULL_MAX) {
 			full[nfull++] = tm->memcg;
 			continue;
@@ -955,8 +977,10 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		 * named us, a kind's share may be full but not the other's.
 		 */
 		if (!tm->last && !p->proven && ret != -ENOMEM &&
-		    swnic_wnd_open(p, tm->kind != SWNIC_TX_REQ))
+		    swnic_wnd_open(p, !req)) {
+			shut[req] = true;
 			continue;
+		}
 		if (!tm->last)
 			break;
 		list_del(&tm->node);
