@@ -278,6 +278,31 @@ killed_by()
 		"$(dmesg 2>/dev/null | grep -a -E 'segfault at|traps: ' | tail -n 1)"
 }
 
+# swnic_objects: the module's object counters (the "*" row of `swnic stat
+# show`), one JSON object.
+swnic_objects()
+{
+	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
+}
+
+# objects_released BEFORE: once what a test made is gone, the module's
+# counters are BEFORE (swnic_objects before it) again - given 10 s, as
+# peer contexts go with their namespace. One check.
+objects_released()
+{
+	for _ in $(seq 50); do
+		[ "$(swnic_objects)" = "$1" ] && break
+		sleep 0.2
+	done
+	_or_after=$(swnic_objects)
+	if [ "$_or_after" = "$1" ]; then
+		ok "every object made was released (module counters)"
+	else
+		not_ok "every object made was released (module counters)" \
+			"before: $1" "after:  $_or_after"
+	fi
+}
+
 # check DESC CMD [ARGS...]: ok if CMD succeeds; else not ok with its output.
 check()
 {

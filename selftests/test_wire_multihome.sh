@@ -33,11 +33,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-objects()
-{
-	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
-}
-before=$(objects)
+before=$(swnic_objects)
 
 port=27950
 # pingpong AT DESC OPTIONS...: fi_pingpong, the server in namespace
@@ -194,16 +190,6 @@ else
 fi
 
 wire_pair_del
-for _ in $(seq 50); do
-	[ "$(objects)" = "$before" ] && break
-	sleep 0.2
-done
-after=$(objects)
-if [ "$after" = "$before" ]; then
-	ok "every object made was released (module counters)"
-else
-	not_ok "every object made was released (module counters)" \
-		"before: $before" "after:  $after"
-fi
+objects_released "$before"
 
 tap_done

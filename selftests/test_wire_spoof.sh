@@ -41,11 +41,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-objects()
-{
-	swnic -j stat show | jq -c '.[] | select(.dev == "*") | .counters'
-}
-before=$(objects)
+before=$(swnic_objects)
 
 # wire_pair's own (A and B) with devices; C is A's peer here, on a
 # second veth of A's with a device of A's of its own (swnicga2).
@@ -132,16 +128,6 @@ $C swnic dev del swnicgc force >/dev/null 2>&1
 $A swnic dev del swnicga2 force >/dev/null 2>&1
 ip netns del swnicgc
 wire_pair_del
-for _ in $(seq 50); do
-	[ "$(objects)" = "$before" ] && break
-	sleep 0.2
-done
-after=$(objects)
-if [ "$after" = "$before" ]; then
-	ok "every object made was released (module counters)"
-else
-	not_ok "every object made was released (module counters)" \
-		"before: $before" "after:  $after"
-fi
+objects_released "$before"
 
 tap_done
