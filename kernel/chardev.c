@@ -49,6 +49,7 @@ static int swnic_query_device(struct swnic_domain *dom, void *arg)
 		      SWNIC_FEAT_RECV_MR | SWNIC_FEAT_COPY_HELP |
 		      SWNIC_FEAT_DB_SQ | SWNIC_FEAT_CNTR_POLL |
 		      SWNIC_FEAT_EP_PEER | SWNIC_FEAT_TRIG_CANCEL_SUM |
+		      SWNIC_FEAT_CANCEL_TRIG |
 		      (ipv6_mod_enabled() ? SWNIC_FEAT_WIRE_IPV6 : 0) |
 		      swnic_mr_features();
 	strscpy(q->name, sdev->name, sizeof(q->name));

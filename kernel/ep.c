@@ -468,7 +468,9 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
 {
 	struct swnic_ep_cancel *c = arg;
 
-	if (c->flags & ~SWNIC_CANCEL_SEND)
+	bool trig = c->flags & SWNIC_CANCEL_TRIG;
+
+	if (c->flags & ~(SWNIC_CANCEL_SEND | SWNIC_CANCEL_TRIG))
 		return -EOPNOTSUPP;
 	if (!swnic_domain_is_owner(ep->dom))
 		return -EPERM;
@@ -479,10 +481,13 @@ int swnic_ep_ioctl_cancel(struct swnic_ep *ep, void *arg)
 		/* A shared receive context sends nothing. */
 		if (swnic_ep_is_srx(ep))
 			return -ENOENT;
-		ret = swnic_send_cancel(ep, c->context);
+		ret = swnic_send_cancel(ep, c->context, trig);
 		/* SYSCALL mode consumes it at once; the engine gets to it. */
 		return ret ?: swnic_engine_doorbell(ep, &db);
 	}
+	/* Only one still waiting for its threshold: not one posted since. */
+	if (trig)
+		return ep->srx ? -ENOENT : swnic_trig_cancel_rqe(ep, c->context);
 	return swnic_recv_cancel(ep, c->context);
 }
 

@@ -296,6 +296,7 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
  * swnic_send_cancel() - SWNIC_IOCTL_EP_CANCEL with SWNIC_CANCEL_SEND
  * @ep: the endpoint, in its owner's context
  * @context: the SQE's context
+ * @trig: an SQE with SWNIC_SQE_TRIGGER only (SWNIC_CANCEL_TRIG)
  *
  * Marks the first unconsumed, not yet cancelled SQE with @context: its
  * consumption (the caller rings the doorbell) completes it with ECANCELED
@@ -303,7 +304,7 @@ int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
  *
  * Return: 0, -ENOENT if no such SQE waits, -EPIPE if the ring is broken.
  */
-int swnic_send_cancel(struct swnic_ep *ep, u64 context)
+int swnic_send_cancel(struct swnic_ep *ep, u64 context, bool trig)
 {
 	struct swnic_sqe sqe;
 	int avail, i, ret = -ENOENT;
@@ -319,7 +320,8 @@ int swnic_send_cancel(struct swnic_ep *ep, u64 context)
 		u32 slot = swnic_ring_slot_index(&ep->sq, i);
 
 		swnic_ring_peek_at(&ep->sq, i, &sqe);
-		if (sqe.context != context || test_bit(slot, ep->sq_cancelled))
+		if (sqe.context != context || test_bit(slot, ep->sq_cancelled) ||
+		    (trig && !(sqe.flags & SWNIC_SQE_TRIGGER)))
 			continue;
 		set_bit(slot, ep->sq_cancelled);
 		ret = 0;

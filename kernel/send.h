@@ -13,6 +13,6 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine);
 int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		       int status, struct swnic_trig *trig, bool last,
 		       struct swnic_fault_wait *fault);
-int swnic_send_cancel(struct swnic_ep *ep, u64 context);
+int swnic_send_cancel(struct swnic_ep *ep, u64 context, bool trig);
 
 #endif /* _SWNIC_SEND_H */

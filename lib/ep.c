@@ -751,7 +751,8 @@ static bool swnic_op_pool_has(const struct swnic_op_pool *pool,
  * use @ref names - as fi_cancel would, but that one only: deferred work
  * (FI_CANCEL_WORK) whose context other operations may share. @ref may be
  * anything the application left in its work: it is checked against the
- * endpoint's own pools before it is followed. Return: 0, -FI_ENOENT (done
+ * endpoint's own pools before it is followed. Only work still waiting
+ * for its trigger is cancelled. Return: 0, -FI_ENOENT (run or done
  * already, or no such op) or the kernel's error.
  */
 int swnic_ep_cancel_op(struct swnic_ep *ep, const struct swnic_op_ref *ref)
@@ -772,6 +773,12 @@ int swnic_ep_cancel_op(struct swnic_ep *ep, const struct swnic_op_ref *ref)
 		c.flags = SWNIC_CANCEL_SEND;
 	else if (!swnic_op_pool_has(&ep->rx_pool, op))
 		goto out;
+	/*
+	 * Work that ran is no longer deferred work: a receive it posted
+	 * stays posted. An older module cannot tell them apart.
+	 */
+	if (ep->domain->dev.attr.features & SWNIC_FEAT_CANCEL_TRIG)
+		c.flags |= SWNIC_CANCEL_TRIG;
 	if (op->free || op->use != ref->use ||
 	    swnic_op_handle(op) != ref->handle)
 		goto out;

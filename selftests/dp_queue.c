@@ -2221,6 +2221,107 @@ TEST_F(dp, cancel_receive)
 	EXPECT_EQ(ENOTTY, errno);
 }
 
+/*
+ * SWNIC_CANCEL_TRIG cancels only triggered work that has not run: a
+ * triggered receive still waiting for its threshold, a trigger SQE not
+ * consumed. A receive a triggered one posted, a plain receive or send
+ * with the same context, stays (ENOENT).
+ */
+TEST_F(dp, cancel_trig_takes_only_waiting_work)
+{
+	struct swnic_cntr_create cc = { .size = sizeof(cc) };
+	struct swnic_trig_recv tr = { .size = sizeof(tr) };
+	struct swnic_ep_cancel c = { .size = sizeof(c),
+				     .flags = SWNIC_CANCEL_TRIG };
+	char src[8] = "ran", dst[3][8] = {};
+	struct swnic_sqe s = t_send(src, sizeof(src), &self->b, 3);
+	struct swnic_sqe_trigger t = { .threshold = 1ULL << 40 };
+	struct swnic_cntr_create ca = { .size = sizeof(ca) };
+	struct swnic_query_device q = { .size = sizeof(q) };
+	struct gauges g0;
+	struct swnic_cqe cqe;
+
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_QUERY_DEVICE, &q));
+	EXPECT_TRUE(q.features & SWNIC_FEAT_CANCEL_TRIG);
+	ASSERT_EQ(0, ioctl(self->db, SWNIC_IOCTL_CNTR_CREATE, &cc));
+	ASSERT_EQ(0, ioctl(self->da, SWNIC_IOCTL_CNTR_CREATE, &ca));
+	tr.trig.cntr_id = cc.cntr_id;
+
+	/* Waiting for its threshold: cancelled, ECANCELED, then gone. */
+	tr.trig.threshold = 5;
+	tr.rqe = t_recv(dst[0], sizeof(dst[0]), 7);
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_TRIG_RECV, &tr));
+	c.context = 7;
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	ASSERT_EQ(0, t_cq_wait(&self->cb, &cqe, 5000));
+	EXPECT_EQ(7, cqe.context);
+	EXPECT_EQ(SWNIC_CQE_RECV | SWNIC_CQE_ERROR, cqe.flags);
+	EXPECT_EQ(ECANCELED, cqe.err);
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOENT, errno);
+
+	/* Due: posted, it is an ordinary receive, which the flag leaves. */
+	ASSERT_EQ(0, gauges_read(&g0));
+	tr.trig.threshold = 1;
+	tr.rqe = t_recv(dst[1], sizeof(dst[1]), 8);
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_TRIG_RECV, &tr));
+	ASSERT_EQ(0, cntr_update(self->db, cc.cntr_id, 0, 1));
+	ASSERT_TRUE(gauges_triggered_back(g0.triggered_ops));
+	c.context = 8;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOENT, errno);
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &cqe));
+	EXPECT_EQ(3, cqe.context);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &cqe));
+	EXPECT_EQ(8, cqe.context);
+	EXPECT_EQ(0, cqe.err);
+	EXPECT_STREQ("ran", dst[1]);
+
+	/* A plain posted receive: left by the flag, cancelled without. */
+	struct swnic_rqe r = t_recv(dst[2], sizeof(dst[2]), 9);
+
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	c.context = 9;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOENT, errno);
+	c.flags = 0;
+	ASSERT_EQ(0, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &cqe));
+	EXPECT_EQ(9, cqe.context);
+	EXPECT_EQ(ECANCELED, cqe.err);
+
+	/* Sends not consumed yet: a plain SQE stays, a trigger SQE goes. */
+	c.flags = SWNIC_CANCEL_SEND | SWNIC_CANCEL_TRIG;
+	s.context = 10;
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	t.cntr_id = ca.cntr_id;
+	s.context = 11;
+	s.flags |= SWNIC_SQE_TRIGGER;
+	memcpy(s.inline_data, &t, sizeof(t));
+	ASSERT_EQ(0, t_ring_push(&self->a.sq, &s));
+	c.context = 10;
+	ASSERT_EQ(-1, ioctl(self->a.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(ENOENT, errno);
+	c.context = 11;
+	ASSERT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	/* The call consumed the SQ: 10 went (no receive: it waits), 11 not. */
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &cqe, 5000));
+	EXPECT_EQ(10, cqe.context);
+	EXPECT_EQ(0, cqe.err);
+	ASSERT_EQ(0, t_cq_wait(&self->ca, &cqe, 5000));
+	EXPECT_EQ(11, cqe.context);
+	EXPECT_EQ(ECANCELED, cqe.err);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &cqe));
+
+	/* Unknown flags beside it are refused. */
+	c.flags = SWNIC_CANCEL_TRIG | 1U << 2;
+	ASSERT_EQ(-1, ioctl(self->b.fd, SWNIC_IOCTL_EP_CANCEL, &c));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	close(cc.fd);
+	close(ca.fd);
+}
+
 TEST_F(dp, peek_abi)
 {
 	struct swnic_ep_peek p = { .size = sizeof(p), .tag = 5 };

@@ -823,6 +823,90 @@ TEST_F(trig, cancel_work_is_the_works_own)
 	EXPECT_STREQ("z", in2);
 }
 
+/*
+ * A deferred FI_OP_RECV that ran is a posted receive, no longer deferred
+ * work: FI_CANCEL_WORK says -FI_ENOENT and the receive stays posted for
+ * the next message. One still waiting is cancelled, as before.
+ */
+TEST_F(trig, cancel_work_leaves_the_receive_it_posted)
+{
+	struct fi_deferred_work wr = { 0 };
+	struct fi_msg_tagged tm = { 0 };
+	struct fi_op_msg opm = { 0 };
+	struct fi_op_tagged opt = { 0 };
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	char in[8] = "", tin[8] = "";
+	struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
+	struct iovec tiov = { .iov_base = tin, .iov_len = sizeof(tin) };
+	struct gauges g0;
+
+	opm.ep = self->a.ep;
+	opm.msg.msg_iov = &iov;
+	opm.msg.iov_count = 1;
+	opm.msg.addr = FI_ADDR_UNSPEC;
+	opm.msg.context = &wr;
+	opm.flags = FI_COMPLETION;
+	wr.triggering_cntr = self->c;
+	wr.op_type = FI_OP_RECV;
+	wr.op.msg = &opm;
+
+	/* Still waiting: cancelled, FI_ECANCELED, then nothing to cancel. */
+	wr.threshold = 5;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wr));
+	EXPECT_EQ(0, fi_control(&self->domain->fid, FI_CANCEL_WORK, &wr));
+	ASSERT_EQ(-FI_EAVAIL, cq_get(self->a.cq, &e));
+	ASSERT_EQ(1, fi_cq_readerr(self->a.cq, &err, 0));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	EXPECT_EQ(&wr, err.op_context);
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &wr));
+
+	/* Due at once: it runs, and the cancel finds nothing waiting. */
+	ASSERT_EQ(0, gauges_read(&g0));
+	wr.threshold = 1;
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wr));
+	/* It ran (the kernel holds it no more) and completed nothing. */
+	ASSERT_TRUE(gauges_triggered_back(g0.triggered_ops));
+	ASSERT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &wr));
+	/* No FI_ECANCELED: the receive is still posted and takes b's send. */
+	ASSERT_EQ(0, fi_send(self->b.ep, "run", 4, NULL, self->b.peer, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_EQ(&wr, e.op_context);
+	EXPECT_NE(0, e.flags & FI_RECV);
+	EXPECT_STREQ("run", in);
+
+	/* The same for a tagged one, due when its counter gets there. */
+	tm.msg_iov = &tiov;
+	tm.iov_count = 1;
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x42;
+	tm.context = &wr;
+	opt.ep = self->a.ep;
+	opt.msg = tm;
+	opt.flags = FI_COMPLETION;
+	wr.op_type = FI_OP_TRECV;
+	wr.op.tagged = &opt;
+	wr.threshold = 2;
+	ASSERT_EQ(0, fi_control(&self->domain->fid, FI_QUEUE_WORK, &wr));
+	ASSERT_EQ(0, fi_cntr_add(self->c, 1));
+	ASSERT_TRUE(gauges_triggered_back(g0.triggered_ops));
+	ASSERT_TRUE(cq_quiet(self->a.cq, 50));
+	EXPECT_EQ(-FI_ENOENT, fi_control(&self->domain->fid, FI_CANCEL_WORK,
+					 &wr));
+	ASSERT_EQ(0, fi_tsend(self->b.ep, "tag", 4, NULL, self->b.peer, 0x42,
+			      NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e));
+	ASSERT_EQ(1, cq_get(self->a.cq, &e));
+	EXPECT_NE(0, e.flags & FI_TAGGED);
+	EXPECT_EQ(0x42, e.tag);
+	EXPECT_STREQ("tag", tin);
+}
+
 /* Post a triggered (tagged) receive of @len bytes at @buf. */
 static ssize_t trig_recv(struct fid_ep *ep, void *buf, size_t len, bool tagged,
 			 uint64_t tag, struct fi_triggered_context *t)

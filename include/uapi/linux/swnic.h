@@ -142,6 +142,8 @@ enum {
 #define SWNIC_FEAT_EP_PEER	(1ULL << 29)
 /* SWNIC_IOCTL_TRIG_CANCEL takes SWNIC_TRIG_CANCEL_SUM (swnic_queue.h) */
 #define SWNIC_FEAT_TRIG_CANCEL_SUM (1ULL << 30)
+/* SWNIC_IOCTL_EP_CANCEL takes SWNIC_CANCEL_TRIG (swnic_queue.h) */
+#define SWNIC_FEAT_CANCEL_TRIG	(1ULL << 31)
 
 /**
  * struct swnic_query_device - SWNIC_IOCTL_QUERY_DEVICE

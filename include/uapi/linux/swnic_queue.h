@@ -571,6 +571,12 @@ struct swnic_ep_doorbell {
  * resources, or the engine): it completes on the transmit CQ with err
  * ECANCELED, without being executed, when the SQ is next consumed (the
  * call itself consumes it in SYSCALL mode). ENOENT: no such SQE waits.
+ *
+ * With SWNIC_CANCEL_TRIG (SWNIC_FEAT_CANCEL_TRIG) only triggered work that
+ * has not run yet is cancelled: a receive of SWNIC_IOCTL_TRIG_RECV still
+ * waiting for its threshold (not one it posted since), or, with
+ * SWNIC_CANCEL_SEND, an SQE with SWNIC_SQE_TRIGGER the kernel keeps or
+ * has not consumed. ENOENT otherwise, whatever else carries @context.
  */
 struct swnic_ep_cancel {
 	__u32 size;			/* in: sizeof(struct swnic_ep_cancel) */
@@ -579,6 +585,7 @@ struct swnic_ep_cancel {
 };
 
 #define SWNIC_CANCEL_SEND	(1U << 0)	/* an SQE, not a receive */
+#define SWNIC_CANCEL_TRIG	(1U << 1)	/* triggered work not yet run */
 
 /* struct swnic_ep_peek.flags */
 #define SWNIC_PEEK_CLAIM	(1U << 0)	/* keep it for SWNIC_RQE_CLAIM */
