@@ -159,6 +159,23 @@ out_rtnl:
 	return ret;
 }
 
+/*
+ * @sdev leaves the namespace its domains were opened in: those closed
+ * already whose endpoints' or CQs' files are still open are orphans too.
+ * They count against nothing (swnic_device_bind()), but must send no
+ * more: an endpoint's file outlives its domain's. Caller holds sdev->lock.
+ */
+static void swnic_device_orphan_closed(struct swnic_device *sdev)
+{
+	struct swnic_domain *dom;
+
+	lockdep_assert_held(&sdev->lock);
+	spin_lock_irq(&sdev->closed_lock);
+	list_for_each_entry(dom, &sdev->closed_domains, closed_node)
+		WRITE_ONCE(dom->orphan, true);
+	spin_unlock_irq(&sdev->closed_lock);
+}
+
 /**
  * swnic_device_unbind() - make a device local only
  * @sdev: the device
@@ -191,6 +208,8 @@ int swnic_device_unbind(struct swnic_device *sdev, struct net *from,
 		/* Destroyed (no @from), it was DEV_DEL'd everywhere. */
 		if (from)
 			left = swnic_nl_dev_net(sdev);
+		if (from && !net_eq(from, &init_net))
+			swnic_device_orphan_closed(sdev);
 		old = swnic_device_set_netdev(sdev, NULL, &old_tracker);
 	}
 	mutex_unlock(&sdev->lock);
@@ -233,6 +252,8 @@ static void swnic_bind_netdev_gone(struct net_device *nd)
 			WRITE_ONCE(dom->orphan, true);
 			sdev->norphans++;
 		}
+		if (left)
+			swnic_device_orphan_closed(sdev);
 		orphans = sdev->norphans;
 		mutex_unlock(&sdev->lock);
 		swnic_netdev_put(old, &old_tracker);

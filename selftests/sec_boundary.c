@@ -3273,6 +3273,116 @@ TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_its_domains, 120)
 	sys_run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
 }
 
+/*
+ * The same for a domain whose file was closed before the device left,
+ * its endpoint's and CQ's fds kept open: it is an orphan too. Before,
+ * only the open domains were made orphans, so once the host's
+ * administrator set the device up (nothing counted against it), the
+ * closed domain's endpoint sent to the host's endpoints with a key of its
+ * own (SWNIC_IOCTL_EP_AUTH_KEY outlives the domain's file) that the host
+ * also uses. Whether the device left with its netdev or its namespace's
+ * root unbound it.
+ */
+#define OR_KEY "4711"
+
+static void closed_domain_orphaned(struct __test_metadata *_metadata,
+				   bool unbind)
+{
+	struct t_cq c1 = { 0 }, c3 = { 0 };
+	struct t_ep e1 = { 0 }, e3 = { 0 };
+	char got[8] = "";
+	struct swnic_cqe e;
+	struct swnic_sqe s;
+	struct swnic_rqe rq;
+	struct swnic_ep_auth_key ek = {
+		.size = sizeof(ek), .auth_key = atoi(OR_KEY),
+	};
+	struct swnic_auth_key dk = {
+		.size = sizeof(dk), .auth_key = atoi(OR_KEY),
+	};
+	int d1, d3, i;
+
+	if (sys_run(OR_SETUP " >/dev/null 2>&1")) {
+		sys_run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+		SKIP(return, "cannot make a host of a network namespace");
+	}
+	ASSERT_EQ(0, sys_run("ip netns exec swnicor swnic service add swnicor "
+			     "key " OR_KEY " uid 0 >/dev/null"));
+	ASSERT_EQ(0, ep_on_fd(OR_NS, "/dev/swnicor", SWNIC_EP_F_DB_SYSCALL,
+			      &d1, &c1, &e1));
+	ASSERT_EQ(0, ioctl(e1.fd, SWNIC_IOCTL_EP_AUTH_KEY, &ek));
+	ASSERT_EQ(1, ek.index);
+	/* The domain's file goes; its endpoint and CQ stay open. */
+	ASSERT_EQ(0, close(d1));
+
+	/* No domain open: its namespace's root may unbind it. */
+	if (unbind) {
+		ASSERT_EQ(0, sys_run("ip netns exec swnicor swnic dev set "
+				     "swnicor ifindex 0 >/dev/null"));
+	} else {
+		ASSERT_EQ(0, sys_run("ip -n swnicor link del swor1"));
+	}
+	/* Either way the device is the host's now, unbound. */
+	for (i = 0; i < 100; i++) {
+		if (!sys_run("swnic -j dev show swnicor 2>/dev/null | "
+			 "jq -e '.[0].netdev == null' >/dev/null"))
+			break;
+		usleep(50000);
+	}
+	ASSERT_LT(i, 100) TH_LOG("the device did not come back to the host");
+
+	/* Nothing open counts against it: the host sets it up, unbound. */
+	ASSERT_EQ(0, sys_run("swnic dev set swnicor state up >/dev/null"));
+	d3 = open("/dev/swnicor", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, d3);
+	/* The host's domain uses the same key (the service went along). */
+	ASSERT_EQ(0, ioctl(d3, SWNIC_IOCTL_AUTH_KEY, &dk));
+	ASSERT_EQ(0, t_cq_create(d3, 16, &c3));
+	ASSERT_EQ(0, t_ep_create(d3, &c3, &c3, SWNIC_EP_F_DB_SYSCALL, 0, 16,
+				 &e3));
+	rq = t_recv(got, sizeof(got), 1);
+	ASSERT_EQ(0, t_ring_push(&e3.rq, &rq));
+	ASSERT_EQ(0, t_doorbell(&e3, NULL));
+
+	/* The closed domain's endpoint reaches no host endpoint. */
+	s = t_send("leak", 4, &e3, 2);
+	s.key_index = ek.index;
+	ASSERT_EQ(0, t_ring_push(&e1.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&e1, NULL));
+	ASSERT_EQ(0, t_cq_wait(&c1, &e, 5000));
+	EXPECT_EQ(2, e.context);
+	EXPECT_TRUE(e.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(ENETDOWN, e.err);
+	EXPECT_EQ(-ETIMEDOUT, t_cq_wait(&c3, &e, 300))
+		TH_LOG("a closed orphan's message was delivered");
+	EXPECT_EQ(0, got[0]);
+
+	/* The host's endpoints reach each other meanwhile. */
+	s = t_send("host", 4, &e3, 3);
+	ASSERT_EQ(0, t_ring_push(&e3.sq, &s));
+	ASSERT_EQ(0, t_doorbell(&e3, NULL));
+	ASSERT_EQ(0, t_cq_wait(&c3, &e, 5000));
+	ASSERT_EQ(0, t_cq_wait(&c3, &e, 5000));
+	EXPECT_EQ(0, memcmp(got, "host", 4));
+
+	t_ep_destroy(&e1);
+	t_cq_destroy(&c1);
+	ep_on_fd_close(d3, &c3, &e3);
+	sys_run("{ " OR_CLEANUP "; } >/dev/null 2>&1");
+}
+
+TEST_F_TIMEOUT(sec, a_device_leaving_its_namespace_orphans_closed_domains,
+	       120)
+{
+	closed_domain_orphaned(_metadata, false);
+}
+
+TEST_F_TIMEOUT(sec, a_device_unbound_from_its_namespace_orphans_closed_domains,
+	       120)
+{
+	closed_domain_orphaned(_metadata, true);
+}
+
 /* ---- 10: what a domain's objects map, to whom, and how ---------------- */
 
 /* Map @len bytes of @fd at @off. Return: 0 (unmapped again) or errno. */
