@@ -440,7 +440,9 @@ static uint32_t swnic_ep_kernel_type(enum fi_ep_type type)
 /*
  * An endpoint bound to counters but no CQ (fi_endpoint(3)): its
  * completions go to a CQ of its own that only counts (the kernel counts,
- * the CQ drops them once progress has freed their operations).
+ * the CQ drops them once progress has freed their operations). Made here,
+ * bound by swnic_ep_enable_locked() only once the endpoint is enabled: a
+ * failed fi_enable leaves the endpoint free to bind a CQ of its own.
  */
 static int swnic_ep_counters_only(struct swnic_ep *ep)
 {
@@ -465,10 +467,6 @@ static int swnic_ep_counters_only(struct swnic_ep *ep)
 			   ret);
 		return ret;
 	}
-	/* Both directions, reporting only what asks (and that is dropped). */
-	ep->tx_cq = ep->rx_cq = ep->own_cq;
-	ep->tx_selective = ep->rx_selective = true;
-	swnic_cq_add_ep(ep->own_cq, ep);
 	return 0;
 }
 
@@ -485,6 +483,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	};
 	struct swnic_cq *tx = ep->tx_cq ? ep->tx_cq : ep->rx_cq;
 	struct swnic_cq *rx = ep->rx_cq ? ep->rx_cq : ep->tx_cq;
+	bool counters_only = !tx;
 	int ret;
 
 	if (ep->enabled)
@@ -507,7 +506,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 		if (ret)
 			return ret;
 	}
-	if (!tx) {
+	if (counters_only) {
 		ret = swnic_ep_counters_only(ep);
 		if (ret)
 			return ret;
@@ -567,6 +566,12 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	ep->addr.sin_family = AF_INET;
 	ep->addr.sin_port = htons(c.port);
 	ep->addr.sin_addr.s_addr = c.addr;
+	if (counters_only) {
+		/* Both directions, reporting only what asks (and dropped). */
+		ep->tx_cq = ep->rx_cq = ep->own_cq;
+		ep->tx_selective = ep->rx_selective = true;
+		swnic_cq_add_ep(ep->own_cq, ep);
+	}
 	ep->sq_cq = tx;
 	ep->rq_cq = rx;
 	ep->enabled = true;

@@ -1627,6 +1627,55 @@ TEST_F(ep, enable_needs_cq_and_av)
 	fi_close(&ep->fid);
 }
 
+/*
+ * A failed fi_enable binds nothing: an endpoint bound to a counter alone
+ * whose fi_enable fails (no AV) may still take a CQ for both directions
+ * and then enable, its completions on that CQ - not on the counters-only
+ * CQ the failed attempt had made.
+ */
+TEST_F(ep, failed_enable_leaves_cq_unbound)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_tagged_entry e;
+	struct fid_cntr *tx;
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	char name[64], buf[8] = "late-cq";
+	struct fi_context ctx;
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &tx, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &tx->fid, FI_SEND));
+	EXPECT_EQ(-FI_ENOAV, fi_enable(ep));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(ep));
+
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(ep, buf, sizeof(buf), NULL, peer, &ctx));
+	ASSERT_EQ(1, cq_get(cq, &e, NULL));
+	EXPECT_EQ((void *)&ctx, e.op_context);
+	ASSERT_EQ(0, fi_cntr_wait(tx, 1, 5000));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&tx->fid));
+}
+
 TEST_F(ep, domain_close_busy_with_endpoints)
 {
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
