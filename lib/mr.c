@@ -398,6 +398,7 @@ static int swnic_mr_close(struct fid *fid)
 		swnic_container_of(fid, struct swnic_mr, mr_fid.fid);
 	struct swnic_domain *dom = mr->domain;
 	struct swnic_mr_async *async = dom->mr_async;
+	struct swnic_cntr *cntr;
 
 	/* A queued registration finishes (and reports) before the close. */
 	if (async) {
@@ -407,6 +408,9 @@ static int swnic_mr_close(struct fid *fid)
 		pthread_mutex_unlock(&async->lock);
 	}
 	swnic_mr_unregister(mr);
+	cntr = atomic_load(&mr->cntr);
+	if (cntr)
+		swnic_cntr_bind(cntr, -1);
 	/* Kept for reuse before the domain may close (and free it). */
 	swnic_mr_free(mr);
 	swnic_domain_child(dom, SWNIC_CHILD_MR, -1);
@@ -416,17 +420,23 @@ static int swnic_mr_close(struct fid *fid)
 /*
  * fi_mr_bind to a counter (FI_MR_RMA_EVENT): the kernel counts every peer
  * access to the region it admits, of the kinds @flags names, in the
- * counter's success value (SWNIC_IOCTL_MR_BIND_CNTR). One counter per MR.
+ * counter's success value (SWNIC_IOCTL_MR_BIND_CNTR). One counter per MR,
+ * of its domain (kernel counter ids are per domain), held until the MR
+ * closes: fi_close of the counter is -FI_EBUSY meanwhile (fi_cntr(3)).
  */
 static int swnic_mr_bind_cntr(struct swnic_mr *mr, struct fid *bfid,
 			      uint64_t flags)
 {
 	struct swnic_domain *dom = mr->domain;
-	struct swnic_cntr *cntr = swnic_cntr_of(bfid);
+	struct swnic_cntr *cntr = swnic_cntr_of(bfid), *none = NULL;
 	struct swnic_mr_bind_cntr b = { .size = sizeof(b) };
 
 	if (!cntr)
 		return -FI_EINVAL;
+	if (swnic_cntr_domain(cntr) != dom) {
+		SWNIC_WARN(FI_LOG_MR, "fi_mr_bind: a counter of another domain\n");
+		return -FI_EINVAL;
+	}
 	if (flags & ~(FI_REMOTE_READ | FI_REMOTE_WRITE))
 		return -FI_EBADFLAGS;
 	if (!flags)
@@ -439,6 +449,10 @@ static int swnic_mr_bind_cntr(struct swnic_mr *mr, struct fid *bfid,
 	}
 	if (mr->state != SWNIC_MR_READY || !mr->kmr)
 		return -FI_EOPBADSTATE;
+	/* As the kernel: one counter per MR. */
+	if (!atomic_compare_exchange_strong(&mr->cntr, &none, cntr))
+		return -FI_EBUSY;
+	swnic_cntr_bind(cntr, 1);
 	/* A cached region has no remote access: nothing will ever count. */
 	if (mr->cacheable)
 		return 0;
@@ -452,6 +466,8 @@ static int swnic_mr_bind_cntr(struct swnic_mr *mr, struct fid *bfid,
 		int err = errno;
 
 		SWNIC_WARN(FI_LOG_MR, "MR counter: %s\n", strerror(err));
+		atomic_store(&mr->cntr, NULL);
+		swnic_cntr_bind(cntr, -1);
 		return err == EBUSY ? -FI_EBUSY : -err;
 	}
 	return 0;

@@ -73,6 +73,8 @@ struct swnic_mr {
 	 */
 	enum fi_hmem_iface iface;
 	uint64_t device;
+	/* The counter fi_mr_bind gave it, held (its binds) until close. */
+	_Atomic(struct swnic_cntr *) cntr;
 	void *context;			/* for the FI_MR_COMPLETE event */
 	enum swnic_mr_state state;	/* under the async worker's lock */
 	struct swnic_list async_node;	/* on the worker's queue */

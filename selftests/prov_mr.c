@@ -385,8 +385,40 @@ TEST_F(mr, bind_and_enable)
 	}
 	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &self->ctx.domain->fid, 0));
 	EXPECT_EQ(0, fi_mr_enable(mr));
-	EXPECT_EQ(0, fi_close(&cntr->fid));
 	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+	munmap(buf, PAGE);
+}
+
+/*
+ * fi_mr_bind to a counter: one of the MR's domain only (the kernel's
+ * counter ids are per domain, so another domain's counter would name one
+ * of the MR's own, which would count instead), held while bound:
+ * fi_close of the counter is -FI_EBUSY until the MR closes (fi_cntr(3)).
+ */
+TEST_F(mr, bind_cntr_of_its_domain_held)
+{
+	char *buf = map(PAGE);
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *mine, *other;
+	struct fid_domain *d2;
+	struct fid_mr *mr;
+
+	if (!prov_feature(self->ctx.domain, SWNIC_FEAT_MR_CNTR))
+		SKIP(return, "the kernel has no per-MR counters");
+	d2 = domain_with(self, self->ctx.info->domain_attr->mr_mode);
+	ASSERT_NE(NULL, d2);
+	ASSERT_EQ(0, fi_mr_reg(self->ctx.domain, buf, PAGE, FI_REMOTE_WRITE, 0,
+			       5, 0, &mr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->ctx.domain, &cattr, &mine, NULL));
+	ASSERT_EQ(0, fi_cntr_open(d2, &cattr, &other, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_mr_bind(mr, &other->fid, FI_REMOTE_WRITE));
+	EXPECT_EQ(0, fi_close(&other->fid));
+	EXPECT_EQ(0, fi_mr_bind(mr, &mine->fid, FI_REMOTE_WRITE));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&mine->fid));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&mine->fid));
+	EXPECT_EQ(0, fi_close(&d2->fid));
 	munmap(buf, PAGE);
 }
 
