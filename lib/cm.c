@@ -930,13 +930,15 @@ void swnic_cm_pep_del(struct swnic_pep *pep)
 	pthread_mutex_unlock(&swnic_cm_lock);
 }
 
-int swnic_cm_req_reject(struct swnic_cm_port *port, fid_t handle,
+/* @pep answers only its own backlog's. Holds swnic_cm_lock. */
+int swnic_cm_req_reject(const struct swnic_pep *pep,
+			struct swnic_cm_port *port, fid_t handle,
 			const void *param, size_t paramlen)
 {
 	struct swnic_cm_req *req = swnic_cm_req_find(handle);
 	int ret;
 
-	if (!req)
+	if (!req || req->pep != pep)
 		return -FI_EINVAL;
 	ret = swnic_cm_send(port, &req->peer_cm, SWNIC_CM_MSG_REJECT, 0,
 			    req->peer_id, NULL, param, paramlen);

@@ -55,11 +55,13 @@ void swnic_cm_port_drop_pep(struct swnic_cm_port *port);
 void swnic_cm_pep_add(struct swnic_pep *pep);
 void swnic_cm_pep_del(struct swnic_pep *pep);
 /*
- * Answer the unanswered request @handle (FI_CONNREQ's info->handle) with
- * REJECT and @param from @port. Return: 0, -FI_EINVAL if @handle is not
- * one, or the send's error (the request stays then).
+ * Answer the unanswered request @handle (FI_CONNREQ's info->handle) of
+ * @pep's backlog with REJECT and @param from @port. Return: 0, -FI_EINVAL
+ * if @handle is not one (or another listener's), or the send's error
+ * (the request stays then).
  */
-int swnic_cm_req_reject(struct swnic_cm_port *port, fid_t handle,
+int swnic_cm_req_reject(const struct swnic_pep *pep,
+			struct swnic_cm_port *port, fid_t handle,
 			const void *param, size_t paramlen);
 
 #endif /* SWNIC_PROV_CM_H */

@@ -136,7 +136,7 @@ static int swnic_pep_reject(struct fid_pep *pep_fid, fid_t handle,
 	if (paramlen && !param)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&swnic_cm_lock);
-	ret = pep->port ? swnic_cm_req_reject(pep->port, handle, param,
+	ret = pep->port ? swnic_cm_req_reject(pep, pep->port, handle, param,
 					      paramlen) : -FI_EINVAL;
 	pthread_mutex_unlock(&swnic_cm_lock);
 	return ret;

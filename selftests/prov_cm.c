@@ -605,6 +605,34 @@ TEST_F(cm, reject_is_econnrefused_with_data)
 	transfer(_metadata, &self->cli, &self->srv, 'a', 1);
 }
 
+/*
+ * fi_reject(3) answers a request of the passive endpoint's own: another
+ * listener's is -FI_EINVAL and stays, for its own listener to answer.
+ */
+TEST_F(cm, reject_of_another_listeners_request_is_einval)
+{
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_cm_entry entry;
+	struct fid_pep *other;
+	uint32_t event;
+
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &other,
+				   NULL));
+	ASSERT_EQ(0, fi_pep_bind(other, &self->peq->fid, 0));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, other));
+	connect_req(_metadata, self, NULL);
+	EXPECT_EQ(-FI_EINVAL, fi_reject(other, self->req->handle, "no", 3));
+	/* Still unanswered: its own listener refuses it. */
+	ASSERT_EQ(0, fi_reject(self->pep, self->req->handle, "go away", 8));
+	ASSERT_EQ(-FI_EAVAIL, eq_wait(self->cli.eq, &event, &entry,
+				      sizeof(entry)));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(self->cli.eq, &err, 0));
+	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+	ASSERT_EQ(8, err.err_data_size);
+	EXPECT_STREQ("go away", (char *)err.err_data);
+	EXPECT_EQ(0, fi_close(&other->fid));
+}
+
 TEST_F(cm, nobody_listening_is_econnrefused)
 {
 	struct fi_eq_err_entry err = { 0 };
