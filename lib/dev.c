@@ -118,6 +118,17 @@ int swnic_dev_set_auth_key(int fd, uint32_t key)
 	return ak.auth_key == key ? 0 : -FI_EINVAL;
 }
 
+/* The auth key domain @fd uses (0: none), as the kernel has it. */
+int swnic_dev_get_auth_key(int fd, uint32_t *key)
+{
+	struct swnic_auth_key ak = { .size = sizeof(ak) };
+
+	if (ioctl(fd, SWNIC_IOCTL_AUTH_KEY, &ak))
+		return -errno;
+	*key = ak.auth_key;
+	return 0;
+}
+
 /* May this process use auth key @key on device @name? */
 int swnic_dev_auth_key_ok(const char *name, uint32_t key)
 {

@@ -40,6 +40,29 @@ struct swnic_domain *swnic_domain_registered(const struct fid_domain *fid)
 	return found;
 }
 
+/**
+ * swnic_domain_has_key() - is @key the auth key of @dom's endpoints?
+ * @dom: an open domain
+ * @key: an endpoint's auth key (ep_attr->auth_key)
+ *
+ * The kernel lets an endpoint hold keys besides its domain's
+ * (SWNIC_IOCTL_EP_AUTH_KEY), but it always takes traffic with its
+ * domain's key as well: it cannot make another key an endpoint's only
+ * one. So an endpoint's own key must be the one its domain uses - the one
+ * it took, or the default service's that the kernel gave it - and an
+ * FI_AV_AUTH_KEY domain's endpoints take theirs from the AV only.
+ */
+bool swnic_domain_has_key(struct swnic_domain *dom, uint32_t key)
+{
+	uint32_t cur;
+
+	if (dom->av_auth_key)
+		return false;
+	if (dom->has_auth_key)
+		return dom->auth_key == key;
+	return !swnic_dev_get_auth_key(dom->fd, &cur) && cur && cur == key;
+}
+
 struct fid_domain *swnic_domain_first(const char *name)
 {
 	struct fid_domain *fid = NULL;

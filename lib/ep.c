@@ -973,6 +973,31 @@ int swnic_ep_new(struct swnic_domain *dom, const struct fi_info *info,
 			   fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_ENOSYS;
 	}
+	/*
+	 * fi_endpoint(3): only peers with the endpoint's auth key reach it.
+	 * The kernel keeps an endpoint reachable with its domain's key, so
+	 * an endpoint key is taken only as its domain's (fi_getinfo offers
+	 * no other): any other would be ignored.
+	 */
+	if (info->ep_attr->auth_key_size &&
+	    !FI_VERSION_LT(dom->api_version, FI_VERSION(1, 5))) {
+		uint32_t k;
+
+		if (info->ep_attr->auth_key_size != sizeof(k) ||
+		    !info->ep_attr->auth_key) {
+			SWNIC_WARN(FI_LOG_EP_CTRL,
+				   "endpoint auth_key_size %zu: swnic keys are %zu bytes\n",
+				   info->ep_attr->auth_key_size, sizeof(k));
+			return -FI_EINVAL;
+		}
+		memcpy(&k, info->ep_attr->auth_key, sizeof(k));
+		if (!swnic_domain_has_key(dom, k)) {
+			SWNIC_WARN(FI_LOG_EP_CTRL,
+				   "endpoint auth key %u is not its domain's: swnic endpoints use their domain's key\n",
+				   k);
+			return -FI_EINVAL;
+		}
+	}
 	/* ep_cnt is the kernel's max_ep: it says no at fi_enable. */
 	ret = swnic_domain_reserve(dom, SWNIC_CHILD_EP, SWNIC_NO_LIMIT,
 				   FI_LOG_EP_CTRL, "ep_cnt", "endpoints");

@@ -503,6 +503,49 @@ static int swnic_alter_ep_attr(struct fi_info *fi,
 	return 0;
 }
 
+/*
+ * fi_endpoint(3): only peers with the endpoint's key may reach it. The
+ * kernel always lets an endpoint take its domain's key too (see
+ * swnic_domain_has_key()), so an endpoint key (checked already) is
+ * offered only as its domain's: the same as the domain key asked for, or
+ * the key of the open domain named; with neither, the answer's domain
+ * takes it as well, so that fi_domain enforces it.
+ */
+static int swnic_ep_key_of_domain(struct fi_info *fi,
+				  const struct fi_info *hints,
+				  uint32_t version)
+{
+	const struct fi_ep_attr *eh = hints->ep_attr;
+	struct fi_domain_attr *attr = fi->domain_attr;
+	struct swnic_domain *dom;
+	uint32_t k;
+
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)) || !eh->auth_key_size)
+		return 0;
+	memcpy(&k, eh->auth_key, sizeof(k));
+#if SWNIC_FI_HAVE_2
+	if (attr->auth_key_size == FI_AV_AUTH_KEY)
+		return SWNIC_NOMATCH("an endpoint auth key in an FI_AV_AUTH_KEY domain\n");
+#endif
+	if (attr->auth_key_size)
+		return attr->auth_key_size == sizeof(k) &&
+		       !memcmp(attr->auth_key, &k, sizeof(k)) ? 0 :
+		       SWNIC_NOMATCH("endpoint auth key %u is not the domain's\n",
+				     k);
+	if (hints->domain_attr && hints->domain_attr->domain) {
+		dom = swnic_domain_registered(hints->domain_attr->domain);
+		if (!dom || !swnic_domain_has_key(dom, k))
+			return SWNIC_NOMATCH("endpoint auth key %u is not the open domain's\n",
+					     k);
+	}
+	attr->auth_key = malloc(sizeof(k));
+	if (!attr->auth_key)
+		return -FI_ENOMEM;
+	memcpy(attr->auth_key, &k, sizeof(k));
+	attr->auth_key_size = sizeof(k);
+	return 0;
+}
+
 static int swnic_check_tx_attr(struct fi_tx_attr *attr,
 			       const struct fi_tx_attr *hint)
 {
@@ -754,6 +797,9 @@ static int swnic_info_match(struct fi_info *fi, const struct swnic_dev *dev,
 		if (ret)
 			return ret;
 		ret = swnic_alter_ep_attr(fi, hints->ep_attr, version);
+		if (ret)
+			return ret;
+		ret = swnic_ep_key_of_domain(fi, hints, version);
 		if (ret)
 			return ret;
 	}

@@ -247,6 +247,7 @@ int swnic_dev_open(const char *name, int *fd);
 int swnic_dev_query(int fd, struct swnic_dev *dev);
 int swnic_dev_scan(struct swnic_dev **devs, size_t *count);
 int swnic_dev_set_auth_key(int fd, uint32_t key);
+int swnic_dev_get_auth_key(int fd, uint32_t *key);
 int swnic_dev_auth_key_ok(const char *name, uint32_t key);
 
 /* ---- addresses (addr.c) ---------------------------------------------------- */
@@ -425,6 +426,7 @@ int swnic_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		       void *context);
 struct swnic_domain *swnic_domain_registered(const struct fid_domain *fid);
 struct fid_domain *swnic_domain_first(const char *name);
+bool swnic_domain_has_key(struct swnic_domain *dom, uint32_t key);
 
 static inline void swnic_domain_child(struct swnic_domain *dom,
 				      enum swnic_child kind, int delta)

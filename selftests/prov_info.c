@@ -15,6 +15,8 @@
 #include "kselftest_harness.h"
 #include "prov_util.h"
 
+#include <linux/swnic_netlink.h>
+
 FIXTURE(info)
 {
 	struct fi_info *hints;
@@ -690,6 +692,121 @@ TEST_F(info, ep_attr)
 	e->max_order_waw_size = 0;
 	self->hints->caps = FI_MSG;
 	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+}
+
+#define EPK_KEY	7531	/* a service of the test's own */
+
+/* A hint's auth key (freed with the hints), replacing @*where's. */
+static void epk_set(uint8_t **where, size_t *size, uint32_t key)
+{
+	free(*where);
+	*where = NULL;
+	*size = 0;
+	if (!key)
+		return;
+	*where = malloc(sizeof(key));
+	if (!*where)
+		abort();
+	memcpy(*where, &key, sizeof(key));
+	*size = sizeof(key);
+}
+
+static void epk_service(bool add)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd),
+		 "swnic service del swnic0 key %d >/dev/null 2>&1", EPK_KEY);
+	sys_run(cmd);
+	if (!add)
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "swnic service add swnic0 key %d >/dev/null 2>&1", EPK_KEY);
+	sys_run(cmd);
+}
+
+/*
+ * fi_endpoint(3): only peers with an endpoint's auth key may reach it.
+ * The kernel keeps every endpoint reachable with its domain's key, so a
+ * swnic endpoint's key is its domain's: fi_getinfo answers an endpoint
+ * key with the domain taking it too, matches no other domain key (nor an
+ * open domain of another key), and fi_endpoint refuses an endpoint key
+ * its domain does not use - before, the key was accepted and ignored,
+ * the endpoint talking in its domain's service.
+ */
+TEST_F(info, ep_auth_key_is_the_domains)
+{
+	struct fi_ep_attr *e = self->hints->ep_attr;
+	struct fi_domain_attr *d = self->hints->domain_attr;
+	struct fid_domain *dom_k = NULL, *dom_1 = NULL;
+	struct fi_info *keyed = NULL, *plain = NULL;
+	struct fid_fabric *fabric = NULL;
+	struct fid_ep *ep;
+	uint32_t got;
+
+	if (!(self->q.features & SWNIC_FEAT_AUTH_KEY))
+		SKIP(return, "the kernel has no auth keys");
+	epk_service(true);
+	e->type = FI_EP_RDM;
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	plain = self->info;
+	self->info = NULL;
+
+	/* An endpoint key alone: the domain of the answer takes it. */
+	epk_set(&e->auth_key, &e->auth_key_size, EPK_KEY);
+	ASSERT_EQ(0, GETINFO(NULL, NULL, 0));
+	ASSERT_EQ(sizeof(got), self->info->ep_attr->auth_key_size);
+	ASSERT_EQ(sizeof(got), self->info->domain_attr->auth_key_size);
+	memcpy(&got, self->info->domain_attr->auth_key, sizeof(got));
+	EXPECT_EQ(EPK_KEY, got);
+	keyed = self->info;
+	self->info = NULL;
+	/* The same as the domain's: an answer; another: none. */
+	epk_set(&d->auth_key, &d->auth_key_size, EPK_KEY);
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	epk_set(&d->auth_key, &d->auth_key_size, SWNIC_AUTH_KEY_DEFAULT);
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	epk_set(&d->auth_key, &d->auth_key_size, 0);
+
+	/* fi_endpoint: in a domain of that key, not in another. */
+	ASSERT_EQ(0, fi_fabric(plain->fabric_attr, &fabric, NULL));
+	ASSERT_EQ(0, fi_domain(fabric, keyed, &dom_k, NULL));
+	ASSERT_EQ(0, fi_domain(fabric, plain, &dom_1, NULL));
+	ASSERT_EQ(0, fi_endpoint(dom_k, keyed, &ep, NULL));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(dom_1, keyed, &ep, NULL));
+	/* The default service's key is dom_1's, though it took none. */
+	got = SWNIC_AUTH_KEY_DEFAULT;
+	memcpy(keyed->ep_attr->auth_key, &got, sizeof(got));
+	ASSERT_EQ(0, fi_endpoint(dom_1, keyed, &ep, NULL));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(dom_k, keyed, &ep, NULL));
+	keyed->ep_attr->auth_key_size = 3;
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(dom_1, keyed, &ep, NULL));
+	keyed->ep_attr->auth_key_size = sizeof(got);
+
+	/* Hints naming an open domain: its key or no answer. */
+	d->domain = dom_1;
+	EXPECT_EQ(-FI_ENODATA, GETINFO(NULL, NULL, 0));
+	d->domain = dom_k;
+	EXPECT_EQ(0, GETINFO(NULL, NULL, 0));
+	d->domain = NULL;
+#if SWNIC_FI_HAVE_2
+	/* FI_AV_AUTH_KEY: endpoints take their keys from the AV only. */
+	d->auth_key_size = FI_AV_AUTH_KEY;
+	fi_freeinfo(self->info);
+	self->info = NULL;
+	EXPECT_EQ(-FI_ENODATA,
+		  fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+			     NULL, NULL, 0, self->hints, &self->info));
+	d->auth_key_size = 0;
+#endif
+	EXPECT_EQ(0, fi_close(&dom_1->fid));
+	EXPECT_EQ(0, fi_close(&dom_k->fid));
+	EXPECT_EQ(0, fi_close(&fabric->fid));
+	fi_freeinfo(keyed);
+	fi_freeinfo(plain);
+	epk_service(false);
 }
 
 /*
