@@ -932,8 +932,17 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 			answers--;	/* answers left behind this one */
 		if (shut[req]) {
 			/* Nothing of the other kind left that may go: done. */
-			if (shut[!req] || (req && !answers) ||
-			    ++passed > SWNIC_PUMP_PASS_MAX)
+			if (shut[!req] || (req && !answers))
+				break;
+			/*
+			 * Answers passed while only their share is shut do
+			 * not count: there are SWNIC_MAX_ANSWERS_UNPROVEN at
+			 * most (shut only to an unproven peer). Counted, a
+			 * forger's 100 requests from a new peer's address left
+			 * 84 answers waiting, and our requests to the real
+			 * peer behind them never went: ETIMEDOUT.
+			 */
+			if (req && ++passed > SWNIC_PUMP_PASS_MAX)
 				break;
 			continue;
 		}

@@ -21,7 +21,13 @@
 # flight; the ping-pong completes (64 B and 64 KiB, data checked); A's
 # context names C's real incarnation; every object is released.
 #
-# swnic-timeout: 300
+# The same with 100 forged requests, from D (a third namespace, on a
+# third veth of A's): 16 answers in flight, 84 waiting on A's queue, and
+# A's first request behind them. Before, A's pump went past at most 64
+# queued messages it could not send, answers included, so it never
+# reached the request: the ping-pong failed at the peer timeout.
+#
+# swnic-timeout: 420
 
 . "$(dirname "$0")/lib.sh"
 
@@ -32,11 +38,15 @@ old_timeout=$(cat "$TIMEOUT_PARAM")
 cleanup()
 {
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
-	ip netns exec swnicgc swnic dev del swnicgc force >/dev/null 2>&1
-	ip netns exec swnicga swnic dev del swnicga2 force >/dev/null 2>&1
-	ip netns del swnicgc 2>/dev/null
-	swnic dev del swnicgc force >/dev/null 2>&1
-	swnic dev del swnicga2 force >/dev/null 2>&1
+	for h in c d; do
+		ip netns exec swnicg$h swnic dev del swnicg$h force >/dev/null 2>&1
+		ip netns del swnicg$h 2>/dev/null
+		swnic dev del swnicg$h force >/dev/null 2>&1
+	done
+	for d in swnicga2 swnicga3; do
+		ip netns exec swnicga swnic dev del $d force >/dev/null 2>&1
+		swnic dev del $d force >/dev/null 2>&1
+	done
 	wire_pair_del
 }
 trap cleanup EXIT
@@ -48,15 +58,25 @@ before=$(swnic_objects)
 wire_pair g 10.85.0
 C="ip netns exec swnicgc"
 ADDR_C=10.85.1.2
-check "namespace C on a second veth of A (a device at A), no swnic device" sh -c "
-	ip netns add swnicgc &&
-	ip link add swga2 type veth peer name swgc &&
-	ip link set swga2 netns swnicga && ip link set swgc netns swnicgc &&
-	$A ip addr add 10.85.1.1/24 dev swga2 &&
-	$C ip addr add $ADDR_C/24 dev swgc &&
-	$A ip link set swga2 up && $C ip link set swgc up &&
-	$C ip link set lo up && $C ping -c 1 -W 5 10.85.1.1 &&
-	$A swnic dev add swnicga2 netdev swga2"
+ADDR_D=10.85.2.2
+# host H N: namespace swnicgH on veth swgaN of A (A's address 10.85.N-1.1,
+# its own .2), and a device of A's on it (swnicgaN).
+host()
+{
+	local h=$1 n=$2 net=10.85.$(($2 - 1))
+	check "namespace ${h^^} on veth $n of A (a device at A), no swnic device" sh -c "
+		ip netns add swnicg$h &&
+		ip link add swga$n type veth peer name swg$h &&
+		ip link set swga$n netns swnicga && ip link set swg$h netns swnicg$h &&
+		$A ip addr add $net.1/24 dev swga$n &&
+		ip netns exec swnicg$h ip addr add $net.2/24 dev swg$h &&
+		$A ip link set swga$n up && ip netns exec swnicg$h ip link set swg$h up &&
+		ip netns exec swnicg$h ip link set lo up &&
+		ip netns exec swnicg$h ping -c 1 -W 5 $net.1 &&
+		$A swnic dev add swnicga$n netdev swga$n"
+}
+host c 2
+host d 3
 # Long enough that a ping-pong waiting for it times out first.
 echo 30000 > "$TIMEOUT_PARAM"
 
@@ -89,16 +109,19 @@ diag "A's context for C: $(printf '%s' "$forged" | jq -c '{remote_inc, inflight,
 check "C gets its swnic device" $C swnic dev add swnicgc netdev swgc
 
 port=28100
-# pingpong DESC OPTIONS...: the server in C, the client in A.
+# pingpong DESC OPTIONS...: the server in $SRV_NS ($SRV_ADDR), the client
+# in A on device $CLI_DEV.
+SRV_NS=swnicgc SRV_ADDR=$ADDR_C CLI_DEV=swnicga2
 pingpong()
 {
 	local desc=$1 srv cli_rc srv_rc
 	shift
 	port=$((port + 1))
-	$C timeout 25 fi_pingpong -p swnic "$@" -B "$port" >/tmp/wspoof.srv 2>&1 &
+	ip netns exec $SRV_NS timeout 25 fi_pingpong -p swnic "$@" -B "$port" \
+		>/tmp/wspoof.srv 2>&1 &
 	srv=$!
-	wait_listen swnicgc "$port"
-	$A timeout 25 fi_pingpong -p swnic -d swnicga2 "$@" -P "$port" $ADDR_C \
+	wait_listen $SRV_NS "$port"
+	$A timeout 25 fi_pingpong -p swnic -d $CLI_DEV "$@" -P "$port" $SRV_ADDR \
 		>/tmp/wspoof.cli 2>&1
 	cli_rc=$?
 	wait "$srv"
@@ -124,9 +147,34 @@ else
 		"C's own: $real_inc; A's context: $now"
 fi
 
+# 100 forged requests from D's address: 84 answers wait on A's queue,
+# and A's first request to D behind them.
+D="ip netns exec swnicgd"
+$D timeout 30 selftests/wire/out/wire_fuzz -s 2 -n 100 -x plain -o 4793 \
+	10.85.2.1 >/tmp/wspoof.fuzz 2>&1
+fuzz_rc=$?
+sleep 0.5
+forged=$(peer_of swnicga $ADDR_D)
+if [ $fuzz_rc = 0 ] && [ -n "$forged" ] &&
+   printf '%s' "$forged" | jq -e '.inflight == 16 and .answers >= 64' >/dev/null; then
+	ok "100 requests forged from D's wire: 16 answers in flight, the rest queued"
+else
+	not_ok "100 requests forged from D's wire: 16 answers in flight, the rest queued" \
+		"wire_fuzz exit $fuzz_rc: $(cat /tmp/wspoof.fuzz)" \
+		"A's context for D: $forged"
+fi
+diag "A's context for D: $(printf '%s' "$forged" | jq -c '{remote_inc, inflight, answers}')"
+check "D gets its swnic device" $D swnic dev add swnicgd netdev swgd
+SRV_NS=swnicgd SRV_ADDR=$ADDR_D CLI_DEV=swnicga3
+pingpong "after 100 forged requests, A's first send reaches D past the queued answers" \
+	-e rdm -c -I 20 -S 64
+
 $C swnic dev del swnicgc force >/dev/null 2>&1
+$D swnic dev del swnicgd force >/dev/null 2>&1
 $A swnic dev del swnicga2 force >/dev/null 2>&1
+$A swnic dev del swnicga3 force >/dev/null 2>&1
 ip netns del swnicgc
+ip netns del swnicgd
 wire_pair_del
 objects_released "$before"
 
