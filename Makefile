@@ -72,7 +72,8 @@ WIRE_TESTS := selftests/wire/out/wire_rma selftests/wire/out/wire_fuzz \
 	      selftests/wire/out/wire_atomic selftests/wire/out/wire_sep \
 	      selftests/wire/out/wire_addr6 \
 	      selftests/wire/out/wire_srx selftests/wire/out/wire_dc \
-	      selftests/wire/out/wire_hol selftests/wire/out/wire_spray
+	      selftests/wire/out/wire_hol selftests/wire/out/wire_spray \
+	      selftests/wire/out/wire_once
 # make bench's registration cost program (swnic beside rdma_rxe), if
 # libibverbs' headers are there (setup.sh installs libibverbs-dev).
 REG_BENCH  := $(if $(wildcard /usr/include/infiniband/verbs.h),tools/testing/reg_bench)

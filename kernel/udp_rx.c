@@ -662,6 +662,21 @@ static void swnic_rx_first_ack(struct swnic_wnet *wn, struct swnic_peer *p)
 	}
 }
 
+/*
+ * An ACK to the peer's incarnation @inc, which we do not take for its own
+ * yet (swnic_rx_packet()): it tells the peer ours, and nothing else (we
+ * took nothing of it).
+ */
+static void swnic_rx_ack_unlearnt(struct swnic_wnet *wn,
+				  struct swnic_peer *p, u32 inc)
+{
+	u32 known = p->their_inc;
+
+	p->their_inc = inc;
+	swnic_send_ctl(wn, p, SWNIC_PKT_ACK);
+	p->their_inc = known;
+}
+
 /* Take one packet (worker). */
 void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		     unsigned int base, unsigned int plen)
@@ -803,6 +818,23 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	 */
 	if (!dst_inc &&
 	    (h.type == SWNIC_PKT_ACK || h.type == SWNIC_PKT_RESP)) {
+		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
+		return;
+	}
+	/*
+	 * A packet naming nobody, to a context that knows no incarnation of
+	 * the peer yet while packets of ours naming none are unacknowledged
+	 * (our first requests): any host may have sent it. Learnt, a
+	 * forger's (a PING from the peer's address, dst_inc 0) made the real
+	 * peer's answer, which names us, look like a new incarnation: our
+	 * first requests went again, under a new incarnation of ours, and
+	 * the peer ran them twice. The real peer names us in its answer. A
+	 * peer whose first packets cross ours gets an ACK naming it (not
+	 * learnt), which tells it who we are: it sends them again naming us.
+	 */
+	if (!dst_inc && !p->their_inc && p->anon &&
+	    !list_empty(&p->unacked)) {
+		swnic_rx_ack_unlearnt(wn, p, src_inc);
 		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
 		return;
 	}

@@ -27,17 +27,27 @@
 # queued messages it could not send, answers included, so it never
 # reached the request: the ping-pong failed at the peer timeout.
 #
+# Then a forged PING in the first round trip: A's link to B (wire_pair's)
+# delayed 500 ms, wire_once sends one message from A to B, and while it is
+# on its way a PING from B's address and wire port naming no one (a raw
+# socket in B: wire_fuzz -x ping -f) comes to A. Before, A took the
+# PING's incarnation for B's, B's real answer then looked like a new
+# incarnation, A sent the message again under a new incarnation of its
+# own, and B received it twice. Now the message is received once.
+#
 # swnic-timeout: 420
 
 . "$(dirname "$0")/lib.sh"
 
-require_cmd fi_pingpong ip ss swnic jq
+require_cmd fi_pingpong ip ss swnic jq tc
 [ -x selftests/wire/out/wire_fuzz ] || skip_all "selftests/wire/out/wire_fuzz not built"
+[ -x selftests/wire/out/wire_once ] || skip_all "selftests/wire/out/wire_once not built"
 TIMEOUT_PARAM=/sys/module/swnic/parameters/peer_timeout_ms
 old_timeout=$(cat "$TIMEOUT_PARAM")
 cleanup()
 {
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
+	pkill -9 -f "wire_once -s" 2>/dev/null
 	for h in c d; do
 		ip netns exec swnicg$h swnic dev del swnicg$h force >/dev/null 2>&1
 		ip netns del swnicg$h 2>/dev/null
@@ -168,6 +178,39 @@ check "D gets its swnic device" $D swnic dev add swnicgd netdev swgd
 SRV_NS=swnicgd SRV_ADDR=$ADDR_D CLI_DEV=swnicga3
 pingpong "after 100 forged requests, A's first send reaches D past the queued answers" \
 	-e rdm -c -I 20 -S 64
+
+# A forged PING in A's first round trip to B: B receives A's message once.
+check "A's link to B delayed 500 ms" $A tc qdisc replace dev swga root netem delay 500ms
+$B timeout 60 selftests/wire/out/wire_once -s >/tmp/wspoof.once_s 2>&1 &
+once_s=$!
+wait_listen swnicgb 27991
+rm -f /tmp/wspoof.go
+$B timeout 60 selftests/wire/out/wire_fuzz -s 3 -x ping -f $ADDR_B -o 4793 \
+	-g /tmp/wspoof.go $ADDR_A >/tmp/wspoof.ping 2>&1 &
+forger=$!
+$A timeout 60 selftests/wire/out/wire_once $ADDR_B /tmp/wspoof.go \
+	>/tmp/wspoof.once_c 2>&1 &
+once_c=$!
+wait $forger
+ping_rc=$?
+ip netns exec swnicga swnic -j peer show >/tmp/wspoof.peers
+wait $once_c
+once_c_rc=$?
+wait $once_s
+once_s_rc=$?
+if [ $ping_rc = 0 ] && [ $once_c_rc = 0 ] && [ $once_s_rc = 0 ]; then
+	ok "a PING forged from B in A's first round trip: B received A's message once"
+else
+	not_ok "a PING forged from B in A's first round trip: B received A's message once" \
+		"forger exit $ping_rc: $(cat /tmp/wspoof.ping)" \
+		"initiator exit $once_c_rc: $(cat /tmp/wspoof.once_c)" \
+		"target exit $once_s_rc: $(cat /tmp/wspoof.once_s)"
+fi
+diag "initiator: $(grep -o 'ok: .*' /tmp/wspoof.once_c | tr '\n' ' ')"
+diag "A's context for B right after the PING: $(jq -c --arg p "$ADDR_B:4793" \
+	'.[] | select(.peer == $p) | {local_inc, remote_inc, inflight}' /tmp/wspoof.peers)"
+diag "... and now: $(peer_of swnicga $ADDR_B | jq -c '{local_inc, remote_inc}')"
+$A tc qdisc del dev swga root 2>/dev/null
 
 $C swnic dev del swnicgc force >/dev/null 2>&1
 $D swnic dev del swnicgd force >/dev/null 2>&1

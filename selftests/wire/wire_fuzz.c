@@ -5,7 +5,8 @@
  * IP:PORT (default 4793).
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
- *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] [-o SPORT] IP
+ *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] [-o SPORT]
+ *             [-I INC] [-l LEN] [-f SRC] [-g FILE] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -97,6 +98,15 @@
  * -x empty (no -i): COUNT zero-length datagrams from one ordinary
  * socket, which the target drops as drop_short.
  *
+ * -x ping (no -i): one PING naming no one (dst_inc 0), src_inc -I INC
+ * (default: drawn from the seed), -l LEN bytes long (default 16, the
+ * header; the rest zeros). With -f SRC-IPV4 it goes from a raw socket, from
+ * SRC and the -o port (default 4793), as that host's kernel would send it
+ * (a forgery, from the address of a host whose wire is open); else from
+ * an ordinary socket (bound to -o SPORT if given), which then waits 1 s
+ * for an answer: exit status 0 if one came, 3 if none. With -g FILE it
+ * waits (up to 60 s) for FILE to exist before it sends.
+ *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
  * Exit status 0 once all are sent; the target's counters
@@ -152,6 +162,8 @@ _Static_assert(sizeof(struct w_resp) == 24, "resp");
 
 #define PKT_MAX		1472	/* a 1500-byte MTU's UDP payload */
 
+static void usage(void);
+
 /* xorshift64*: the whole run follows from the seed. */
 static uint64_t rng;
 
@@ -199,6 +211,10 @@ static struct {
 	const char *bad_kind;	/* -x: only packets from or to bad addresses */
 	int wide;		/* -W: IPv6 spoofed sources from 65535 addresses */
 	uint16_t sport;		/* -o: -x noack/plain's source port */
+	uint32_t ping_inc;	/* -I: -x ping's src_inc (0: drawn) */
+	size_t ping_len;	/* -l: -x ping's length */
+	const char *ping_src;	/* -f: -x ping forged from this address */
+	const char *ping_go;	/* -g: -x ping waits for this file */
 } g;
 
 static uint32_t nz32(void)
@@ -1147,12 +1163,93 @@ static int empty_flood(unsigned long count, const struct sockaddr *dst,
 	return sent == count ? 0 : 1;
 }
 
+/* -x ping: see the top. */
+static int ping(const struct sockaddr *dst, socklen_t dst_len)
+{
+	uint8_t pkt[sizeof(struct iphdr) + sizeof(struct udphdr) + PKT_MAX];
+	struct iphdr *ip = (void *)pkt;
+	struct udphdr *udp = (void *)(ip + 1);
+	uint8_t *buf = (uint8_t *)(udp + 1);
+	struct w_hdr *h = (void *)buf;
+	size_t len = g.ping_len, tot = sizeof(*ip) + sizeof(*udp) + len;
+	struct pollfd pf = { .events = POLLIN };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	uint8_t ans[2048];
+	ssize_t n;
+	int fd;
+
+	if (len < sizeof(*h) || len > PKT_MAX)
+		usage();
+	memset(pkt, 0, sizeof(pkt));
+	*h = (struct w_hdr) {
+		.version = W_VERSION,
+		.type = P_PING,
+		.src_inc = htonl(g.ping_inc ? g.ping_inc : nz32()),
+	};
+	h->csum = inet_csum(buf, len);
+	for (n = 0; g.ping_go && access(g.ping_go, F_OK) && n < 60000; n++)
+		usleep(1000);
+	if (g.ping_src) {
+		if (g.v6 || inet_pton(AF_INET, g.ping_src, &me.sin_addr) != 1)
+			usage();
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+		if (fd < 0) {
+			perror("wire_fuzz: raw socket");
+			return 1;
+		}
+		*ip = (struct iphdr) {
+			.version = 4,
+			.ihl = 5,
+			.tot_len = htons((uint16_t)tot),
+			.ttl = 64,
+			.protocol = IPPROTO_UDP,
+			.saddr = me.sin_addr.s_addr,
+			.daddr = g.dst.sin_addr.s_addr,
+		};
+		*udp = (struct udphdr) {
+			.source = htons(g.sport ? g.sport : 4793),
+			.dest = g.dst.sin_port,
+			.len = htons((uint16_t)(sizeof(*udp) + len)),
+		};
+		if (sendto(fd, pkt, tot, 0, (struct sockaddr *)&g.dst,
+			   sizeof(g.dst)) < 0) {
+			perror("wire_fuzz: raw send");
+			return 1;
+		}
+		printf("wire_fuzz: ping forged from %s, src_inc %#x\n",
+		       g.ping_src, ntohl(h->src_inc));
+		close(fd);
+		return 0;
+	}
+	fd = socket(dst->sa_family, SOCK_DGRAM, 0);
+	me.sin_port = htons(g.sport);
+	if (fd < 0 || (g.sport && !g.v6 &&
+		       bind(fd, (struct sockaddr *)&me, sizeof(me))) ||
+	    connect(fd, dst, dst_len) || send(fd, buf, len, 0) < 0) {
+		perror("wire_fuzz: ping");
+		return 1;
+	}
+	pf.fd = fd;
+	while (poll(&pf, 1, 1000) == 1) {
+		n = recv(fd, ans, sizeof(ans), MSG_DONTWAIT);
+		if (n < (ssize_t)sizeof(*h))
+			continue;
+		printf("wire_fuzz: ping of %zu bytes answered (type %u, %zd bytes)\n",
+		       len, ans[1], n);
+		close(fd);
+		return 0;
+	}
+	printf("wire_fuzz: ping of %zu bytes not answered\n", len);
+	close(fd);
+	return 3;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
 		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] "
-		"[-o SPORT] IP\n");
+		"[-o SPORT] [-I INC] [-l LEN] [-f SRC] [-g FILE] IP\n");
 	exit(2);
 }
 
@@ -1168,7 +1265,7 @@ int main(int argc, char **argv)
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:I:l:f:g:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1203,6 +1300,18 @@ int main(int argc, char **argv)
 		case 'o':
 			g.sport = (uint16_t)atoi(optarg);
 			break;
+		case 'I':
+			g.ping_inc = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			g.ping_len = strtoul(optarg, NULL, 0);
+			break;
+		case 'f':
+			g.ping_src = optarg;
+			break;
+		case 'g':
+			g.ping_go = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -1227,6 +1336,12 @@ int main(int argc, char **argv)
 		rng = seed ? seed : 1;
 		return noack(count, delay, dst, dst_len,
 			     !strcmp(g.bad_kind, "noack"));
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "ping")) {
+		rng = seed ? seed : 1;
+		if (!g.ping_len)
+			g.ping_len = sizeof(struct w_hdr);
+		return ping(dst, dst_len);
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "empty"))
 		return empty_flood(count, dst, dst_len);
