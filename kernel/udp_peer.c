@@ -754,10 +754,15 @@ static void swnic_waiting_closed(struct swnic_peer *p, bool all)
 /* A PING: the peer's ACK says it lives. */
 static void swnic_ping(struct swnic_wnet *wn, struct swnic_peer *p)
 {
-	struct swnic_wire_hdr h;
+	struct {
+		struct swnic_wire_hdr h;
+		u8 pad[SWNIC_PING_ANON_LEN - sizeof(struct swnic_wire_hdr)];
+	} pkt = {};
 
-	swnic_hdr_init(p, &h, SWNIC_PKT_PING, 0);
-	swnic_udp_xmit(wn, p, &h, sizeof(h), 0);
+	/* Naming no one, it is answered only as long as the ACK (wire.h). */
+	swnic_hdr_init(p, &pkt.h, SWNIC_PKT_PING, 0);
+	swnic_udp_xmit(wn, p, &pkt, pkt.h.dst_inc ? sizeof(pkt.h) :
+		       sizeof(pkt), 0);
 	wn->keepalives++;
 	p->ping_at = jiffies;
 }

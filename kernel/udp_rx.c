@@ -729,6 +729,15 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 		return;
 	}
 	/*
+	 * A PING naming no one draws an ACK: shorter than that, it would
+	 * make us an amplifier aimed at its (forged) source (wire.h).
+	 */
+	if (h.type == SWNIC_PKT_PING && !dst_inc &&
+	    plen < SWNIC_PING_ANON_LEN) {
+		swnic_drop(wn, SWNIC_DROP_SHORT);
+		return;
+	}
+	/*
 	 * Only requests may make a context, answers need ours - and a
 	 * PING: a peer probing an older us (this module restarted, or the
 	 * namespace made again) must get its RESET, or it would learn of

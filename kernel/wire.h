@@ -67,6 +67,16 @@ struct swnic_wire_ack {
 	__be32 dups;
 };
 
+/*
+ * A PING naming no one (dst_inc 0) is answered only if it is at least as
+ * long as the ACK it draws: any host may send one from any address, and a
+ * 16-byte PING drawing a 52-byte ACK made us an amplifier aimed at that
+ * address. Ours are padded (zeros after the header) while we know no
+ * incarnation of the peer.
+ */
+#define SWNIC_PING_ANON_LEN	(sizeof(struct swnic_wire_hdr) + \
+				 sizeof(struct swnic_wire_ack))
+
 /* struct swnic_wire_msg flags */
 #define SWNIC_MSGF_REMOTE_DATA	BIT(0)	/* @data is remote CQ data */
 #define SWNIC_MSGF_DELIVERY	BIT(1)	/* delivery complete wanted */

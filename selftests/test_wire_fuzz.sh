@@ -12,7 +12,8 @@
 # rate limit and cap). Then packets from and to addresses no peer can have
 # (0.0.0.0/8, broadcast, multicast: wire_fuzz -x) are each dropped as
 # drop_addr, and a packet that does not name the server may not claim
-# much of its memory. The transfer completes, the kernel logs no splat,
+# much of its memory, and a short PING naming no one draws no answer. The
+# transfer completes, the kernel logs no splat,
 # `swnic -j peer show` shows the drops by reason and the live peer's
 # statistics, the fuzzer's half-received messages are released when its
 # contexts time out, and every object goes at the end.
@@ -330,6 +331,27 @@ rx_mem_released()
 	check "$1" sh -c \
 		"[ \"\$($A swnic -j peer show | jq '.[0].counters | .rx_mem_bytes + .rx_unproven_bytes')\" = 0 ]"
 }
+
+# A PING naming no one draws an ACK (52 bytes): one shorter than that is
+# dropped as drop_short, unanswered - a 16-byte PING forged from a
+# victim's address drew 3.25 times its size at it - and a padded one is
+# answered (wire_fuzz -x ping: exit 3 if no answer came in 1 s).
+w0=$(wire_counters swnicfa)
+$B timeout 30 selftests/wire/out/wire_fuzz -s "$SEED" -x ping $ADDR_A \
+	>/tmp/wfz.ping 2>&1
+ping_rc=$?
+w1=$(wire_counters swnicfa)
+$B timeout 30 selftests/wire/out/wire_fuzz -s "$SEED" -x ping -l 52 $ADDR_A \
+	>>/tmp/wfz.ping 2>&1
+ping52_rc=$?
+if [ $ping_rc = 3 ] && [ $ping52_rc = 0 ] &&
+   [ $(($(echo "$w1" | jq .drop_short) - $(echo "$w0" | jq .drop_short))) -ge 1 ]; then
+	ok "a 16-byte PING naming no one is dropped unanswered, a 52-byte one answered"
+else
+	not_ok "a 16-byte PING naming no one is dropped unanswered, a 52-byte one answered" \
+		"exits $ping_rc, $ping52_rc (3: no answer): $(cat /tmp/wfz.ping)" \
+		"drop_short $(echo "$w0" | jq .drop_short) -> $(echo "$w1" | jq .drop_short)"
+fi
 
 # A peer restarts (incarnation A, then B); a packet of A's still on its
 # way, naming the server, comes after B's first. It is dropped as
