@@ -97,6 +97,21 @@ static void swnic_udp_open6(struct swnic_wnet *wn)
 				    swnic_udp_port, ret);
 		return;
 	}
+	/*
+	 * The table of IPv6 names (~100 KiB), the namespace's own: made
+	 * here, not by the first packet from a new IPv6 peer, which charged
+	 * it to whoever ran that round (a busy-polling user's cgroup), and
+	 * was dropped if that cgroup was at its limit. No memory now: the
+	 * first name makes it, as before.
+	 */
+	if (!wn->names6) {
+		struct swnic_names6 *t = kvzalloc(sizeof(*t), GFP_KERNEL);
+
+		if (t) {
+			t->seed = get_random_u32();
+			wn->names6 = t;
+		}
+	}
 	wn->sk_drops[1] = 0;
 	WRITE_ONCE(wn->sock6, sock);
 }
