@@ -496,8 +496,11 @@ static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
 
 	if ((m->flags & (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) ==
 	    (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) {
-		/* Bounded: a peer cannot pin our memory without end. */
-		if (p->nheld >= SWNIC_MAX_MSGS)
+		/*
+		 * Bounded: a peer cannot pin our memory without end - nor
+		 * once per address of ours it sends to (its host's sum).
+		 */
+		if (swnic_peer_host_held(wn, p) >= SWNIC_MAX_MSGS)
 			return -EAGAIN;
 		h = kzalloc(sizeof(*h), GFP_KERNEL);
 		if (h)
@@ -740,10 +743,19 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 	struct swnic_device *sdev = NULL;
 	struct swnic_rxmsg *rm, *tmp;
 	unsigned int nwaiting = 0, i;
-	u32 id = p->exec_next;
+	u32 id = p->exec_next, others, others_unproven;
 	bool retry = false;
 	int sdev_if = 0;
 
+	/*
+	 * The answers of the host's other contexts: none of them changes
+	 * while this one's requests run (a held send's outcome is queued
+	 * by the worker's swnic_held_run()).
+	 */
+	others = swnic_peer_host_answers(wn, p, &others_unproven) -
+		 p->nanswers;
+	if (!p->proven)
+		others_unproven -= p->nanswers;
 	list_for_each_entry(rm, &p->rxmsgs, node) {
 		if (rm->msg_id != id++ ||
 		    (nwaiting && id - p->exec_next > SWNIC_RX_PASS_AHEAD))
@@ -756,9 +768,11 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 		 * A context never heard from gets a window of answers, no
 		 * more; and a request that did not name us runs only while
 		 * its answer fits the unproven share, as the request did.
+		 * Both caps are the host's, all its contexts together.
 		 */
-		if (p->nanswers >= (p->proven ? SWNIC_MAX_ANSWERS :
-				    SWNIC_MAX_ANSWERS_UNPROVEN) ||
+		if (others + p->nanswers >= SWNIC_MAX_ANSWERS ||
+		    (!p->proven && others_unproven + p->nanswers >=
+		     SWNIC_MAX_ANSWERS_UNPROVEN) ||
 		    (rm->unproven &&
 		     wn->rx_unproven + sizeof(struct swnic_txmsg) >
 		     swnic_rx_unproven_share())) {

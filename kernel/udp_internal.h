@@ -102,10 +102,12 @@ extern bool swnic_tx_splice;
 /*
  * A peer's answers waiting to go (HELD, then the outcome: two per request
  * it may have outstanding, at most): past that, its requests wait to run.
+ * A peer is a remote host (address and port) here: all its contexts
+ * together, one per address of ours it sends to (swnic_peer_host_answers()).
  */
 #define SWNIC_MAX_ANSWERS	(2 * SWNIC_MAX_MSGS)
 /*
- * ... and to a context no packet naming us came to: its answers may fill
+ * ... and to contexts no packet naming us came to: their answers may fill
  * the window once, no more (a forged source's go nowhere, never ACKed).
  */
 #define SWNIC_MAX_ANSWERS_UNPROVEN	SWNIC_WIN
@@ -659,6 +661,9 @@ bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
 u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p);
+u32 swnic_peer_host_answers(struct swnic_wnet *wn, const struct swnic_peer *p,
+			    u32 *unproven);
+u32 swnic_peer_host_held(struct swnic_wnet *wn, const struct swnic_peer *p);
 void swnic_peer_retire(struct swnic_peer *p, u32 inc);
 bool swnic_peer_retired(const struct swnic_peer *p, u32 inc);
 void swnic_tick(struct swnic_wnet *wn);

@@ -363,6 +363,49 @@ u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p)
 	return sum;
 }
 
+/*
+ * Our answers waiting to go to @p's host: those of all its contexts (one
+ * per address of ours it talks to), and in @unproven those of its
+ * contexts no packet naming us came to. Its caps (SWNIC_MAX_ANSWERS,
+ * SWNIC_MAX_ANSWERS_UNPROVEN) are the host's however many of our
+ * addresses it sends to: per context, a host that never ACKs made us
+ * keep them once per address of ours.
+ */
+u32 swnic_peer_host_answers(struct swnic_wnet *wn, const struct swnic_peer *p,
+			    u32 *unproven)
+{
+	struct swnic_peer *q;
+	u32 sum = 0, unp = 0;
+
+	hash_for_each_possible(wn->peer_hash, q, hnode,
+			       swnic_peer_hash(wn, p->ip, p->port))
+		if (q->ip == p->ip && q->port == p->port) {
+			sum += q->nanswers;
+			if (!q->proven)
+				unp += q->nanswers;
+		}
+	if (unproven)
+		*unproven = unp;
+	return sum;
+}
+
+/*
+ * The sends of @p's host we hold for a receive (struct swnic_held), all
+ * its contexts': at most SWNIC_MAX_MSGS, however many of our addresses it
+ * sends to.
+ */
+u32 swnic_peer_host_held(struct swnic_wnet *wn, const struct swnic_peer *p)
+{
+	struct swnic_peer *q;
+	u32 sum = 0;
+
+	hash_for_each_possible(wn->peer_hash, q, hnode,
+			       swnic_peer_hash(wn, p->ip, p->port))
+		if (q->ip == p->ip && q->port == p->port)
+			sum += q->nheld;
+	return sum;
+}
+
 /* The dialled context of @ip/@port (swnic_peer_get_posted()), or NULL. */
 static struct swnic_peer *swnic_peer_find_dialled(struct swnic_wnet *wn,
 						  __be32 ip, __be16 port)

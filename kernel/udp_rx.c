@@ -226,7 +226,7 @@ static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
 
 	if (wn->rx_mem + sizeof(*rm) + sizeof(*tm) > budget ||
 	    swnic_peer_host_rx_mem(wn, p) + sizeof(*rm) > peer_share ||
-	    p->nanswers >= SWNIC_MAX_ANSWERS) {
+	    swnic_peer_host_answers(wn, p, NULL) >= SWNIC_MAX_ANSWERS) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
 	}

@@ -20,6 +20,14 @@
 # no packet was dropped as stale (an incarnation thrash drops them); and
 # at the end every object is released.
 #
+# Over IPv4 also, a host talking to both of A's addresses:
+# - A forger that never ACKs (wire_fuzz -x noack), from one address and
+#   port, to both of A's addresses: the answers A keeps for it are at
+#   most 8192 in all, not 8192 per address of A's.
+# - The same with delivery-complete sends to endpoints that post no
+#   receive (wire_fuzz -x held): A holds at most 4096 of that host's
+#   sends in all, not 4096 per address of A's.
+#
 # swnic-timeout: 600
 
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +36,10 @@ require_cmd fi_pingpong ip ss swnic jq
 TMP=$(mktemp -d /tmp/swnic-multihome.XXXXXX)
 cleanup()
 {
+	# shellcheck disable=SC2086 # the PIDs
+	[ -n "$eps" ] && kill $eps 2>/dev/null
+	[ -n "$old_timeout" ] && echo "$old_timeout" > $PARAMS/peer_timeout_ms
+	[ -n "$old_any_sport" ] && echo "$old_any_sport" > $PARAMS/udp_any_sport
 	wire_pair_del
 	rm -rf "$TMP"
 }
@@ -140,6 +152,89 @@ multihome()
 	fi
 }
 
+# host_sum NS PEER:PORT FIELD: FIELD summed over NS's contexts for PEER:PORT.
+host_sum()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq --arg p "$2" --arg f "$3" \
+			'[.[] | select(.peer == $p) | .[$f] // 0] | add // 0'
+}
+
+# settled NS PEER:PORT FIELD: host_sum once it stopped changing (20 s at most).
+settled()
+{
+	local v last=-1
+	for _ in $(seq 40); do
+		v=$(host_sum "$@")
+		[ "$v" = "$last" ] && break
+		last=$v
+		sleep 0.5
+	done
+	echo "$v"
+}
+
+PARAMS=/sys/module/swnic/parameters
+old_timeout=$(cat $PARAMS/peer_timeout_ms)
+old_any_sport=$(cat $PARAMS/udp_any_sport)
+eps=
+
+# caps: one host (B, one port) that never ACKs, at both of A's addresses.
+caps()
+{
+	local n ports='' i p x
+	# Nothing times out while the second run follows the first.
+	echo 60000 > $PARAMS/peer_timeout_ms
+	echo 1 > $PARAMS/udp_any_sport
+	for x in "$ADDR_A" "$ADDR_A2"; do
+		$B timeout 120 selftests/wire/out/wire_fuzz -s 1 -n 12000 -d 3000 \
+			-x noack -o 40001 "$x" >>"$TMP/noack" 2>&1 ||
+			diag "wire_fuzz -x noack to $x: $(tail -2 "$TMP/noack")"
+	done
+	n=$(settled swnicxa "$ADDR_B:40001" answers)
+	diag "answers for $ADDR_B:40001, by context: $(ip netns exec swnicxa swnic -j peer show |
+		jq -c "[.[] | select(.peer == \"$ADDR_B:40001\") | {local, answers}]")"
+	if [ "$n" -gt 256 ] && [ "$n" -le 8192 ]; then
+		ok "IPv4: a host that never ACKs, at both A's addresses: at most 8192 answers kept in all ($n)"
+	else
+		not_ok "IPv4: a host that never ACKs, at both A's addresses: at most 8192 answers kept in all ($n)" \
+			"$(cat "$TMP/noack")"
+	fi
+	# Six endpoints of root's that post no receive: 1000 sends each
+	# (under their 1024 unexpected), 3000 to each of A's addresses.
+	for i in 1 2 3 4 5 6; do
+		$A timeout 120 selftests/wire/out/wire_spray -n 0 -s 100 127.0.0.1 \
+			>"$TMP/ep$i" 2>&1 &
+		eps="$eps $!"
+	done
+	for i in 1 2 3 4 5 6; do
+		wait_for_line posted "$TMP/ep$i"
+		p=$(sed -n 's/^wire_spray: port \([0-9]*\)$/\1/p' "$TMP/ep$i")
+		ports="$ports${ports:+,}$p"
+	done
+	diag "endpoints at ports $ports"
+	for x in "$ADDR_A" "$ADDR_A2"; do
+		$B timeout 120 selftests/wire/out/wire_fuzz -s 2 -n 3000 -d 3000 \
+			-x held -e "$ports" -o 40002 "$x" >>"$TMP/held" 2>&1 ||
+			diag "wire_fuzz -x held to $x: $(tail -2 "$TMP/held")"
+	done
+	n=$(settled swnicxa "$ADDR_B:40002" held)
+	diag "held for $ADDR_B:40002, by context: $(ip netns exec swnicxa swnic -j peer show |
+		jq -c "[.[] | select(.peer == \"$ADDR_B:40002\") | {local, held, answers}]")"
+	if [ "$n" -ge 3000 ] && [ "$n" -le 4096 ]; then
+		ok "IPv4: a host's delivery-complete sends at both A's addresses: at most 4096 held in all ($n)"
+	else
+		not_ok "IPv4: a host's delivery-complete sends at both A's addresses: at most 4096 held in all ($n)" \
+			"$(cat "$TMP/held")"
+	fi
+	# shellcheck disable=SC2086 # the PIDs
+	kill $eps 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $eps 2>/dev/null
+	eps=
+	echo "$old_any_sport" > $PARAMS/udp_any_sport
+	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+}
+
 wire_pair x 10.84.0
 ADDR_A2=10.84.0.11
 if $A ip addr add "$ADDR_A2/24" dev swxa &&
@@ -148,6 +243,7 @@ if $A ip addr add "$ADDR_A2/24" dev swxa &&
    [ "$($A ip -j route get "$ADDR_B" | jq -r '.[0].prefsrc')" = "$ADDR_A2" ]; then
 	ok "IPv4: A's route to B picks its second address ($ADDR_A2)"
 	multihome IPv4 "$ADDR_A" "$ADDR_A2" "$ADDR_B"
+	caps
 else
 	not_ok "IPv4: A's route to B picks its second address ($ADDR_A2)" \
 		"$($A ip route get "$ADDR_B")"

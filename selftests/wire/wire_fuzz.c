@@ -6,7 +6,7 @@
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
  *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] [-o SPORT]
- *             [-I INC] [-l LEN] [-f SRC] [-g FILE] IP
+ *             [-I INC] [-l LEN] [-f SRC] [-g FILE] [-e PORTS] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -55,6 +55,13 @@
  * target that answers nothing (a socket's port it refuses), or for one
  * that must take us for a new host: with -o 4793 (the wire's port, in a
  * namespace whose wire is not open) it forges that host's kernel.
+ *
+ * -x held -e PORTS (no -i) does what -x noack does, but each request is
+ * a send with DELIVERY and HOLD, uid 0 and the default service's auth
+ * key (1), to the endpoints of the comma-separated PORTS in turn (root's,
+ * which post no receive): each is buffered as unexpected and held
+ * (answered HELD), up to the target's cap of held sends (4096 a remote
+ * host). Then it prints how many answers were HELD and how many not.
  *
  * -x claim (no -i) sends, from one ordinary socket, the first fragment
  * of a message that claims COUNT MiB, as a new peer's first packet (it
@@ -215,6 +222,8 @@ static struct {
 	size_t ping_len;	/* -l: -x ping's length */
 	const char *ping_src;	/* -f: -x ping forged from this address */
 	const char *ping_go;	/* -g: -x ping waits for this file */
+	uint16_t eports[64];	/* -e: -x held's endpoints */
+	unsigned int neports;
 } g;
 
 static uint32_t nz32(void)
@@ -756,7 +765,42 @@ static int learn_inc(struct src *s)
 	return 1;
 }
 
-/* -x noack, or -x plain (@learn 0): see the top. */
+/*
+ * -x held: what the target answered in the 2 s after the last send (a
+ * diagnostic: answers sent again are counted again): how many HELD, how
+ * many not, and the last one's status.
+ */
+static void held_answers(struct src *s)
+{
+	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+	unsigned long held = 0, other = 0;
+	uint8_t buf[2048];
+	uint32_t status = 0;
+	struct w_resp r;
+	time_t end = time(NULL) + 2;
+	struct w_hdr h;
+	ssize_t n;
+
+	while (time(NULL) < end && poll(&pf, 1, 500) == 1) {
+		n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < (ssize_t)(sizeof(h) + sizeof(r)))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (h.type != P_RESP)
+			continue;
+		memcpy(&r, buf + sizeof(h), sizeof(r));
+		if (ntohl(r.flags) & 1) {
+			held++;
+		} else {
+			other++;
+			status = ntohl(r.status);
+		}
+	}
+	printf("wire_fuzz: %lu answers HELD, %lu others (last status %u)\n",
+	       held, other, status);
+}
+
+/* -x noack or held, or -x plain (@learn 0): see the top. */
 static int noack(unsigned long count, unsigned long delay,
 		 const struct sockaddr *dst, socklen_t dst_len, int learn)
 {
@@ -790,6 +834,14 @@ static int noack(unsigned long count, unsigned long delay,
 		struct w_msg *m = (void *)(h + 1);
 
 		m->msg_id = htonl((uint32_t)i);
+		if (g.neports) {	/* -x held */
+			m->flags = 0x2 | 0x4;	/* DELIVERY | HOLD */
+			m->uid = 0;
+			/* the default service's key, root's domains' */
+			m->auth_key = htonl(1);
+			m->ep_type = 1;		/* RDM */
+			m->dst_port = htons(g.eports[i % g.neports]);
+		}
 		h->csum = 0;
 		h->csum = inet_csum(buf, len);
 		if (send(s.fd, buf, len, 0) >= 0)
@@ -801,6 +853,8 @@ static int noack(unsigned long count, unsigned long delay,
 			usleep(delay);
 	}
 	printf("wire_fuzz: sent %lu\n", g.sent);
+	if (g.neports)
+		held_answers(&s);
 	close(s.fd);
 	return g.sent == count ? 0 : 1;
 }
@@ -1249,7 +1303,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
 		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] "
-		"[-o SPORT] [-I INC] [-l LEN] [-f SRC] [-g FILE] IP\n");
+		"[-o SPORT] [-I INC] [-l LEN] [-f SRC] [-g FILE] [-e PORTS] IP\n");
 	exit(2);
 }
 
@@ -1265,7 +1319,7 @@ int main(int argc, char **argv)
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:I:l:f:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:I:l:f:g:e:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1312,6 +1366,12 @@ int main(int argc, char **argv)
 		case 'g':
 			g.ping_go = optarg;
 			break;
+		case 'e':
+			for (char *e = strtok(optarg, ","); e &&
+			     g.neports < sizeof(g.eports) / sizeof(g.eports[0]);
+			     e = strtok(NULL, ","))
+				g.eports[g.neports++] = (uint16_t)atoi(e);
+			break;
 		default:
 			usage();
 		}
@@ -1342,6 +1402,12 @@ int main(int argc, char **argv)
 		if (!g.ping_len)
 			g.ping_len = sizeof(struct w_hdr);
 		return ping(dst, dst_len);
+	}
+	if (g.bad_kind && !strcmp(g.bad_kind, "held")) {
+		if (!g.neports)
+			usage();
+		rng = seed ? seed : 1;
+		return noack(count, delay, dst, dst_len, 1);
 	}
 	if (g.bad_kind && !strcmp(g.bad_kind, "empty"))
 		return empty_flood(count, dst, dst_len);

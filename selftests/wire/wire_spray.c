@@ -6,7 +6,9 @@
  * each a new peer of the namespace's wire; it stops at the first send the
  * provider cannot take (-FI_EAGAIN), then keeps its endpoint open for
  * SECONDS while those sends wait for answers that never come. It prints
- * "wire_spray: posted N of COUNT" once it stopped posting.
+ * "wire_spray: posted N of COUNT" once it stopped posting, and before it
+ * posts "wire_spray: port P", its endpoint's (a target's -e for
+ * wire_fuzz -x held: -n 0 posts nothing, and it posts no receive).
  *
  *   wire_spray [-n COUNT] [-c EACH] [-s SECONDS] [-l LEN] [-m] [-w FILE]
  *              FIRST_IP
@@ -32,6 +34,7 @@
 #include <sys/mman.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -130,6 +133,15 @@ int main(int argc, char **argv)
 	ret = ret ?: fi_enable(ep);
 	if (ret)
 		die("endpoint", (int)ret);
+	{
+		struct sockaddr_in me;
+		size_t me_len = sizeof(me);
+
+		if (fi_getname(&ep->fid, &me, &me_len))
+			die("fi_getname", -FI_EINVAL);
+		printf("wire_spray: port %u\n", ntohs(me.sin_port));
+		fflush(stdout);
+	}
 	sin.sin_port = htons(1);
 	if (wait_for) {
 		printf("wire_spray: ready\n");
