@@ -469,14 +469,15 @@ struct swnic_peer {
 	int scope;			/* link-local: the netdev's ifindex */
 	int ifindex;			/* where its requests come in */
 	/*
-	 * Our address in this context (IPv4 as v4-mapped; any: not known
-	 * yet): a context is a pair of addresses, (@local, @ip), not a
-	 * remote address alone. A multi-homed host seen at two of its
-	 * addresses, or sending from another than the one we send to, has
-	 * a context per pair, as it has one per pair for us: one context
-	 * for both would see two incarnations of it, taking turns. Every
-	 * packet of the context goes from @local (IP_PKTINFO), so the peer
-	 * sees one pair too. swnic_peer_get_posted() explains @dialled.
+	 * Our address in this context (IPv4 as v4-mapped; any: no route
+	 * when it was made, the route's from its first packet on, see
+	 * swnic_peer_bind()): a context is a pair of addresses, (@local,
+	 * @ip), not a remote address alone. A multi-homed host seen at two
+	 * of its addresses, or sending from another than the one we send
+	 * to, has a context per pair, as it has one per pair for us: one
+	 * context for both would see two incarnations of it, taking turns.
+	 * Every packet of the context goes from @local (IP_PKTINFO), so the
+	 * peer sees one pair too. swnic_peer_get_posted() explains @dialled.
 	 */
 	struct in6_addr local;
 	bool dialled;			/* the one posts to @ip/@port use */
@@ -660,6 +661,7 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
+bool swnic_peer_bind(struct swnic_wnet *wn, struct swnic_peer *p);
 u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p);
 u32 swnic_peer_host_answers(struct swnic_wnet *wn, const struct swnic_peer *p,
 			    u32 *unproven);

@@ -458,6 +458,32 @@ static void swnic_route_source(struct swnic_wnet *wn, __be32 ip,
 	}
 }
 
+/*
+ * @p's address of ours, if its route gave none when it was made (no route
+ * then): the one the route picks now, called before each packet of @p
+ * goes (swnic_udp_sendv()). So no packet of a context ever leaves from an
+ * address it is not bound to: while it has none, nothing of it leaves (as
+ * there is no route), and no packet of its peer is its (swnic_peer_get()).
+ * Return: false if there is still no route, or if a context of that pair
+ * exists already (made since by its peer's packets, or an earlier
+ * dialled one): two contexts of one pair were two incarnations of ours to
+ * the peer, taking turns; this one is not sent from, and fails by its
+ * silence.
+ */
+bool swnic_peer_bind(struct swnic_wnet *wn, struct swnic_peer *p)
+{
+	struct in6_addr local;
+
+	lockdep_assert_held(&wn->lock);
+	if (!ipv6_addr_any(&p->local))
+		return true;
+	swnic_route_source(wn, p->ip, p->port, &local);
+	if (ipv6_addr_any(&local) || swnic_peer_find(wn, p->ip, p->port, &local))
+		return false;
+	p->local = local;
+	return true;
+}
+
 static bool swnic_peer_quiet(const struct swnic_peer *p);
 
 /*
@@ -678,11 +704,13 @@ bool swnic_peer_room(struct swnic_wnet *wn)
 /*
  * The peer context for @ip/@port with our address @local; made if
  * @create (capped, reusing an idle one at the cap; and when @remote, made
- * by a packet, rate-limited too). Else a dialled context of @ip/@port
- * whose route had no source when it was made (its @local any): it takes
- * the address a packet came to once one naming us is taken
- * (swnic_rx_packet()) - not before, or any forged packet to another
- * address of ours would move it there.
+ * by a packet, rate-limited too). A packet's is its pair's alone: a
+ * context dialled with no route (its @local any) sent nothing yet, so no
+ * packet answers it, and it takes its address from the route when it
+ * first sends (swnic_peer_bind()). Before, it took the packets of its
+ * peer's address and port to any address of ours until one named it: a
+ * peer dialling another address of ours meanwhile was answered by it,
+ * from the address its route picked later.
  */
 struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 				  __be16 port, const struct in6_addr *local,
@@ -692,11 +720,6 @@ struct swnic_peer *swnic_peer_get(struct swnic_wnet *wn, __be32 ip,
 
 	if (p)
 		return p;
-	if (!ipv6_addr_any(local)) {
-		p = swnic_peer_find(wn, ip, port, &in6addr_any);
-		if (p)
-			return p;
-	}
 	if (!create)
 		return NULL;
 	/* Rate-limited when made by packets, not by posters; capped. */

@@ -873,12 +873,8 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	 * requests kept its context, our answers' retransmissions and its
 	 * messages' memory alive for as long as it sent them.
 	 */
-	if (dst_inc) {
+	if (dst_inc)
 		swnic_peer_heard(wn, p);
-		/* Its address of ours, if its route gave none (udp_peer.c) */
-		if (ipv6_addr_any(&p->local))
-			p->local = daddr;
-	}
 
 	if (h.type == SWNIC_PKT_PING) {
 		/* A peer waiting for a send we hold: an ACK says we live. */

@@ -232,6 +232,9 @@ static int swnic_udp_sendv(struct swnic_wnet *wn, struct swnic_peer *p,
 	}
 	if (!sock)
 		return -ENOTCONN;
+	/* A context made with no route: from the one the route picks now. */
+	if (ipv6_addr_any(&p->local) && !swnic_peer_bind(wn, p))
+		return -ENETUNREACH;
 	if (gso) {
 		cm->cmsg_level = SOL_UDP;
 		cm->cmsg_type = UDP_SEGMENT;

@@ -21,6 +21,13 @@
 # at the end every object is released.
 #
 # Over IPv4 also, a host talking to both of A's addresses:
+# - A posts to an address of B's it has no route to (a context with no
+#   address of A's, "-"), and B dials A's second address from it: B's
+#   packets make the context of their pair at A, not the unbound one's;
+#   once A has a route, each pair's ends name each other, both requests
+#   are answered and nothing is dropped as stale. Before, the unbound
+#   context took B's packets to any of A's addresses, and answered them
+#   from the address its route picked later.
 # - A forger that never ACKs (wire_fuzz -x noack), from one address and
 #   port, to both of A's addresses: the answers A keeps for it are at
 #   most 8192 in all, not 8192 per address of A's.
@@ -152,6 +159,18 @@ multihome()
 	fi
 }
 
+# ctx NS PEER [LOCAL]: "LOCAL LOCAL_INC REMOTE_INC MSGS" of each of NS's
+# contexts for PEER (an address, any port), at our address LOCAL if given
+# (LOCAL "-": none yet; the incarnations in decimal, 0: none known).
+ctx()
+{
+	ip netns exec "$1" swnic -j peer show |
+		jq -r --arg p "$2" --arg l "${3:-}" '.[] | select(.peer != "*") |
+			select(.peer | sub(":[0-9]+$"; "") == $p) |
+			select($l == "" or .local == $l) |
+			"\(.local) \(.local_inc) \(.remote_inc) \(.msgs)"' | sort
+}
+
 # host_sum NS PEER:PORT FIELD: FIELD summed over NS's contexts for PEER:PORT.
 host_sum()
 {
@@ -177,6 +196,88 @@ PARAMS=/sys/module/swnic/parameters
 old_timeout=$(cat $PARAMS/peer_timeout_ms)
 old_any_sport=$(cat $PARAMS/udp_any_sport)
 eps=
+
+# unbound: A posts to FAR, an address of B's it has no route to; B dials
+# A's second address from FAR; then A gets a route to FAR, from its
+# first address.
+unbound()
+{
+	local far=10.85.0.2 spa spb a b sa0 sb0 bl bi br bm al ai ar am x bad done=
+	sa0=$(stale swnicxa) sb0=$(stale swnicxb)
+	echo 20000 > $PARAMS/peer_timeout_ms
+	if ! $B ip addr add $far/32 dev swxb ||
+	   ! $B ip route add "$ADDR_A2/32" dev swxb src $far ||
+	   ! $A ip route add unreachable $far/32; then
+		not_ok "IPv4: B at a third address, A with no route to it"
+		return
+	fi
+	$A timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 $far \
+		>"$TMP/spa" 2>&1 &
+	spa=$!
+	wait_for_line posted "$TMP/spa"
+	$B timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$ADDR_A2" \
+		>"$TMP/spb" 2>&1 &
+	spb=$!
+	wait_for_line posted "$TMP/spb"
+	sleep 1
+	a=$(ctx swnicxa $far)
+	b=$(ctx swnicxb "$ADDR_A2" $far)
+	read -r bl bi br bm <<<"$b"
+	diag "A's contexts for $far (local local_inc remote_inc msgs): $(printf "%s\n" "$a" | tr "\n" ";")"
+	diag "B's context for $ADDR_A2 at $far: $b"
+	if [ -n "$bi" ] && [ "$bi" != 0 ] &&
+	   printf '%s\n' "$a" | grep -q "^- [0-9]* 0 1$" &&
+	   printf '%s\n' "$a" | grep -q "^$ADDR_A2 [0-9]* $bi "; then
+		ok "IPv4: B's request to A's second address makes that pair's context, not the unbound one's"
+	else
+		not_ok "IPv4: B's request to A's second address makes that pair's context, not the unbound one's" \
+			"A's contexts for $far: $a" "B's for $ADDR_A2: $b"
+	fi
+	$A ip route replace $far/32 dev swxa src "$ADDR_A"
+	for _ in $(seq 30); do
+		a=$(ctx swnicxa $far)
+		if [ "$(printf '%s\n' "$a" | cut -d' ' -f1 | tr '\n' ' ')" = \
+		     "$ADDR_A $ADDR_A2 " ] &&
+		   [ -z "$(printf '%s\n' "$a" | grep -v ' 0$')" ] &&
+		   [ -z "$(ctx swnicxb "$ADDR_A" $far | grep -v ' 0$')" ] &&
+		   [ -z "$(ctx swnicxb "$ADDR_A2" $far | grep -v ' 0$')" ]; then
+			done=1
+			break
+		fi
+		sleep 1
+	done
+	a=$(ctx swnicxa $far)
+	bad=
+	for x in "$ADDR_A" "$ADDR_A2"; do
+		read -r al ai ar am <<<"$(printf '%s\n' "$a" | grep "^$x ")"
+		b=$(ctx swnicxb "$x" $far)
+		read -r bl bi br bm <<<"$b"
+		if [ "$(printf '%s\n' "$b" | wc -l)" != 1 ] || [ "$al" != "$x" ] ||
+		   [ "$bi" != "$ar" ] || [ "$br" != "$ai" ] ||
+		   [ "$ai" = 0 ] || [ "$bi" = 0 ]; then
+			bad="$bad A at $x: ($al $ai $ar $am), B: ($b);"
+		fi
+	done
+	if [ -n "$done" ] && [ -z "$bad" ]; then
+		ok "IPv4: with a route, A's contexts for $far are at both its addresses, each pair's ends naming each other, both requests answered"
+	else
+		not_ok "IPv4: with a route, A's contexts for $far are at both its addresses, each pair's ends naming each other, both requests answered" \
+			"A's contexts for $far: $(printf "%s\n" "$a" | tr "\n" ";")" "$bad" \
+			"$(ip netns exec swnicxb swnic peer show)"
+	fi
+	if [ "$(stale swnicxa)" = "$sa0" ] && [ "$(stale swnicxb)" = "$sb0" ]; then
+		ok "IPv4: no packet dropped as stale meanwhile"
+	else
+		not_ok "IPv4: no packet dropped as stale meanwhile" \
+			"drop_stale: A $sa0 -> $(stale swnicxa), B $sb0 -> $(stale swnicxb)"
+	fi
+	kill "$spa" "$spb" 2>/dev/null
+	wait "$spa" "$spb" 2>/dev/null
+	$A ip route del $far/32
+	$B ip route del "$ADDR_A2/32"
+	$B ip addr del $far/32 dev swxb
+	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+}
 
 # caps: one host (B, one port) that never ACKs, at both of A's addresses.
 caps()
@@ -243,6 +344,7 @@ if $A ip addr add "$ADDR_A2/24" dev swxa &&
    [ "$($A ip -j route get "$ADDR_B" | jq -r '.[0].prefsrc')" = "$ADDR_A2" ]; then
 	ok "IPv4: A's route to B picks its second address ($ADDR_A2)"
 	multihome IPv4 "$ADDR_A" "$ADDR_A2" "$ADDR_B"
+	unbound
 	caps
 else
 	not_ok "IPv4: A's route to B picks its second address ($ADDR_A2)" \
