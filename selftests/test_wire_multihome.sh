@@ -118,7 +118,7 @@ pairs()
 		read -r bl bi br <<<"$ctx_b"
 		if [ "$(printf '%s\n' "$ctx_b" | wc -l)" != 1 ] ||
 		   [ "$bl" != "$b" ] || [ "$bi" != "$ar" ] ||
-		   [ "$br" != "$ai" ] || [ "$ai" = 0x0 ] || [ "$bi" = 0x0 ]; then
+		   [ "$br" != "$ai" ] || [ "$ai" = 0 ] || [ "$bi" = 0 ]; then
 			bad="$bad A at $x: A ($al $ai $ar), B: ($ctx_b);"
 		fi
 	done
