@@ -843,7 +843,9 @@ void swnic_rx_packet(struct swnic_wnet *wn, struct sk_buff *skb,
 	 */
 	if (!dst_inc && !p->their_inc && p->anon &&
 	    !list_empty(&p->unacked)) {
-		swnic_rx_ack_unlearnt(wn, p, src_inc);
+		/* No larger than the packet: not an amplifier (wire.h). */
+		if (plen >= SWNIC_PING_ANON_LEN)
+			swnic_rx_ack_unlearnt(wn, p, src_inc);
 		swnic_peer_drop(wn, p, SWNIC_DROP_UNPROVEN);
 		return;
 	}

@@ -35,6 +35,13 @@
 # incarnation, A sent the message again under a new incarnation of its
 # own, and B received it twice. Now the message is received once.
 #
+# Last, such packets are answered with an ACK only if they are as long
+# as it: A posts to E (a fourth namespace, no swnic wire: nothing
+# answers), and from E's wire port wire_fuzz sends a 16-byte DATA naming
+# no one (no ACK may come back: 52 bytes for 16 made us an amplifier)
+# and a 52-byte one (an ACK comes back, as to a peer whose first packets
+# crossed ours).
+#
 # swnic-timeout: 420
 
 . "$(dirname "$0")/lib.sh"
@@ -48,12 +55,13 @@ cleanup()
 {
 	echo "$old_timeout" > "$TIMEOUT_PARAM"
 	pkill -9 -f "wire_once -s" 2>/dev/null
-	for h in c d; do
+	pkill -9 -f wire_spray 2>/dev/null
+	for h in c d e; do
 		ip netns exec swnicg$h swnic dev del swnicg$h force >/dev/null 2>&1
 		ip netns del swnicg$h 2>/dev/null
 		swnic dev del swnicg$h force >/dev/null 2>&1
 	done
-	for d in swnicga2 swnicga3; do
+	for d in swnicga2 swnicga3 swnicga4; do
 		ip netns exec swnicga swnic dev del $d force >/dev/null 2>&1
 		swnic dev del $d force >/dev/null 2>&1
 	done
@@ -87,6 +95,8 @@ host()
 }
 host c 2
 host d 3
+host e 4
+ADDR_E=10.85.3.2
 # Long enough that a ping-pong waiting for it times out first.
 echo 30000 > "$TIMEOUT_PARAM"
 
@@ -212,8 +222,34 @@ diag "A's context for B right after the PING: $(jq -c --arg p "$ADDR_B:4793" \
 diag "... and now: $(peer_of swnicga $ADDR_B | jq -c '{local_inc, remote_inc}')"
 $A tc qdisc del dev swga root 2>/dev/null
 
+# Packets naming no one in A's first round trip to E: no ACK for a short one.
+$A timeout 30 selftests/wire/out/wire_spray -n 1 -s 15 $ADDR_E \
+	>/tmp/wspoof.spray 2>&1 &
+spray=$!
+sleep 1
+E="ip netns exec swnicge"
+$E timeout 10 selftests/wire/out/wire_fuzz -s 4 -x ping -T 1 -l 16 -o 4793 \
+	10.85.3.1 >/tmp/wspoof.short 2>&1
+short_rc=$?
+$E timeout 10 selftests/wire/out/wire_fuzz -s 5 -x ping -T 1 -l 52 -o 4793 \
+	10.85.3.1 >/tmp/wspoof.long 2>&1
+long_rc=$?
+kill $spray 2>/dev/null
+wait $spray 2>/dev/null
+if [ $short_rc = 3 ] && [ $long_rc = 0 ]; then
+	ok "in A's first round trip to E, a 16-byte DATA naming no one draws no ACK, a 52-byte one does"
+else
+	not_ok "in A's first round trip to E, a 16-byte DATA naming no one draws no ACK, a 52-byte one does" \
+		"16 bytes: exit $short_rc (3: no answer): $(cat /tmp/wspoof.short)" \
+		"52 bytes: exit $long_rc (0: answered): $(cat /tmp/wspoof.long)" \
+		"wire_spray: $(cat /tmp/wspoof.spray)" \
+		"A's context for E: $(peer_of swnicga $ADDR_E)"
+fi
+
 $C swnic dev del swnicgc force >/dev/null 2>&1
 $D swnic dev del swnicgd force >/dev/null 2>&1
+$A swnic dev del swnicga4 force >/dev/null 2>&1
+ip netns del swnicge
 $A swnic dev del swnicga2 force >/dev/null 2>&1
 $A swnic dev del swnicga3 force >/dev/null 2>&1
 ip netns del swnicgc

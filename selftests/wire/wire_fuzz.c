@@ -6,7 +6,7 @@
  *
  *   wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] [-d USEC]
  *             [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] [-o SPORT]
- *             [-I INC] [-l LEN] [-f SRC] [-g FILE] [-e PORTS] IP
+ *             [-I INC] [-l LEN] [-f SRC] [-g FILE] [-T TYPE] [-e PORTS] IP
  *
  * What it sends, each packet a draw from the seed (all but some with the
  * right end-to-end checksum): random bytes; truncated
@@ -110,9 +110,11 @@
  * header; the rest zeros). With -f SRC-IPV4 it goes from a raw socket, from
  * SRC and the -o port (default 4793), as that host's kernel would send it
  * (a forgery, from the address of a host whose wire is open); else from
- * an ordinary socket (bound to -o SPORT if given), which then waits 1 s
- * for an answer: exit status 0 if one came, 3 if none. With -g FILE it
- * waits (up to 60 s) for FILE to exist before it sends.
+ * an ordinary socket (bound to -o SPORT if given), which then waits 1 to
+ * 2 s for an answer, an ACK: exit status 0 if one came, 3 if none. With
+ * -g FILE it waits (up to 60 s) for FILE to exist before it sends. With -T
+ * TYPE the packet is of that type (1 DATA, 2 READ_REQ, ...) instead, with
+ * the same header and nothing else: too short a request to run.
  *
  * The seed is printed first; the same seed sends the same packets (the
  * learnt state aside). -d paces: USEC of sleep after every 32 packets.
@@ -222,6 +224,7 @@ static struct {
 	size_t ping_len;	/* -l: -x ping's length */
 	const char *ping_src;	/* -f: -x ping forged from this address */
 	const char *ping_go;	/* -g: -x ping waits for this file */
+	uint8_t ping_type;	/* -T: -x ping's packet type (0: PING) */
 	uint16_t eports[64];	/* -e: -x held's endpoints */
 	unsigned int neports;
 } g;
@@ -1237,7 +1240,7 @@ static int ping(const struct sockaddr *dst, socklen_t dst_len)
 	memset(pkt, 0, sizeof(pkt));
 	*h = (struct w_hdr) {
 		.version = W_VERSION,
-		.type = P_PING,
+		.type = g.ping_type ? g.ping_type : P_PING,
 		.src_inc = htonl(g.ping_inc ? g.ping_inc : nz32()),
 	};
 	h->csum = inet_csum(buf, len);
@@ -1284,9 +1287,12 @@ static int ping(const struct sockaddr *dst, socklen_t dst_len)
 		return 1;
 	}
 	pf.fd = fd;
-	while (poll(&pf, 1, 1000) == 1) {
+	/* 1 to 2 s in all: a target that dialled us sends requests meanwhile. */
+	for (time_t end = time(NULL) + 2; time(NULL) < end &&
+	     poll(&pf, 1, 1000) == 1;) {
 		n = recv(fd, ans, sizeof(ans), MSG_DONTWAIT);
-		if (n < (ssize_t)sizeof(*h))
+		/* An ACK: not the requests of a target that dialled us. */
+		if (n < (ssize_t)sizeof(*h) || ans[1] != P_ACK)
 			continue;
 		printf("wire_fuzz: ping of %zu bytes answered (type %u, %zd bytes)\n",
 		       len, ans[1], n);
@@ -1303,7 +1309,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: wire_fuzz [-s SEED] [-n COUNT] [-p PORT] [-k SOCKETS] "
 		"[-d USEC] [-r SPOOF_NET] [-W] [-a] [-x KIND -i IFNAME] "
-		"[-o SPORT] [-I INC] [-l LEN] [-f SRC] [-g FILE] [-e PORTS] IP\n");
+		"[-o SPORT] [-I INC] [-l LEN] [-f SRC] [-g FILE] [-T TYPE] "
+		"[-e PORTS] IP\n");
 	exit(2);
 }
 
@@ -1319,7 +1326,7 @@ int main(int argc, char **argv)
 	struct src *srcs;
 	int port = 4793, opt;
 
-	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:I:l:f:g:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:p:k:d:r:ax:i:Wo:I:l:f:g:T:e:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -1365,6 +1372,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			g.ping_go = optarg;
+			break;
+		case 'T':
+			g.ping_type = (uint8_t)atoi(optarg);
 			break;
 		case 'e':
 			for (char *e = strtok(optarg, ","); e &&
