@@ -226,7 +226,8 @@ $A tc qdisc del dev swga root 2>/dev/null
 $A timeout 30 selftests/wire/out/wire_spray -n 1 -s 15 $ADDR_E \
 	>/tmp/wspoof.spray 2>&1 &
 spray=$!
-sleep 1
+wait_for_line posted /tmp/wspoof.spray
+sleep 0.5
 E="ip netns exec swnicge"
 $E timeout 10 selftests/wire/out/wire_fuzz -s 4 -x ping -T 1 -l 16 -o 4793 \
 	10.85.3.1 >/tmp/wspoof.short 2>&1
