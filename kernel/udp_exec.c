@@ -496,11 +496,14 @@ static int swnic_rx_send(struct swnic_wnet *wn, struct swnic_ep *dst,
 
 	if ((m->flags & (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) ==
 	    (SWNIC_MSGF_DELIVERY | SWNIC_MSGF_HOLD)) {
+		struct swnic_host_use host;
+
 		/*
 		 * Bounded: a peer cannot pin our memory without end - nor
 		 * once per address of ours it sends to (its host's sum).
 		 */
-		if (swnic_peer_host_held(wn, p) >= SWNIC_MAX_MSGS)
+		swnic_peer_host_use(wn, p, &host);
+		if (host.held >= SWNIC_MAX_MSGS)
 			return -EAGAIN;
 		h = kzalloc(sizeof(*h), GFP_KERNEL);
 		if (h)
@@ -744,6 +747,7 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 	struct swnic_rxmsg *rm, *tmp;
 	unsigned int nwaiting = 0, i;
 	u32 id = p->exec_next, others, others_unproven;
+	struct swnic_host_use host;
 	bool retry = false;
 	int sdev_if = 0;
 
@@ -752,10 +756,9 @@ void swnic_rx_run(struct swnic_wnet *wn, struct swnic_peer *p)
 	 * while this one's requests run (a held send's outcome is queued
 	 * by the worker's swnic_held_run()).
 	 */
-	others = swnic_peer_host_answers(wn, p, &others_unproven) -
-		 p->nanswers;
-	if (!p->proven)
-		others_unproven -= p->nanswers;
+	swnic_peer_host_use(wn, p, &host);
+	others = host.answers - p->nanswers;
+	others_unproven = host.unproven - (p->proven ? 0 : p->nanswers);
 	list_for_each_entry(rm, &p->rxmsgs, node) {
 		if (rm->msg_id != id++ ||
 		    (nwaiting && id - p->exec_next > SWNIC_RX_PASS_AHEAD))

@@ -103,7 +103,7 @@ extern bool swnic_tx_splice;
  * A peer's answers waiting to go (HELD, then the outcome: two per request
  * it may have outstanding, at most): past that, its requests wait to run.
  * A peer is a remote host (address and port) here: all its contexts
- * together, one per address of ours it sends to (swnic_peer_host_answers()).
+ * together, one per address of ours it sends to (swnic_peer_host_use()).
  */
 #define SWNIC_MAX_ANSWERS	(2 * SWNIC_MAX_MSGS)
 /*
@@ -662,10 +662,16 @@ bool swnic_peer_post_refused(struct swnic_wnet *wn, __be32 ip, __be16 port,
 			     kuid_t uid);
 void swnic_peer_heard(struct swnic_wnet *wn, struct swnic_peer *p);
 bool swnic_peer_bind(struct swnic_wnet *wn, struct swnic_peer *p);
-u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p);
-u32 swnic_peer_host_answers(struct swnic_wnet *wn, const struct swnic_peer *p,
-			    u32 *unproven);
-u32 swnic_peer_host_held(struct swnic_wnet *wn, const struct swnic_peer *p);
+/* A remote host's contexts together (swnic_peer_host_use()) */
+struct swnic_host_use {
+	u64 rx_mem;		/* their messages' share of the budget */
+	u32 answers;		/* our answers waiting to go */
+	u32 unproven;		/* ... of those, to contexts not proven */
+	u32 held;		/* their sends we hold for a receive */
+};
+
+void swnic_peer_host_use(struct swnic_wnet *wn, const struct swnic_peer *p,
+			 struct swnic_host_use *u);
 void swnic_peer_retire(struct swnic_peer *p, u32 inc);
 bool swnic_peer_retired(const struct swnic_peer *p, u32 inc);
 void swnic_tick(struct swnic_wnet *wn);

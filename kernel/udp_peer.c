@@ -346,64 +346,36 @@ static struct swnic_peer *swnic_peer_find(struct swnic_wnet *wn, __be32 ip,
 	return NULL;
 }
 
-/*
- * What the messages of @p's host hold of the receive budget: those of all
- * its contexts (one per address of ours it talks to), each host's share
- * its own however many of our addresses it sends to.
+/**
+ * swnic_peer_host_use() - what @p's host holds of us, all its contexts'
+ * @wn: the namespace's wire (lock held)
+ * @p: one context of the host (remote address and port)
+ * @u: filled in
+ *
+ * A host has a context per address of ours it talks to; its caps are the
+ * host's however many of those it sends to - per context, a host would
+ * have them once per address of ours: its messages' share of the receive
+ * budget (@u->rx_mem), our answers waiting to go to it (@u->answers,
+ * SWNIC_MAX_ANSWERS; @u->unproven of them to its contexts no packet
+ * naming us came to, SWNIC_MAX_ANSWERS_UNPROVEN) and its sends we hold
+ * for a receive (@u->held, struct swnic_held: SWNIC_MAX_MSGS).
  */
-u64 swnic_peer_host_rx_mem(struct swnic_wnet *wn, const struct swnic_peer *p)
+void swnic_peer_host_use(struct swnic_wnet *wn, const struct swnic_peer *p,
+			 struct swnic_host_use *u)
 {
 	struct swnic_peer *q;
-	u64 sum = 0;
 
+	*u = (struct swnic_host_use){};
 	hash_for_each_possible(wn->peer_hash, q, hnode,
-			       swnic_peer_hash(wn, p->ip, p->port))
-		if (q->ip == p->ip && q->port == p->port)
-			sum += q->rx_mem;
-	return sum;
-}
-
-/*
- * Our answers waiting to go to @p's host: those of all its contexts (one
- * per address of ours it talks to), and in @unproven those of its
- * contexts no packet naming us came to. Its caps (SWNIC_MAX_ANSWERS,
- * SWNIC_MAX_ANSWERS_UNPROVEN) are the host's however many of our
- * addresses it sends to: per context, a host that never ACKs made us
- * keep them once per address of ours.
- */
-u32 swnic_peer_host_answers(struct swnic_wnet *wn, const struct swnic_peer *p,
-			    u32 *unproven)
-{
-	struct swnic_peer *q;
-	u32 sum = 0, unp = 0;
-
-	hash_for_each_possible(wn->peer_hash, q, hnode,
-			       swnic_peer_hash(wn, p->ip, p->port))
-		if (q->ip == p->ip && q->port == p->port) {
-			sum += q->nanswers;
-			if (!q->proven)
-				unp += q->nanswers;
-		}
-	if (unproven)
-		*unproven = unp;
-	return sum;
-}
-
-/*
- * The sends of @p's host we hold for a receive (struct swnic_held), all
- * its contexts': at most SWNIC_MAX_MSGS, however many of our addresses it
- * sends to.
- */
-u32 swnic_peer_host_held(struct swnic_wnet *wn, const struct swnic_peer *p)
-{
-	struct swnic_peer *q;
-	u32 sum = 0;
-
-	hash_for_each_possible(wn->peer_hash, q, hnode,
-			       swnic_peer_hash(wn, p->ip, p->port))
-		if (q->ip == p->ip && q->port == p->port)
-			sum += q->nheld;
-	return sum;
+			       swnic_peer_hash(wn, p->ip, p->port)) {
+		if (q->ip != p->ip || q->port != p->port)
+			continue;
+		u->rx_mem += q->rx_mem;
+		u->answers += q->nanswers;
+		if (!q->proven)
+			u->unproven += q->nanswers;
+		u->held += q->nheld;
+	}
 }
 
 /* The dialled context of @ip/@port (swnic_peer_get_posted()), or NULL. */

@@ -221,12 +221,14 @@ static int swnic_rx_refuse(struct swnic_wnet *wn, struct swnic_peer *p,
 			   u64 budget, u64 peer_share)
 {
 	u32 id = be32_to_cpu(m->msg_id);
+	struct swnic_host_use host;
 	struct swnic_rxmsg *rm;
 	struct swnic_txmsg *tm;
 
+	swnic_peer_host_use(wn, p, &host);
 	if (wn->rx_mem + sizeof(*rm) + sizeof(*tm) > budget ||
-	    swnic_peer_host_rx_mem(wn, p) + sizeof(*rm) > peer_share ||
-	    swnic_peer_host_answers(wn, p, NULL) >= SWNIC_MAX_ANSWERS) {
+	    host.rx_mem + sizeof(*rm) > peer_share ||
+	    host.answers >= SWNIC_MAX_ANSWERS) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
 	}
@@ -265,7 +267,8 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 {
 	u32 id = be32_to_cpu(m->msg_id), frag = be32_to_cpu(m->frag), rem;
 	u64 len = be64_to_cpu(m->len), at = be64_to_cpu(m->offset), idx;
-	u64 table, need, budget, share, peer_share, host_mem;
+	u64 table, need, budget, share, peer_share;
+	struct swnic_host_use host;
 	struct swnic_rxmsg *rm, *pos;
 	unsigned int keep_kb;
 	bool keep, fresh = false;
@@ -356,13 +359,13 @@ static int swnic_rx_fragment(struct swnic_wnet *wn, struct swnic_peer *p,
 		return swnic_rx_refuse(wn, p, m, skb, budget, peer_share);
 	if (wn->rx_mem + wn->spare_mem + need > budget)
 		swnic_kept_free(wn, false);
-	host_mem = swnic_peer_host_rx_mem(wn, p);
+	swnic_peer_host_use(wn, p, &host);
 	if (wn->rx_mem + len + sizeof(*rm) > budget ||
-	    host_mem + len + sizeof(*rm) > peer_share) {
+	    host.rx_mem + len + sizeof(*rm) > peer_share) {
 		swnic_peer_drop(wn, p, SWNIC_DROP_NO_MEM);
 		return -1;
 	}
-	if (wn->rx_mem + need > budget || host_mem + need > peer_share ||
+	if (wn->rx_mem + need > budget || host.rx_mem + need > peer_share ||
 	    (!proven && wn->rx_unproven + need > share))
 		keep = false;
 	rm = kzalloc(sizeof(*rm), GFP_KERNEL);
