@@ -569,7 +569,7 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 		t.auth_key = dkey;
 	}
 
-	buf = kmalloc(3 * len, GFP_KERNEL_ACCOUNT);
+	buf = kmalloc(3 * len, SWNIC_POST_GFP);
 	if (!buf)
 		return -ENOMEM;
 	/* The initiator's buffers: never waiting for its pager (copy.c). */

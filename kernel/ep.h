@@ -53,6 +53,19 @@ struct swnic_pblock {
 	((SWNIC_PORT_EPHEMERAL_MAX - SWNIC_PORT_EPHEMERAL_MIN + 1) / 4)
 
 /* Bounds of the kernel memory an endpoint may hold for unexpected sends. */
+/*
+ * What a post allocates in the poster's call (a wire request and its page
+ * vector or operands, a triggered op, an in-host RMA's or atomic's bounce
+ * buffer), charged to its memory cgroup: at the cgroup's limit, after a
+ * few reclaim passes, the post fails (-ENOMEM: an error completion, or
+ * the doorbell's) rather than invoke the cgroup's OOM killer. The wire's
+ * packets, charged without waiting, took the last of a full cgroup's
+ * room; the poster's next post then killed it, and the freed room let
+ * its queued send fill the window to the peer for every user of it.
+ */
+#define SWNIC_POST_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+			 __GFP_NOWARN)
+
 #define SWNIC_UNEXP_MAX_BYTES	(4U << 20)
 #define SWNIC_UNEXP_MAX_MSGS	1024
 

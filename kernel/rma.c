@@ -98,7 +98,7 @@ static int swnic_rma_move_odp(struct swnic_mr_ref *ref, u64 len,
 	/* Inline bytes are in the kernel already. */
 	if (ctx->kbuf)
 		return swnic_mr_ref_copy_to(ref, 0, ctx->kbuf, len);
-	buf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	buf = kvmalloc(size, SWNIC_POST_GFP);
 	if (!buf)
 		return -ENOMEM;
 	for (pos = 0; pos < len && !ret; pos += n) {

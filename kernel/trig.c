@@ -283,7 +283,7 @@ static struct swnic_trig *swnic_trig_alloc(struct swnic_domain *dom,
 {
 	struct swnic_trig *t;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	t = kzalloc(sizeof(*t), SWNIC_POST_GFP);
 	if (!t) {
 		*err = -ENOMEM;
 		return NULL;

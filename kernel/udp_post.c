@@ -56,7 +56,7 @@ static int swnic_txmsg_pin(struct swnic_txmsg *tm, u64 addr, u64 len,
 	unsigned long n = DIV_ROUND_UP((addr & ~PAGE_MASK) + len, PAGE_SIZE);
 	int ret;
 
-	tm->pages = kvmalloc_array(n, sizeof(*tm->pages), GFP_KERNEL_ACCOUNT);
+	tm->pages = kvmalloc_array(n, sizeof(*tm->pages), SWNIC_POST_GFP);
 	if (!tm->pages)
 		return -ENOMEM;
 	tm->off = addr & ~PAGE_MASK;
@@ -86,7 +86,7 @@ static int swnic_udp_atomic_prep(struct swnic_txmsg *tm,
 	if (sqe->atomic_op != SWNIC_AOP_ATOMIC_READ)
 		plen = compare ? 2 * len : len;
 	if (plen) {
-		tm->abuf = kmalloc(plen, GFP_KERNEL_ACCOUNT);
+		tm->abuf = kmalloc(plen, SWNIC_POST_GFP);
 		if (!tm->abuf)
 			return -ENOMEM;
 		void __user *op = u64_to_user_ptr(sqe->addr);
@@ -153,7 +153,7 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 		if (full)
 			return -EAGAIN;
 	}
-	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
+	tm = kzalloc(sizeof(*tm), SWNIC_POST_GFP);
 	if (!tm)
 		return -ENOMEM;
 	tm->kind = SWNIC_TX_REQ;

@@ -267,19 +267,24 @@ pingpong_ok()
 }
 
 # One user at its cgroup's limit does not stop the others' traffic to
-# the same peer. Its two 4 MiB sends to B, posted with its cgroup full
+# the same peer. Its eight 4 MiB sends to B, posted with its cgroup full
 # (memory.max at memory.current: the per-CPU charge batch left, well
 # under a window at MTU 9000), have packets that never arrive (a tc
 # filter drops DATA packets of 4 MiB messages on A's way out, but a
 # message's first send, which tells B of it), so what the first holds
 # stays charged, its next packet waits for room that never comes, and
-# the second cannot make its first packet. Then fi_pingpong (server in
-# A, in no such cgroup) sends to B through the same peer context.
+# the next ones cannot make their first packet. Then fi_pingpong (server
+# in A, in no such cgroup) sends to B through the same peer context.
 # Before, the context's queue stopped at the first message with no
 # memory: the ping-pong waited behind it until the peer timeout (60 s
 # here). And a message that cannot make its first packet takes no
 # message id: with one, B - which runs a peer's requests in id order,
 # knowing nothing of that one - ran nothing after it.
+# The posts that find no room for what they allocate fail (ENOMEM, an
+# error completion), and the poster lives on. Before, the first of them
+# invoked the cgroup's OOM killer from the poster's doorbell; the room
+# its death freed let its first send fill the window to B (256 packets,
+# all dropped), and the ping-pong waited behind them.
 $A timeout 60 selftests/wire/out/wire_spray -n 1 -s 0 $ADDR_B \
 	>/tmp/wfz.spray7 2>&1		# B answers: its window is the full one
 mkdir $CG/swnicwfz
@@ -287,7 +292,7 @@ rm -f /tmp/wfz.go
 echo 60000 > $PARAMS/peer_timeout_ms
 $A ip link set swfa mtu 9000 && $B ip link set swfb mtu 9000
 $A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz/cgroup.procs &&
-	exec timeout 60 selftests/wire/out/wire_spray -n 1 -c 2 -l 4194304 -s 20 -w /tmp/wfz.go $ADDR_B" \
+	exec timeout 60 selftests/wire/out/wire_spray -n 1 -c 8 -l 4194304 -s 20 -w /tmp/wfz.go $ADDR_B" \
 	>/tmp/wfz.spray8 2>&1 &
 spray=$!
 if wait_for_line ready /tmp/wfz.spray8 &&
@@ -301,8 +306,11 @@ if wait_for_line ready /tmp/wfz.spray8 &&
 	match u32 0x00400000 0xffffffff at 72 action drop; then
 	cat $CG/swnicwfz/memory.current > $CG/swnicwfz/memory.max
 	touch /tmp/wfz.go
-	wait_for_line posted /tmp/wfz.spray8
+	wait_for_line failed /tmp/wfz.spray8
 	sleep 1
+	diag "$(grep -E 'posted|failed' /tmp/wfz.spray8 | tr '\n' ' ')," \
+		"to B $($A swnic -j peer show |
+		jq -c --arg b "$ADDR_B:" '[.[] | select(.peer | startswith($b)) | {inflight}]')"
 	pingpong_ok "a user at its cgroup's limit: another's ping-pong to the same peer goes on" 27399 30
 else
 	not_ok "a user at its cgroup's limit: another's ping-pong to the same peer goes on" \
@@ -313,6 +321,17 @@ diag "the full user's: $(grep -E 'max|high' $CG/swnicwfz/memory.events | tr '\n'
 $A tc qdisc del dev swfa clsact 2>/dev/null
 echo max > $CG/swnicwfz/memory.max
 wait $spray
+spray_rc=$?
+oom=$(awk '$1 == "oom_kill" { print $2 }' $CG/swnicwfz/memory.events)
+if [ $spray_rc = 0 ] && [ "$oom" = 0 ] &&
+   grep -q "posted 8 of 8" /tmp/wfz.spray8 &&
+   grep -q "^wire_spray: [1-8] failed so far (first: Cannot allocate memory)" \
+	/tmp/wfz.spray8; then
+	ok "posts at the cgroup's limit fail with ENOMEM, the poster is not killed"
+else
+	not_ok "posts at the cgroup's limit fail with ENOMEM, the poster is not killed" \
+		"exit $spray_rc, oom_kill ${oom:-?}: $(cat /tmp/wfz.spray8)"
+fi
 $A ip link set swfa mtu 1500 && $B ip link set swfb mtu 1500
 echo 10000 > $PARAMS/peer_timeout_ms
 rmdir $CG/swnicwfz 2>/dev/null

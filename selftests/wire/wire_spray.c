@@ -6,8 +6,9 @@
  * each a new peer of the namespace's wire; it stops at the first send the
  * provider cannot take (-FI_EAGAIN), then keeps its endpoint open for
  * SECONDS while those sends wait for answers that never come. It prints
- * "wire_spray: posted N of COUNT" once it stopped posting, and before it
- * posts "wire_spray: port P", its endpoint's (a target's -e for
+ * "wire_spray: posted N of COUNT" once it stopped posting, then how many
+ * of them completed with an error by then, and the first error; and
+ * before it posts "wire_spray: port P", its endpoint's (a target's -e for
  * wire_fuzz -x held: -n 0 posts nothing, and it posts no receive).
  *
  *   wire_spray [-n COUNT] [-c EACH] [-s SECONDS] [-l LEN] [-m] [-w FILE]
@@ -69,10 +70,32 @@ static long long cgroup_current(void)
 	return v;
 }
 
+/* Read @cq's completions; count the errors in @failed, the first in @err. */
+static void drain(struct fid_cq *cq, unsigned long *failed, int *err)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	ssize_t n;
+
+	for (;;) {
+		n = fi_cq_read(cq, &e, 1);
+		if (n == 1)
+			continue;
+		if (n != -FI_EAVAIL)
+			return;
+		memset(&ee, 0, sizeof(ee));
+		if (fi_cq_readerr(cq, &ee, 0) != 1)
+			return;
+		if (!(*failed)++)
+			*err = ee.err;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long count = 300, seconds = 3, i, posted = 0, each = 1, j;
-	struct fi_cq_tagged_entry e;
+	unsigned long failed = 0;
+	int err = 0;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -158,14 +181,16 @@ int main(int argc, char **argv)
 		for (j = 0; j < each; j++) {
 			ret = fi_send(ep, buf, len, NULL, to, NULL);
 			/* Completions of earlier ones (errors), and room. */
-			while (fi_cq_read(cq, &e, 1) == 1)
-				;
+			drain(cq, &failed, &err);
 			if (ret)
 				break;
 			posted++;
 		}
 	}
+	drain(cq, &failed, &err);
 	printf("wire_spray: posted %lu of %lu\n", posted, count * each);
+	printf("wire_spray: %lu failed so far (first: %s)\n", failed,
+	       failed ? fi_strerror(err) : "none");
 	fflush(stdout);
 	if (measure) {
 		sleep(1);
