@@ -457,6 +457,8 @@ bool swnic_peer_bind(struct swnic_wnet *wn, struct swnic_peer *p)
 }
 
 static bool swnic_peer_quiet(const struct swnic_peer *p);
+static struct swnic_peer *swnic_peer_settle(struct swnic_wnet *wn,
+					    struct swnic_peer *p);
 
 /*
  * The context posts to @ip/@port go through: the dialled one while
@@ -569,6 +571,8 @@ struct swnic_peer *swnic_peer_get_posted(struct swnic_wnet *wn, __be32 ip,
 	struct in6_addr local;
 	struct swnic_peer *p = swnic_peer_for_post(wn, ip, port, &local);
 
+	if (p && ipv6_addr_any(&p->local))
+		p = swnic_peer_settle(wn, p);
 	if (p && (p->unheard || p->their_inc)) {
 		swnic_peer_dial(wn, p);
 		return p;
@@ -639,6 +643,67 @@ static bool swnic_peer_quiet(const struct swnic_peer *p)
 {
 	return list_empty(&p->unacked) && list_empty(&p->waiting) &&
 	       list_empty(&p->txq) && list_empty(&p->rxmsgs);
+}
+
+/*
+ * @p was dialled with no route (its @local any); the route picks an
+ * address of ours now, but its pair's context @q exists already: made
+ * since by a packet of the peer's to that address (a forged one will
+ * do), or dialled before. Nothing of @p's ever left (swnic_udp_sendv()
+ * sends nothing of a context with no address), so its requests go again
+ * from @q, after @q's, numbered as @q's (a reset's retry: from their
+ * first packet); @q is the dialled one from now on, and @p goes. Before,
+ * @p would not bind (two contexts of one pair are two incarnations of
+ * ours, taking turns), sent nothing and failed by its silence.
+ */
+static void swnic_peer_move(struct swnic_wnet *wn, struct swnic_peer *p,
+			    struct swnic_peer *q)
+{
+	struct swnic_txmsg *tm, *tmp;
+
+	swnic_peer_reset_tx(wn, p, ECONNABORTED, SWNIC_RESET_RETRY);
+	if (list_empty(&q->unacked) && list_empty(&q->waiting))
+		q->heard = jiffies;	/* the silence starts now */
+	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
+		list_move_tail(&tm->node, &q->txq);
+		p->nmsgs--;
+		q->nmsgs++;
+	}
+	/* Its maker's count of contexts not heard from goes with them. */
+	if (p->unheard && !q->unheard && !q->their_inc) {
+		p->unheard = false;
+		q->unheard = true;
+		q->maker = p->maker;
+	}
+	swnic_peer_dial(wn, q);
+	swnic_peer_free(wn, p);
+}
+
+/*
+ * @p, dialled with no route, once the route picks an address of ours:
+ * bound to it (as swnic_peer_bind() does at its next packet), or, if
+ * that pair has a context already, its requests moved there
+ * (swnic_peer_move()). Return: the context @p's requests are on now.
+ */
+static struct swnic_peer *swnic_peer_settle(struct swnic_wnet *wn,
+					    struct swnic_peer *p)
+{
+	struct in6_addr local;
+	struct swnic_peer *q;
+
+	lockdep_assert_held(&wn->lock);
+	if (!ipv6_addr_any(&p->local))
+		return p;
+	swnic_route_source(wn, p->ip, p->port, &local);
+	if (ipv6_addr_any(&local))
+		return p;
+	q = swnic_peer_find(wn, p->ip, p->port, &local);
+	if (!q) {
+		p->local = local;
+		return p;
+	}
+	swnic_peer_move(wn, p, q);
+	return q;
 }
 
 /*
@@ -875,6 +940,11 @@ void swnic_tick(struct swnic_wnet *wn)
 			swnic_rx_run(wn, p);
 		if (swnic_peer_quiet(p))
 			continue;
+		/* Dialled with no route: bound, or moved, once there is one. */
+		if (ipv6_addr_any(&p->local) && swnic_peer_settle(wn, p) != p) {
+			next = min(next, ktime_add_us(now, SWNIC_TICK_US));
+			continue;	/* @p is gone; its pair's looked at */
+		}
 		if (p->nmsgs &&
 		    !time_before(jiffies, p->closed_at + timeout / 4)) {
 			swnic_waiting_closed(p, true);
@@ -909,7 +979,14 @@ void swnic_tick(struct swnic_wnet *wn)
 		    time_after(jiffies, p->ping_at + max(timeout / 8, 1UL)))
 			swnic_ping(wn, p);
 		swnic_peer_pump(wn, p);
-		if (list_empty(&p->unacked))
+		/*
+		 * Still no route (swnic_peer_settle()): nothing of @p's
+		 * left, none of it was lost - no retransmission, and no RTO
+		 * backed off for it. Looked at each tick, its packets go as
+		 * soon as a route is there; they waited for a backed-off RTO
+		 * before, on top of the silence the peer timeout counts.
+		 */
+		if (list_empty(&p->unacked) || ipv6_addr_any(&p->local))
 			continue;
 		/*
 		 * The retransmit timeout: no ACK progress for an RTO. The

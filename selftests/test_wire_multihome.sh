@@ -28,6 +28,10 @@
 #   are answered and nothing is dropped as stale. Before, the unbound
 #   context took B's packets to any of A's addresses, and answered them
 #   from the address its route picked later.
+# - The same, but B dials A's first address, the one A's route picks:
+#   A's dialled context moves its request onto that pair's context,
+#   which B's request made, and both are answered. Before, it sent
+#   nothing and failed at the peer timeout.
 # - A forger that never ACKs (wire_fuzz -x noack), from one address and
 #   port, to both of A's addresses: the answers A keeps for it are at
 #   most 8192 in all, not 8192 per address of A's.
@@ -279,6 +283,67 @@ unbound()
 	echo "$old_timeout" > $PARAMS/peer_timeout_ms
 }
 
+# wedged: as unbound, but B dials A's first address from FAR, the one
+# A's route will pick: that pair's context exists before A's dialled one
+# can bind to it. A's request moves onto it once the route is there, and
+# both requests are answered well before the peer timeout (60 s). Before,
+# the dialled context would not bind to a pair that had a context: it
+# sent nothing and failed at the peer timeout, whatever B said - one
+# packet of B's address to A, a forged one too, was enough.
+wedged()
+{
+	local far=10.85.0.3 spa spb a b bi done= i
+	echo 60000 > $PARAMS/peer_timeout_ms
+	if ! $B ip addr add $far/32 dev swxb ||
+	   ! $B ip route add "$ADDR_A/32" dev swxb src $far ||
+	   ! $A ip route add unreachable $far/32; then
+		not_ok "IPv4: A's context dialled with no route moves onto the pair's context B's request made"
+		return
+	fi
+	$A timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 $far \
+		>"$TMP/wpa" 2>&1 &
+	spa=$!
+	wait_for_line posted "$TMP/wpa"
+	$B timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$ADDR_A" \
+		>"$TMP/wpb" 2>&1 &
+	spb=$!
+	wait_for_line posted "$TMP/wpb"
+	for i in $(seq 20); do
+		[ -n "$(ctx swnicxa $far "$ADDR_A")" ] && break
+		sleep 0.5
+	done
+	diag "before the route, A's contexts for $far (local local_inc remote_inc msgs): $(ctx swnicxa $far | tr '\n' ';')"
+	$A ip route replace $far/32 dev swxa src "$ADDR_A"
+	for i in $(seq 30); do
+		a=$(ctx swnicxa $far)
+		b=$(ctx swnicxb "$ADDR_A" $far)
+		read -r _ bi _ _ <<<"$b"
+		# One context of A's for FAR (the dialled one is gone), at
+		# A's first address, naming B, its request answered.
+		if [ -n "$bi" ] && [ "$bi" != 0 ] &&
+		   [ "$(printf '%s\n' "$a" | wc -l)" = 1 ] &&
+		   printf '%s\n' "$a" | grep -qx "$ADDR_A [1-9][0-9]* $bi 0" &&
+		   printf '%s\n' "$b" | grep -q " 0$"; then
+			done=1
+			break
+		fi
+		sleep 1
+	done
+	diag "after ${i} s: A's: $(printf '%s\n' "$a" | tr '\n' ';') B's: $b"
+	if [ -n "$done" ]; then
+		ok "IPv4: A's context dialled with no route moves onto the pair's context B's request made"
+	else
+		not_ok "IPv4: A's context dialled with no route moves onto the pair's context B's request made" \
+			"A's contexts for $far: $a" "B's for $ADDR_A: $b"
+	fi
+	kill "$spa" "$spb" 2>/dev/null
+	wait "$spa" "$spb" 2>/dev/null
+	$A ip route del $far/32
+	$B ip route del "$ADDR_A/32"
+	$B ip addr del $far/32 dev swxb
+	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+}
+
 # caps: one host (B, one port) that never ACKs, at both of A's addresses.
 caps()
 {
@@ -345,6 +410,7 @@ if $A ip addr add "$ADDR_A2/24" dev swxa &&
 	ok "IPv4: A's route to B picks its second address ($ADDR_A2)"
 	multihome IPv4 "$ADDR_A" "$ADDR_A2" "$ADDR_B"
 	unbound
+	wedged
 	caps
 else
 	not_ok "IPv4: A's route to B picks its second address ($ADDR_A2)" \
