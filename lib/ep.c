@@ -441,8 +441,10 @@ static uint32_t swnic_ep_kernel_type(enum fi_ep_type type)
  * An endpoint bound to counters but no CQ (fi_endpoint(3)): its
  * completions go to a CQ of its own that only counts (the kernel counts,
  * the CQ drops them once progress has freed their operations). Made here,
- * bound by swnic_ep_enable_locked() only once the endpoint is enabled: a
- * failed fi_enable leaves the endpoint free to bind a CQ of its own.
+ * bound by swnic_ep_enable_locked() only once the endpoint is enabled and
+ * closed by it if fi_enable fails: a failed fi_enable leaves the endpoint
+ * free to bind a CQ of its own, and holds no CQ (nor its kernel CQ, which
+ * counts against the domain's) until the endpoint closes.
  */
 static int swnic_ep_counters_only(struct swnic_ep *ep)
 {
@@ -456,8 +458,6 @@ static int swnic_ep_counters_only(struct swnic_ep *ep)
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ or counter bound\n");
 		return -FI_ENOCQ;
 	}
-	if (ep->own_cq)
-		return 0;
 	size = ep->info->tx_attr->size + ep->info->rx_attr->size;
 	if (size > ep->domain->dev.attr.max_cq_entries)
 		size = ep->domain->dev.attr.max_cq_entries;
@@ -484,6 +484,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	struct swnic_cq *tx = ep->tx_cq ? ep->tx_cq : ep->rx_cq;
 	struct swnic_cq *rx = ep->rx_cq ? ep->rx_cq : ep->tx_cq;
 	bool counters_only = !tx;
+	bool took_sep_av = false;
 	int ret;
 
 	if (ep->enabled)
@@ -500,8 +501,13 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 			   "fi_enable: FI_SHARED_CONTEXT without a bound fi_srx_context\n");
 		return -FI_EINVAL;
 	}
-	/* A context of a scalable endpoint: a port of the SEP's block. */
+	/*
+	 * A context of a scalable endpoint: a port of the SEP's block. The
+	 * block stays the SEP's; the AV the context takes is given back if
+	 * fi_enable fails (err_sep).
+	 */
 	if (ep->sep) {
+		took_sep_av = !ep->av;
 		ret = swnic_sep_ctx_enable(ep, &c.group, &c.port);
 		if (ret)
 			return ret;
@@ -509,18 +515,24 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	if (counters_only) {
 		ret = swnic_ep_counters_only(ep);
 		if (ret)
-			return ret;
+			goto err_sep;
 		tx = rx = ep->own_cq;
 	}
 	/* A connected endpoint sends to its peer: it needs no AV. */
 	if (!ep->av && ep->type != FI_EP_MSG) {
 		SWNIC_WARN(FI_LOG_EP_CTRL, "fi_enable: no AV bound\n");
-		return -FI_ENOAV;
+		ret = -FI_ENOAV;
+		goto err_own_cq;
 	}
+	/*
+	 * The SRX keeps what it took (the receive CQ, forgotten when that
+	 * closes; the first member's AV, the endpoint's own): the SRX's,
+	 * which a later fi_enable of the endpoint takes again as it is.
+	 */
 	if (ep->srx) {
 		ret = swnic_srx_ep_enable(ep, rx, &c.srx_fd);
 		if (ret)
-			return ret;
+			goto err_own_cq;
 		c.flags |= SWNIC_EP_F_SRX_JOIN;
 	}
 	if (ep->rm_enabled)
@@ -537,7 +549,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	if (!ret)
 		ret = swnic_cq_kernel_id(rx, &c.rx_cq);
 	if (ret)
-		return ret;
+		goto err_own_cq;
 	/* The kernel counts every kind where it completes. */
 	for (int i = 0; i < SWNIC_CNTR_MAX; i++)
 		if (ep->cntr[i])
@@ -546,7 +558,7 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 		ret = -errno;
 		SWNIC_WARN(FI_LOG_EP_CTRL, "kernel endpoint: %s\n",
 			   strerror(errno));
-		return ret;
+		goto err_own_cq;
 	}
 	ep->fd = c.fd;
 	ret = swnic_uring_map(&ep->sq, c.fd, &c.sq);
@@ -561,7 +573,8 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 		swnic_uring_unmap(&ep->rq);
 		close(c.fd);
 		ep->fd = -1;
-		return ret;
+		ep->nkeys = 0;
+		goto err_own_cq;
 	}
 	ep->addr.sin_family = AF_INET;
 	ep->addr.sin_port = htons(c.port);
@@ -576,6 +589,25 @@ static int swnic_ep_enable_locked(struct swnic_ep *ep)
 	ep->rq_cq = rx;
 	ep->enabled = true;
 	return 0;
+
+	/*
+	 * Failed: the endpoint is left as it was, so that fi_enable may be
+	 * tried again once the cause is fixed (another port, a bound AV, a
+	 * CQ bound instead of the counters-only one) and fi_close has
+	 * nothing more to free than before. The counters-only CQ, not bound
+	 * yet, goes - with its kernel CQ, if it got one.
+	 */
+err_own_cq:
+	if (counters_only) {
+		swnic_cq_close_discard(ep->own_cq);
+		ep->own_cq = NULL;
+	}
+err_sep:
+	if (took_sep_av && ep->av) {
+		swnic_av_bind_ep(ep->av, -1);
+		ep->av = NULL;
+	}
+	return ret;
 }
 
 /*

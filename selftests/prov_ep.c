@@ -11,6 +11,7 @@
  * so every transfer crosses the wire; the same domain in-host.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1673,6 +1674,126 @@ TEST_F(ep, failed_enable_leaves_cq_unbound)
 	EXPECT_EQ(0, fi_close(&ep->fid));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&tx->fid));
+}
+
+/* Open file descriptors of this process (a kernel CQ is one). */
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * How many more CQs @domain opens (its cq_cnt less those it has, the
+ * provider's own counters-only CQs included), each closed again.
+ */
+static int cq_room(struct fid_domain *domain)
+{
+	struct fi_cq_attr attr = { .size = 1 };
+	struct fid_cq **cqs = NULL, **more;
+	int n = 0, cap = 0;
+
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			more = realloc(cqs, cap * sizeof(*cqs));
+			if (!more)
+				break;
+			cqs = more;
+		}
+		if (fi_cq_open(domain, &attr, &cqs[n], NULL))
+			break;
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		fi_close(&cqs[i]->fid);
+	free(cqs);
+	return n;
+}
+
+/*
+ * A failed fi_enable of an endpoint bound to counters alone leaves
+ * nothing behind: the CQ of its own the attempt made is closed again -
+ * before the kernel CQ behind it (no AV) and after (the kernel refuses
+ * the endpoint: its port is taken) - so the domain can open as many CQs
+ * as before and no fd is left open. Once the cause is gone the endpoint
+ * enables, with one such CQ, and counts its sends.
+ */
+TEST_F(ep, failed_counters_only_enable_leaves_no_cq)
+{
+	struct fi_cntr_attr attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct sockaddr_in taken, sin;
+	struct fi_cq_tagged_entry e;
+	struct side holder = { 0 };
+	int room, fds;
+	struct fid_cntr *tx;
+	struct fid_ep *ep;
+	struct fid_av *av;
+	char name[64], buf[8] = "cntonly";
+	size_t len = sizeof(name);
+	fi_addr_t peer;
+
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &tx, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &tx->fid, FI_SEND));
+	room = cq_room(self->domain);
+	ASSERT_LT(1, room);
+
+	/* No AV: refused before the CQ has a kernel CQ. */
+	EXPECT_EQ(-FI_ENOAV, fi_enable(ep));
+	EXPECT_EQ(room, cq_room(self->domain));
+
+	/* The port of another endpoint: the kernel refuses the endpoint. */
+	side_open(_metadata, self->domain, self->info, &holder, 0);
+	len = sizeof(taken);
+	ASSERT_EQ(0, fi_getname(&holder.ep->fid, &taken, &len));
+	ASSERT_EQ(0, fi_setname(&ep->fid, &taken, sizeof(taken)));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	room = cq_room(self->domain);
+	fds = fd_count();
+	ASSERT_LT(0, fds);
+	EXPECT_EQ(-FI_EADDRINUSE, fi_enable(ep));
+	EXPECT_EQ(fds, fd_count());
+	EXPECT_EQ(room, cq_room(self->domain));
+	EXPECT_EQ(-FI_EADDRINUSE, fi_enable(ep));
+	EXPECT_EQ(fds, fd_count());
+	EXPECT_EQ(room, cq_room(self->domain));
+
+	/* The port is free again: enabled there, with one CQ of its own. */
+	side_close(&holder);
+	room = cq_room(self->domain);
+	ASSERT_EQ(0, fi_enable(ep));
+	EXPECT_EQ(room - 1, cq_room(self->domain));
+	len = sizeof(sin);
+	ASSERT_EQ(0, fi_getname(&ep->fid, &sin, &len));
+	EXPECT_EQ(taken.sin_port, sin.sin_port);
+
+	len = sizeof(name);
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, name, &len));
+	ASSERT_EQ(1, fi_av_insert(av, name, 1, &peer, 0, NULL));
+	ASSERT_EQ(0, fi_recv(self->b.ep, buf, sizeof(buf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(ep, buf, sizeof(buf), NULL, peer, NULL));
+	ASSERT_EQ(0, fi_cntr_wait(tx, 1, 5000));
+	EXPECT_EQ(1, fi_cntr_read(tx));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(room, cq_room(self->domain));
+	EXPECT_EQ(0, fi_close(&av->fid));
 	EXPECT_EQ(0, fi_close(&tx->fid));
 }
 
