@@ -913,7 +913,23 @@ struct sockaddr_in swnic_cm_port_addr(const struct swnic_cm_port *port)
 
 void swnic_cm_port_drop_pep(struct swnic_cm_port *port)
 {
+	struct swnic_pep *pep = port->pep;
+	struct swnic_list *pos;
+
 	port->pep = NULL;
+	/*
+	 * Its unanswered requests are no listener's any more: a passive
+	 * endpoint allocated where it was must neither answer them
+	 * (fi_reject) nor count them in its backlog. They stay, for an
+	 * endpoint opened with their fi_info to accept.
+	 */
+	swnic_list_for_each(pos, &swnic_cm_reqs) {
+		struct swnic_cm_req *req =
+			swnic_list_entry(pos, struct swnic_cm_req, node);
+
+		if (req->pep == pep)
+			req->pep = NULL;
+	}
 }
 
 void swnic_cm_pep_add(struct swnic_pep *pep)

@@ -49,7 +49,10 @@ int swnic_cm_port_open(struct swnic_fabric *fab, const char *dev,
 void swnic_cm_port_close(struct swnic_cm_port *port);
 /* The kernel's address of @port (fixed once open). */
 struct sockaddr_in swnic_cm_port_addr(const struct swnic_cm_port *port);
-/* @port no longer passes requests to its passive endpoint. */
+/*
+ * @port no longer passes requests to its passive endpoint, which leaves
+ * the requests it holds unanswered to no listener. Holds swnic_cm_lock.
+ */
 void swnic_cm_port_drop_pep(struct swnic_cm_port *port);
 /* A passive endpoint is born / goes away (info->handle may name it). */
 void swnic_cm_pep_add(struct swnic_pep *pep);

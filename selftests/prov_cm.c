@@ -633,6 +633,106 @@ TEST_F(cm, reject_of_another_listeners_request_is_einval)
 	EXPECT_EQ(0, fi_close(&other->fid));
 }
 
+/*
+ * A thread's cache of freed chunks (glibc's tcache): TCACHE_BINS sizes,
+ * from 24 usable bytes by 16, at most TCACHE_FILL chunks each.
+ */
+#define TCACHE_BINS	64
+#define TCACHE_FILL	7
+
+/*
+ * Take TCACHE_FILL chunks of every cached size into @held (the cache
+ * empty then, whatever it held): false if one of them is @avoid.
+ */
+static bool tcache_drain(void *held[TCACHE_BINS][TCACHE_FILL],
+			 const void *avoid)
+{
+	bool ok = true;
+
+	for (int b = 0; b < TCACHE_BINS; b++) {
+		for (int i = 0; i < TCACHE_FILL; i++) {
+			held[b][i] = malloc(24 + 16 * b);
+			ok &= held[b][i] != avoid;
+		}
+	}
+	return ok;
+}
+
+/* Free what tcache_drain() took: the cache full. */
+static void tcache_release(void *held[TCACHE_BINS][TCACHE_FILL])
+{
+	for (int b = 0; b < TCACHE_BINS; b++)
+		for (int i = 0; i < TCACHE_FILL; i++)
+			free(held[b][i]);
+}
+
+/*
+ * A request of a closed listener is no listener's: a passive endpoint
+ * the allocator put where the closed one was (what the request's stale
+ * owner pointed to) cannot fi_reject it either (-FI_EINVAL); the request
+ * stays, for an endpoint opened with its fi_info to accept.
+ *
+ * The new passive endpoint must take the closed one's memory, which the
+ * test arranges: with every tcache bin full while the listener closes,
+ * its chunk goes to a bin of the arena's, and with them empty again the
+ * next allocation of its size takes it from there (glibc's calloc before
+ * 2.41 never looks in the tcache; 2.41's looks there first).
+ */
+TEST_F(cm, reject_of_a_closed_listeners_request_is_einval)
+{
+	enum { TRIES = 8 };
+	static void *held[TCACHE_BINS][TCACHE_FILL];
+	struct fid_pep *old, *peps[TRIES] = { NULL }, *pep = NULL;
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	struct cm_event ev;
+	uint32_t event;
+	bool drained;
+	void *was;
+	int n;
+
+	ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info, &old,
+				   NULL));
+	ASSERT_EQ(0, fi_pep_bind(old, &self->peq->fid, 0));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, old));
+	ASSERT_EQ(0, fi_getname(&old->fid, &addr, &len));
+	ASSERT_EQ(0, fi_connect(self->cli.ep, &addr, NULL, 0));
+	ASSERT_EQ((ssize_t)sizeof(ev.entry),
+		  eq_wait(self->peq, &event, &ev, sizeof(ev)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(&old->fid, ev.entry.fid);
+	self->req = ev.entry.info;
+
+	was = old;
+	tcache_drain(held, NULL);
+	tcache_release(held);
+	ASSERT_EQ(0, fi_close(&old->fid));
+	drained = tcache_drain(held, was);
+	for (n = 0; n < TRIES && !pep; n++) {
+		ASSERT_EQ(0, fi_passive_ep(self->peer.fabric, self->peer.info,
+					   &peps[n], NULL));
+		if ((void *)peps[n] == was)
+			pep = peps[n];
+	}
+	tcache_release(held);
+	if (!pep) {
+		for (int i = 0; i < n; i++)
+			fi_close(&peps[i]->fid);
+		SKIP(return, "no passive endpoint where the closed one was%s",
+		     drained ? "" : " (it was not in the arena's bins)");
+	}
+	ASSERT_EQ(0, fi_pep_bind(pep, &self->peq->fid, 0));
+	ASSERT_EQ(0, prov_peer_run(listen_fn, pep));
+	EXPECT_EQ(-FI_EINVAL, fi_reject(pep, self->req->handle, "no", 3));
+	EXPECT_EQ(-FI_EINVAL, fi_reject(self->pep, self->req->handle, NULL,
+					0));
+	/* Still unanswered: accepted, the connector is connected. */
+	accept_req(_metadata, self, NULL);
+	transfer(_metadata, &self->cli, &self->srv, 'c', 1);
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(0, fi_close(&peps[i]->fid));
+}
+
 TEST_F(cm, nobody_listening_is_econnrefused)
 {
 	struct fi_eq_err_entry err = { 0 };
