@@ -702,6 +702,14 @@ static struct swnic_peer *swnic_peer_settle(struct swnic_wnet *wn,
 		p->local = local;
 		return p;
 	}
+	/*
+	 * All at once, when they fit: a context has SWNIC_MAX_MSGS at
+	 * most, which the peer's caps count on (held sends). Until then
+	 * they wait here, and posts too (@p stays dialled); @q, dialled by
+	 * no one, only drains.
+	 */
+	if (p->nmsgs + q->nmsgs > SWNIC_MAX_MSGS)
+		return p;
 	swnic_peer_move(wn, p, q);
 	return q;
 }
