@@ -183,6 +183,12 @@ struct swnic_ep {
 	 */
 	struct swnic_fault_wait *round;
 	struct swnic_fault_wait engine_fault;
+	/*
+	 * The wire's pump round (struct swnic_wnet's @pump_gen) in which a
+	 * request of its found no room in its memory cgroup: its later ones
+	 * wait for a later round (swnic_peer_pump()). Under the wire's lock.
+	 */
+	u32 wire_full_gen;
 
 	/* Statistics, under the lock of their side. */
 	u64 tx_ops, tx_bytes, tx_errors;

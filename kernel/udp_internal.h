@@ -237,6 +237,7 @@ struct swnic_wnet {
 	struct xarray users6;		/* swnic_name6_user by uid, @lock */
 	/* By uid: contexts its posts made, not heard from yet (value) */
 	struct xarray unheard;
+	u32 pump_gen;			/* swnic_peer_pump()'s rounds, never 0 */
 	int sk_drops[2];		/* the sockets' sk_drops, counted */
 	struct kthread_worker *worker;	/* with @sock, until the namespace goes */
 	struct kthread_work work;

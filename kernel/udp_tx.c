@@ -908,26 +908,25 @@ void swnic_answer_free(struct swnic_wnet *wn, struct swnic_peer *p,
 	swnic_txmsg_free(tm);
 }
 
-/* Cgroups out of room that one swnic_peer_pump() passes, at most */
-#define SWNIC_PUMP_FULL_MAX	8
 /*
- * Messages it goes past without sending any (their cgroup out of room,
- * their kind's share full to a peer that never named us), at most: the
- * walk stops there, so that a queue of thousands - one user may have
- * SWNIC_MAX_MSGS to each of its peers - costs no more each round. What
- * waits behind that many goes at a later round.
+ * Messages it goes past without sending any while their kind's share is
+ * full to a peer that never named us, at most: the walk stops there, so
+ * that a queue of thousands - one user may have SWNIC_MAX_MSGS to each of
+ * its peers - costs no more each round. What waits behind that many goes
+ * at a later round.
  */
 #define SWNIC_PUMP_PASS_MAX	64
 
 void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 {
-	unsigned int nfull = 0, i, passed = 0, answers = p->nanswers;
-	struct mem_cgroup *full[SWNIC_PUMP_FULL_MAX];
+	unsigned int passed = 0, answers = p->nanswers;
 	struct swnic_txmsg *tm, *tmp;
 	bool shut[2] = {};	/* to an unproven peer: [1] requests, [0] not */
+	u32 gen;
 	int ret;
 
 	lockdep_assert_held(&wn->lock);
+	gen = ++wn->pump_gen ?: ++wn->pump_gen;	/* 0: no round */
 	list_for_each_entry_safe(tm, tmp, &p->txq, node) {
 		bool req = tm->kind == SWNIC_TX_REQ;
 
@@ -953,19 +952,19 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		    time_before(jiffies, tm->fault_next))
 			continue;
 		/*
-		 * After a request of a cgroup with no room, none of that
-		 * cgroup's goes this round: a later one (smaller) could
-		 * otherwise take its place, and its number, and overtake
-		 * it - same endpoints, same cgroup.
+		 * After a request of an endpoint's whose cgroup had no room,
+		 * none of that endpoint's goes this round: a later one
+		 * (smaller) could otherwise take its place, and its number,
+		 * and overtake it. Passed at the cost of a compare, and not
+		 * counted: a walk that stopped after 64 of them, or at the
+		 * ninth cgroup out of room (an array of eight), stopped at
+		 * the same place every round for as long as their users
+		 * stayed at their limits - every other user's requests to
+		 * the peer behind them waited, and the peer, answering
+		 * probes, never timed out.
 		 */
-		for (i = 0; i < nfull; i++)
-			if (req && tm->memcg == full[i])
-				break;
-		if (i < nfull) {
-			if (++passed > SWNIC_PUMP_PASS_MAX)
-				break;
+		if (req && tm->ep && tm->ep->wire_full_gen == gen)
 			continue;
-		}
 		ret = 0;
 		while (!ret && !tm->last && swnic_wnd_open(p, req))
 			ret = swnic_txmsg_send(wn, p, tm);
@@ -979,9 +978,8 @@ void swnic_peer_pump(struct swnic_wnet *wn, struct swnic_peer *p)
 		 */
 		if (ret == -SWNIC_EFAULTLATER)
 			continue;
-		if (ret == -ENOMEM && req && tm->memcg &&
-		    nfull < SWNIC_PUMP_FULL_MAX) {
-			full[nfull++] = tm->memcg;
+		if (ret == -ENOMEM && req && tm->memcg && tm->ep) {
+			tm->ep->wire_full_gen = gen;
 			continue;
 		}
 		/*

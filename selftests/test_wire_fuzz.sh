@@ -337,6 +337,61 @@ echo 10000 > $PARAMS/peer_timeout_ms
 rmdir $CG/swnicwfz 2>/dev/null
 rm -f /tmp/wfz.go
 
+# Users at their cgroups' limits, each with a 64 KiB send to B queued
+# that cannot make its first packet (15 KiB of room left after the ready
+# poster's use: enough for what the post allocates, not for a 9 KiB
+# packet's buffer at MTU 9000), do not stop another's ping-pong to B
+# behind them. Sixteen posters, of which at least nine must be held back
+# so (the cgroup that holds this CPU's charge batch has room for its
+# packets, and a post may find too little room). Before, the pump
+# remembered eight cgroups out of room per round and stopped at the
+# ninth, every round for as long as they stayed full: the ping-pong
+# waited, and B, answering probes, never timed out.
+rm -f /tmp/wfz.go16
+spr16=
+for i in $(seq 16); do
+	rmdir $CG/swnicwfz$i 2>/dev/null
+	mkdir $CG/swnicwfz$i
+	$A sh -c "mount -t cgroup2 none $CG && echo \$\$ > $CG/swnicwfz$i/cgroup.procs &&
+		exec timeout 90 selftests/wire/out/wire_spray -n 1 -l 65536 -s 20 -w /tmp/wfz.go16 $ADDR_B" \
+		>/tmp/wfz.s16.$i 2>&1 &
+	spr16="$spr16 $!"
+done
+$A ip link set swfa mtu 9000 && $B ip link set swfb mtu 9000
+for i in $(seq 16); do
+	wait_for_line ready /tmp/wfz.s16.$i
+done
+for i in $(seq 16); do
+	echo $(( $(cat $CG/swnicwfz$i/memory.current) + 15360 )) \
+		> $CG/swnicwfz$i/memory.max
+done
+touch /tmp/wfz.go16
+for i in $(seq 16); do
+	wait_for_line failed /tmp/wfz.s16.$i
+done
+sleep 1
+held16=$($A swnic -j peer show | jq --arg b "$ADDR_B:" \
+	'[.[] | select(.peer | startswith($b)) | .msgs] | add // 0')
+diag "sixteen posters at their limits: $held16 sends held back;" \
+	"cgroups' max events: $(for i in $(seq 16); do
+		awk '$1 == "max" { printf "%s ", $2 }' $CG/swnicwfz$i/memory.events; done)"
+if [ "$held16" -ge 9 ]; then
+	pingpong_ok "users at their cgroups' limits ($held16): another's ping-pong to the same peer goes on" 27398 30
+else
+	not_ok "users at their cgroups' limits: another's ping-pong to the same peer goes on" \
+		"setup: $held16 of 16 held back: $(cat /tmp/wfz.s16.*)"
+fi
+for i in $(seq 16); do
+	echo max > $CG/swnicwfz$i/memory.max
+done
+# shellcheck disable=SC2086 # the PIDs
+wait $spr16
+$A ip link set swfa mtu 1500 && $B ip link set swfb mtu 1500
+for i in $(seq 16); do
+	rmdir $CG/swnicwfz$i 2>/dev/null
+done
+rm -f /tmp/wfz.go16
+
 echo Y > $PARAMS/udp_any_sport
 
 # Check, as $1, that the server's rx_mem_bytes, and of it
