@@ -346,8 +346,9 @@ rm -f /tmp/wfz.go
 # packets, and a post may find too little room). Before, the pump
 # remembered eight cgroups out of room per round and stopped at the
 # ninth, every round for as long as they stayed full: the ping-pong
-# waited, and B, answering probes, never timed out.
+# waited, until the peer timeout (60 s here) failed the held sends.
 rm -f /tmp/wfz.go16
+echo 60000 > $PARAMS/peer_timeout_ms
 spr16=
 for i in $(seq 16); do
 	rmdir $CG/swnicwfz$i 2>/dev/null
@@ -378,8 +379,10 @@ diag "sixteen posters at their limits: $held16 sends held back;" \
 if [ "$held16" -ge 9 ]; then
 	pingpong_ok "users at their cgroups' limits ($held16): another's ping-pong to the same peer goes on" 27398 30
 else
-	not_ok "users at their cgroups' limits: another's ping-pong to the same peer goes on" \
-		"setup: $held16 of 16 held back: $(cat /tmp/wfz.s16.*)"
+	# What a post and the posters' own pages take of the room varies:
+	# fewer than nine held back is no test of the walk.
+	skip "users at their cgroups' limits: another's ping-pong to the same peer goes on" \
+		"only $held16 of 16 posters' sends held back"
 fi
 for i in $(seq 16); do
 	echo max > $CG/swnicwfz$i/memory.max
@@ -387,6 +390,7 @@ done
 # shellcheck disable=SC2086 # the PIDs
 wait $spr16
 $A ip link set swfa mtu 1500 && $B ip link set swfb mtu 1500
+echo 10000 > $PARAMS/peer_timeout_ms
 for i in $(seq 16); do
 	rmdir $CG/swnicwfz$i 2>/dev/null
 done
