@@ -54,6 +54,13 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		if (ret < 0)
 			return ret;
 		done += ret;
+		/*
+		 * A receive was taken: the fault to come is another's, which
+		 * gets its own SWNIC_FAULT_TIMEOUT, not what is left of this
+		 * one's.
+		 */
+		if (ret)
+			retry = (struct swnic_fault_retry) {};
 		if (!fault.dst_len)
 			return done;
 	}
@@ -85,6 +92,9 @@ void swnic_recv_rq_work(struct work_struct *work)
 		mutex_unlock(&ep->rx_lock);
 		if (ret < 0 || !fault.dst_len)
 			break;
+		/* Progress: the next receive's wait starts afresh. */
+		if (ret)
+			*r = (struct swnic_fault_retry) {};
 		ret = swnic_fault_in(&fault);
 		fault = (struct swnic_fault) {};
 		if (!r->tries++)
@@ -215,7 +225,13 @@ static int swnic_recv_take_unexp(struct swnic_ep *ep, struct swnic_recv *recv,
 	swnic_recv_unexp_account(-1, -(long)u->len);
 	u->ep->rx_ops++;
 	u->ep->rx_bytes += n;
-	swnic_complete_deferred(&u->notify, u->len, 0);
+	/*
+	 * A delivery-complete sender learns its own receive's outcome: a
+	 * receive that faulted never got the message, so it fails as a
+	 * delivery into a posted receive would (truncation is no error of
+	 * the send's: the message was received).
+	 */
+	swnic_complete_deferred(&u->notify, u->len, -ret);
 	swnic_unexp_free(u);
 	recv->used += n;
 	swnic_recv_unexp_changed(ep);
@@ -406,6 +422,12 @@ static int swnic_recv_consume_rq(struct swnic_ep *ep, bool hard,
 		}
 		swnic_ring_consume(&ep->rq);
 		done++;
+		/*
+		 * @hard is for the receive at the head, whose fault the
+		 * caller faulted in; a receive behind it has not faulted yet
+		 * and gets its own fault in first.
+		 */
+		hard = false;
 	}
 	if (memcg) {
 		set_active_memcg(old_memcg);

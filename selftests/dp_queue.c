@@ -720,6 +720,96 @@ TEST_F(dp, unexpected_then_recv)
 	}
 }
 
+/*
+ * A receive whose buffer faults fails alone: the receive posted behind it
+ * in the same doorbell, into a buffer never touched yet (faulted in when
+ * its copy gets there), takes the next buffered message. Before, the
+ * fault of the first failed every later receive of the pass with EFAULT,
+ * threw their messages away and told a delivery-complete sender of one
+ * that it had been received.
+ */
+TEST_F(dp, unexpected_fault_fails_only_its_receive)
+{
+	char msg[2][16] = { "first", "second" }, *gone, *fresh;
+	struct swnic_sqe s;
+	struct swnic_rqe r;
+	struct swnic_cqe c;
+
+	s = t_send(msg[0], sizeof(msg[0]), &self->b, 1);
+	exchange(_metadata, self, &s, NULL);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(0, c.err);
+	s = t_send(msg[1], sizeof(msg[1]), &self->b, 2);
+	s.flags |= SWNIC_SQE_DELIVERY;
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+
+	/*
+	 * B: mapped, never touched (no page yet). A: unmapped, after B is
+	 * mapped, so that B's mapping does not take its place.
+	 */
+	fresh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, fresh);
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, 4096));
+	r = t_recv(gone, sizeof(msg[0]), 100);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	r = t_recv(fresh, sizeof(msg[1]), 101);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(100, c.context);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(EFAULT, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(101, c.context);
+	EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR)
+		TH_LOG("the receive behind the fault failed: err %u", c.err);
+	EXPECT_EQ(0, c.err);
+	EXPECT_STREQ(msg[1], fresh);
+	/* The delivery-complete sender: its own receive's outcome. */
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(2, c.context);
+	EXPECT_EQ(0, c.flags & SWNIC_CQE_ERROR);
+	EXPECT_EQ(0, t_cq_pop(&self->cb, &c));
+	munmap(fresh, 4096);
+}
+
+/*
+ * A delivery-complete send whose receive faults was not received: its
+ * sender learns the receive's error, not success.
+ */
+TEST_F(dp, delivery_complete_reports_its_receive_fault)
+{
+	char msg[16] = "lost", *gone;
+	struct swnic_sqe s = t_send(msg, sizeof(msg), &self->b, 5);
+	struct swnic_rqe r;
+	struct swnic_cqe c;
+
+	s.flags |= SWNIC_SQE_DELIVERY;
+	exchange(_metadata, self, &s, NULL);
+	EXPECT_EQ(0, t_cq_pop(&self->ca, &c));
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, 4096));
+	r = t_recv(gone, sizeof(msg), 50);
+	ASSERT_EQ(0, t_ring_push(&self->b.rq, &r));
+	ASSERT_EQ(0, t_doorbell(&self->b, NULL));
+	ASSERT_EQ(1, t_cq_pop(&self->cb, &c));
+	EXPECT_EQ(50, c.context);
+	EXPECT_EQ(EFAULT, c.err);
+	ASSERT_EQ(1, t_cq_pop(&self->ca, &c));
+	EXPECT_EQ(5, c.context);
+	EXPECT_TRUE(c.flags & SWNIC_CQE_ERROR)
+		TH_LOG("the sender was told its send was received");
+	EXPECT_EQ(EFAULT, c.err);
+}
+
 TEST_F(dp, delivery_complete_waits_for_a_receive)
 {
 	char msg[2][16] = { "delivered", "never taken" }, dst[16];
