@@ -564,8 +564,9 @@ int swnic_atomic_exec(struct swnic_ep *dst, struct swnic_ep *src,
 	swnic_mr_target_from(&t, t.auth_key, src->addr,
 			     swnic_ep_src_port(src));
 	if (t.auth_key != dkey) {
+		/* Its own keys go as it closes: refused, not EACCES. */
 		if (!swnic_ep_holds_key(dst, t.auth_key))
-			return -EACCES;
+			return swnic_ep_key_refused(dst);
 		t.auth_key = dkey;
 	}
 

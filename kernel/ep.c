@@ -570,6 +570,25 @@ bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key)
 }
 
 /**
+ * swnic_ep_key_refused() - the error for a key @ep does not hold
+ * @ep: a target endpoint (referenced) for which swnic_ep_holds_key() just
+ *	said no
+ *
+ * An endpoint being closed drops its own keys (swnic_service_ep_release())
+ * while senders that looked it up before it was unpublished still check
+ * them: a peer that dies is refused, never reported as another auth key
+ * (Documentation/datapath.rst). @closing is set before its keys are
+ * cleared (with release) and read after them (swnic_ep_holds_key()'s
+ * acquire), so a sender that saw them gone sees it closing. Lockless.
+ *
+ * Return: -ECONNREFUSED if @ep is closing, else -EACCES.
+ */
+int swnic_ep_key_refused(const struct swnic_ep *ep)
+{
+	return READ_ONCE(ep->closing) ? -ECONNREFUSED : -EACCES;
+}
+
+/**
  * swnic_ep_key_index() - where @ep holds @auth_key
  * @ep: a target endpoint (referenced)
  * @auth_key: a sender's key, which @ep holds (swnic_ep_holds_key())

@@ -230,6 +230,7 @@ int swnic_ep_ioctl_auth_key(struct swnic_ep *ep, void *arg);
 int swnic_ep_ioctl_peer(struct swnic_ep *ep, void *arg);
 bool swnic_ep_takes_from(const struct swnic_ep *ep, __be32 addr, u16 port);
 bool swnic_ep_holds_key(const struct swnic_ep *ep, u32 auth_key);
+int swnic_ep_key_refused(const struct swnic_ep *ep);
 u16 swnic_ep_key_index(const struct swnic_ep *ep, u32 auth_key);
 int swnic_ep_sqe_key(const struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		     u32 *auth_key);

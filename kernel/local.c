@@ -81,8 +81,11 @@ static int swnic_local_peer(struct swnic_ep *src, const struct swnic_sqe *sqe,
 	 */
 	if (want ? key != want && !swnic_ep_holds_key(ep, want) :
 	    (key || !uid_eq(ep->dom->uid, src->dom->uid))) {
+		/* Its own keys go as it closes: refused, not EACCES. */
+		int ret = swnic_ep_key_refused(ep);
+
 		swnic_ep_put(ep);
-		return -EACCES;
+		return ret;
 	}
 	*dst = ep;
 	return 0;

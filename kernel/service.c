@@ -340,7 +340,11 @@ void swnic_service_ep_release(struct swnic_ep *ep)
 		ep->key_svcs[i]->ndomains--;
 		ep->key_svcs[i] = NULL;
 	}
-	WRITE_ONCE(ep->nkeys, 0);
+	/*
+	 * After @closing (swnic_ep_file_release()): a sender that finds the
+	 * keys gone finds it closing too (swnic_ep_key_refused()).
+	 */
+	smp_store_release(&ep->nkeys, 0);
 	mutex_unlock(&sdev->lock);
 }
 

@@ -338,8 +338,11 @@ static int swnic_rx_target(struct swnic_device *sdev,
 	if (want ? key != want && !swnic_ep_holds_key(ep, want) :
 	    (key || from_kuid_munged(&init_user_ns, ep->dom->uid) !=
 		    be32_to_cpu(m->uid))) {
+		/* Its own keys go as it closes: refused, not EACCES. */
+		int ret = swnic_ep_key_refused(ep);
+
 		swnic_ep_put(ep);
-		return -EACCES;
+		return ret;
 	}
 	*mr_key = key;	/* the MRs of its domain are under the domain's key */
 	*out = ep;

@@ -9,6 +9,9 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -631,6 +634,124 @@ TEST_F(ak, ioctl_contract)
 	EXPECT_EQ(0, ioctl(self->a.fd, SWNIC_IOCTL_EP_AUTH_KEY, &big));
 	EXPECT_EQ(1, big.k.index);
 	EXPECT_EQ(0, big.tail);
+}
+
+/* What close_race_sender() sends to, and what its sends completed with. */
+struct close_race {
+	pthread_mutex_t lock;
+	struct t_ep *a;
+	struct t_cq *ca;
+	struct t_ep target;	/* valid while @have */
+	bool have, stop;
+	int sent, refused, eacces, other, last_other;
+};
+
+/* Send with key index 1 to the target until it is refused, over and over. */
+static void *close_race_sender(void *arg)
+{
+	struct close_race *cr = arg;
+	char byte = 1;
+
+	for (;;) {
+		struct swnic_sqe s;
+		struct swnic_cqe c;
+		struct t_ep to;
+		int err;
+
+		pthread_mutex_lock(&cr->lock);
+		if (cr->stop) {
+			pthread_mutex_unlock(&cr->lock);
+			break;
+		}
+		to = cr->target;
+		if (!cr->have) {
+			pthread_mutex_unlock(&cr->lock);
+			sched_yield();
+			continue;
+		}
+		pthread_mutex_unlock(&cr->lock);
+		s = t_send(&byte, 1, &to, 1);
+		s.key_index = 1;
+		if (post_one(cr->a, cr->ca, &s, &c)) {
+			err = -1;
+		} else {
+			err = c.flags & SWNIC_CQE_ERROR ? c.err : 0;
+		}
+		pthread_mutex_lock(&cr->lock);
+		cr->sent++;
+		if (err == ECONNREFUSED) {
+			cr->refused++;
+			cr->have = false;
+		} else if (err == EACCES) {
+			cr->eacces++;
+		} else if (err && err != EAGAIN) {
+			cr->other++;
+			cr->last_other = err;
+		}
+		pthread_mutex_unlock(&cr->lock);
+	}
+	return NULL;
+}
+
+/*
+ * A target endpoint closed while a peer sends to it with one of its own
+ * keys is refused (ECONNREFUSED), never reported as another auth key
+ * (EACCES): its keys are dropped as it closes, after senders that looked
+ * it up before it was unpublished may still check them. Bounded: a fixed
+ * number of close/create rounds, each closing the target after a random
+ * few microseconds of traffic. The window is narrow (a sender must be
+ * held between its lookup and its key check for the whole release), so
+ * a pass on a kernel without the fix is likely too; it guards the
+ * contract.
+ */
+TEST_F(ak, closing_target_is_refused_not_eacces)
+{
+	struct close_race cr = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.a = &self->a, .ca = &self->ca,
+	};
+	pthread_t th;
+	int i;
+
+	ASSERT_EQ(1, ep_key_as(&self->a, UID_A, KEY_X, 0));
+	t_ep_destroy(&self->b);
+	srand(getpid());
+	ASSERT_EQ(0, pthread_create(&th, NULL, close_race_sender, &cr));
+	for (i = 0; i < 300; i++) {
+		struct t_ep b;
+		int waited;
+
+		ASSERT_EQ(0, t_ep_create(self->db, &self->cb, &self->cb,
+					 SWNIC_EP_F_DB_SYSCALL, 0, 16, &b));
+		ASSERT_EQ(1, ep_key_as(&b, 0, KEY_X, 0));
+		pthread_mutex_lock(&cr.lock);
+		cr.target = b;
+		cr.have = true;
+		pthread_mutex_unlock(&cr.lock);
+		usleep(rand() % 300);
+		t_ep_destroy(&b);
+		/* The sender learns it is gone before the port is reused. */
+		for (waited = 0; waited < 5000; waited++) {
+			bool have;
+
+			pthread_mutex_lock(&cr.lock);
+			have = cr.have;
+			pthread_mutex_unlock(&cr.lock);
+			if (!have)
+				break;
+			usleep(1000);
+		}
+		ASSERT_GT(5000, waited) TH_LOG("never refused after its close");
+	}
+	pthread_mutex_lock(&cr.lock);
+	cr.stop = true;
+	pthread_mutex_unlock(&cr.lock);
+	pthread_join(th, NULL);
+	TH_LOG("%d sends, %d refused, %d EACCES", cr.sent, cr.refused,
+	       cr.eacces);
+	EXPECT_EQ(0, cr.eacces);
+	EXPECT_EQ(0, cr.other) TH_LOG("last: %d", cr.last_other);
+	EXPECT_EQ(300, cr.refused);
 }
 
 /* At most SWNIC_EP_AUTH_KEYS_MAX keys; an administrator may take any. */
