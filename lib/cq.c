@@ -565,16 +565,33 @@ static bool swnic_cq_ready(struct swnic_cq *cq, size_t threshold)
  * else the ring's, in slices of 10 ms (the provider's completions are
  * then seen at the next). Both stay readable while the CQ holds entries:
  * below the caller's threshold a turn sleeps a millisecond instead.
+ *
+ * With nothing to read, the object's fd must not stay readable: a signal
+ * no read took (fi_cq_signal before this read began, @gen its count then)
+ * would make every turn's poll return at once, a CPU busy until the
+ * timeout. It is cleared; fi_cq_signal counts before it makes the fd
+ * readable, so one sent during this read is either seen in @gen after
+ * the clear or leaves the fd readable, and wakes the read either way.
  */
-static void swnic_cq_poll_kernel(struct swnic_cq *cq, int left)
+static void swnic_cq_poll_kernel(struct swnic_cq *cq, int left,
+				 unsigned int gen)
 {
 	struct pollfd p = { .events = POLLIN };
 	int slice = left < 0 || left > 10 ? 10 : left;
+	bool ready;
 
-	if (swnic_cq_ready(cq, 1)) {
+	swnic_lock_acquire(&cq->lock);
+	swnic_cq_progress(cq);
+	ready = cq->nerrors || swnic_cq_avail(cq);
+	if (!ready && cq->wait.type == FI_WAIT_FD)
+		swnic_wait_drain(&cq->wait);
+	swnic_lock_release(&cq->lock);
+	if (ready) {
 		poll(NULL, 0, 1);
 		return;
 	}
+	if (atomic_load(&cq->signal_gen) != gen)
+		return;
 	p.fd = cq->wait.type == FI_WAIT_FD ? cq->wait.epfd : cq->kfd;
 	poll(&p, 1, slice);
 }
@@ -626,7 +643,7 @@ static ssize_t swnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			}
 		}
 		if (cq->kfd >= 0) {
-			swnic_cq_poll_kernel(cq, left);
+			swnic_cq_poll_kernel(cq, left, gen);
 			continue;
 		}
 		ret = swnic_wait_wait(&cq->wait, seq, left);

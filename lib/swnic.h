@@ -205,6 +205,7 @@ int swnic_wait_add_fd(struct swnic_wait *w, int fd);
 void swnic_wait_set(struct swnic_wait *w);
 void swnic_wait_kick(struct swnic_wait *w);
 void swnic_wait_clear(struct swnic_wait *w);
+void swnic_wait_drain(struct swnic_wait *w);
 /* Block until signalled or timeout (ms, <0 forever); 0 or -FI_ETIMEDOUT. */
 int swnic_wait_wait(struct swnic_wait *w, unsigned int seen_seq, int timeout);
 int swnic_wait_control(struct swnic_wait *w, int command, void *arg);

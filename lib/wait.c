@@ -187,6 +187,25 @@ void swnic_wait_clear(struct swnic_wait *w)
 }
 
 /*
+ * swnic_wait_clear() for a thread that polls the fd itself until it has
+ * something (an FI_WAIT_FD object only): the fd is drained even with no
+ * signal pending - a set() racing an earlier clear may have made it
+ * readable after that clear drained it, which would end every poll at
+ * once - and made readable again if a set() came while it was drained.
+ */
+void swnic_wait_drain(struct swnic_wait *w)
+{
+	uint64_t val, one = 1;
+
+	atomic_store(&w->signals, 0);
+	while (read(w->evfd, &val, sizeof(val)) == sizeof(val))
+		;
+	if (atomic_load(&w->signals) &&
+	    write(w->evfd, &one, sizeof(one)) != sizeof(one))
+		SWNIC_WARN(FI_LOG_CORE, "eventfd write: %d\n", errno);
+}
+
+/*
  * Block until the wait object is signalled after the caller read @seen_seq
  * (swnic_wait_seq), or @timeout ms pass. Returns 0 when woken (the caller
  * re-checks its queue), -FI_ETIMEDOUT, or -FI_ENOSYS without a wait object.

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -385,6 +386,77 @@ TEST(cq_signal_wakes_sread_mutex_cond)
 TEST(cq_signal_wakes_sread_yield)
 {
 	cq_signal_wakes(_metadata, FI_WAIT_YIELD);
+}
+
+/* CPU time the calling thread has used so far, in seconds. */
+static double thread_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * fi_cq_signal with no thread in fi_cq_sread, on an fd CQ with a kernel
+ * ring (an enabled endpoint): a later sread with no traffic sleeps out its
+ * 300 ms timeout and returns -FI_EAGAIN - it was not signalled itself, and
+ * the signal left behind must not keep it awake. Before, the signal's
+ * eventfd, in the CQ's epoll set, stayed readable: the read polled it
+ * over and over for its whole timeout, a CPU busy all along. A signal
+ * sent while a thread is in sread still wakes it, at once.
+ */
+TEST(cq_stale_signal_does_not_spin_sread)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
+				 .wait_obj = FI_WAIT_FD };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	struct fi_cq_tagged_entry e;
+	struct prov_ctx ctx;
+	struct waiter w = {};
+	double t0, cpu0, took, cpu;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	pthread_t t;
+	ssize_t ret;
+
+	PROV_REQUIRE_DEVICE();
+	ASSERT_EQ(0, prov_open(&ctx, NULL));
+	ASSERT_EQ(0, fi_cq_open(ctx.domain, &ca, &w.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(ctx.domain, &aa, &av, NULL));
+	ASSERT_EQ(0, fi_endpoint(ctx.domain, ctx.info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &w.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(ep));
+
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, fi_cq_signal(w.cq));
+		t0 = now_s();
+		cpu0 = thread_cpu_s();
+		ret = fi_cq_sread(w.cq, &e, 1, NULL, 300);
+		cpu = thread_cpu_s() - cpu0;
+		took = now_s() - t0;
+		EXPECT_EQ(-FI_EAGAIN, ret);
+		EXPECT_LE(0.25, took) TH_LOG("returned after %.3f s", took);
+		EXPECT_GT(5.0, took);
+		EXPECT_GT(0.1, cpu)
+			TH_LOG("%.3f s of CPU in a %.3f s sread", cpu, took);
+	}
+
+	/* A signal during a read wakes it. */
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(0, pthread_create(&t, NULL, cq_sreader, &w));
+		usleep(200000);
+		ASSERT_EQ(0, fi_cq_signal(w.cq));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		EXPECT_EQ(-FI_EAGAIN, w.ret);
+		EXPECT_GT(10.0, w.took);
+	}
+	fi_close(&ep->fid);
+	fi_close(&w.cq->fid);
+	fi_close(&av->fid);
+	prov_close(&ctx);
 }
 
 /*
