@@ -267,6 +267,7 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	bool srx = swnic_ep_is_srx(ep);
 	struct swnic_cq *cq = srx ? swnic_srx_cq(ep) : ep->rx_cq;
 	struct sockaddr_in sin;
+	fi_addr_t from;
 	ssize_t ret;
 
 	if (!cq)
@@ -306,8 +307,20 @@ static ssize_t swnic_ep_peek(struct swnic_ep *ep, fi_addr_t src, uint64_t tag,
 	} else {
 		if (p.has_data)
 			cflags |= FI_REMOTE_CQ_DATA;
-		ret = swnic_cq_write_locked(cq, context, cflags, p.len,
-					    p.data, p.tag, 0);
+		/*
+		 * fi_tagged(3): the answer carries the message's source, as
+		 * its receive's completion would (swnic_cqe_src()); the
+		 * kernel does not say which key it came with: any of the
+		 * sender's will do.
+		 */
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = p.src_addr;
+		sin.sin_port = htons(p.src_port);
+		from = ep->av ? swnic_av_reverse(ep->av, &sin, -1) :
+				FI_ADDR_NOTAVAIL;
+		ret = swnic_cq_report(cq, context, cflags, p.len, NULL,
+				      p.data, p.tag, from, &sin);
 	}
 	swnic_cq_unlock(cq);
 out:

@@ -1520,11 +1520,17 @@ TEST_F(ep, peek_claim_discard)
 	struct fi_cq_err_entry err = {};
 	struct fi_context c1, c2, c3;
 	uint64_t got = 0;
+	fi_addr_t src;
 
-	/* Peek: the message is described and stays. */
+	/*
+	 * Peek: the message is described and stays; its answer names the
+	 * sender, as B's AV knows it (fi_tagged(3): FI_SOURCE), as every
+	 * successful peek's does below.
+	 */
 	tsend(_metadata, self, 11, 0x55);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0x55, &c1, FI_PEEK));
-	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(self->b.peer, src);
 	EXPECT_EQ(&c1, e.op_context);
 	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, e.flags);
 	EXPECT_EQ(sizeof(got), e.len);
@@ -1545,7 +1551,8 @@ TEST_F(ep, peek_claim_discard)
 	/* Claim: no other receive takes it, the claiming one does. */
 	tsend(_metadata, self, 22, 0x77);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0x77, &c1, FI_PEEK | FI_CLAIM));
-	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(self->b.peer, src);
 	ASSERT_EQ(0, fi_trecv(self->b.ep, &got, sizeof(got), NULL,
 			      FI_ADDR_UNSPEC, 0x77, 0, &c3));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
@@ -1562,7 +1569,8 @@ TEST_F(ep, peek_claim_discard)
 	/* Discard: peeked and dropped; a claimed one dropped by its claim. */
 	tsend(_metadata, self, 33, 0x88);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0x88, &c1, FI_PEEK | FI_DISCARD));
-	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(self->b.peer, src);
 	EXPECT_EQ(33, e.data);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0x88, &c1, FI_PEEK));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
@@ -1570,9 +1578,11 @@ TEST_F(ep, peek_claim_discard)
 	EXPECT_EQ(FI_ENOMSG, err.err);
 	tsend(_metadata, self, 44, 0x99);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0x99, &c2, FI_PEEK | FI_CLAIM));
-	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(self->b.peer, src);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c2, FI_CLAIM | FI_DISCARD));
-	ASSERT_EQ(1, cq_get(self->b.cq, &e, NULL));
+	ASSERT_EQ(1, cq_get(self->b.cq, &e, &src));
+	EXPECT_EQ(self->b.peer, src);
 	EXPECT_EQ(44, e.data);
 	ASSERT_EQ(0, trecvmsg(self, &got, 0, &c2, FI_CLAIM));
 	ASSERT_EQ(-FI_EAVAIL, cq_get(self->b.cq, &e, NULL));
