@@ -57,9 +57,13 @@ int swnic_recv_process_rq_faulting(struct swnic_ep *ep,
 		/*
 		 * A receive was taken: the fault to come is another's, which
 		 * gets its own SWNIC_FAULT_TIMEOUT, not what is left of this
-		 * one's.
+		 * one's - in the receiver's own call. A sender's call (which
+		 * holds its SQ) keeps one budget in all: afresh at each
+		 * receive, a receiver that kept its mmap lock taken and posted
+		 * one more faulting receive every 2 s held the sender's
+		 * syscall for as long as it liked.
 		 */
-		if (ret)
+		if (ret && !sender)
 			retry = (struct swnic_fault_retry) {};
 		if (!fault.dst_len)
 			return done;
