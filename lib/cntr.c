@@ -339,18 +339,6 @@ static int swnic_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	return ret;
 }
 
-/* Does a CQ the counter progresses hold sends that only progress retries? */
-static bool swnic_cntr_sq_waits(struct swnic_cntr *cntr)
-{
-	bool waits = false;
-
-	pthread_mutex_lock(&cntr->cq_lock);
-	for (unsigned int i = 0; i < cntr->ncqs && !waits; i++)
-		waits = swnic_cq_sq_waits(cntr->cqs[i].cq);
-	pthread_mutex_unlock(&cntr->cq_lock);
-	return waits;
-}
-
 int swnic_cntr_trywait(struct fid *fid)
 {
 	struct swnic_cntr *cntr = swnic_cntr_from_fid(fid);
@@ -381,13 +369,6 @@ int swnic_cntr_trywait(struct fid *fid)
 		swnic_wait_clear(&cntr->wait);
 		ret = -FI_EAGAIN;
 	}
-	/*
-	 * Sends the kernel left in an SQ (a peer out of resources) are
-	 * counted only once progress - fi_cntr_read() - has rung for them
-	 * again: no fd wakes a sleeper for them (swnic_cq_sq_waits()).
-	 */
-	if (!ret && swnic_cntr_sq_waits(cntr))
-		ret = -FI_EAGAIN;
 	return ret;
 }
 

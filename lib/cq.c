@@ -332,38 +332,6 @@ static bool swnic_cq_kernel_pending(struct swnic_cq *cq)
 }
 
 /*
- * Does an endpoint that completes its sends on @cq hold SQ entries that
- * only progress retries (swnic_ep_sq_waits())? No completion makes an fd
- * readable for them: a thread must not sleep on one meanwhile. With the
- * data lock held (the list of endpoints).
- */
-static bool swnic_cq_sq_waits_locked(struct swnic_cq *cq)
-{
-	struct swnic_list *pos;
-
-	swnic_list_for_each(pos, &cq->eps) {
-		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
-
-		if (ep->enabled && ep->sq_cq == cq && swnic_ep_sq_waits(ep))
-			return true;
-	}
-	return false;
-}
-
-/* swnic_cq_sq_waits_locked(), for a counter's fi_trywait: takes the lock. */
-bool swnic_cq_sq_waits(struct swnic_cq *cq)
-{
-	bool waits;
-
-	if (cq->kfd < 0)
-		return false;
-	swnic_lock_acquire(&cq->lock);
-	waits = swnic_cq_sq_waits_locked(cq);
-	swnic_lock_release(&cq->lock);
-	return waits;
-}
-
-/*
  * For a thread that waits for what progress of @cq may bring (a counter's
  * fi_cntr_wait), after progress: the fd to sleep on, which the kernel makes
  * readable when it writes a completion to the ring; -1 if @cq has no
@@ -373,13 +341,20 @@ bool swnic_cq_sq_waits(struct swnic_cq *cq)
  */
 int swnic_cq_wait_fd(struct swnic_cq *cq)
 {
+	struct swnic_list *pos;
 	int fd = cq->kfd;
 
 	if (fd < 0)
 		return -1;
 	swnic_lock_acquire(&cq->lock);
-	if (swnic_cq_kernel_pending(cq) || swnic_cq_sq_waits_locked(cq))
+	if (swnic_cq_kernel_pending(cq))
 		fd = -FI_EAGAIN;
+	swnic_list_for_each(pos, &cq->eps) {
+		struct swnic_ep *ep = swnic_ep_of_cq_node(pos, cq);
+
+		if (ep->enabled && ep->sq_cq == cq && swnic_ep_sq_waits(ep))
+			fd = -FI_EAGAIN;
+	}
 	swnic_lock_release(&cq->lock);
 	return fd;
 }
@@ -1067,13 +1042,7 @@ int swnic_cq_trywait(struct fid *fid)
 		return -FI_EINVAL;
 	swnic_lock_acquire(&cq->lock);
 	swnic_cq_progress(cq);
-	/*
-	 * Sends the kernel left in an SQ (a peer out of resources) move on
-	 * only when progress rings for them again: the application must
-	 * keep reading, as swnic_cq_wait_fd() tells a counter's waiter.
-	 */
-	ret = swnic_cq_avail(cq) || cq->nerrors ||
-	      swnic_cq_kernel_pending(cq) || swnic_cq_sq_waits_locked(cq) ?
+	ret = swnic_cq_avail(cq) || cq->nerrors || swnic_cq_kernel_pending(cq) ?
 	      -FI_EAGAIN : 0;
 	if (!ret)
 		swnic_wait_clear(&cq->wait);

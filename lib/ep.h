@@ -255,7 +255,6 @@ int swnic_cntr_add_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cntr_del_cq(struct swnic_cntr *cntr, struct swnic_cq *cq);
 void swnic_cq_progress_all(struct swnic_cq *cq);
 int swnic_cq_wait_fd(struct swnic_cq *cq);
-bool swnic_cq_sq_waits(struct swnic_cq *cq);
 void swnic_cq_stir(struct swnic_cq *cq);
 bool swnic_ep_sq_waits(struct swnic_ep *ep);
 void swnic_ep_sq_retry(struct swnic_ep *ep);

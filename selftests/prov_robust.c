@@ -9,7 +9,6 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -489,109 +488,6 @@ TEST_F(robust, full_receive_cq_makes_sends_wait)
 	EXPECT_EQ(WAITERS, completed);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
-}
-
-/*
- * fi_trywait while a send waits in the SQ: the receiver's CQ is full, the
- * kernel left the send at the SQ head (FI_RM_ENABLED), and only the
- * sender's CQ progress tries it again - no completion will make an fd
- * readable for it. So fi_trywait on the sender's CQ, and on its send
- * counter, says -FI_EAGAIN (progress first), and an application that
- * sleeps on the CQ's fd only when fi_trywait says 0 gets the send's
- * completion once the receiver read its CQ. Before, fi_trywait said 0
- * and that application slept forever.
- */
-TEST_F(robust, trywait_eagain_while_a_send_waits)
-{
-	static uint8_t msg[SMALL_CQ + 1][MSG_LEN], rbuf[SMALL_CQ + 1][MSG_LEN];
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_DATA, .size = 64,
-		.wait_obj = FI_WAIT_FD,
-	};
-	struct fi_cntr_attr cntr_attr = {
-		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_FD,
-	};
-	struct fi_context sctx[SMALL_CQ + 1], rctx[SMALL_CQ + 1];
-	struct fi_cq_data_entry e;
-	struct fid_cntr *cntr;
-	struct fid *cqf, *cntrf;
-	ssize_t n = -FI_EAGAIN;
-	int i, fd, ret;
-
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &cntr_attr, &cntr, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &self->a.ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->a.cq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain,
-				&(struct fi_av_attr){ .type = FI_AV_TABLE },
-				&self->a.av, NULL));
-	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &self->a.cq->fid,
-				FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &cntr->fid, FI_SEND));
-	ASSERT_EQ(0, fi_ep_bind(self->a.ep, &self->a.av->fid, 0));
-	ASSERT_EQ(0, fi_enable(self->a.ep));
-	ASSERT_EQ(0, side_open(self->domain, self->info, &self->b, SMALL_CQ));
-	ASSERT_EQ(0, connect_to(&self->a, &self->b));
-	ASSERT_EQ(0, fi_control(&self->a.cq->fid, FI_GETWAIT, &fd));
-	cqf = &self->a.cq->fid;
-	cntrf = &cntr->fid;
-
-	for (i = 0; i < SMALL_CQ + 1; i++)
-		ASSERT_EQ(0, fi_recv(self->b.ep, rbuf[i], MSG_LEN, NULL,
-				     FI_ADDR_UNSPEC, &rctx[i]));
-	for (i = 0; i < SMALL_CQ + 1; i++) {
-		fill(msg[i], MSG_LEN, i);
-		ASSERT_EQ(0, fi_send(self->a.ep, msg[i], MSG_LEN, NULL,
-				     self->a.peer, &sctx[i]));
-	}
-	/* What fits in B's CQ went; the last send waits in A's SQ. */
-	for (i = 0; i < SMALL_CQ; i++) {
-		ASSERT_EQ(1, cq_get(self->a.cq, &e));
-		ASSERT_EQ(&sctx[i], e.op_context);
-	}
-	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, &cqf, 1));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, &cqf, 1));
-	/* The counter's: once what it counted is seen, the send still waits. */
-	EXPECT_EQ(SMALL_CQ, fi_cntr_read(cntr));
-	fi_trywait(self->fabric, &cntrf, 1);
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, &cntrf, 1));
-
-	/*
-	 * A sleeps on its CQ's fd only when trywait lets it; B reads its CQ
-	 * after A's trywait (while A would sleep in poll()), and nothing else
-	 * happens at A: a sleeper that was let sleep must be woken.
-	 */
-	ret = fi_trywait(self->fabric, &cqf, 1);
-	for (i = 0; i < SMALL_CQ; i++) {
-		ASSERT_EQ(1, cq_get(self->b.cq, &e));
-		ASSERT_EQ(&rctx[i], e.op_context);
-	}
-	for (int round = 0; round < 1000 && n == -FI_EAGAIN; round++) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (!ret) {
-			ASSERT_EQ(1, poll(&p, 1, 5000))
-				TH_LOG("slept on a send that waits");
-		} else {
-			ASSERT_EQ(-FI_EAGAIN, ret);
-		}
-		n = fi_cq_read(self->a.cq, &e, 1);
-		if (n == -FI_EAGAIN)
-			ret = fi_trywait(self->fabric, &cqf, 1);
-	}
-	ASSERT_EQ(1, n);
-	EXPECT_EQ(&sctx[SMALL_CQ], e.op_context);
-	ASSERT_EQ(1, cq_get(self->b.cq, &e));
-	EXPECT_EQ(&rctx[SMALL_CQ], e.op_context);
-	EXPECT_TRUE(has_pattern(rbuf[SMALL_CQ], MSG_LEN, SMALL_CQ));
-
-	/* Nothing waits any more: both may sleep. */
-	EXPECT_EQ(0, fi_trywait(self->fabric, &cqf, 1));
-	EXPECT_EQ(SMALL_CQ + 1, fi_cntr_read(cntr));
-	fi_trywait(self->fabric, &cntrf, 1);
-	EXPECT_EQ(0, fi_trywait(self->fabric, &cntrf, 1));
-	side_close(&self->a);
-	fi_close(&cntr->fid);
 }
 
 /*
