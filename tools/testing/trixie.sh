@@ -108,11 +108,22 @@ run()
 		sh -c 'cd "$0" && exec "$@"' "$SRC" "$@"
 }
 
+# One build or lane at a time: $ROOT$SRC is the build, and the suite's
+# programs, of whichever checkout built last. A second checkout's lane,
+# started while one ran, replaced the first's programs under its suite,
+# which then failed (exit 127). Held until the lane's VM is done.
+lock()
+{
+	exec 9>"$CACHE/root/trixie.lock"
+	flock 9
+}
+
 case ${1:-} in
-build)	build ;;
+build)	lock; build ;;
 run)	shift; run "$@" ;;
 check)
 	"$REPO/tools/testing/setup-trixie.sh" -q
+	lock
 	build
 	shift
 	exec "$REPO/tools/testing/vm.sh" --kernel "$TAG" --no-module "$@" \
