@@ -201,6 +201,43 @@ old_timeout=$(cat $PARAMS/peer_timeout_ms)
 old_any_sport=$(cat $PARAMS/udp_any_sport)
 eps=
 
+# far_up FAR TO DESC: B at a third address FAR, which only its route to
+# TO (an address of A's) takes as the source; A with no route to FAR. A
+# posts to FAR, then B to TO from FAR (wire_spray, their PIDs in spa and
+# spb, outputs in $TMP/far.a and far.b). The peer timeout is 60 s: A's
+# request waits for the route, and is not failed meanwhile (a debug
+# kernel took more than 20 s from the post to the route). If the setup
+# fails: not ok DESC, and status 1.
+far_up()
+{
+	echo 60000 > $PARAMS/peer_timeout_ms
+	if ! $B ip addr add "$1/32" dev swxb ||
+	   ! $B ip route add "$2/32" dev swxb src "$1" ||
+	   ! $A ip route add unreachable "$1/32"; then
+		not_ok "$3"
+		return 1
+	fi
+	$A timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$1" \
+		>"$TMP/far.a" 2>&1 &
+	spa=$!
+	wait_for_line posted "$TMP/far.a"
+	$B timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$2" \
+		>"$TMP/far.b" 2>&1 &
+	spb=$!
+	wait_for_line posted "$TMP/far.b"
+}
+
+# far_down FAR TO: undo far_up.
+far_down()
+{
+	kill "$spa" "$spb" 2>/dev/null
+	wait "$spa" "$spb" 2>/dev/null
+	$A ip route del "$1/32"
+	$B ip route del "$2/32"
+	$B ip addr del "$1/32" dev swxb
+	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+}
+
 # unbound: A posts to FAR, an address of B's it has no route to; B dials
 # A's second address from FAR; then A gets a route to FAR, from its
 # first address.
@@ -208,23 +245,8 @@ unbound()
 {
 	local far=10.85.0.2 spa spb a b sa0 sb0 bl bi br bm al ai ar am x bad done=
 	sa0=$(stale swnicxa) sb0=$(stale swnicxb)
-	# A's request waits for the route, and is not failed meanwhile: a
-	# debug kernel took more than 20 s from the post to the route.
-	echo 60000 > $PARAMS/peer_timeout_ms
-	if ! $B ip addr add $far/32 dev swxb ||
-	   ! $B ip route add "$ADDR_A2/32" dev swxb src $far ||
-	   ! $A ip route add unreachable $far/32; then
-		not_ok "IPv4: B at a third address, A with no route to it"
+	far_up $far "$ADDR_A2" "IPv4: B at a third address, A with no route to it" ||
 		return
-	fi
-	$A timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 $far \
-		>"$TMP/spa" 2>&1 &
-	spa=$!
-	wait_for_line posted "$TMP/spa"
-	$B timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$ADDR_A2" \
-		>"$TMP/spb" 2>&1 &
-	spb=$!
-	wait_for_line posted "$TMP/spb"
 	sleep 1
 	a=$(ctx swnicxa $far)
 	b=$(ctx swnicxb "$ADDR_A2" $far)
@@ -277,12 +299,7 @@ unbound()
 		not_ok "IPv4: no packet dropped as stale meanwhile" \
 			"drop_stale: A $sa0 -> $(stale swnicxa), B $sb0 -> $(stale swnicxb)"
 	fi
-	kill "$spa" "$spb" 2>/dev/null
-	wait "$spa" "$spb" 2>/dev/null
-	$A ip route del $far/32
-	$B ip route del "$ADDR_A2/32"
-	$B ip addr del $far/32 dev swxb
-	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+	far_down $far "$ADDR_A2"
 }
 
 # wedged: as unbound, but B dials A's first address from FAR, the one
@@ -295,21 +312,9 @@ unbound()
 wedged()
 {
 	local far=10.85.0.3 spa spb a b bi done= i
-	echo 60000 > $PARAMS/peer_timeout_ms
-	if ! $B ip addr add $far/32 dev swxb ||
-	   ! $B ip route add "$ADDR_A/32" dev swxb src $far ||
-	   ! $A ip route add unreachable $far/32; then
-		not_ok "IPv4: A's context dialled with no route moves onto the pair's context B's request made"
+	far_up $far "$ADDR_A" \
+		"IPv4: A's context dialled with no route moves onto the pair's context B's request made" ||
 		return
-	fi
-	$A timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 $far \
-		>"$TMP/wpa" 2>&1 &
-	spa=$!
-	wait_for_line posted "$TMP/wpa"
-	$B timeout 90 selftests/wire/out/wire_spray -n 1 -s 40 "$ADDR_A" \
-		>"$TMP/wpb" 2>&1 &
-	spb=$!
-	wait_for_line posted "$TMP/wpb"
 	for i in $(seq 20); do
 		[ -n "$(ctx swnicxa $far "$ADDR_A")" ] && break
 		sleep 0.5
@@ -338,12 +343,7 @@ wedged()
 		not_ok "IPv4: A's context dialled with no route moves onto the pair's context B's request made" \
 			"A's contexts for $far: $a" "B's for $ADDR_A: $b"
 	fi
-	kill "$spa" "$spb" 2>/dev/null
-	wait "$spa" "$spb" 2>/dev/null
-	$A ip route del $far/32
-	$B ip route del "$ADDR_A/32"
-	$B ip addr del $far/32 dev swxb
-	echo "$old_timeout" > $PARAMS/peer_timeout_ms
+	far_down $far "$ADDR_A"
 }
 
 # caps: one host (B, one port) that never ACKs, at both of A's addresses.
