@@ -191,13 +191,15 @@ void swnic_engine_remove(struct swnic_ep *ep)
  * not the worker's (the root cgroup's). Return: entries consumed, or
  * -ESRCH if its owner's memory is gone.
  */
-static int swnic_engine_run_ep(struct swnic_ep *ep)
+static int swnic_engine_run_ep(struct swnic_ep *ep, bool sq_only)
 {
 	struct mm_struct *mm = ep->dom->mm;
 	struct mem_cgroup *memcg, *old_memcg;
 	int ret;
 
 	if (!mmget_not_zero(mm)) {
+		if (sq_only)
+			return -ESRCH;	/* it is not queued again */
 		swnic_ring_take_kick(&ep->sq);	/* nothing left to do */
 		/*
 		 * Nor will what waited be tried again: the engine parks the
@@ -209,17 +211,82 @@ static int swnic_engine_run_ep(struct swnic_ep *ep)
 		mutex_unlock(&ep->sq_lock);
 		return -ESRCH;
 	}
-	/* What user space released before a doorbell, this round sees. */
-	swnic_ring_take_kick(&ep->sq);
+	/*
+	 * What user space released before a doorbell, this round sees (a
+	 * retry of the SQ's head leaves the kick to the engine's rounds).
+	 */
+	if (!sq_only)
+		swnic_ring_take_kick(&ep->sq);
 	memcg = swnic_domain_memcg(ep->dom);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
-	ret = swnic_ep_process(ep, NULL);
+	ret = sq_only ? swnic_send_process_sq(ep, true) :
+			swnic_ep_process(ep, NULL);
 	kthread_unuse_mm(mm);
 	set_active_memcg(old_memcg);
 	mem_cgroup_put(memcg);
 	mmput(mm);
 	return ret > 0 ? ret : 0;
+}
+
+/*
+ * The longest wait between two tries of an SQ's head that a target out of
+ * resources refused: what a send waits at most, once the target has room,
+ * if its owner sleeps meanwhile.
+ */
+#define SWNIC_SQ_RETRY_MAX	(HZ / 10)
+
+/**
+ * swnic_engine_sq_retry() - try the SQ's head again later, if it waits
+ * @ep: the endpoint, under its sq_lock, after a pass over its SQ
+ * @left: the pass left the head to be tried again: an RM_ENABLED target
+ *	  out of resources refused it (-EAGAIN), or, in a round, its memory
+ *	  was out of reach (-SWNIC_EFAULTLATER)
+ *
+ * The provider's progress tries it at each CQ read, but an application
+ * that sleeps on its CQ's (or counter's) fd reads nothing until a
+ * completion wakes it, and none comes for a send that waits: the target
+ * reading its CQ or posting receives tells the sender nothing. So, as a
+ * NIC's RNR retry timer, a worker tries the head again on its owner's mm,
+ * a tick later, then at doubling delays up to SWNIC_SQ_RETRY_MAX while its
+ * own tries leave it; a pass that leaves nothing resets the delay. The
+ * completion it writes wakes the sleeper. It runs until the send goes
+ * (completed, or failed: an RM_ENABLED send is refused for as long as the
+ * target keeps its CQ full, as libfabric's FI_RM_ENABLED asks) or the
+ * endpoint closes.
+ */
+void swnic_engine_sq_retry(struct swnic_ep *ep, bool left)
+{
+	unsigned long delay = ep->sq_retry_delay;
+
+	lockdep_assert_held(&ep->sq_lock);
+	if (!left) {
+		ep->sq_retry_delay = 0;
+		return;
+	}
+	delay = clamp(delay, 1UL, (unsigned long)SWNIC_SQ_RETRY_MAX);
+	/* Its own tries back off; the owner's passes, which poll, do not. */
+	if (current_work() == &ep->sq_retry.work)
+		ep->sq_retry_delay = min(2 * delay,
+					 (unsigned long)SWNIC_SQ_RETRY_MAX);
+	else
+		ep->sq_retry_delay = delay;
+	kref_get(&ep->ref);
+	/* Queued already: that one holds its own (the caller holds one). */
+	if (!queue_delayed_work(swnic_engine_wq, &ep->sq_retry, delay))
+		swnic_ep_put(ep);
+}
+
+/* The retry of an SQ's head (swnic_engine_sq_retry()); holds a reference. */
+void swnic_engine_sq_retry_work(struct work_struct *work)
+{
+	struct swnic_ep *ep = container_of(to_delayed_work(work),
+					   struct swnic_ep, sq_retry);
+
+	/* Its pass queues it again while the head is still left. */
+	if (!READ_ONCE(ep->closing))
+		swnic_engine_run_ep(ep, true);
+	swnic_ep_put(ep);
 }
 
 /*
@@ -294,7 +361,7 @@ static void swnic_engine_work(struct work_struct *work)
 		kref_get(&ep->ref);
 		spin_unlock(&eng->lock);
 
-		ret = swnic_engine_run_ep(ep);
+		ret = swnic_engine_run_ep(ep, false);
 		if (ret == -ESRCH) {
 			swnic_engine_park(eng, ep, true);
 		} else if (ret) {

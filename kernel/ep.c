@@ -681,6 +681,9 @@ static int swnic_ep_file_release(struct inode *inode, struct file *file)
 	WRITE_ONCE(ep->closing, true);
 	mutex_lock(&ep->sq_lock);
 	mutex_unlock(&ep->sq_lock);
+	/* No run queues it again now (it sees @closing under sq_lock). */
+	if (cancel_delayed_work_sync(&ep->sq_retry))
+		swnic_ep_put(ep);
 
 	/* Unpublish: no new lookups; deliveries in flight see @dead. */
 	if (!swnic_ep_is_srx(ep))
@@ -897,6 +900,7 @@ int swnic_ep_create(struct swnic_domain *dom, void *arg)
 	INIT_LIST_HEAD(&ep->srx_members);
 	INIT_LIST_HEAD(&ep->srx_node);
 	INIT_DELAYED_WORK(&ep->rq_work, swnic_recv_rq_work);
+	INIT_DELAYED_WORK(&ep->sq_retry, swnic_engine_sq_retry_work);
 	ep->type = c->type;
 	ep->flags = c->flags;
 	ep->dscp = c->dscp;

@@ -184,6 +184,16 @@ struct swnic_ep {
 	struct swnic_fault_wait *round;
 	struct swnic_fault_wait engine_fault;
 	/*
+	 * The SQ's head left by a target out of resources (RM_ENABLED:
+	 * -EAGAIN) or, in a round, by memory out of reach: tried again by
+	 * this work after @sq_retry_delay jiffies, doubled up to
+	 * SWNIC_SQ_RETRY_MAX while it is left, as a NIC's RNR retry timer
+	 * (engine.c). Holds a reference while queued; @sq_retry_delay is
+	 * under sq_lock.
+	 */
+	struct delayed_work sq_retry;
+	unsigned long sq_retry_delay;
+	/*
 	 * The wire's pump round (struct swnic_wnet's @pump_gen) in which a
 	 * request of its found no room in its memory cgroup: its later ones
 	 * wait for a later round (swnic_peer_pump()). Under the wire's lock.

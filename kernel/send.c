@@ -15,6 +15,7 @@
 #include "cq.h"
 #include "device.h"
 #include "domain.h"
+#include "engine.h"
 #include "ep.h"
 #include "recv.h"
 #include "send.h"
@@ -122,7 +123,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
 	struct swnic_sqe sqe;
 	int avail, done = 0, ret;
-	bool later = false;
+	bool later = false, refused = false;
 
 	mutex_lock(&ep->sq_lock);
 	avail = swnic_ring_avail(&ep->sq);
@@ -175,6 +176,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 		}
 		if (ret == -EAGAIN && (ep->flags & SWNIC_EP_F_RM_ENABLED)) {
 			swnic_cq_unreserve(ep->tx_cq);
+			refused = true;
 			break;
 		}
 		if (ret == -SWNIC_EFAULTLATER) {
@@ -204,6 +206,12 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	if (!later)
 		swnic_fault_reached(&ep->engine_fault);
 	ep->round = NULL;
+	/*
+	 * What waits at the head for the target's room or for memory is
+	 * tried again without the owner: it may sleep on its CQ's fd, which
+	 * only the completion makes readable.
+	 */
+	swnic_engine_sq_retry(ep, refused || later);
 	swnic_send_sq_unlock(ep);
 	return done;
 }

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -488,6 +489,128 @@ TEST_F(robust, full_receive_cq_makes_sends_wait)
 	EXPECT_EQ(WAITERS, completed);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+}
+
+/*
+ * An application that sleeps on its CQ's or counter's fd while a send
+ * waits in its SQ: B's CQ is full, so the kernel left A's last send at the
+ * SQ head (FI_RM_ENABLED, the default), and fi_trywait lets A sleep (there
+ * is nothing to read). B then reads its CQ, which tells A nothing; A does
+ * nothing but sleep. The kernel tries the send again by itself (an RNR
+ * retry, engine.c), so its completion wakes A's fds. Before, nothing
+ * tried it: A slept for good. @engine: FI_SWNIC_DOORBELL_ENGINE, read once
+ * per process (each harness test runs in one of its own).
+ */
+static void sleeper_woken_when_target_has_room(struct __test_metadata *_metadata,
+					       const char *engine)
+{
+	static uint8_t msg[SMALL_CQ + 1][MSG_LEN], rbuf[SMALL_CQ + 1][MSG_LEN];
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = 64,
+		.wait_obj = FI_WAIT_FD,
+	};
+	struct fi_cntr_attr cntr_attr = {
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_FD,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_context sctx[SMALL_CQ + 1], rctx[SMALL_CQ + 1];
+	struct fi_info *hints, *info;
+	struct side a = {}, b = {};
+	struct fi_cq_data_entry e;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_cntr *cntr;
+	struct fid *cqf, *cntrf;
+	struct pollfd p[2];
+	int i, ret;
+
+	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", engine, 1));
+	hints = robust_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
+	ASSERT_EQ(0, fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(dom, info, &a.ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
+	ASSERT_EQ(0, fi_enable(a.ep));
+	ASSERT_EQ(0, side_open(dom, info, &b, SMALL_CQ));
+	ASSERT_EQ(0, connect_to(&a, &b));
+	ASSERT_EQ(0, fi_control(&a.cq->fid, FI_GETWAIT, &p[0].fd));
+	ASSERT_EQ(0, fi_control(&cntr->fid, FI_GETWAIT, &p[1].fd));
+	cqf = &a.cq->fid;
+	cntrf = &cntr->fid;
+
+	for (i = 0; i < SMALL_CQ + 1; i++)
+		ASSERT_EQ(0, fi_recv(b.ep, rbuf[i], MSG_LEN, NULL,
+				     FI_ADDR_UNSPEC, &rctx[i]));
+	for (i = 0; i < SMALL_CQ + 1; i++) {
+		fill(msg[i], MSG_LEN, i);
+		ASSERT_EQ(0, fi_send(a.ep, msg[i], MSG_LEN, NULL, a.peer,
+				     &sctx[i]));
+	}
+	/* What fits in B's CQ went; the last send waits in A's SQ. */
+	for (i = 0; i < SMALL_CQ; i++) {
+		ASSERT_EQ(1, cq_get(a.cq, &e));
+		ASSERT_EQ(&sctx[i], e.op_context);
+	}
+	usleep(200 * 1000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
+	EXPECT_EQ(SMALL_CQ, fi_cntr_read(cntr));
+
+	/* Nothing to read: both may sleep (the counter's, once it saw). */
+	EXPECT_EQ(0, fi_trywait(fab, &cqf, 1));
+	ret = fi_trywait(fab, &cntrf, 1);
+	if (ret)
+		ret = fi_trywait(fab, &cntrf, 1);
+	EXPECT_EQ(0, ret);
+	/* Whatever those calls set going (an engine's rounds) is over. */
+	usleep(300 * 1000);
+
+	/* B makes room; A, asleep, is told nothing of it. */
+	for (i = 0; i < SMALL_CQ; i++) {
+		ASSERT_EQ(1, cq_get(b.cq, &e));
+		ASSERT_EQ(&rctx[i], e.op_context);
+	}
+	for (i = 0; i < 2; i++) {
+		p[i].events = POLLIN;
+		p[i].revents = 0;
+		EXPECT_EQ(1, poll(&p[i], 1, 5000)) {
+			TH_LOG("%s doorbell: A's %s fd slept on a send that waits",
+			       *engine == '1' ? "engine" : "syscall",
+			       i ? "counter's" : "CQ's");
+		}
+	}
+	ASSERT_EQ(1, fi_cq_read(a.cq, &e, 1));
+	EXPECT_EQ(&sctx[SMALL_CQ], e.op_context);
+	EXPECT_EQ(SMALL_CQ + 1, fi_cntr_read(cntr));
+	ASSERT_EQ(1, cq_get(b.cq, &e));
+	EXPECT_EQ(&rctx[SMALL_CQ], e.op_context);
+	EXPECT_TRUE(has_pattern(rbuf[SMALL_CQ], MSG_LEN, SMALL_CQ));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
+	side_close(&a);
+	side_close(&b);
+	fi_close(&cntr->fid);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(info);
+}
+
+TEST(sleeper_woken_when_target_has_room_syscall)
+{
+	PROV_REQUIRE_DEVICE();
+	sleeper_woken_when_target_has_room(_metadata, "0");
+}
+
+TEST(sleeper_woken_when_target_has_room_engine)
+{
+	PROV_REQUIRE_DEVICE();
+	sleeper_woken_when_target_has_room(_metadata, "1");
 }
 
 /*
