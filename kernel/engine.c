@@ -220,21 +220,27 @@ static int swnic_engine_run_ep(struct swnic_ep *ep, bool sq_only)
 	memcg = swnic_domain_memcg(ep->dom);
 	old_memcg = set_active_memcg(memcg);
 	kthread_use_mm(mm);
-	ret = sq_only ? swnic_send_process_sq(ep, true) :
+	ret = sq_only ? swnic_send_retry_head(ep) :
 			swnic_ep_process(ep, NULL);
 	kthread_unuse_mm(mm);
 	set_active_memcg(old_memcg);
 	mem_cgroup_put(memcg);
 	mmput(mm);
+	if (ret == -EBUSY)
+		return ret;
 	return ret > 0 ? ret : 0;
 }
 
 /*
  * The longest wait between two tries of an SQ's head that a target out of
  * resources refused: what a send waits at most, once the target has room,
- * if its owner sleeps meanwhile.
+ * if its owner sleeps meanwhile (InfiniBand's longest RNR timer is 655
+ * ms). Reached after about half a second of refusals; then each waiting
+ * endpoint costs a worker's try twice a second.
  */
-#define SWNIC_SQ_RETRY_MAX	(HZ / 10)
+#define SWNIC_SQ_RETRY_MAX	(HZ / 2)
+/* Tried again this soon when the owner's call held the SQ. */
+#define SWNIC_SQ_RETRY_BUSY	(HZ / 10)
 
 /**
  * swnic_engine_sq_retry() - try the SQ's head again later, if it waits
@@ -249,11 +255,12 @@ static int swnic_engine_run_ep(struct swnic_ep *ep, bool sq_only)
  * reading its CQ or posting receives tells the sender nothing. So, as a
  * NIC's RNR retry timer, a worker tries the head again on its owner's mm,
  * a tick later, then at doubling delays up to SWNIC_SQ_RETRY_MAX while its
- * own tries leave it; a pass that leaves nothing resets the delay. The
- * completion it writes wakes the sleeper. It runs until the send goes
- * (completed, or failed: an RM_ENABLED send is refused for as long as the
- * target keeps its CQ full, as libfabric's FI_RM_ENABLED asks) or the
- * endpoint closes.
+ * own tries leave it; a pass that leaves nothing resets the delay. Only
+ * the head is tried (swnic_send_retry_head()), and only if no one holds
+ * the SQ. The completion it writes wakes the sleeper. It runs until the
+ * send goes (completed, or failed: an RM_ENABLED send is refused for as
+ * long as the target keeps its CQ full, as libfabric's FI_RM_ENABLED
+ * asks) or the endpoint closes.
  */
 void swnic_engine_sq_retry(struct swnic_ep *ep, bool left)
 {
@@ -266,7 +273,7 @@ void swnic_engine_sq_retry(struct swnic_ep *ep, bool left)
 	}
 	delay = clamp(delay, 1UL, (unsigned long)SWNIC_SQ_RETRY_MAX);
 	/* Its own tries back off; the owner's passes, which poll, do not. */
-	if (current_work() == &ep->sq_retry.work)
+	if (swnic_ep_in_sq_retry(ep))
 		ep->sq_retry_delay = min(2 * delay,
 					 (unsigned long)SWNIC_SQ_RETRY_MAX);
 	else
@@ -283,9 +290,17 @@ void swnic_engine_sq_retry_work(struct work_struct *work)
 	struct swnic_ep *ep = container_of(to_delayed_work(work),
 					   struct swnic_ep, sq_retry);
 
-	/* Its pass queues it again while the head is still left. */
-	if (!READ_ONCE(ep->closing))
-		swnic_engine_run_ep(ep, true);
+	/*
+	 * Its pass queues it again while the head is still left. A pass of
+	 * the owner's own (a doorbell, which may wait for its memory as long
+	 * as it likes), a trigger's or a cancel's holds the SQ: tried again
+	 * a little later, with this reference, not waited for.
+	 */
+	if (!READ_ONCE(ep->closing) &&
+	    swnic_engine_run_ep(ep, true) == -EBUSY &&
+	    queue_delayed_work(swnic_engine_wq, &ep->sq_retry,
+			       SWNIC_SQ_RETRY_BUSY))
+		return;
 	swnic_ep_put(ep);
 }
 

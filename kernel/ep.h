@@ -210,6 +210,12 @@ struct swnic_ep {
  * try (SWNIC_ROUND_FAULT_TIMEOUT since the first, or no round will come
  * again)? Under sq_lock.
  */
+/* Is this the kernel's own retry of @ep's SQ head (engine.c)? */
+static inline bool swnic_ep_in_sq_retry(const struct swnic_ep *ep)
+{
+	return current_work() == &ep->sq_retry.work;
+}
+
 static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 {
 	return !!ep->round;

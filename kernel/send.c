@@ -106,6 +106,8 @@ static void swnic_send_sq_unlock(struct swnic_ep *ep)
 	}
 }
 
+static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max);
+
 /*
  * Consume the send queue. Each entry first reserves its completion slot,
  * so a full CQ stops consumption instead of losing a completion. With
@@ -121,17 +123,50 @@ static void swnic_send_sq_unlock(struct swnic_ep *ep)
  */
 int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 {
+	int ret;
+
+	mutex_lock(&ep->sq_lock);
+	ret = swnic_send_sq_locked(ep, engine, INT_MAX);
+	swnic_send_sq_unlock(ep);
+	return ret;
+}
+
+/**
+ * swnic_send_retry_head() - the kernel's own retry of a left SQ head
+ * @ep: the endpoint, in a worker on its owner's mm (engine.c)
+ *
+ * Runs the head only, as a round (memory out of reach leaves it for a
+ * later try): what the owner published behind it is for the owner's
+ * doorbell, in its own call, which the head's completion wakes it to
+ * ring. Never waits for sq_lock: the owner's call may keep it as long as
+ * it likes (waiting for its own memory).
+ *
+ * Return: entries consumed (0 or 1), -EPIPE if the ring is broken, or
+ * -EBUSY if someone holds sq_lock.
+ */
+int swnic_send_retry_head(struct swnic_ep *ep)
+{
+	int ret;
+
+	if (!mutex_trylock(&ep->sq_lock))
+		return -EBUSY;
+	ret = swnic_send_sq_locked(ep, true, 1);
+	swnic_send_sq_unlock(ep);
+	return ret;
+}
+
+static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
+{
 	struct swnic_sqe sqe;
 	int avail, done = 0, ret;
 	bool later = false, refused = false;
 
-	mutex_lock(&ep->sq_lock);
 	avail = swnic_ring_avail(&ep->sq);
 	if (avail < 0) {
 		swnic_fault_reached(&ep->engine_fault);
-		swnic_send_sq_unlock(ep);
 		return avail;
 	}
+	avail = min(avail, max);
 	ep->round = engine ? &ep->engine_fault : NULL;
 	while (done < avail) {
 		/* Its file is released: its port may not stay its own. */
@@ -212,7 +247,6 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	 * only the completion makes readable.
 	 */
 	swnic_engine_sq_retry(ep, refused || later);
-	swnic_send_sq_unlock(ep);
 	return done;
 }
 

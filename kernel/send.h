@@ -10,6 +10,7 @@ struct swnic_sqe;
 struct swnic_trig;
 
 int swnic_send_process_sq(struct swnic_ep *ep, bool engine);
+int swnic_send_retry_head(struct swnic_ep *ep);
 int swnic_send_run_one(struct swnic_ep *ep, const struct swnic_sqe *sqe,
 		       int status, struct swnic_trig *trig, bool last,
 		       struct swnic_fault_wait *fault);

@@ -138,10 +138,11 @@ static int __swnic_udp_request(struct swnic_wnet *wn, struct swnic_ep *src,
 	 * triggered SQE every tick for SWNIC_TRIG_RETRY_MS). Looked at again
 	 * below: the lock is dropped in between. A smaller one is pinned
 	 * for less than the namespace's wire lock taken once more would
-	 * cost every post.
+	 * cost every post - but not in the kernel's own retries of a
+	 * refused head, which come while the peer is likely still full.
 	 */
 	if (!kbuf && !swnic_atomic_opcode(sqe->opcode) &&
-	    sqe->len >= SWNIC_POST_CHECK_LEN &&
+	    (sqe->len >= SWNIC_POST_CHECK_LEN || swnic_ep_in_sq_retry(src)) &&
 	    !swnic_addr_is_name6(sqe->dest_addr)) {
 		mutex_lock(&wn->lock);
 		full = !wn->dead && wn->sock &&

@@ -2638,6 +2638,182 @@ TEST_F_TIMEOUT(sec, own_lock_kept_holds_no_trigger_worker_wire, 120)
 }
 
 /*
+ * The kernel's own retry of a refused SQ head (engine.c's RNR timer) never
+ * sleeps on the SQ's lock, which the owner's doorbell may keep as long as
+ * it likes. The initiator, in a process of its own: RETRY_FILL sends to
+ * the test's endpoint, whose CQ then is full, and one more, which matches
+ * a receive with no room for its completion, so it is refused and left
+ * at its SQ's head (RM_ENABLED) - it waits a while, so that the
+ * retry's delay grows to its longest. Then it keeps its mmap lock, and
+ * once the test has read its CQ (room now), it rings its doorbell for the
+ * refused send and one from a page it never touched: the call sends the
+ * first and waits for the lock to copy the second, holding the SQ's lock
+ * for the 3 s the lock is kept. The retry, still queued, comes meanwhile:
+ * it must not wait for the call (sampled in the workers' stacks). Before,
+ * it slept on the lock (uninterruptibly): with one endpoint of a user per
+ * worker the engine's whole queue, which serves every domain.
+ */
+#define RETRY_FILL	16
+
+struct retry_msg {
+	int stalled;			/* 1: its lock is kept */
+	char dir[64];			/* its FUSE mount, to end the stall */
+	int done[RETRY_FILL + 2];	/* completions: 0 ok, errno, -1 none */
+	int own_db;			/* its doorbell: 0, errno, -1 still in */
+};
+
+static void retry_initiator(int in, int out, const struct t_ep *v)
+{
+	int d = open(DEV_PATH, O_RDWR | O_CLOEXEC), i, n;
+	char *mine = fresh_map(-1, PAGE), c;
+	struct own_ringer ring = { .ret = -1 };
+	static char warm[64] = "warm";
+	struct retry_msg m = { 0 };
+	struct t_cq cq = { 0 };
+	struct t_ep h = { 0 };
+	struct swnic_sqe s;
+	struct lock_keep k;
+	struct swnic_cqe e;
+
+	if (d < 0 || mine == MAP_FAILED || t_cq_create(d, 64, &cq) ||
+	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL |
+			SWNIC_EP_F_RM_ENABLED, 0, 64, &h))
+		_exit(2);
+	for (i = 0; i < RETRY_FILL + 2; i++)
+		m.done[i] = -1;
+	for (i = 0; i <= RETRY_FILL; i++) {
+		s = t_send(warm, 8, v, i + 1);
+		if (t_ring_push(&h.sq, &s))
+			_exit(2);
+	}
+	ring.h = &h;
+	if (t_doorbell(&h, NULL) || pipe(ring.go) ||
+	    pthread_create(&ring.thread, NULL, own_ring, &ring))
+		_exit(2);
+	for (i = 0; i < RETRY_FILL; i++) {
+		if (t_cq_wait(&cq, &e, 10000) || e.context != (uint64_t)i + 1)
+			_exit(2);
+		m.done[i] = e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;
+	}
+	/* The last waits: its retry backs off to its longest delay. */
+	usleep(1500 * 1000);
+	if (t_cq_pop(&cq, &e))
+		_exit(5);
+	n = lock_keep_prepare(&k);
+	if (n)
+		_exit(n == 1 ? 4 : 2);
+	snprintf(m.dir, sizeof(m.dir), "%s", k.fs.dir);
+	m.stalled = lock_keep_start(&k);
+	s = t_send(mine, 8, v, RETRY_FILL + 2);
+	t_ring_push(&h.sq, &s);
+	/* Kept; the test reads its CQ, then says go. */
+	if (write(out, &m, sizeof(m)) != sizeof(m) || read(in, &c, 1) != 1 ||
+	    write(ring.go[1], "r", 1) != 1)
+		_exit(3);
+	if (read(in, &c, 1) != 1)
+		_exit(3);
+	lock_keep_join(&k);
+	pthread_join(ring.thread, NULL);
+	m.own_db = ring.ret;
+	for (i = RETRY_FILL; i < RETRY_FILL + 2; i++) {
+		if (t_cq_wait(&cq, &e, 20000))
+			break;
+		if (e.context >= RETRY_FILL + 1 && e.context <= RETRY_FILL + 2)
+			m.done[e.context - 1] = e.flags & SWNIC_CQE_ERROR ?
+						(int)e.err : 0;
+	}
+	_exit(write(out, &m, sizeof(m)) == sizeof(m) ? 0 : 3);
+}
+
+static int retry_say(int to, int from, char c, struct retry_msg *m)
+{
+	struct pollfd pf = { .fd = from, .events = POLLIN };
+
+	if (c && write(to, &c, 1) != 1)
+		return -1;
+	return poll(&pf, 1, 30000) == 1 &&
+	       read(from, m, sizeof(*m)) == sizeof(*m) ? 0 : -1;
+}
+
+TEST_F_TIMEOUT(sec, sq_retry_never_sleeps_on_the_owners_call, 120)
+{
+	int to[2], from[2], dv, st, i, in = 0, held = 0, kept, got = 0;
+	char rbuf[RETRY_FILL + 2][8];
+	struct retry_msg m = { 0 };
+	struct t_cq cv = { 0 };
+	struct t_ep v = { 0 };
+	struct swnic_rqe r;
+	struct swnic_cqe e;
+	pid_t pid;
+
+	ASSERT_EQ(0, ep_on_fd(NULL, DEV_PATH, SWNIC_EP_F_DB_SYSCALL, &dv,
+			      &cv, &v));
+	/* A receive for each, one more than its CQ holds (its RQ: 16). */
+	for (i = 0; i <= RETRY_FILL; i++) {
+		r = t_recv(rbuf[i], 8, 100 + i);
+		ASSERT_EQ(0, t_ring_push(&v.rq, &r));
+		if (i == RETRY_FILL - 1 || i == RETRY_FILL)
+			ASSERT_EQ(0, t_doorbell(&v, NULL));
+	}
+	ASSERT_EQ(0, pipe(to));
+	ASSERT_EQ(0, pipe(from));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		retry_initiator(to[0], from[1], &v);
+	if (retry_say(to[1], from[0], 0, &m)) {
+		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+			SKIP(goto out, "no FUSE in this kernel");
+		ASSERT_TRUE(0) TH_LOG("the initiator failed: %#x", st);
+	}
+	kept = m.stalled == 1;
+	EXPECT_TRUE(kept) TH_LOG("its lock is not kept");
+	/* Room for the refused send, and a receive for the next. */
+	for (i = 0; i < RETRY_FILL; i++) {
+		EXPECT_EQ(0, t_cq_wait(&cv, &e, 5000));
+		EXPECT_EQ(100 + i, e.context);
+	}
+	r = t_recv(rbuf[RETRY_FILL + 1], 8, 101 + RETRY_FILL);
+	EXPECT_EQ(0, t_ring_push(&v.rq, &r));
+	EXPECT_EQ(0, t_doorbell(&v, NULL));
+	EXPECT_EQ(1, write(to[1], "g", 1));
+	/* No ASSERT until the stall ends: the initiator must be let go. */
+	for (i = 0; kept && i < 20; i++) {
+		usleep(3000 * 1000 / 20);
+		in = workers_in("swnic_engine_sq_retry_work");
+		if (in < 0)
+			break;
+		held += in > 0;
+	}
+	if (kept && in >= 0)
+		EXPECT_GT(5, held)
+			TH_LOG("the retry sleeps on the owner's call: %d of 20",
+			       held);
+	umount2(m.dir, MNT_FORCE);
+	if (retry_say(to[1], from[0], 'r', &m))
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	umount2(m.dir, MNT_DETACH);
+	rmdir(m.dir);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	/* Each of its sends went, once: the refused one and the last. */
+	EXPECT_EQ(0, m.own_db);
+	for (i = 0; i < RETRY_FILL + 2; i++)
+		EXPECT_EQ(0, m.done[i]) TH_LOG("send %d", i + 1);
+	while (!t_cq_wait(&cv, &e, 2000))
+		got += e.context == 100 + RETRY_FILL ||
+		       e.context == 101 + RETRY_FILL;
+	EXPECT_EQ(2, got);
+out:
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+	ep_on_fd_close(dv, &cv, &v);
+}
+
+/*
  * The engine keeps polling an endpoint whose operation waits for memory
  * out of reach (here a send into a receive of a process that keeps its
  * mmap lock), until the operation ends. If the operation never comes up
