@@ -205,17 +205,17 @@ struct swnic_ep {
 	u64 rx_ops, rx_bytes;
 };
 
-/*
- * May @ep's operation now be left for a later round, and is this its last
- * try (SWNIC_ROUND_FAULT_TIMEOUT since the first, or no round will come
- * again)? Under sq_lock.
- */
 /* Is this the kernel's own retry of @ep's SQ head (engine.c)? */
 static inline bool swnic_ep_in_sq_retry(const struct swnic_ep *ep)
 {
 	return current_work() == &ep->sq_retry.work;
 }
 
+/*
+ * May @ep's operation now be left for a later round, and is this its last
+ * try (SWNIC_ROUND_FAULT_TIMEOUT since the first, or no round will come
+ * again)? Under sq_lock.
+ */
 static inline bool swnic_ep_defers(const struct swnic_ep *ep)
 {
 	return !!ep->round;
