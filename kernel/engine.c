@@ -32,6 +32,7 @@
 #include "ep.h"
 #include "recv.h"
 #include "send.h"
+#include "stats.h"
 
 /* Polling rounds without work before an endpoint is put to sleep. */
 #define SWNIC_ENGINE_IDLE_ROUNDS	64
@@ -248,6 +249,9 @@ static int swnic_engine_run_ep(struct swnic_ep *ep, bool sq_only)
  * @left: the pass left the head to be tried again: an RM_ENABLED target
  *	  out of resources refused it (-EAGAIN), or, in a round, its memory
  *	  was out of reach (-SWNIC_EFAULTLATER)
+ * @next: a retry ran the head, which wrote no completion (an inject),
+ *	  and entries wait behind it: nothing would wake the owner for them,
+ *	  so the next is tried a tick later
  *
  * The provider's progress tries it at each CQ read, but an application
  * that sleeps on its CQ's (or counter's) fd reads nothing until a
@@ -262,15 +266,18 @@ static int swnic_engine_run_ep(struct swnic_ep *ep, bool sq_only)
  * long as the target keeps its CQ full, as libfabric's FI_RM_ENABLED
  * asks) or the endpoint closes.
  */
-void swnic_engine_sq_retry(struct swnic_ep *ep, bool left)
+void swnic_engine_sq_retry(struct swnic_ep *ep, bool left, bool next)
 {
 	unsigned long delay = ep->sq_retry_delay;
 
 	lockdep_assert_held(&ep->sq_lock);
-	if (!left) {
+	if (!left && !next) {
 		ep->sq_retry_delay = 0;
 		return;
 	}
+	/* The head went: the next entry's first try comes a tick later. */
+	if (!left)
+		delay = 0;
 	delay = clamp(delay, 1UL, (unsigned long)SWNIC_SQ_RETRY_MAX);
 	/* Its own tries back off; the owner's passes, which poll, do not. */
 	if (swnic_ep_in_sq_retry(ep))
@@ -296,11 +303,17 @@ void swnic_engine_sq_retry_work(struct work_struct *work)
 	 * as it likes), a trigger's or a cancel's holds the SQ: tried again
 	 * a little later, with this reference, not waited for.
 	 */
-	if (!READ_ONCE(ep->closing) &&
-	    swnic_engine_run_ep(ep, true) == -EBUSY &&
-	    queue_delayed_work(swnic_engine_wq, &ep->sq_retry,
-			       SWNIC_SQ_RETRY_BUSY))
-		return;
+	if (!READ_ONCE(ep->closing)) {
+		struct swnic_domain *dom = ep->dom;
+		bool busy = swnic_engine_run_ep(ep, true) == -EBUSY;
+
+		swnic_stat_inc(dom->sdev, dom, busy ?
+			       SWNIC_STAT_SQ_RETRIES_BUSY :
+			       SWNIC_STAT_SQ_RETRIES);
+		if (busy && queue_delayed_work(swnic_engine_wq, &ep->sq_retry,
+					       SWNIC_SQ_RETRY_BUSY))
+			return;
+	}
 	swnic_ep_put(ep);
 }
 

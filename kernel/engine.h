@@ -32,7 +32,7 @@ void swnic_engine_domain_init(struct swnic_domain *dom);
 
 int swnic_engine_doorbell(struct swnic_ep *ep, struct swnic_ep_doorbell *db);
 void swnic_engine_remove(struct swnic_ep *ep);
-void swnic_engine_sq_retry(struct swnic_ep *ep, bool left);
+void swnic_engine_sq_retry(struct swnic_ep *ep, bool left, bool next);
 void swnic_engine_sq_retry_work(struct work_struct *work);
 
 #endif /* _SWNIC_ENGINE_H */

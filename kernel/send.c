@@ -158,15 +158,15 @@ int swnic_send_retry_head(struct swnic_ep *ep)
 static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 {
 	struct swnic_sqe sqe;
-	int avail, done = 0, ret;
-	bool later = false, refused = false;
+	int avail, all, done = 0, ret;
+	bool later = false, refused = false, silent = false;
 
-	avail = swnic_ring_avail(&ep->sq);
-	if (avail < 0) {
+	all = swnic_ring_avail(&ep->sq);
+	if (all < 0) {
 		swnic_fault_reached(&ep->engine_fault);
-		return avail;
+		return all;
 	}
-	avail = min(avail, max);
+	avail = min(all, max);
 	ep->round = engine ? &ep->engine_fault : NULL;
 	while (done < avail) {
 		/* Its file is released: its port may not stay its own. */
@@ -201,6 +201,7 @@ static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 			/* Kept by the kernel with its CQ slot (trig.c). */
 			ret = swnic_trig_queue_sqe(ep, &sqe);
 			if (!ret) {
+				silent = true;	/* completes when it runs */
 				swnic_fault_reached(&ep->engine_fault);
 				swnic_ring_consume(&ep->sq);
 				done++;
@@ -230,6 +231,8 @@ static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 		/* A deferred send's slot is held until a receive takes it. */
 		if (ret != SWNIC_DELIVER_DEFERRED)
 			swnic_complete_send(ep, &sqe, ret);
+		/* Gone with no completion to write, now or later. */
+		silent = ret >= 0 && !(sqe.flags & SWNIC_SQE_COMPLETION);
 		swnic_ring_consume(&ep->sq);
 		done++;
 	}
@@ -246,7 +249,13 @@ static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 	 * tried again without the owner: it may sleep on its CQ's fd, which
 	 * only the completion makes readable.
 	 */
-	swnic_engine_sq_retry(ep, refused || later);
+	/*
+	 * ... and what waits behind a head that the kernel's own retry (one
+	 * entry: @max 1) ran with no completion: nothing would wake the
+	 * owner to ring for it.
+	 */
+	swnic_engine_sq_retry(ep, refused || later,
+			      max == 1 && silent && all > done);
 	return done;
 }
 

@@ -25,6 +25,8 @@ static const struct {
 	[SWNIC_STAT_AUTH_KEY_DENIED] = { "auth_key_denied", true },
 	[SWNIC_STAT_RECV_MR] = { "recv_mr_copies", true },
 	[SWNIC_STAT_COPY_HELP] = { "copy_help_bytes", true },
+	[SWNIC_STAT_SQ_RETRIES] = { "sq_retries", true },
+	[SWNIC_STAT_SQ_RETRIES_BUSY] = { "sq_retries_busy", true },
 };
 
 /* The MR counters, by their place in struct swnic_mr_counters. */

@@ -27,6 +27,8 @@ enum swnic_stat {
 	SWNIC_STAT_AUTH_KEY_DENIED,	/* auth keys refused to non-members */
 	SWNIC_STAT_RECV_MR,		/* deliveries into a receive's MR */
 	SWNIC_STAT_COPY_HELP,		/* bytes receivers' polls copied */
+	SWNIC_STAT_SQ_RETRIES,		/* the kernel's tries of a left SQ head */
+	SWNIC_STAT_SQ_RETRIES_BUSY,	/* ... that found the SQ held */
 	__SWNIC_STAT_NUM
 };
 

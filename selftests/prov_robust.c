@@ -647,6 +647,92 @@ TEST(sleeper_in_a_wait_set_woken_when_target_has_room)
 }
 
 /*
+ * The refused head is an inject (no completion), a send waits behind it,
+ * and A sleeps on its CQ's fd. The kernel's retry sends the inject, which
+ * wakes no one, so it must go on to the send, whose completion does.
+ * Found by review of the retry, which ran the head only and stopped.
+ */
+TEST(sleeper_woken_for_a_send_behind_a_refused_inject)
+{
+	static uint8_t msg[SMALL_CQ + 2][MSG_LEN], rbuf[SMALL_CQ + 2][MSG_LEN];
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = 64,
+		.wait_obj = FI_WAIT_FD,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_context sctx[SMALL_CQ + 2], rctx[SMALL_CQ + 2];
+	struct fi_info *hints, *info;
+	struct side a = {}, b = {};
+	struct fi_cq_data_entry e;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct pollfd p = { .events = POLLIN };
+	struct fid *cqf;
+	int i;
+
+	PROV_REQUIRE_DEVICE();
+	hints = robust_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
+	ASSERT_LE(8, info->tx_attr->inject_size);
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
+	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
+	ASSERT_EQ(0, fi_endpoint(dom, info, &a.ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
+	ASSERT_EQ(0, fi_enable(a.ep));
+	ASSERT_EQ(0, side_open(dom, info, &b, SMALL_CQ));
+	ASSERT_EQ(0, connect_to(&a, &b));
+	ASSERT_EQ(0, fi_control(&a.cq->fid, FI_GETWAIT, &p.fd));
+	cqf = &a.cq->fid;
+
+	for (i = 0; i < SMALL_CQ + 2; i++) {
+		ASSERT_EQ(0, fi_recv(b.ep, rbuf[i], MSG_LEN, NULL,
+				     FI_ADDR_UNSPEC, &rctx[i]));
+		fill(msg[i], MSG_LEN, i);
+	}
+	for (i = 0; i < SMALL_CQ; i++)
+		ASSERT_EQ(0, fi_send(a.ep, msg[i], MSG_LEN, NULL, a.peer,
+				     &sctx[i]));
+	/* B's CQ full: the inject is refused, the send waits behind it. */
+	ASSERT_EQ(0, fi_inject(a.ep, msg[SMALL_CQ], 8, a.peer));
+	ASSERT_EQ(0, fi_send(a.ep, msg[SMALL_CQ + 1], MSG_LEN, NULL, a.peer,
+			     &sctx[SMALL_CQ + 1]));
+	for (i = 0; i < SMALL_CQ; i++) {
+		ASSERT_EQ(1, cq_get(a.cq, &e));
+		ASSERT_EQ(&sctx[i], e.op_context);
+	}
+	usleep(200 * 1000);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
+	EXPECT_EQ(0, fi_trywait(fab, &cqf, 1));
+	usleep(300 * 1000);
+
+	/* B makes room; A only sleeps on its CQ's fd. */
+	for (i = 0; i < SMALL_CQ; i++) {
+		ASSERT_EQ(1, cq_get(b.cq, &e));
+		ASSERT_EQ(&rctx[i], e.op_context);
+	}
+	EXPECT_EQ(1, poll(&p, 1, 5000))
+		TH_LOG("slept on a send behind an inject that went");
+	ASSERT_EQ(1, fi_cq_read(a.cq, &e, 1));
+	EXPECT_EQ(&sctx[SMALL_CQ + 1], e.op_context);
+	for (i = SMALL_CQ; i < SMALL_CQ + 2; i++) {
+		ASSERT_EQ(1, cq_get(b.cq, &e));
+		EXPECT_EQ(&rctx[i], e.op_context);
+		EXPECT_TRUE(has_pattern(rbuf[i], i == SMALL_CQ ? 8 : MSG_LEN,
+					i));
+	}
+	side_close(&a);
+	side_close(&b);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(info);
+}
+
+/*
  * Sixteen messages wait buffered at A, whose receive CQ has eight entries;
  * then sixteen receives are posted. The kernel takes eight of them, the
  * CQ's size, and leaves the rest in the RQ (-EAGAIN): it looks at them

@@ -2660,6 +2660,7 @@ struct retry_msg {
 	char dir[64];			/* its FUSE mount, to end the stall */
 	int done[RETRY_FILL + 2];	/* completions: 0 ok, errno, -1 none */
 	int own_db;			/* its doorbell: 0, errno, -1 still in */
+	uint64_t busy;			/* retries that found its SQ held */
 };
 
 static void retry_initiator(int in, int out, const struct t_ep *v)
@@ -2674,6 +2675,7 @@ static void retry_initiator(int in, int out, const struct t_ep *v)
 	struct swnic_sqe s;
 	struct lock_keep k;
 	struct swnic_cqe e;
+	uint64_t busy0 = 0;
 
 	if (d < 0 || mine == MAP_FAILED || t_cq_create(d, 64, &cq) ||
 	    t_ep_create(d, &cq, &cq, SWNIC_EP_F_DB_SYSCALL |
@@ -2696,6 +2698,8 @@ static void retry_initiator(int in, int out, const struct t_ep *v)
 		m.done[i] = e.flags & SWNIC_CQE_ERROR ? (int)e.err : 0;
 	}
 	/* The last waits: its retry backs off to its longest delay. */
+	if (stat_read_domain(mr_domain_id(d), "sq_retries_busy", &busy0))
+		_exit(2);
 	usleep(1500 * 1000);
 	if (t_cq_pop(&cq, &e))
 		_exit(5);
@@ -2715,6 +2719,8 @@ static void retry_initiator(int in, int out, const struct t_ep *v)
 	lock_keep_join(&k);
 	pthread_join(ring.thread, NULL);
 	m.own_db = ring.ret;
+	if (!stat_read_domain(mr_domain_id(d), "sq_retries_busy", &m.busy))
+		m.busy -= busy0;
 	for (i = RETRY_FILL; i < RETRY_FILL + 2; i++) {
 		if (t_cq_wait(&cq, &e, 20000))
 			break;
@@ -2797,6 +2803,13 @@ TEST_F_TIMEOUT(sec, sq_retry_never_sleeps_on_the_owners_call, 120)
 	umount2(m.dir, MNT_DETACH);
 	rmdir(m.dir);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("%#x", st);
+	/*
+	 * The retry came while the call held the SQ (sq_retries_busy) -
+	 * unless it ran in the moment between this test's read and the
+	 * call, and sent the refused send itself: then nothing was tested.
+	 */
+	if (!m.busy)
+		TH_LOG("the retry ran before the owner's call: not exercised");
 	/* Each of its sends went, once: the refused one and the last. */
 	EXPECT_EQ(0, m.own_db);
 	for (i = 0; i < RETRY_FILL + 2; i++)
