@@ -106,7 +106,7 @@ static void swnic_send_sq_unlock(struct swnic_ep *ep)
 	}
 }
 
-static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max);
+static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, bool retry);
 
 /*
  * Consume the send queue. Each entry first reserves its completion slot,
@@ -126,7 +126,7 @@ int swnic_send_process_sq(struct swnic_ep *ep, bool engine)
 	int ret;
 
 	mutex_lock(&ep->sq_lock);
-	ret = swnic_send_sq_locked(ep, engine, INT_MAX);
+	ret = swnic_send_sq_locked(ep, engine, false);
 	swnic_send_sq_unlock(ep);
 	return ret;
 }
@@ -150,12 +150,13 @@ int swnic_send_retry_head(struct swnic_ep *ep)
 
 	if (!mutex_trylock(&ep->sq_lock))
 		return -EBUSY;
-	ret = swnic_send_sq_locked(ep, true, 1);
+	ret = swnic_send_sq_locked(ep, true, true);
 	swnic_send_sq_unlock(ep);
 	return ret;
 }
 
-static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
+/* @retry: the kernel's own retry of the head (a round: @engine too). */
+static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, bool retry)
 {
 	struct swnic_sqe sqe;
 	int avail, all, done = 0, ret;
@@ -166,7 +167,7 @@ static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 		swnic_fault_reached(&ep->engine_fault);
 		return all;
 	}
-	avail = min(all, max);
+	avail = retry ? min(all, 1) : all;
 	ep->round = engine ? &ep->engine_fault : NULL;
 	while (done < avail) {
 		/* Its file is released: its port may not stay its own. */
@@ -247,15 +248,12 @@ static int swnic_send_sq_locked(struct swnic_ep *ep, bool engine, int max)
 	/*
 	 * What waits at the head for the target's room or for memory is
 	 * tried again without the owner: it may sleep on its CQ's fd, which
-	 * only the completion makes readable.
-	 */
-	/*
-	 * ... and what waits behind a head that the kernel's own retry (one
-	 * entry: @max 1) ran with no completion: nothing would wake the
-	 * owner to ring for it.
+	 * only the completion makes readable. So is what waits behind a head
+	 * that the kernel's own retry ran with no completion to write:
+	 * nothing would wake the owner to ring for it.
 	 */
 	swnic_engine_sq_retry(ep, refused || later,
-			      max == 1 && silent && all > done);
+			      retry && silent && all > done);
 	return done;
 }
 
