@@ -491,6 +491,66 @@ TEST_F(robust, full_receive_cq_makes_sends_wait)
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 }
 
+/* A fabric and a domain of a test's own, with the robust hints. */
+struct own_domain {
+	struct fi_info *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+};
+
+/*
+ * @engine: FI_SWNIC_DOORBELL_ENGINE, read once per process (each harness
+ * test runs in one of its own).
+ */
+static void own_domain_open(struct __test_metadata *_metadata,
+			    const char *engine, struct own_domain *d)
+{
+	struct fi_info *hints;
+
+	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", engine, 1));
+	hints = robust_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &d->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(d->info->fabric_attr, &d->fab, NULL));
+	ASSERT_EQ(0, fi_domain(d->fab, d->info, &d->dom, NULL));
+}
+
+static void own_domain_close(struct own_domain *d)
+{
+	fi_close(&d->dom->fid);
+	fi_close(&d->fab->fid);
+	fi_freeinfo(d->info);
+}
+
+/*
+ * A sleeper's endpoints in @d: A with an FI_WAIT_FD CQ for both
+ * directions (its fd in *@fd) and @cntr, if any, counting its sends; B,
+ * A's peer, whose CQ holds SMALL_CQ completions.
+ */
+static void sleeper_open(struct __test_metadata *_metadata,
+			 struct own_domain *d, struct fid_cntr *cntr,
+			 struct side *a, struct side *b, int *fd)
+{
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA, .size = 64,
+		.wait_obj = FI_WAIT_FD,
+	};
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+	ASSERT_EQ(0, fi_endpoint(d->dom, d->info, &a->ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(d->dom, &cq_attr, &a->cq, NULL));
+	ASSERT_EQ(0, fi_av_open(d->dom, &av_attr, &a->av, NULL));
+	ASSERT_EQ(0, fi_ep_bind(a->ep, &a->cq->fid, FI_TRANSMIT | FI_RECV));
+	if (cntr)
+		ASSERT_EQ(0, fi_ep_bind(a->ep, &cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(a->ep, &a->av->fid, 0));
+	ASSERT_EQ(0, fi_enable(a->ep));
+	ASSERT_EQ(0, side_open(d->dom, d->info, b, SMALL_CQ));
+	ASSERT_EQ(0, connect_to(a, b));
+	ASSERT_EQ(0, fi_control(&a->cq->fid, FI_GETWAIT, fd));
+}
+
 /*
  * An application that sleeps on its CQ's or counter's fd while a send
  * waits in its SQ: B's CQ is full, so the kernel left A's last send at the
@@ -505,20 +565,13 @@ static void sleeper_woken_when_target_has_room(struct __test_metadata *_metadata
 					       const char *engine, bool in_set)
 {
 	static uint8_t msg[SMALL_CQ + 1][MSG_LEN], rbuf[SMALL_CQ + 1][MSG_LEN];
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_DATA, .size = 64,
-		.wait_obj = FI_WAIT_FD,
-	};
 	struct fi_cntr_attr cntr_attr = {
 		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_FD,
 	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_context sctx[SMALL_CQ + 1], rctx[SMALL_CQ + 1];
-	struct fi_info *hints, *info;
 	struct side a = {}, b = {};
 	struct fi_cq_data_entry e;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
+	struct own_domain d;
 	struct fi_wait_attr wait_attr = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fid_wait *set = NULL;
 	struct fid_cntr *cntr;
@@ -526,31 +579,16 @@ static void sleeper_woken_when_target_has_room(struct __test_metadata *_metadata
 	struct pollfd p[2];
 	int i, ret;
 
-	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", engine, 1));
-	hints = robust_hints();
-	ASSERT_NE(NULL, hints);
-	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
-	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
+	own_domain_open(_metadata, engine, &d);
 	if (in_set) {
 		SWNIC_DEPRECATED_BEGIN
-		ASSERT_EQ(0, fi_wait_open(fab, &wait_attr, &set));
+		ASSERT_EQ(0, fi_wait_open(d.fab, &wait_attr, &set));
 		SWNIC_DEPRECATED_END
 		cntr_attr.wait_obj = FI_WAIT_SET;
 		cntr_attr.wait_set = set;
 	}
-	ASSERT_EQ(0, fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
-	ASSERT_EQ(0, fi_endpoint(dom, info, &a.ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
-	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &cntr->fid, FI_SEND));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
-	ASSERT_EQ(0, fi_enable(a.ep));
-	ASSERT_EQ(0, side_open(dom, info, &b, SMALL_CQ));
-	ASSERT_EQ(0, connect_to(&a, &b));
-	ASSERT_EQ(0, fi_control(&a.cq->fid, FI_GETWAIT, &p[0].fd));
+	ASSERT_EQ(0, fi_cntr_open(d.dom, &cntr_attr, &cntr, NULL));
+	sleeper_open(_metadata, &d, cntr, &a, &b, &p[0].fd);
 	if (!in_set)
 		ASSERT_EQ(0, fi_control(&cntr->fid, FI_GETWAIT, &p[1].fd));
 	cqf = &a.cq->fid;
@@ -574,10 +612,10 @@ static void sleeper_woken_when_target_has_room(struct __test_metadata *_metadata
 	EXPECT_EQ(SMALL_CQ, fi_cntr_read(cntr));
 
 	/* Nothing to read: both may sleep (the counter's, once it saw). */
-	EXPECT_EQ(0, fi_trywait(fab, &cqf, 1));
-	ret = fi_trywait(fab, &cntrf, 1);
+	EXPECT_EQ(0, fi_trywait(d.fab, &cqf, 1));
+	ret = fi_trywait(d.fab, &cntrf, 1);
 	if (ret)
-		ret = fi_trywait(fab, &cntrf, 1);
+		ret = fi_trywait(d.fab, &cntrf, 1);
 	EXPECT_EQ(0, ret);
 	/* Whatever those calls set going (an engine's rounds) is over. */
 	usleep(300 * 1000);
@@ -617,9 +655,7 @@ static void sleeper_woken_when_target_has_room(struct __test_metadata *_metadata
 	fi_close(&cntr->fid);
 	if (set)
 		fi_close(&set->fid);
-	fi_close(&dom->fid);
-	fi_close(&fab->fid);
-	fi_freeinfo(info);
+	own_domain_close(&d);
 }
 
 TEST(sleeper_woken_when_target_has_room_syscall)
@@ -655,38 +691,18 @@ TEST(sleeper_in_a_wait_set_woken_when_target_has_room)
 TEST(sleeper_woken_for_a_send_behind_a_refused_inject)
 {
 	static uint8_t msg[SMALL_CQ + 2][MSG_LEN], rbuf[SMALL_CQ + 2][MSG_LEN];
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_DATA, .size = 64,
-		.wait_obj = FI_WAIT_FD,
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_context sctx[SMALL_CQ + 2], rctx[SMALL_CQ + 2];
-	struct fi_info *hints, *info;
 	struct side a = {}, b = {};
 	struct fi_cq_data_entry e;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
+	struct own_domain d;
 	struct pollfd p = { .events = POLLIN };
 	struct fid *cqf;
 	int i;
 
 	PROV_REQUIRE_DEVICE();
-	hints = robust_hints();
-	ASSERT_NE(NULL, hints);
-	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	ASSERT_LE(8, info->tx_attr->inject_size);
-	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
-	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
-	ASSERT_EQ(0, fi_endpoint(dom, info, &a.ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
-	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
-	ASSERT_EQ(0, fi_enable(a.ep));
-	ASSERT_EQ(0, side_open(dom, info, &b, SMALL_CQ));
-	ASSERT_EQ(0, connect_to(&a, &b));
-	ASSERT_EQ(0, fi_control(&a.cq->fid, FI_GETWAIT, &p.fd));
+	own_domain_open(_metadata, "0", &d);
+	ASSERT_LE(8, d.info->tx_attr->inject_size);
+	sleeper_open(_metadata, &d, NULL, &a, &b, &p.fd);
 	cqf = &a.cq->fid;
 
 	for (i = 0; i < SMALL_CQ + 2; i++) {
@@ -707,7 +723,7 @@ TEST(sleeper_woken_for_a_send_behind_a_refused_inject)
 	}
 	usleep(200 * 1000);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, &e, 1));
-	EXPECT_EQ(0, fi_trywait(fab, &cqf, 1));
+	EXPECT_EQ(0, fi_trywait(d.fab, &cqf, 1));
 	usleep(300 * 1000);
 
 	/* B makes room; A only sleeps on its CQ's fd. */
@@ -727,9 +743,7 @@ TEST(sleeper_woken_for_a_send_behind_a_refused_inject)
 	}
 	side_close(&a);
 	side_close(&b);
-	fi_close(&dom->fid);
-	fi_close(&fab->fid);
-	fi_freeinfo(info);
+	own_domain_close(&d);
 }
 
 /*
@@ -757,34 +771,27 @@ static void receive_buffered_behind_full_cq(struct __test_metadata *_metadata,
 	};
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_context sctx, rctx[2 * RX_SIZE];
-	struct fi_info *hints, *info, *ainfo;
 	struct side a = {}, b = {};
 	struct fi_cq_data_entry e;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
+	struct own_domain d;
+	struct fi_info *ainfo;
 	struct fid_cntr *cntr;
 	int i;
 
-	ASSERT_EQ(0, setenv("FI_SWNIC_DOORBELL_ENGINE", engine, 1));
-	hints = robust_hints();
-	ASSERT_NE(NULL, hints);
-	ASSERT_EQ(0, prov_getinfo(NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &fab, NULL));
-	ASSERT_EQ(0, fi_domain(fab, info, &dom, NULL));
-	ainfo = fi_dupinfo(info);
+	own_domain_open(_metadata, engine, &d);
+	ainfo = fi_dupinfo(d.info);
 	ASSERT_NE(NULL, ainfo);
 	ainfo->rx_attr->size = 2 * RX_SIZE;
-	ASSERT_EQ(0, fi_cntr_open(dom, &cntr_attr, &cntr, NULL));
-	ASSERT_EQ(0, fi_endpoint(dom, ainfo, &a.ep, NULL));
-	ASSERT_EQ(0, fi_cq_open(dom, &cq_attr, &a.cq, NULL));
-	ASSERT_EQ(0, fi_av_open(dom, &av_attr, &a.av, NULL));
+	ASSERT_EQ(0, fi_cntr_open(d.dom, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(d.dom, ainfo, &a.ep, NULL));
+	ASSERT_EQ(0, fi_cq_open(d.dom, &cq_attr, &a.cq, NULL));
+	ASSERT_EQ(0, fi_av_open(d.dom, &av_attr, &a.av, NULL));
 	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.cq->fid, transmit_only ?
 				FI_TRANSMIT : FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(a.ep, &cntr->fid, FI_RECV));
 	ASSERT_EQ(0, fi_ep_bind(a.ep, &a.av->fid, 0));
 	ASSERT_EQ(0, fi_enable(a.ep));
-	ASSERT_EQ(0, side_open(dom, info, &b, 4 * MAX_POSTS));
+	ASSERT_EQ(0, side_open(d.dom, d.info, &b, 4 * MAX_POSTS));
 	ASSERT_EQ(0, connect_to(&b, &a));
 
 	/* Each buffered at A (transmit complete) before the next. */
@@ -823,10 +830,8 @@ static void receive_buffered_behind_full_cq(struct __test_metadata *_metadata,
 	side_close(&a);
 	side_close(&b);
 	fi_close(&cntr->fid);
-	fi_close(&dom->fid);
-	fi_close(&fab->fid);
 	fi_freeinfo(ainfo);
-	fi_freeinfo(info);
+	own_domain_close(&d);
 }
 
 TEST(engine_transmit_only_cq_receives_every_buffered_message)

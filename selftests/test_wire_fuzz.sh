@@ -278,9 +278,9 @@ pingpong_ok()
 # Before, the context's queue stopped at the first message with no
 # memory: the ping-pong waited behind it until the peer timeout (60 s
 # here; the ping-pong is given 50, which the debug kernel under load
-# needed more than 30 of). And a message that cannot make its first packet takes no
-# message id: with one, B - which runs a peer's requests in id order,
-# knowing nothing of that one - ran nothing after it.
+# needed more than 30 of). And a message that cannot make its first
+# packet takes no message id: with one, B - which runs a peer's requests
+# in id order, knowing nothing of that one - ran nothing after it.
 # The posts that find no room for what they allocate fail (ENOMEM, an
 # error completion), and the poster lives on. Before, the first of them
 # invoked the cgroup's OOM killer from the poster's doorbell; the room
